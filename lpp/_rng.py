@@ -1,0 +1,65 @@
+"""Random streams that do not depend on the number of threads.
+
+Every compiled kernel that draws random numbers works on fixed *blocks* (rows, or chunks of
+entries) and, at the start of each block, reseeds numba's per-thread generator with a key
+derived from ``(seed, iteration, block)``.  A block always runs on a single thread, so the
+numbers it sees depend only on that key: the same seed gives bit-identical results with
+one or many threads (numba's own per-thread streams would not, see numba issue #4452).
+
+Python-level functions take ``rng`` as a :class:`numpy.random.Generator`, an integer seed
+or ``None`` and turn it into a 63-bit *base seed* for the kernels with :func:`base_seed`.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numba import njit
+
+_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def as_generator(rng=None) -> np.random.Generator:
+    """Return a ``numpy.random.Generator`` from a Generator, an int seed or ``None``."""
+    if rng is None or isinstance(rng, numbers.Integral):
+        if rng is not None and int(rng) < 0:
+            raise ValueError(f"a seed must be a non-negative integer, got {rng}")
+        return np.random.default_rng(rng)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    raise TypeError(
+        "rng must be a numpy.random.Generator, a non-negative int seed or None, "
+        f"got {type(rng).__name__}"
+    )
+
+
+def base_seed(rng=None) -> int:
+    """Draw the 63-bit base seed that keys a kernel's block streams."""
+    return int(as_generator(rng).integers(0, 2**63 - 1, dtype=np.int64))
+
+
+@njit(inline="always")
+def _splitmix64(x):
+    x = (x + np.uint64(0x9E3779B97F4A7C15)) & _MASK64
+    x = ((x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & _MASK64
+    x = ((x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & _MASK64
+    return x ^ (x >> np.uint64(31))
+
+
+@njit
+def stream_key(seed, iteration, block):
+    """32-bit key of the stream for ``(seed, iteration, block)`` (splitmix64 chain)."""
+    h = _splitmix64(np.uint64(seed))
+    h = _splitmix64(h ^ np.uint64(iteration))
+    h = _splitmix64(h ^ np.uint64(block))
+    return np.uint32(h >> np.uint64(32))
+
+
+@njit
+def seed_stream(seed, iteration, block):
+    """Reseed the calling thread's numba generator for one block of work.
+
+    Call it at the top of each ``prange`` iteration (one iteration = one block); every
+    ``np.random.*`` call in the block then follows a stream fixed by the key alone.
+    """
+    np.random.seed(stream_key(seed, iteration, block))
