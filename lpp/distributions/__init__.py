@@ -1,0 +1,52 @@
+"""Distributions of the locally private count model, vectorised and as numba scalar twins.
+
+Public, vectorised (numpy broadcasting, clear ``ValueError``/``TypeError`` on bad input):
+``two_sided_geometric_logpmf``, ``skellam_logpmf``, ``bessel_logpmf``, ``bessel_mean``,
+``bessel_mode``, ``sample_bessel``, ``log_bessel_i``, ``poisson_logpmf``, ``poisson_logcdf``,
+``poisson_logsf``.
+
+Numba-callable scalar twins (``*_nb``; no argument checks, for use inside ``@njit`` code):
+``log_bessel_i_nb(nu, x)``, ``log_bessel_ive_nb(nu, x)`` (= log I - x),
+``log_bessel_ratio_nb(nu, x)`` (= log(I_{nu+1}/I_nu), accurate for huge nu),
+``bessel_logpmf_nb(n, nu, a)``, ``bessel_mode_nb(nu, a)``, ``bessel_mean_nb(nu, a)``,
+``sample_bessel_nb(nu, a)`` (draws with numba's ``np.random``: seed it with
+``lpp._rng.seed_stream`` at the top of each block), ``skellam_logpmf_nb(k, mu1, mu2)``,
+``two_sided_geometric_logpmf_nb(k, alpha)``, ``poisson_logpmf_nb(k, lam)``,
+``poisson_logcdf_nb(k, lam)`` (log P(X <= k)) and ``poisson_logsf_nb(k, lam)`` (log P(X > k)).
+All parameters are means (Poisson, Skellam) — never scales or rates of anything else.
+"""
+from .bessel import (
+    bessel_logpmf,
+    bessel_logpmf_nb,
+    bessel_mean,
+    bessel_mean_nb,
+    bessel_mode,
+    bessel_mode_nb,
+    log_bessel_i,
+    log_bessel_i_nb,
+    log_bessel_ive_nb,
+    log_bessel_ratio_nb,
+    sample_bessel,
+    sample_bessel_nb,
+)
+from .geometric import two_sided_geometric_logpmf, two_sided_geometric_logpmf_nb
+from .poisson import (
+    poisson_logcdf,
+    poisson_logcdf_nb,
+    poisson_logpmf,
+    poisson_logpmf_nb,
+    poisson_logsf,
+    poisson_logsf_nb,
+)
+from .skellam import skellam_logpmf, skellam_logpmf_nb
+
+__all__ = [
+    "bessel_logpmf", "bessel_logpmf_nb", "bessel_mean", "bessel_mean_nb", "bessel_mode",
+    "bessel_mode_nb", "log_bessel_i", "log_bessel_i_nb", "log_bessel_ive_nb",
+    "log_bessel_ratio_nb",
+    "sample_bessel", "sample_bessel_nb",
+    "two_sided_geometric_logpmf", "two_sided_geometric_logpmf_nb",
+    "poisson_logcdf", "poisson_logcdf_nb", "poisson_logpmf", "poisson_logpmf_nb",
+    "poisson_logsf", "poisson_logsf_nb",
+    "skellam_logpmf", "skellam_logpmf_nb",
+]

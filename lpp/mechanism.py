@@ -1,0 +1,283 @@
+"""The geometric mechanism: ``y~ = y + tau``, ``tau ~ 2Geo(alpha)``, ``alpha = exp(-epsilon/N)``.
+
+``P(tau) = (1 - alpha)/(1 + alpha) alpha^|tau|`` gives (N, epsilon)-limited-precision local
+privacy (Schein et al. 2019, Theorem 1; their Sec. 5.1 prints ``alpha = -exp(epsilon/N)``, a
+typo).  Two samplers:
+
+* **fast** (default): ``G1 - G2`` with G1, G2 iid numpy geometrics of success probability
+  ``1 - alpha`` (numpy's geometric counts trials, support 1, 2, ...; the offsets cancel in the
+  difference).  Floating point inside, like every numpy sampler: fine for simulation and
+  research, **not** for a formal privacy claim (cf. Mironov 2012 on floating-point noise).
+* **exact** (``exact=True``): the discrete Laplace sampler of Canonne, Kamath & Steinke
+  (2020, Alg. 2) with ``Bernoulli(exp(-gamma))`` built from Bernoulli trials of rational
+  probability: integer arithmetic only, no floating point touches the noise.  It needs
+  ``epsilon/N`` as an exact rational, given as :class:`ExactAlpha` (``exact_alpha(eps, N)``).
+  Its random bits come from ``rng``: a numpy Generator or int seed (reproducible, for
+  research) or ``rng="system"`` — the operating system's CSPRNG (``os.urandom``), which is
+  what a deployment making a formal privacy claim should use.  It runs in pure Python, about
+  two orders of magnitude slower than the fast path (``python -m bench.mechanism``).
+"""
+from __future__ import annotations
+
+import numbers
+import os
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+
+from ._rng import as_generator
+from .distributions._arrays import broadcast_params, check_integer_valued, check_real, finish
+
+__all__ = ["ExactAlpha", "exact_alpha", "alpha_from_epsilon", "epsilon_from_alpha",
+           "sample_two_sided_geometric", "privatize", "truncate"]
+
+#: counts above this are refused (y + tau must not overflow int64)
+_MAX_COUNT = 2**62
+
+
+def alpha_from_epsilon(epsilon, N):
+    """``alpha = exp(-epsilon / N)`` (vectorised); epsilon > 0, N > 0, finite.
+
+    Raises ``ValueError`` when the result rounds to 0 or 1 in double precision (then the
+    mechanism is degenerate; use :func:`exact_alpha` and ``exact=True`` instead).
+    """
+    eps = check_real(epsilon, "epsilon", low=0.0, low_open=True)
+    n = check_real(N, "N", low=0.0, low_open=True)
+    (eps, n), shape = broadcast_params((eps, n), ("epsilon", "N"))
+    alpha = np.exp(-eps / n)
+    if np.any(alpha <= 0.0) or np.any(alpha >= 1.0):
+        raise ValueError("epsilon/N is so large or small that alpha rounds to 0 or 1")
+    return finish(alpha, shape)
+
+
+def epsilon_from_alpha(alpha, N):
+    """``epsilon = N log(1/alpha)`` (vectorised); 0 < alpha < 1, N > 0."""
+    a = check_real(alpha, "alpha", low=0.0, low_open=True, high=1.0, high_open=True)
+    n = check_real(N, "N", low=0.0, low_open=True)
+    (a, n), shape = broadcast_params((a, n), ("alpha", "N"))
+    return finish(-n * np.log(a), shape)
+
+
+def _as_fraction(x, name):
+    if isinstance(x, bool) or not isinstance(x, (numbers.Rational, float, Decimal, str,
+                                                 np.integer, np.floating)):
+        raise TypeError(f"{name} must be an int, Fraction, Decimal, str or float, got "
+                        f"{type(x).__name__}")
+    if isinstance(x, (float, np.floating, Decimal)) and not np.isfinite(float(x)):
+        raise ValueError(f"{name} must be finite, got {x}")
+    try:
+        value = Fraction(int(x)) if isinstance(x, np.integer) else Fraction(
+            float(x) if isinstance(x, np.floating) else x)
+    except ValueError as err:
+        raise ValueError(f"{name}={x!r} is not a rational number") from err
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class ExactAlpha:
+    """``alpha = exp(-epsilon/N)`` represented exactly by the rational ``epsilon/N``.
+
+    Build it with :func:`exact_alpha` (or ``ExactAlpha(Fraction(...))``).  ``float(a)``
+    gives the (rounded) alpha, so an ExactAlpha also works on the fast path.
+    """
+
+    epsilon_over_n: Fraction
+
+    def __post_init__(self):
+        value = _as_fraction(self.epsilon_over_n, "epsilon_over_n")
+        object.__setattr__(self, "epsilon_over_n", value)
+
+    def __float__(self) -> float:
+        return float(np.exp(-float(self.epsilon_over_n)))
+
+
+def exact_alpha(epsilon, N) -> ExactAlpha:
+    """The exact ``alpha = exp(-epsilon/N)`` for the exact sampler.
+
+    ``epsilon`` and ``N`` may be ints, ``Fraction``s, ``Decimal``s, strings such as ``"1/3"``
+    or ``"0.5"`` (read exactly), or floats (taken at their exact binary value).
+    """
+    return ExactAlpha(_as_fraction(epsilon, "epsilon") / _as_fraction(N, "N"))
+
+
+class _RandomBits:
+    """Uniform random bits from a numpy Generator (reproducible) or the OS CSPRNG."""
+
+    _CHUNK = 8192  # bytes per refill
+
+    def __init__(self, rng):
+        if isinstance(rng, str):
+            if rng != "system":
+                raise ValueError(f"rng must be a Generator, an int seed, None or 'system', "
+                                 f"got {rng!r}")
+            self._fill = lambda: os.urandom(self._CHUNK)
+        else:
+            gen = as_generator(rng)
+            self._fill = lambda: gen.bytes(self._CHUNK)
+        self._words = []
+        self._word = 0
+        self._left = 0
+
+    def _take(self, k):
+        out = 0
+        got = 0
+        while got < k:
+            if self._left == 0:
+                if not self._words:
+                    self._words = np.frombuffer(self._fill(), dtype="<u8").tolist()[::-1]
+                self._word = self._words.pop()
+                self._left = 64
+            use = min(k - got, self._left)
+            out |= (self._word & ((1 << use) - 1)) << got
+            self._word >>= use
+            self._left -= use
+            got += use
+        return out
+
+    def below(self, n):
+        """Uniform integer in ``[0, n)`` (rejection on ``bit_length(n - 1)`` bits)."""
+        if n == 1:
+            return 0
+        k = (n - 1).bit_length()
+        while True:
+            r = self._take(k)
+            if r < n:
+                return r
+
+    def bernoulli(self, num, den):
+        """Bernoulli(num/den) for integers ``0 <= num <= den``."""
+        return self.below(den) < num
+
+    def bernoulli_exp(self, num, den):
+        """Bernoulli(exp(-num/den)) for ``0 <= num/den``, exactly (CKS20, Alg. 1)."""
+        while num > den:  # exp(-g) = exp(-1)^floor(g) exp(-(g - floor g))
+            if not self._bernoulli_exp_unit(1, 1):
+                return False
+            num -= den
+        return self._bernoulli_exp_unit(num, den)
+
+    def _bernoulli_exp_unit(self, num, den):  # 0 <= num/den <= 1
+        k = 1
+        while self.bernoulli(num, den * k):
+            k += 1
+        return k % 2 == 1
+
+    def discrete_laplace(self, s, t):
+        """Y with ``P(Y = y) ∝ exp(-|y| s / t)`` (CKS20, Alg. 2), integers s, t >= 1."""
+        while True:
+            u = self.below(t)
+            if not self.bernoulli_exp(u, t):
+                continue
+            v = 0
+            while self.bernoulli_exp(1, 1):
+                v += 1
+            y = (u + t * v) // s
+            negative = self.bernoulli(1, 2)
+            if negative and y == 0:
+                continue
+            return -y if negative else y
+
+
+def _exact_alphas(alpha):
+    """Object array of ExactAlpha (a scalar becomes a 0-d array)."""
+    if isinstance(alpha, ExactAlpha):
+        out = np.empty((), dtype=object)
+        out[()] = alpha
+        return out
+    arr = np.asarray(alpha, dtype=object)
+    if arr.size == 0:
+        raise ValueError("alpha is empty")
+    for a in arr.flat:
+        if not isinstance(a, ExactAlpha):
+            raise TypeError("exact=True needs alpha as ExactAlpha (build it with "
+                            f"exact_alpha(epsilon, N)), got {type(a).__name__}")
+    return arr
+
+
+def _float_alphas(alpha):
+    if isinstance(alpha, ExactAlpha):
+        return np.asarray(float(alpha))
+    arr = np.asarray(alpha)
+    if arr.dtype == object:
+        arr = np.vectorize(float, otypes=[np.float64])(arr) if arr.size else arr
+    return check_real(arr, "alpha", low=0.0, low_open=True, high=1.0, high_open=True)
+
+
+def sample_two_sided_geometric(alpha, size=None, rng=None, exact=False):
+    """Draws of ``tau ~ 2Geo(alpha)``: ``P(tau) = (1 - alpha)/(1 + alpha) alpha^|tau|``, int64.
+
+    ``alpha`` is a scalar or array broadcast against ``size`` (numpy semantics).  The fast
+    path (default) takes floats in (0, 1) and a Generator / int seed / None.  ``exact=True``
+    takes :class:`ExactAlpha` values (``exact_alpha(epsilon, N)``) and ``rng`` may also be
+    ``"system"`` (OS entropy; use it for a formal privacy claim).
+    """
+    if not exact:
+        if isinstance(rng, str):
+            raise ValueError("rng='system' is only for exact=True (the fast path uses numpy)")
+        (a,), shape = broadcast_params((_float_alphas(alpha),), ("alpha",), size=size)
+        gen = as_generator(rng)
+        p = 1.0 - a  # numpy's geometric: P(G = g) = (1 - p)^(g - 1) p, g >= 1
+        tau = gen.geometric(p) - gen.geometric(p)
+        return finish(tau.astype(np.int64), shape)
+    arr = _exact_alphas(alpha)
+    try:
+        shape = arr.shape if size is None else np.broadcast_shapes(
+            arr.shape, (size,) if np.ndim(size) == 0 else tuple(size))
+        if size is not None and shape != ((size,) if np.ndim(size) == 0 else tuple(size)):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"alpha of shape {arr.shape} does not broadcast to size {size}") \
+            from None
+    flat = np.broadcast_to(arr, shape).ravel()
+    bits = _RandomBits(rng)
+    out = np.empty(flat.size, dtype=np.int64)
+    for i, a in enumerate(flat):
+        ratio = a.epsilon_over_n
+        out[i] = bits.discrete_laplace(ratio.numerator, ratio.denominator)
+    return finish(out, shape)
+
+
+def _as_counts(y):
+    if hasattr(y, "toarray") and hasattr(y, "nnz"):  # scipy.sparse: noise is dense anyway
+        y = y.toarray()
+    counts = check_integer_valued(y, "y")
+    if np.any(counts < 0):
+        raise ValueError("y must hold non-negative counts")
+    if np.any(counts > _MAX_COUNT):
+        raise ValueError(f"counts above {_MAX_COUNT} are not supported")
+    return counts
+
+
+def privatize(y, alpha, rng=None, exact=False):
+    """The geometric mechanism: ``y + tau`` with independent ``tau ~ 2Geo(alpha)``, int64.
+
+    ``y`` holds non-negative integer counts: an integer array, a float array of whole
+    numbers, or a scipy.sparse matrix (densified: the privatized data are dense).  Booleans
+    are refused (cast them explicitly).  ``alpha`` is a scalar or broadcasts *to* ``y.shape``:
+    per entry (same shape), per row of a matrix (``alpha[:, None]``), per column (shape
+    ``(V,)``).  With ``exact=True`` alpha must be :class:`ExactAlpha`; see
+    :func:`sample_two_sided_geometric` for ``rng`` and the exactness trade-off.
+    """
+    counts = _as_counts(y)
+    alpha_shape = np.shape(alpha) if not isinstance(alpha, ExactAlpha) else ()
+    try:
+        ok = np.broadcast_shapes(alpha_shape, counts.shape) == counts.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        hint = " (for one alpha per row use alpha[:, None])" if len(alpha_shape) == 1 else ""
+        raise ValueError(f"alpha of shape {alpha_shape} does not broadcast to y's shape "
+                         f"{counts.shape}{hint}")
+    tau = sample_two_sided_geometric(alpha, size=counts.shape, rng=rng, exact=exact)
+    return np.asarray(counts + tau, dtype=np.int64)
+
+
+def truncate(y_tilde):
+    """``max(y~, 0)`` entrywise, int64: the naive baseline's truncated geometric mechanism."""
+    if hasattr(y_tilde, "toarray") and hasattr(y_tilde, "nnz"):
+        y_tilde = y_tilde.toarray()
+    return np.maximum(check_integer_valued(y_tilde, "y_tilde"), 0)

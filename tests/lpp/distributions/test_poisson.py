@@ -1,0 +1,96 @@
+"""Poisson log-pmf / log-cdf / log-sf (numba twins and wrappers) against scipy and exact sums."""
+import math
+from decimal import Decimal, localcontext
+
+import numpy as np
+import pytest
+from numba import njit
+from scipy import special, stats
+
+from lpp.distributions import (
+    poisson_logcdf,
+    poisson_logcdf_nb,
+    poisson_logpmf,
+    poisson_logsf,
+    poisson_logsf_nb,
+)
+
+LAMS = [1e-6, 0.3, 1.0, 4.5, 30.0, 333.3, 1e4, 2.5e5]
+
+
+@pytest.mark.parametrize("lam", LAMS)
+def test_logpmf_matches_scipy(lam):
+    k = np.arange(0, int(lam + 40 * math.sqrt(lam) + 60))
+    # scipy's k log(lam) - lam - lgamma(k+1) cancels terms of size k log(lam): ~1e-16 of them
+    tol = 1e-14 * max(1.0, lam * math.log(lam))
+    np.testing.assert_allclose(poisson_logpmf(k, lam), stats.poisson.logpmf(k, lam),
+                               rtol=1e-13, atol=tol)
+
+
+_PI = Decimal("3.14159265358979323846264338327950288419716939937510")
+
+
+def _logpmf_decimal(k, lam):
+    """40-digit reference: k ln(lam) - lam - ln k!, ln k! by Stirling's series (k >= 1000)."""
+    with localcontext() as ctx:
+        ctx.prec = 40
+        kd, ld = Decimal(k), Decimal(lam)
+        log_fact = ((kd + Decimal("0.5")) * kd.ln() - kd + (2 * _PI).ln() / 2
+                    + 1 / (12 * kd) - 1 / (360 * kd**3) + 1 / (1260 * kd**5))
+        return float(kd * ld.ln() - ld - log_fact)
+
+
+@pytest.mark.parametrize("k, lam", [(10_000, 10_000.0), (9_800, 10_000.0), (250_321, 2.5e5),
+                                    (3_000_000, 2.99e6)])
+def test_logpmf_is_accurate_for_large_means(k, lam):
+    assert poisson_logpmf(k, lam) == pytest.approx(_logpmf_decimal(k, lam), abs=1e-14)
+
+
+@pytest.mark.parametrize("lam", LAMS)
+def test_logcdf_logsf_match_scipy_where_it_is_accurate(lam):
+    k = np.arange(0, int(lam + 40 * math.sqrt(lam) + 60))
+    for ours, ref in [(poisson_logcdf(k, lam), stats.poisson.logcdf(k, lam)),
+                      (poisson_logsf(k, lam), stats.poisson.logsf(k, lam))]:
+        ok = np.isfinite(ref) & (ref > -600)  # scipy's tails underflow beyond e^-700
+        assert ok.sum() > 0
+        np.testing.assert_allclose(ours[ok], ref[ok], rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("k, lam", [(0, 800.0), (5, 2000.0), (3000, 100.0), (40, 0.01),
+                                    (10, 1e4), (1500, 1000.0)])
+def test_deep_tails_match_log_space_sums(k, lam):
+    # independent reference: logsumexp of scipy's log-pmf over the tail; the far-tail side
+    # must be accurate relative to its size, the bulk side (log of ~1) absolutely
+    lower = special.logsumexp(stats.poisson.logpmf(np.arange(0, k + 1), lam))
+    upper = special.logsumexp(stats.poisson.logpmf(np.arange(k + 1, k + 20_000), lam))
+    ours_lower, ours_upper = poisson_logcdf(k, lam), poisson_logsf(k, lam)
+    assert np.isfinite(ours_lower) and np.isfinite(ours_upper)
+    tail, ours_tail, bulk, ours_bulk = ((lower, ours_lower, upper, ours_upper) if lower < upper
+                                        else (upper, ours_upper, lower, ours_lower))
+    assert tail < -20
+    assert ours_tail == pytest.approx(tail, rel=1e-11)
+    assert ours_bulk == pytest.approx(bulk, abs=1e-10)  # the reference's own error
+
+
+def test_the_two_tails_add_up_to_one():
+    for lam in LAMS:
+        k = np.arange(0, int(lam + 10 * math.sqrt(lam) + 10))
+        total = np.logaddexp(poisson_logcdf(k, lam), poisson_logsf(k, lam))
+        np.testing.assert_allclose(total, 0.0, atol=1e-13)
+
+
+@njit
+def _twins(k, lam):
+    return poisson_logcdf_nb(k, lam), poisson_logsf_nb(k, lam)
+
+
+def test_edge_cases_and_twins():
+    assert _twins(-1, 3.0) == (-np.inf, 0.0)
+    assert _twins(0, 0.0) == (0.0, -np.inf)
+    cdf, sf = _twins(7, 3.0)
+    assert cdf == pytest.approx(stats.poisson.logcdf(7, 3.0), rel=1e-13)
+    assert sf == pytest.approx(stats.poisson.logsf(7, 3.0), rel=1e-13)
+    with pytest.raises(ValueError, match="lam"):
+        poisson_logcdf(2, -1.0)
+    with pytest.raises(ValueError, match="integers"):
+        poisson_logsf(2.5, 1.0)
