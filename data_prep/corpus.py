@@ -1,0 +1,299 @@
+"""Python API and command line: any supported corpus -> a prepared count matrix.
+
+Topic model (document-by-word)::
+
+    python -m data_prep.corpus topics --format mbox --input mail.mbox --out data/prepared/mine
+
+Community model (actor-by-actor)::
+
+    python -m data_prep.corpus network --format edges --input edges.tsv --out data/prepared/net
+
+The defaults are the paper's settings (10,000 documents with at least 50 tokens, a
+10,000-word vocabulary of types with document frequency < 0.3; actors who sent at least 1
+and sent or received at least 100 emails; the top 50 senders/recipients held out). Every
+input is checksummed into the output's metadata; nothing is written unless the whole run
+succeeds. See ``data_prep/README.md`` for the formats and the rules.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from data_prep import formats
+from data_prep.emails import BODY_RULES, Email, EmailStats, collect_emails, document_text
+from data_prep.io import write_counts
+from data_prep.network import (HELDOUT_RULES, SELF_LOOP_RULES, NetworkCounts, build_network,
+                               email_edges)
+from data_prep.tokens import Tokenizer
+from data_prep.topics import (BagOfWordsDocuments, TextDocuments, TopicCounts,
+                              build_topic_counts, check_topic_params)
+
+TEXT_FORMATS = ("text-dir", "text-csv")
+EMAIL_FORMATS = ("emails-csv", "mbox", "maildir", "email-dir", "email-tar")
+BAG_OF_WORDS_FORMATS = ("uci",)
+TOPIC_FORMATS = TEXT_FORMATS + EMAIL_FORMATS + BAG_OF_WORDS_FORMATS
+NETWORK_FORMATS = ("edges",) + EMAIL_FORMATS
+
+#: the paper's settings (Schein et al. 2019, sec. 6) and this project's choices
+TOPIC_DEFAULTS = {"n_docs": 10_000, "min_tokens": 50, "vocab_size": 10_000, "max_df": 0.3,
+                  "min_token_length": 1, "stop_words": "none", "body_rule": "own_text",
+                  "seed": 2019}
+NETWORK_DEFAULTS = {"recipient_types": ["to", "cc"], "self_loops": "drop", "min_sent": 1,
+                    "min_total": 100, "heldout_top": 50, "heldout_rule": "rows_cols"}
+
+
+def _check_format(fmt: str, allowed: Sequence[str], what: str) -> None:
+    if fmt not in allowed:
+        raise ValueError(f"format {fmt!r} cannot be used for {what}; choose one of {list(allowed)}")
+
+
+def read_emails(fmt: str, source, *, message_column: str = "message",
+                id_column: str | None = None) -> tuple[list[Email], EmailStats]:
+    """Parse, order and de-duplicate the emails of an email-format input."""
+    _check_format(fmt, EMAIL_FORMATS, "emails")
+    if fmt == "emails-csv":
+        items = formats.iter_emails_csv(source, message_column=message_column,
+                                        id_column=id_column)
+    else:
+        items = {"mbox": formats.iter_mbox, "maildir": formats.iter_maildir,
+                 "email-dir": formats.iter_email_dir, "email-tar": formats.iter_email_tar}[fmt](
+            source)
+    emails, stats = collect_emails(items)
+    if not emails:
+        raise ValueError(f"the corpus is empty: no readable email in {source} "
+                         f"({stats.read} read, {stats.malformed} malformed)")
+    return emails, stats
+
+
+def documents_from_emails(emails: Sequence[Email], tokenizer: Tokenizer,
+                          body_rule: str) -> TextDocuments:
+    return TextDocuments([m.source_id for m in emails],
+                         [document_text(m, body_rule) for m in emails], tokenizer)
+
+
+def load_documents(fmt: str, source, *, tokenizer: Tokenizer, body_rule: str = "own_text",
+                   vocab=None, text_column: str = "text", id_column: str | None = None,
+                   message_column: str = "message"):
+    """Documents of any topic format, plus a dict of corpus statistics for the summary."""
+    _check_format(fmt, TOPIC_FORMATS, "a document-by-word matrix")
+    if fmt in EMAIL_FORMATS:
+        emails, stats = read_emails(fmt, source, message_column=message_column,
+                                    id_column=id_column)
+        documents = documents_from_emails(emails, tokenizer, body_rule)
+        return documents, {"email_parsing": stats.as_dict()}
+    if fmt == "uci":
+        if vocab is None:
+            raise ValueError("the uci format needs the vocab file (--vocab)")
+        ids, counts, types = formats.read_uci(source, vocab)
+        return BagOfWordsDocuments(ids, counts, types, tokenizer), {}
+    if fmt == "text-dir":
+        ids, texts = formats.read_text_dir(source)
+    else:
+        ids, texts = formats.read_text_csv(source, text_column=text_column, id_column=id_column)
+    if not ids:
+        raise ValueError(f"the corpus is empty: no document in {source}")
+    return TextDocuments(ids, texts, tokenizer), {}
+
+
+def write_topics(out, result: TopicCounts, *, params: dict, inputs: dict):
+    return write_counts(out, result.counts, row_ids=result.doc_ids,
+                        column_ids=result.vocabulary, kind="topics", params=params,
+                        inputs=inputs, summary=result.summary)
+
+
+def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str = "text",
+                   id_column: str | None = None, message_column: str = "message",
+                   sha256: str | None = None, **settings) -> TopicCounts:
+    """Build (and, if ``out`` is given, write) a document-by-word matrix.
+
+    ``settings`` override :data:`TOPIC_DEFAULTS` (``n_docs``, ``min_tokens``,
+    ``vocab_size``, ``max_df``, ``min_token_length``, ``stop_words``, ``body_rule``,
+    ``seed``). ``sha256`` pins the input file's checksum.
+    """
+    unknown = set(settings) - set(TOPIC_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown topic setting(s): {sorted(unknown)}")
+    params = {**TOPIC_DEFAULTS, **settings}
+    _check_format(fmt, TOPIC_FORMATS, "a document-by-word matrix")
+    check_topic_params(n_docs=params["n_docs"], min_tokens=params["min_tokens"],
+                       vocab_size=params["vocab_size"], max_df=params["max_df"])
+    if params["body_rule"] not in BODY_RULES:
+        raise ValueError(f"body_rule must be one of {BODY_RULES}, got {params['body_rule']!r}")
+    tokenizer = Tokenizer.from_params(params["min_token_length"], params["stop_words"])
+    inputs = {"input": formats.input_record(source, sha256)}
+    if vocab is not None:
+        inputs["vocab"] = formats.input_record(vocab)
+    documents, corpus_stats = load_documents(
+        fmt, source, tokenizer=tokenizer, body_rule=params["body_rule"], vocab=vocab,
+        text_column=text_column, id_column=id_column, message_column=message_column)
+    result = build_topic_counts(documents, n_docs=params["n_docs"],
+                                min_tokens=params["min_tokens"],
+                                vocab_size=params["vocab_size"], max_df=params["max_df"],
+                                seed=params["seed"], extra_summary=corpus_stats)
+    if out is not None:
+        record = {"format": fmt, **params, "text_column": text_column, "id_column": id_column,
+                  "message_column": message_column}
+        write_topics(out, result, params=record, inputs=inputs)
+    return result
+
+
+def write_network(out, result: NetworkCounts, *, params: dict, inputs: dict):
+    def ranked(key):
+        return [a for _, a in sorted((x[key], label) for x, label in
+                                     zip(result.actors, result.actor_ids) if x[key])]
+
+    return write_counts(out, result.counts, row_ids=result.actor_ids,
+                        column_ids=result.actor_ids, kind="network", params=params,
+                        inputs=inputs, summary=result.summary,
+                        arrays={"heldout": result.heldout},
+                        extra_meta={"top_senders": ranked("top_sender_rank"),
+                                    "top_recipients": ranked("top_recipient_rank"),
+                                    "actors": result.actors})
+
+
+def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
+                    node_id_column: str = "id", label_column: str | None = None,
+                    sender_column: str = "from", recipient_column: str = "to",
+                    type_column: str | None = None, message_column: str = "message",
+                    id_column: str | None = None, sha256: str | None = None,
+                    **settings) -> NetworkCounts:
+    """Build (and, if ``out`` is given, write) an actor-by-actor matrix.
+
+    ``settings`` override :data:`NETWORK_DEFAULTS` (``recipient_types``, ``self_loops``,
+    ``min_sent``, ``min_total``, ``heldout_top``, ``heldout_rule``). For ``edges`` input the
+    columns are named by ``sender_column``, ``recipient_column`` and ``type_column``; a node
+    table (``nodes``, keyed by ``node_id_column``) adds actor details and ``label_column``
+    names the actors. Email formats give one edge per To/Cc/Bcc recipient.
+    """
+    unknown = set(settings) - set(NETWORK_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown network setting(s): {sorted(unknown)}")
+    params = {**NETWORK_DEFAULTS, **settings}
+    _check_format(fmt, NETWORK_FORMATS, "an actor-by-actor matrix")
+    inputs = {"input": formats.input_record(source, sha256)}
+    node_table = None
+    if nodes is not None:
+        inputs["nodes"] = formats.input_record(nodes)
+        node_table = formats.read_nodes(nodes, id_column=node_id_column)
+        if label_column is not None and label_column not in node_table.columns:
+            raise ValueError(f"{nodes} has no column {label_column!r}; its columns are "
+                             f"{[node_id_column, *node_table.columns]}")
+    elif label_column is not None:
+        raise ValueError("label_column names a column of the node table: give --nodes too")
+    extra = {}
+    if fmt == "edges":
+        edges = formats.read_edge_list(source, sender_column=sender_column,
+                                       recipient_column=recipient_column,
+                                       type_column=type_column)
+    else:
+        emails, stats = read_emails(fmt, source, message_column=message_column,
+                                    id_column=id_column)
+        edges = email_edges(emails)
+        extra = {"email_parsing": stats.as_dict()}
+    result = build_network(edges, recipient_types=params["recipient_types"],
+                           self_loops=params["self_loops"], min_sent=params["min_sent"],
+                           min_total=params["min_total"], heldout_top=params["heldout_top"],
+                           heldout_rule=params["heldout_rule"], nodes=node_table,
+                           label_column=label_column)
+    result.summary.update(extra)
+    if out is not None:
+        record = {"format": fmt, **params, "sender_column": sender_column,
+                  "recipient_column": recipient_column, "type_column": type_column,
+                  "node_id_column": node_id_column, "label_column": label_column}
+        write_network(out, result, params=record, inputs=inputs)
+    return result
+
+
+# ---------------------------------------------------------------- command line
+
+def _count_or_all(text: str) -> int | None:
+    return None if text == "all" else int(text)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m data_prep.corpus", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    topics = commands.add_parser("topics", help="document-by-word counts")
+    topics.add_argument("--format", required=True, choices=TOPIC_FORMATS)
+    topics.add_argument("--input", required=True, help="file or folder")
+    topics.add_argument("--out", required=True, help="output folder")
+    topics.add_argument("--vocab", help="vocab file of the uci format")
+    topics.add_argument("--text-column", default="text", help="text-csv: the text column")
+    topics.add_argument("--message-column", default="message",
+                        help="emails-csv: the raw-message column")
+    topics.add_argument("--id-column", help="csv formats: the document id column")
+    topics.add_argument("--sha256", help="expected sha256 of the input file")
+    d = TOPIC_DEFAULTS
+    topics.add_argument("--n-docs", type=_count_or_all, default=d["n_docs"],
+                        help="documents to sample, or 'all'")
+    topics.add_argument("--min-tokens", type=int, default=d["min_tokens"])
+    topics.add_argument("--vocab-size", type=_count_or_all, default=d["vocab_size"],
+                        help="vocabulary size, or 'all'")
+    topics.add_argument("--max-df", type=float, default=d["max_df"])
+    topics.add_argument("--min-token-length", type=int, default=d["min_token_length"])
+    topics.add_argument("--stop-words", default=d["stop_words"],
+                        help="'none', 'gensim' or a file with one word per line")
+    topics.add_argument("--body-rule", default=d["body_rule"], choices=BODY_RULES)
+    topics.add_argument("--seed", type=int, default=d["seed"])
+
+    network = commands.add_parser("network", help="actor-by-actor counts")
+    network.add_argument("--format", default="edges", choices=NETWORK_FORMATS)
+    network.add_argument("--input", required=True)
+    network.add_argument("--out", required=True)
+    network.add_argument("--nodes", help="node table (TSV/CSV)")
+    network.add_argument("--node-id-column", default="id")
+    network.add_argument("--label-column", help="node-table column naming the actors")
+    network.add_argument("--sender-column", default="from")
+    network.add_argument("--recipient-column", default="to")
+    network.add_argument("--type-column", help="recipient type column (to/cc/bcc)")
+    network.add_argument("--message-column", default="message")
+    network.add_argument("--id-column")
+    network.add_argument("--sha256")
+    n = NETWORK_DEFAULTS
+    network.add_argument("--recipient-types", default=",".join(n["recipient_types"]),
+                         help="comma-separated types to count, or 'all'")
+    network.add_argument("--self-loops", default=n["self_loops"], choices=SELF_LOOP_RULES)
+    network.add_argument("--min-sent", type=int, default=n["min_sent"])
+    network.add_argument("--min-total", type=int, default=n["min_total"])
+    network.add_argument("--heldout-top", type=int, default=n["heldout_top"])
+    network.add_argument("--heldout-rule", default=n["heldout_rule"],
+                         choices=HELDOUT_RULES)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "topics":
+            result = prepare_topics(
+                args.input, args.out, fmt=args.format, vocab=args.vocab,
+                text_column=args.text_column, id_column=args.id_column,
+                message_column=args.message_column, sha256=args.sha256, n_docs=args.n_docs,
+                min_tokens=args.min_tokens, vocab_size=args.vocab_size, max_df=args.max_df,
+                min_token_length=args.min_token_length, stop_words=args.stop_words,
+                body_rule=args.body_rule, seed=args.seed)
+        else:
+            types = None if args.recipient_types == "all" else [
+                t for t in args.recipient_types.split(",") if t.strip()]
+            result = prepare_network(
+                args.input, args.out, fmt=args.format, nodes=args.nodes,
+                node_id_column=args.node_id_column, label_column=args.label_column,
+                sender_column=args.sender_column, recipient_column=args.recipient_column,
+                type_column=args.type_column, message_column=args.message_column,
+                id_column=args.id_column, sha256=args.sha256, recipient_types=types,
+                self_loops=args.self_loops, min_sent=args.min_sent, min_total=args.min_total,
+                heldout_top=args.heldout_top, heldout_rule=args.heldout_rule)
+    except (ValueError, TypeError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    shape = result.counts.shape
+    print(f"wrote {args.out}: {shape[0]} x {shape[1]} counts, "
+          f"{int(result.counts.sum())} in total")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

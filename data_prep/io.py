@@ -1,0 +1,205 @@
+"""The on-disk format of a prepared count matrix (format version 1), written atomically.
+
+An output directory holds three files:
+
+``counts.npz``
+    The counts as a scipy CSR array in the layout of :func:`scipy.sparse.save_npz`
+    (keys ``format``, ``shape``, ``data`` (int64), ``indices``, ``indptr``, ``_is_array``),
+    so ``scipy.sparse.load_npz`` reads it too. Extra dense arrays may follow (the network
+    output adds ``heldout``, a boolean matrix of the entries held out for link prediction).
+    The zip members carry a fixed timestamp, so the same content gives the same bytes.
+``meta.json``
+    ``format`` (``"lpp.counts"``), ``format_version``, ``kind`` (``"topics"`` or
+    ``"network"``), ``shape``, ``row_ids``, ``column_ids``, ``counts_sha256`` (of
+    ``counts.npz``, so a mismatched pair is detected), ``params`` (every setting used),
+    ``inputs`` (file names and sha256), ``summary`` and kind-specific extras (``actors``).
+``summary.json``
+    The summary statistics alone (a DVC metrics file).
+
+Each file is written to a temporary name in the same directory and renamed into place, and
+every byte is computed before the first file is written, so a failed run leaves no output.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+FORMAT_NAME = "lpp.counts"
+FORMAT_VERSION = 1
+COUNTS_FILE = "counts.npz"
+META_FILE = "meta.json"
+SUMMARY_FILE = "summary.json"
+_SPARSE_KEYS = ("format", "shape", "data", "indices", "indptr", "_is_array")
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class CountData:
+    """A prepared count matrix with its labels.
+
+    ``counts`` is a ``scipy.sparse.csr_array`` of int64, rows ``row_ids`` (documents or
+    sending actors), columns ``column_ids`` (vocabulary words or receiving actors).
+    ``arrays`` holds the extra dense arrays (e.g. ``heldout``).
+    """
+
+    counts: sp.csr_array
+    row_ids: list[str]
+    column_ids: list[str]
+    meta: dict
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.meta["kind"]
+
+    @property
+    def summary(self) -> dict:
+        return self.meta["summary"]
+
+
+def atomic_write_bytes(path, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` through a temporary file and an atomic rename."""
+    path = Path(path)
+    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                         delete=False)
+    try:
+        with handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(handle.name, 0o644)
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+def json_bytes(obj) -> bytes:
+    """Canonical JSON bytes (key order as given, 1-space indent, ASCII, trailing newline)."""
+    return (json.dumps(obj, indent=1, ensure_ascii=True, allow_nan=False) + "\n").encode()
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.asarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """A compressed ``.npz`` whose bytes depend only on the arrays (fixed zip timestamps)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, array in arrays.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, _npy_bytes(array), compresslevel=6)
+    return buffer.getvalue()
+
+
+def _as_int64_csr(counts) -> sp.csr_array:
+    csr = sp.csr_array(counts)
+    if csr.ndim != 2:
+        raise ValueError(f"counts must be a 2-d matrix, got shape {csr.shape}")
+    if csr.dtype.kind not in "iub":
+        raise ValueError(f"counts must have an integer dtype, got {csr.dtype}")
+    csr = csr.astype(np.int64)
+    csr.sum_duplicates()
+    csr.eliminate_zeros()
+    csr.sort_indices()
+    if csr.data.size and csr.data.min() < 0:
+        raise ValueError("counts must be non-negative")
+    return csr
+
+
+def write_counts(out_dir, counts, *, row_ids, column_ids, kind: str, params: dict, inputs: dict,
+                 summary: dict, arrays: dict | None = None, extra_meta: dict | None = None) -> Path:
+    """Write ``counts.npz``, ``meta.json`` and ``summary.json`` into ``out_dir``.
+
+    Creates ``out_dir`` if needed. Everything is validated and serialised before the first
+    file is touched; each file is replaced atomically. Returns ``out_dir`` as a Path.
+    """
+    csr = _as_int64_csr(counts)
+    row_ids = [str(r) for r in row_ids]
+    column_ids = [str(c) for c in column_ids]
+    if csr.shape != (len(row_ids), len(column_ids)):
+        raise ValueError(f"counts have shape {csr.shape} but there are {len(row_ids)} row ids "
+                         f"and {len(column_ids)} column ids")
+    arrays = dict(arrays or {})
+    clash = set(arrays) & set(_SPARSE_KEYS)
+    if clash:
+        raise ValueError(f"extra array names clash with the sparse layout: {sorted(clash)}")
+    npz = npz_bytes({
+        "format": np.array("csr"), "shape": np.array(csr.shape, dtype=np.int64),
+        "data": csr.data, "indices": csr.indices, "indptr": csr.indptr,
+        "_is_array": np.array(True), **arrays,
+    })
+    meta = {
+        "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "kind": kind,
+        "shape": list(csr.shape), "counts_file": COUNTS_FILE,
+        "counts_sha256": hashlib.sha256(npz).hexdigest(),
+        "arrays": {name: {"dtype": str(np.asarray(a).dtype), "shape": list(np.shape(a))}
+                   for name, a in arrays.items()},
+        "params": params, "inputs": inputs, "summary": summary,
+        **(extra_meta or {}),
+        "row_ids": row_ids, "column_ids": column_ids,
+    }
+    meta_payload = json_bytes(meta)
+    summary_payload = json_bytes(summary)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out_dir / COUNTS_FILE, npz)
+    atomic_write_bytes(out_dir / SUMMARY_FILE, summary_payload)
+    atomic_write_bytes(out_dir / META_FILE, meta_payload)  # last: it vouches for the others
+    return out_dir
+
+
+def load_counts(path) -> CountData:
+    """Load and validate a prepared output (its directory, or its ``meta.json``).
+
+    Raises ``ValueError`` when the format or version is not supported, when
+    ``counts.npz`` does not match the checksum recorded in ``meta.json``, or when the shapes
+    of the matrix, the ids and the extra arrays disagree.
+    """
+    path = Path(path)
+    meta_path = path / META_FILE if path.is_dir() else path
+    if not meta_path.is_file():
+        raise FileNotFoundError(f"no {META_FILE} at {path}")
+    meta = json.loads(meta_path.read_text())
+    if meta.get("format") != FORMAT_NAME:
+        raise ValueError(f"{meta_path}: not an {FORMAT_NAME} file (format={meta.get('format')!r})")
+    version = meta.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ValueError(f"{meta_path}: format version {version!r} is not supported "
+                         f"(this code reads version {FORMAT_VERSION})")
+    npz_path = meta_path.parent / meta["counts_file"]
+    payload = npz_path.read_bytes()
+    if hashlib.sha256(payload).hexdigest() != meta["counts_sha256"]:
+        raise ValueError(f"{npz_path} does not match the sha256 recorded in {meta_path}")
+    with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
+        shape = tuple(int(s) for s in npz["shape"])
+        counts = sp.csr_array((npz["data"], npz["indices"], npz["indptr"]), shape=shape)
+        arrays = {name: npz[name] for name in meta["arrays"]}
+    counts.check_format(full_check=True)
+    if counts.dtype != np.int64:
+        raise ValueError(f"{npz_path}: counts have dtype {counts.dtype}, expected int64")
+    if list(shape) != meta["shape"]:
+        raise ValueError(f"{npz_path}: shape {shape} disagrees with meta shape {meta['shape']}")
+    if (len(meta["row_ids"]), len(meta["column_ids"])) != shape:
+        raise ValueError(f"{meta_path}: {len(meta['row_ids'])} row ids and "
+                         f"{len(meta['column_ids'])} column ids for a {shape} matrix")
+    for name, spec in meta["arrays"].items():
+        if list(arrays[name].shape) != spec["shape"] or str(arrays[name].dtype) != spec["dtype"]:
+            raise ValueError(f"{npz_path}: array {name!r} does not match its description")
+    return CountData(counts=counts, row_ids=meta["row_ids"], column_ids=meta["column_ids"],
+                     meta=meta, arrays=arrays)

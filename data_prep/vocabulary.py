@@ -1,0 +1,63 @@
+"""Bags of words and the paper's vocabulary rule.
+
+Vocabulary rule (Schein et al. 2019, sec. 6): among the word types of the *sampled*
+documents, keep those whose document frequency (the fraction of sampled documents that
+contain the type) is strictly below ``max_df``; of these, take the ``size`` with the most
+tokens in the sample. Ties in token count are broken alphabetically, and the columns are in
+that order (most frequent first).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def bag_of_words(token_lists: Sequence[Sequence[str]]) -> tuple[sp.csr_array, list[str]]:
+    """Document-by-type counts (int64 CSR) with the types in alphabetical order."""
+    type_index: dict[str, int] = {}
+    rows, cols = [], []
+    for row, tokens in enumerate(token_lists):
+        for token in tokens:
+            cols.append(type_index.setdefault(token, len(type_index)))
+        rows.append(np.full(len(tokens), row, dtype=np.int64))
+    types = sorted(type_index)
+    # relabel first-seen ids to alphabetical ids, so the output does not depend on order
+    relabel = np.empty(len(types), dtype=np.int64)
+    relabel[[type_index[t] for t in types]] = np.arange(len(types))
+    col = relabel[np.asarray(cols, dtype=np.int64)] if cols else np.zeros(0, dtype=np.int64)
+    row = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    counts = sp.coo_array((np.ones(col.size, dtype=np.int64), (row, col)),
+                          shape=(len(token_lists), len(types))).tocsr()
+    counts.sum_duplicates()
+    counts.sort_indices()
+    return counts, types
+
+
+def document_frequency(counts: sp.csr_array) -> np.ndarray:
+    """Number of documents (rows) in which each type (column) occurs."""
+    return np.bincount(counts.indices[counts.data > 0], minlength=counts.shape[1])
+
+
+def select_vocabulary(counts: sp.csr_array, types: Sequence[str], *, size: int | None,
+                      max_df: float) -> np.ndarray:
+    """Column indices of the vocabulary, most frequent first (see the module docstring).
+
+    ``size=None`` keeps every type under the document-frequency threshold. Raises
+    ``ValueError`` if fewer than ``size`` types qualify.
+    """
+    n_docs = counts.shape[0]
+    if n_docs == 0:
+        raise ValueError("cannot choose a vocabulary from zero documents")
+    df_fraction = document_frequency(counts) / n_docs
+    frequency = np.asarray(counts.sum(axis=0)).ravel()
+    eligible = np.flatnonzero((df_fraction < max_df) & (frequency > 0))
+    if size is not None and eligible.size < size:
+        raise ValueError(
+            f"only {eligible.size} word types have document frequency < {max_df} in the "
+            f"{n_docs} sampled documents; cannot choose a vocabulary of {size}")
+    names = np.asarray(types, dtype=object)[eligible]
+    order = np.lexsort((names.astype(str), -frequency[eligible]))  # last key is primary
+    chosen = eligible[order]
+    return chosen if size is None else chosen[:size]

@@ -1,0 +1,258 @@
+"""Input formats, the Python API and the command line."""
+import mailbox
+import tarfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from data_prep.corpus import main, prepare_network, prepare_topics
+from data_prep.formats import read_uci
+from data_prep.io import COUNTS_FILE, META_FILE, SUMMARY_FILE, load_counts
+from data_prep.tokens import Tokenizer
+from data_prep.vocabulary import bag_of_words
+
+SETTINGS = {"n_docs": 3, "min_tokens": 5, "vocab_size": None, "max_df": 0.7, "seed": 3}
+
+
+def _write_all_formats(root, docs, message):
+    """The same documents in every topic format; returns {format: (input, extra kwargs)}."""
+    made = {}
+    (root / "texts").mkdir()
+    for doc_id, text in docs:
+        (root / "texts" / f"{doc_id}.txt").write_text(text)
+    (root / "texts" / ".hidden").write_text("ignored ignored ignored ignored ignored")
+    made["text-dir"] = (root / "texts", {})
+
+    pd.DataFrame({"id": [d for d, _ in docs], "text": [t for _, t in docs]}).to_csv(
+        root / "texts.csv", index=False)
+    made["text-csv"] = (root / "texts.csv", {"id_column": "id"})
+
+    messages = [message(text + "\n", subject=f"s{i}") for i, (_, text) in enumerate(docs)]
+    pd.DataFrame({"file": [f"u/inbox/{i + 1}." for i in range(len(docs))],
+                  "message": messages}).to_csv(root / "emails.csv.gz", index=False)
+    made["emails-csv"] = (root / "emails.csv.gz", {"id_column": "file"})
+
+    box = mailbox.mbox(root / "box.mbox")
+    for raw in messages:
+        box.add(raw.encode())
+    box.close()
+    made["mbox"] = (root / "box.mbox", {})
+
+    for sub in ("cur", "new", "tmp"):
+        (root / "maildir" / sub).mkdir(parents=True)
+    for i, raw in enumerate(messages):
+        (root / "maildir" / "cur" / f"{i + 1}.host:2,S").write_text(raw)
+    made["maildir"] = (root / "maildir", {})
+
+    for i, raw in enumerate(messages):
+        path = root / "tree" / "maildir" / "u" / "inbox" / f"{i + 1}."
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(raw)
+    made["email-dir"] = (root / "tree" / "maildir", {})
+    with tarfile.open(root / "mail.tar.gz", "w:gz") as archive:
+        for i in reversed(range(len(messages))):  # member order must not matter
+            archive.add(root / "tree" / "maildir" / "u" / "inbox" / f"{i + 1}.",
+                        arcname=f"maildir/u/inbox/{i + 1}.")
+    made["email-tar"] = (root / "mail.tar.gz", {})
+
+    counts, types = bag_of_words([Tokenizer()(t) for _, t in docs])
+    coo = counts.tocoo()
+    lines = [f"{len(docs)}", f"{len(types)}", f"{coo.nnz}"] + [
+        f"{r + 1} {c + 1} {v}" for r, c, v in zip(coo.row, coo.col, coo.data)]
+    (root / "docword.txt").write_text("\n".join(lines) + "\n")
+    (root / "vocab.txt").write_text("\n".join(types) + "\n")
+    made["uci"] = (root / "docword.txt", {"vocab": root / "vocab.txt"})
+    return made
+
+
+def test_every_topic_format_gives_the_same_matrix(tmp_path, round_trip_docs, message):
+    made = _write_all_formats(tmp_path, round_trip_docs, message)
+    results = {fmt: prepare_topics(path, fmt=fmt, **extra, **SETTINGS)
+               for fmt, (path, extra) in made.items()}
+    reference = results["text-csv"]
+    assert reference.doc_ids == ["doc1", "doc3", "doc6"]  # sampled 3 of the 5 eligible
+    assert reference.summary["eligible_documents"] == 5
+    assert "gas" in reference.vocabulary and "the" not in reference.vocabulary  # df 5/6
+    for fmt, result in results.items():
+        np.testing.assert_array_equal(result.counts.toarray(), reference.counts.toarray(),
+                                      err_msg=fmt)
+        assert result.vocabulary == reference.vocabulary, fmt
+    assert results["email-tar"].doc_ids == ["u/inbox/1.", "u/inbox/3.", "u/inbox/6."]
+    assert results["email-dir"].doc_ids == results["email-tar"].doc_ids
+    assert results["mbox"].doc_ids == ["box.mbox:0", "box.mbox:2", "box.mbox:5"]
+    assert results["uci"].doc_ids == ["1", "3", "6"]
+    assert results["text-dir"].doc_ids == ["doc1.txt", "doc3.txt", "doc6.txt"]
+
+
+def _email_network_fixture(root, message):
+    emails = [  # sender, to, cc (bcc repeats cc, as in the CMU headers)
+        ("a@x.com", ["b@x.com", "c@x.com"], ["d@x.com"]),
+        ("b@x.com", ["a@x.com"], []),
+        ("c@x.com", ["a@x.com"], ["b@x.com"]),
+        ("a@x.com", ["a@x.com", "b@x.com"], []),
+        ("d@x.com", ["a@x.com"], ["c@x.com"]),
+        ("b@x.com", ["c@x.com", "a@x.com"], []),
+    ]
+    box = mailbox.mbox(root / "net.mbox")
+    rows = []
+    for i, (sender, to, cc) in enumerate(emails):
+        box.add(message(f"message {i}\n", sender=sender, to=", ".join(to),
+                        cc=", ".join(cc) if cc else None, bcc=", ".join(cc) if cc else None))
+        rows += [(sender, r, "to") for r in to] + [(sender, r, kind) for r in cc
+                                                    for kind in ("cc", "bcc")]
+    box.close()
+    table = pd.DataFrame(rows, columns=["from", "to", "reciptype"])
+    table.to_csv(root / "edges.tsv", sep="\t", index=False)
+    table.to_csv(root / "edges.csv", index=False)
+    return root / "net.mbox", root / "edges.tsv", root / "edges.csv"
+
+
+def test_edge_list_and_email_formats_give_the_same_network(tmp_path, message):
+    mbox_path, tsv, csv = _email_network_fixture(tmp_path, message)
+    settings = {"min_total": 3, "heldout_top": 1}
+    from_mbox = prepare_network(mbox_path, fmt="mbox", **settings)
+    from_tsv = prepare_network(tsv, type_column="reciptype", **settings)
+    from_csv = prepare_network(csv, type_column="reciptype", **settings)
+    assert from_tsv.actor_ids == ["a@x.com", "b@x.com", "c@x.com", "d@x.com"]
+    # a: sent b, c, d, (a dropped), b -> row [0, 2, 1, 1]
+    np.testing.assert_array_equal(from_tsv.counts, [[0, 2, 1, 1], [2, 0, 1, 0],
+                                                    [1, 1, 0, 0], [1, 0, 1, 0]])
+    for other in (from_mbox, from_csv):
+        np.testing.assert_array_equal(other.counts, from_tsv.counts)
+        np.testing.assert_array_equal(other.heldout, from_tsv.heldout)
+        assert other.actor_ids == from_tsv.actor_ids
+    assert from_tsv.summary["edges"]["bcc_mirrors_cc"] is True
+    assert from_mbox.summary["emails"] == from_tsv.summary["emails"] == 11
+    assert from_mbox.summary["email_parsing"]["messages_kept"] == 6
+
+
+def test_network_with_node_table_is_written_and_loaded(tmp_path):
+    edges = pd.DataFrame({"from": [0, 0, 1, 2, 2, 1], "to": [1, 2, 0, 0, 1, 2]})
+    edges.to_csv(tmp_path / "e.tsv", sep="\t", index=False)
+    pd.DataFrame({"id": [0, 1, 2], "email": ["x.a", "x.b", "x.c"],
+                  "name": ["A", "B", "NA"]}).to_csv(tmp_path / "n.tsv", sep="\t", index=False)
+    result = prepare_network(tmp_path / "e.tsv", tmp_path / "out", nodes=tmp_path / "n.tsv",
+                             label_column="email", min_total=2, heldout_top=1,
+                             heldout_rule="block")
+    data = load_counts(tmp_path / "out")
+    assert data.kind == "network" and data.row_ids == data.column_ids == ["x.a", "x.b", "x.c"]
+    np.testing.assert_array_equal(data.counts.toarray(), result.counts)
+    np.testing.assert_array_equal(data.arrays["heldout"], result.heldout)
+    assert data.meta["actors"][2]["name"] == "NA"  # kept as text, as in the Priebe table
+    assert data.meta["top_senders"] == ["x.a"] and data.meta["top_recipients"] == ["x.a"]
+    assert set(data.meta["inputs"]) == {"input", "nodes"}
+    with pytest.raises(ValueError, match="no column 'mail'"):
+        prepare_network(tmp_path / "e.tsv", nodes=tmp_path / "n.tsv", label_column="mail")
+    with pytest.raises(ValueError, match="give --nodes"):
+        prepare_network(tmp_path / "e.tsv", label_column="email")
+
+
+def _cli_topics(tmp_path, *extra):
+    return main(["topics", "--format", "text-csv", "--input", str(tmp_path / "texts.csv"),
+                 "--id-column", "id", "--n-docs", "3", "--min-tokens", "5", "--vocab-size",
+                 "all", "--max-df", "0.7", "--seed", "3", *extra])
+
+
+def test_cli_writes_identical_bytes_for_the_same_seed(tmp_path, round_trip_docs, message,
+                                                      capsys):
+    _write_all_formats(tmp_path, round_trip_docs, message)
+    assert _cli_topics(tmp_path, "--out", str(tmp_path / "a")) == 0
+    assert _cli_topics(tmp_path, "--out", str(tmp_path / "b")) == 0
+    assert "wrote" in capsys.readouterr().out
+    for name in (COUNTS_FILE, META_FILE, SUMMARY_FILE):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    data = load_counts(tmp_path / "a")
+    assert data.row_ids == ["doc1", "doc3", "doc6"]
+    assert data.meta["params"]["seed"] == 3 and data.meta["params"]["format"] == "text-csv"
+    assert data.meta["inputs"]["input"]["name"] == "texts.csv"
+    assert _cli_topics(tmp_path, "--out", str(tmp_path / "c"), "--seed", "4") == 0
+    assert load_counts(tmp_path / "c").row_ids != data.row_ids
+
+
+@pytest.mark.parametrize("case", ["missing file", "empty corpus", "no such column",
+                                  "too few documents", "vocabulary of 0", "uci without vocab",
+                                  "header-only csv", "not a maildir", "bad checksum"])
+def test_cli_errors_write_nothing(tmp_path, round_trip_docs, message, capsys, case):
+    _write_all_formats(tmp_path, round_trip_docs, message)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "header.csv").write_text("text\n")
+    base = ["topics", "--out", str(tmp_path / "out")]
+    argv, expected = {
+        "missing file": (["--format", "text-csv", "--input", str(tmp_path / "nope.csv")],
+                         "not found"),
+        "empty corpus": (["--format", "text-dir", "--input", str(tmp_path / "empty")],
+                         "empty"),
+        "no such column": (["--format", "text-csv", "--input", str(tmp_path / "texts.csv"),
+                            "--text-column", "body"], "no column(s) ['body']"),
+        "too few documents": (["--format", "text-dir", "--input", str(tmp_path / "texts"),
+                               "--n-docs", "10", "--min-tokens", "5"], "only 5 of 6"),
+        "vocabulary of 0": (["--format", "text-dir", "--input", str(tmp_path / "texts"),
+                             "--vocab-size", "0"], "vocab_size must be at least 1"),
+        "uci without vocab": (["--format", "uci", "--input", str(tmp_path / "docword.txt")],
+                              "needs the vocab file"),
+        "header-only csv": (["--format", "text-csv", "--input", str(tmp_path / "header.csv")],
+                            "empty"),
+        "not a maildir": (["--format", "maildir", "--input", str(tmp_path / "texts")],
+                          "not a maildir"),
+        "bad checksum": (["--format", "text-csv", "--input", str(tmp_path / "texts.csv"),
+                          "--sha256", "0" * 64], "sha256"),
+    }[case]
+    assert main(base + argv) == 2
+    assert expected in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_network_cli(tmp_path, message, capsys):
+    _, tsv, _ = _email_network_fixture(tmp_path, message)
+    argv = ["network", "--input", str(tsv), "--type-column", "reciptype", "--min-total", "3",
+            "--heldout-top", "2", "--out", str(tmp_path / "net")]
+    assert main(argv) == 0
+    data = load_counts(tmp_path / "net")
+    assert data.counts.shape == (4, 4) and data.arrays["heldout"].dtype == bool
+    assert data.meta["params"]["recipient_types"] == ["to", "cc"]
+    assert main(argv[:-1] + [str(tmp_path / "all"), "--recipient-types", "all"]) == 0
+    assert load_counts(tmp_path / "all").counts.sum() > data.counts.sum()  # bcc counted twice
+    with pytest.raises(SystemExit):  # argparse refuses a format the network cannot use
+        main(["network", "--format", "uci", "--input", str(tsv), "--out", "x"])
+    capsys.readouterr()
+    assert main(argv[:-1] + [str(tmp_path / "bad"), "--heldout-top", "9"]) == 2
+    assert "exceeds" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("lines, vocab, match", [
+    ("x\n1\n1\n", "a\n", "first three lines"),
+    ("1\n1\n2\n1 1 3\n", "a\n", "expected 2"),
+    ("1\n1\n1\n2 1 3\n", "a\n", "out of range"),
+    ("1\n1\n1\n1 1 0\n", "a\n", "positive"),
+    ("1\n2\n1\n1 1 1\n", "a\n", "W=2"),
+    ("0\n1\n0\n", "a\n", "empty"),
+])
+def test_uci_validation(tmp_path, lines, vocab, match):
+    (tmp_path / "docword.txt").write_text(lines)
+    (tmp_path / "vocab.txt").write_text(vocab)
+    with pytest.raises(ValueError, match=match):
+        read_uci(tmp_path / "docword.txt", tmp_path / "vocab.txt")
+
+
+def test_bad_settings_fail_before_reading(tmp_path):
+    missing = tmp_path / "not-read.csv"
+    with pytest.raises(ValueError, match="body_rule"):
+        prepare_topics(missing, fmt="text-csv", body_rule="strip")
+    with pytest.raises(ValueError, match="cannot be used"):
+        prepare_topics(missing, fmt="edges")
+    with pytest.raises(TypeError, match="unknown topic setting"):
+        prepare_topics(missing, fmt="text-csv", vocabulary=5)
+    with pytest.raises(TypeError, match="unknown network setting"):
+        prepare_network(missing, heldout=5)
+
+
+def test_uci_gzip(tmp_path):
+    import gzip
+
+    with gzip.open(tmp_path / "docword.txt.gz", "wt") as handle:
+        handle.write("2\n2\n3\n1 1 2\n2 1 1\n2 2 4\n")
+    (tmp_path / "vocab.txt").write_text("gas\npower\n")
+    ids, counts, vocab = read_uci(tmp_path / "docword.txt.gz", tmp_path / "vocab.txt")
+    assert ids == ["1", "2"] and vocab == ["gas", "power"]
+    np.testing.assert_array_equal(counts.toarray(), [[2, 0], [1, 4]])

@@ -1,0 +1,89 @@
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from data_prep.io import (COUNTS_FILE, FORMAT_VERSION, META_FILE, SUMMARY_FILE,
+                          atomic_write_bytes, load_counts, write_counts)
+
+
+def _write(out, counts=None, **overrides):
+    counts = np.array([[0, 2, 1], [3, 0, 0]]) if counts is None else counts
+    args = dict(row_ids=["d1", "d2"], column_ids=["a", "b", "c"], kind="topics",
+                params={"seed": 1}, inputs={"input": {"name": "x", "sha256": "0" * 64}},
+                summary={"documents": 2})
+    return write_counts(out, counts, **{**args, **overrides})
+
+
+def test_round_trip(tmp_path):
+    heldout = np.array([[True, False], [False, True]])
+    _write(tmp_path / "out", arrays={"heldout": heldout}, kind="network",
+           row_ids=["x", "y"], column_ids=["x", "y"], counts=np.array([[0, 4], [1, 0]]))
+    data = load_counts(tmp_path / "out")
+    assert isinstance(data.counts, sp.csr_array) and data.counts.dtype == np.int64
+    np.testing.assert_array_equal(data.counts.toarray(), [[0, 4], [1, 0]])
+    np.testing.assert_array_equal(data.arrays["heldout"], heldout)
+    assert data.row_ids == ["x", "y"] and data.kind == "network"
+    assert data.meta["format_version"] == FORMAT_VERSION and data.summary == {"documents": 2}
+    assert json.loads((tmp_path / "out" / SUMMARY_FILE).read_text()) == {"documents": 2}
+    # scipy reads the matrix file on its own
+    np.testing.assert_array_equal(sp.load_npz(tmp_path / "out" / COUNTS_FILE).toarray(),
+                                  [[0, 4], [1, 0]])
+    assert load_counts(tmp_path / "out" / META_FILE).row_ids == ["x", "y"]
+
+
+def test_same_content_same_bytes(tmp_path):
+    _write(tmp_path / "a")
+    _write(tmp_path / "b", counts=sp.coo_array(np.array([[0, 2, 1], [3, 0, 0]])))
+    for name in (COUNTS_FILE, META_FILE, SUMMARY_FILE):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert not [p for p in (tmp_path / "a").iterdir() if p.name.startswith(".")]
+
+
+def test_tampering_and_versions_are_detected(tmp_path):
+    out = _write(tmp_path / "out")
+    meta = json.loads((out / META_FILE).read_text())
+    for key, value, match in [("format_version", 2, "version 2 is not supported"),
+                              ("format", "other", "not an lpp.counts file"),
+                              ("row_ids", ["d1"], "1 row ids")]:
+        (out / META_FILE).write_text(json.dumps({**meta, key: value}))
+        with pytest.raises(ValueError, match=match):
+            load_counts(out)
+    (out / META_FILE).write_text(json.dumps(meta))
+    _write(tmp_path / "other", counts=np.array([[0, 2, 1], [3, 0, 7]]))
+    (out / COUNTS_FILE).write_bytes((tmp_path / "other" / COUNTS_FILE).read_bytes())
+    with pytest.raises(ValueError, match="does not match the sha256"):
+        load_counts(out)
+    with pytest.raises(FileNotFoundError):
+        load_counts(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("counts, ids, match", [
+    (np.array([[0, 1], [1, 0]]), {}, "2 row ids and 3 column ids"),
+    (np.array([[0, -1, 1], [1, 0, 0]]), {}, "non-negative"),
+    (np.array([[0, 0.5, 1], [1, 0, 0]]), {}, "integer dtype"),
+])
+def test_bad_matrices_write_nothing(tmp_path, counts, ids, match):
+    with pytest.raises(ValueError, match=match):
+        _write(tmp_path / "out", counts=counts, **ids)
+    assert not (tmp_path / "out").exists()
+
+
+def test_extra_arrays_cannot_shadow_the_sparse_layout(tmp_path):
+    with pytest.raises(ValueError, match="clash"):
+        _write(tmp_path / "out", arrays={"data": np.zeros(2)})
+
+
+def test_atomic_write_leaves_the_old_file_on_failure(tmp_path, monkeypatch):
+    target = tmp_path / "f.txt"
+    atomic_write_bytes(target, b"old")
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("data_prep.io.os.replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write_bytes(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
