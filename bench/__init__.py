@@ -5,12 +5,12 @@ informative only: they depend on the machine and on its load; tests never assert
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
-import tempfile
 import time
 from pathlib import Path
+
+from lpp.io import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -37,15 +37,4 @@ def machine():
 def write_results(name, payload):
     """Write ``bench/results/<name>.json`` atomically (temp file + rename)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    target = RESULTS / f"{name}.json"
-    fd, tmp = tempfile.mkstemp(dir=RESULTS, prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(payload, handle, indent=2)
-            handle.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return target
+    return write_json(RESULTS / f"{name}.json", payload)

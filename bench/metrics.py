@@ -6,16 +6,12 @@ plus the other metrics at matching sizes. Prints a table (median of repeats) and
 """
 from __future__ import annotations
 
-import json
-import os
-import platform
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from bench import machine, write_results
 from lpp.metrics import (
     ReferenceCorpus,
     align_topics,
@@ -25,7 +21,6 @@ from lpp.metrics import (
     top_words,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results" / "metrics.json"
 REPEATS = 5
 
 
@@ -46,15 +41,6 @@ def median_seconds(fn, repeats: int = REPEATS) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return float(np.median(times))
-
-
-def write_atomically(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(payload, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
 
 
 def main() -> None:
@@ -93,19 +79,19 @@ def main() -> None:
     for name, seconds in rows:
         print(f"{name:<{width}}  {seconds:8.4f}")
 
-    write_atomically(
-        RESULTS,
+    target = write_results(
+        "metrics",
         {
             "benchmark": "metrics",
             "corpus_shape": list(counts.shape),
             "corpus_nnz": int(counts.nnz),
             "topics": list(topics.shape),
             "repeats": REPEATS,
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "machine": machine(),
             "median_seconds": {name: seconds for name, seconds in rows},
         },
     )
-    print(f"wrote {RESULTS}")
+    print(f"wrote {target}")
 
 
 if __name__ == "__main__":

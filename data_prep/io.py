@@ -24,14 +24,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import tempfile
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from lpp.io import atomic_write_bytes, json_bytes, npz_bytes  # noqa: F401  (re-exported)
 
 FORMAT_NAME = "lpp.counts"
 FORMAT_VERSION = 1
@@ -39,7 +38,6 @@ COUNTS_FILE = "counts.npz"
 META_FILE = "meta.json"
 SUMMARY_FILE = "summary.json"
 _SPARSE_KEYS = ("format", "shape", "data", "indices", "indptr", "_is_array")
-_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -64,47 +62,6 @@ class CountData:
     @property
     def summary(self) -> dict:
         return self.meta["summary"]
-
-
-def atomic_write_bytes(path, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` through a temporary file and an atomic rename."""
-    path = Path(path)
-    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
-                                         delete=False)
-    try:
-        with handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(handle.name, 0o644)
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
-
-
-def json_bytes(obj) -> bytes:
-    """Canonical JSON bytes (key order as given, 1-space indent, ASCII, trailing newline)."""
-    return (json.dumps(obj, indent=1, ensure_ascii=True, allow_nan=False) + "\n").encode()
-
-
-def _npy_bytes(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, np.asarray(array), allow_pickle=False)
-    return buffer.getvalue()
-
-
-def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    """A compressed ``.npz`` whose bytes depend only on the arrays (fixed zip timestamps)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, array in arrays.items():
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_EPOCH)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3
-            info.external_attr = 0o644 << 16
-            archive.writestr(info, _npy_bytes(array), compresslevel=6)
-    return buffer.getvalue()
 
 
 def _as_int64_csr(counts) -> sp.csr_array:

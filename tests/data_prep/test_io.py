@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from data_prep.io import (COUNTS_FILE, FORMAT_VERSION, META_FILE, SUMMARY_FILE,
-                          atomic_write_bytes, load_counts, write_counts)
+                          load_counts, write_counts)
 
 
 def _write(out, counts=None, **overrides):
@@ -73,17 +73,3 @@ def test_bad_matrices_write_nothing(tmp_path, counts, ids, match):
 def test_extra_arrays_cannot_shadow_the_sparse_layout(tmp_path):
     with pytest.raises(ValueError, match="clash"):
         _write(tmp_path / "out", arrays={"data": np.zeros(2)})
-
-
-def test_atomic_write_leaves_the_old_file_on_failure(tmp_path, monkeypatch):
-    target = tmp_path / "f.txt"
-    atomic_write_bytes(target, b"old")
-
-    def broken_replace(src, dst):
-        raise OSError("disk full")
-
-    monkeypatch.setattr("data_prep.io.os.replace", broken_replace)
-    with pytest.raises(OSError, match="disk full"):
-        atomic_write_bytes(target, b"new")
-    assert target.read_bytes() == b"old"
-    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]

@@ -1,0 +1,66 @@
+"""Atomic, byte-reproducible file writing shared by data_prep, the pipeline and bench.
+
+A reader never sees a half-written file: everything is written to a temporary file in the
+target's directory and renamed into place. ``npz_bytes`` fixes the zip timestamps so the same
+arrays always give the same bytes (DVC hashes them).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def atomic_write_bytes(path, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` through a temporary file and an atomic rename."""
+    path = Path(path)
+    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                         delete=False)
+    try:
+        with handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(handle.name, 0o644)
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+def json_bytes(obj) -> bytes:
+    """Canonical JSON bytes (key order as given, 1-space indent, ASCII, trailing newline)."""
+    return (json.dumps(obj, indent=1, ensure_ascii=True, allow_nan=False) + "\n").encode()
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.asarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """A compressed ``.npz`` whose bytes depend only on the arrays (fixed zip timestamps)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, array in arrays.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, _npy_bytes(array), compresslevel=6)
+    return buffer.getvalue()
+
+
+def write_json(path, obj) -> Path:
+    """Write ``obj`` as canonical JSON to ``path`` atomically; returns the path."""
+    path = Path(path)
+    atomic_write_bytes(path, json_bytes(obj))
+    return path
