@@ -1,0 +1,168 @@
+"""Privatized data sets on disk: the only data a private method may read.
+
+A privatized directory holds
+
+``y_tilde.npz``
+    ``y_tilde``: the noised counts ``y + tau`` as a dense matrix (noise makes every entry
+    informative), stored in the smallest signed integer type that holds them; ``alpha``:
+    the mechanism's parameter per row (shape ``(D, 1)``) or one scalar; optionally
+    ``heldout``: a boolean matrix, True = held out of inference (a design choice of the
+    experimenter that travels with the data, see below).
+``meta.json``
+    ``format``/``format_version``, ``epsilon``, ``N``, ``epsilon_over_n``, the mechanism
+    (``fast`` or ``exact``), the seed, the row and column ids, the sha256 of ``y_tilde.npz``,
+    and the name of the data set it was made from (never its content).
+
+The true counts never enter this format, by construction: :func:`save_privatized` has no
+argument for them, and :func:`privatize_counts` is the one function that reads true counts
+and writes this format (the data owners' side of the boundary). The held-out mask of the
+link-prediction experiment depends on the true counts through the identity of the top
+senders and recipients; the paper treats it as part of the experimental design, and so do
+we (see the README).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
+from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
+
+FORMAT_NAME = "lpp.privatized"
+FORMAT_VERSION = 1
+DATA_FILE = "y_tilde.npz"
+META_FILE = "meta.json"
+_SIGNED_TYPES = (np.int8, np.int16, np.int32, np.int64)
+
+
+@dataclass(frozen=True)
+class PrivatizedData:
+    """Privatized counts with what a private method needs to read them.
+
+    ``y_tilde`` is int64 (D x V); ``alpha`` a float or a ``(D, 1)`` array; ``heldout`` a
+    boolean matrix (True = held out, i.e. the inference ``mask``) or None.
+    """
+
+    y_tilde: np.ndarray
+    alpha: float | np.ndarray
+    heldout: np.ndarray | None
+    row_ids: list[str]
+    column_ids: list[str]
+    meta: dict
+
+
+def _smallest_signed(y_tilde: np.ndarray) -> np.ndarray:
+    low, high = (int(y_tilde.min()), int(y_tilde.max())) if y_tilde.size else (0, 0)
+    for dtype in _SIGNED_TYPES:
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return y_tilde.astype(dtype, copy=False)
+    raise AssertionError("unreachable: int64 holds every privatized count")
+
+
+def _seed_record(seed):
+    """A seed as JSON: an int, or the list of ints that keys a ``numpy.random.SeedSequence``."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return int(seed)
+    if isinstance(seed, (list, tuple)) and seed and all(
+            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seed):
+        return [int(s) for s in seed]
+    raise TypeError(f"seed must be an int or a non-empty sequence of ints, got {seed!r}")
+
+
+def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, seed, mechanism: str, source: str,
+                    row_ids, column_ids, heldout=None) -> Path:
+    """Write a privatized data set (``y_tilde.npz`` then ``meta.json``) atomically."""
+    y_tilde = np.asarray(y_tilde)
+    if y_tilde.ndim != 2 or y_tilde.dtype.kind not in "iu":
+        raise ValueError(f"y_tilde must be a 2-d integer matrix, got {y_tilde.dtype} "
+                         f"with shape {y_tilde.shape}")
+    n_rows, n_cols = y_tilde.shape
+    if (len(row_ids), len(column_ids)) != (n_rows, n_cols):
+        raise ValueError(f"{len(row_ids)} row ids and {len(column_ids)} column ids for a "
+                         f"{y_tilde.shape} matrix")
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if alpha.shape not in ((), (n_rows, 1)):
+        raise ValueError(f"alpha must be a scalar or have shape ({n_rows}, 1), got {alpha.shape}")
+    if not np.all((alpha > 0) & (alpha < 1)):
+        raise ValueError("alpha must lie in (0, 1)")
+    arrays = {"y_tilde": _smallest_signed(y_tilde), "alpha": alpha}
+    if heldout is not None:
+        heldout = np.asarray(heldout)
+        if heldout.shape != y_tilde.shape or heldout.dtype != np.bool_:
+            raise ValueError(f"heldout must be a boolean {y_tilde.shape} matrix, got "
+                             f"{heldout.dtype} {heldout.shape}")
+        arrays["heldout"] = heldout
+    payload = npz_bytes(arrays)
+    meta = {
+        "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
+        "shape": [n_rows, n_cols], "data_file": DATA_FILE,
+        "data_sha256": hashlib.sha256(payload).hexdigest(),
+        "epsilon": float(epsilon), "N": float(N), "epsilon_over_n": float(epsilon) / float(N),
+        "mechanism": mechanism, "seed": _seed_record(seed), "source": str(source),
+        "has_heldout": heldout is not None,
+        "row_ids": [str(r) for r in row_ids], "column_ids": [str(c) for c in column_ids],
+    }
+    meta_payload = json_bytes(meta)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out_dir / DATA_FILE, payload)
+    atomic_write_bytes(out_dir / META_FILE, meta_payload)  # last: it vouches for the data
+    return out_dir
+
+
+def load_privatized(path) -> PrivatizedData:
+    """Load and validate a privatized directory (or its ``meta.json``)."""
+    path = Path(path)
+    meta_path = path / META_FILE if path.is_dir() else path
+    if not meta_path.is_file():
+        raise FileNotFoundError(f"no {META_FILE} at {path}")
+    meta = json.loads(meta_path.read_text())
+    if meta.get("format") != FORMAT_NAME:
+        raise ValueError(f"{meta_path}: not an {FORMAT_NAME} file (format={meta.get('format')!r})")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"{meta_path}: format version {meta.get('format_version')!r} is not "
+                         f"supported (this code reads version {FORMAT_VERSION})")
+    data_path = meta_path.parent / meta["data_file"]
+    payload = data_path.read_bytes()
+    if hashlib.sha256(payload).hexdigest() != meta["data_sha256"]:
+        raise ValueError(f"{data_path} does not match the sha256 recorded in {meta_path}")
+    with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
+        y_tilde = npz["y_tilde"].astype(np.int64)
+        alpha = npz["alpha"]
+        heldout = npz["heldout"] if meta["has_heldout"] else None
+    if list(y_tilde.shape) != meta["shape"]:
+        raise ValueError(f"{data_path}: shape {y_tilde.shape} disagrees with {meta['shape']}")
+    return PrivatizedData(y_tilde=y_tilde, alpha=float(alpha) if alpha.ndim == 0 else alpha,
+                          heldout=heldout, row_ids=meta["row_ids"],
+                          column_ids=meta["column_ids"], meta=meta)
+
+
+def privatize_counts(counts, out_dir, *, epsilon, N, seed, source: str, row_ids, column_ids,
+                     heldout=None, exact: bool = False) -> PrivatizedData:
+    """Noise true ``counts`` with the geometric mechanism and save the result.
+
+    This is the data owners' side of the boundary: each entry gets independent
+    ``2Geo(exp(-epsilon/N))`` noise, drawn from ``numpy.random.default_rng(seed)`` (``seed``
+    an int or a list of ints, e.g. ``[base_seed, replicate]``). ``exact=True`` uses the
+    integer-only sampler (epsilon and N are then read as exact rationals); the default is
+    the fast floating-point one.
+    Returns what :func:`load_privatized` would read back.
+    """
+    rng = np.random.default_rng(_seed_record(seed))
+    if exact:
+        alpha_exact = exact_alpha(epsilon, N)
+        y_tilde = privatize(counts, alpha_exact, rng=rng, exact=True)
+        alpha = float(alpha_exact)
+    else:
+        alpha = float(alpha_from_epsilon(epsilon, N))
+        y_tilde = privatize(counts, alpha, rng=rng)
+    save_privatized(out_dir, y_tilde, alpha, epsilon=epsilon, N=N, seed=seed,
+                    mechanism="exact" if exact else "fast", source=source, row_ids=row_ids,
+                    column_ids=column_ids, heldout=heldout)
+    return load_privatized(out_dir)

@@ -1,0 +1,107 @@
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from lpp.distributions import two_sided_geometric_logpmf
+from lpp.privatized import DATA_FILE, META_FILE, load_privatized, privatize_counts, save_privatized
+from lpp.testing import FALSE_ALARM, chisquare_gof
+
+IDS = dict(row_ids=[f"d{i}" for i in range(40)], column_ids=[f"w{j}" for j in range(30)])
+
+
+def _counts(seed=0):
+    return np.random.default_rng(seed).poisson(2.0, size=(40, 30))
+
+
+def _privatize(tmp_path, name="p", seed=(7, 0), **kw):
+    return privatize_counts(_counts(), tmp_path / name, epsilon=1.0, N=1.0, seed=list(seed),
+                            source="toy", **IDS, **kw)
+
+
+def test_round_trip_and_noise_law(tmp_path):
+    y = _counts()
+    data = _privatize(tmp_path)
+    assert data.y_tilde.dtype == np.int64 and data.y_tilde.shape == y.shape
+    assert data.alpha == pytest.approx(np.exp(-1.0))
+    assert data.meta["seed"] == [7, 0] and data.meta["mechanism"] == "fast"
+    tau = data.y_tilde - y
+    support = np.arange(-40, 41)
+    pmf = np.exp(two_sided_geometric_logpmf(support, data.alpha))
+    assert chisquare_gof(tau.ravel(), support, pmf / pmf.sum()).pvalue > FALSE_ALARM
+
+
+def test_same_seed_same_bytes_other_seed_other_noise(tmp_path):
+    _privatize(tmp_path, "a")
+    _privatize(tmp_path, "b")
+    _privatize(tmp_path, "c", seed=(7, 1))
+    for name in (DATA_FILE,):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+        assert (tmp_path / "a" / name).read_bytes() != (tmp_path / "c" / name).read_bytes()
+
+
+def test_the_true_counts_are_not_stored(tmp_path):
+    y = _counts()
+    _privatize(tmp_path)
+    with np.load(tmp_path / "p" / DATA_FILE) as npz:
+        assert sorted(npz.files) == ["alpha", "y_tilde"]
+        assert not np.array_equal(npz["y_tilde"], y)
+    meta = json.loads((tmp_path / "p" / META_FILE).read_text())
+    assert "counts" not in json.dumps(meta)
+
+
+def test_small_dtype_on_disk_int64_in_memory(tmp_path):
+    y_tilde = np.array([[-3, 200], [5, 0]])
+    save_privatized(tmp_path, y_tilde, 0.5, epsilon=1, N=1, seed=0, mechanism="fast", source="x",
+                    row_ids=["a", "b"], column_ids=["u", "v"])
+    with np.load(tmp_path / DATA_FILE) as npz:
+        assert npz["y_tilde"].dtype == np.int16
+    back = load_privatized(tmp_path)
+    assert back.y_tilde.dtype == np.int64 and np.array_equal(back.y_tilde, y_tilde)
+
+
+def test_heldout_and_per_row_alpha(tmp_path):
+    heldout = np.zeros((2, 2), dtype=bool)
+    heldout[0, 1] = True
+    alpha = np.array([[0.3], [0.6]])
+    save_privatized(tmp_path, np.array([[1, -1], [0, 2]]), alpha, epsilon=1, N=1, seed=0,
+                    mechanism="fast", source="x", row_ids=["a", "b"], column_ids=["u", "v"],
+                    heldout=heldout)
+    back = load_privatized(tmp_path)
+    assert np.array_equal(back.heldout, heldout) and np.array_equal(back.alpha, alpha)
+
+
+def test_exact_mechanism(tmp_path):
+    data = _privatize(tmp_path, exact=True)
+    assert data.meta["mechanism"] == "exact"
+    tau = (data.y_tilde - _counts()).ravel()
+    assert stats.describe(tau).mean == pytest.approx(0.0, abs=0.2)
+
+
+def test_tampered_data_is_refused(tmp_path):
+    _privatize(tmp_path)
+    path = tmp_path / "p" / DATA_FILE
+    payload = bytearray(path.read_bytes())
+    payload[len(payload) // 2] ^= 0xFF
+    path.write_bytes(bytes(payload))
+    with pytest.raises(ValueError, match="sha256"):
+        load_privatized(tmp_path / "p")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(y_tilde=np.zeros((2, 2))), "integer"),
+    (dict(alpha=1.0), r"\(0, 1\)"),
+    (dict(alpha=np.full((3, 1), 0.5)), "shape"),
+    (dict(row_ids=["a"]), "row ids"),
+    (dict(heldout=np.zeros((2, 2), dtype=int)), "boolean"),
+    (dict(seed=1.5), None),
+])
+def test_bad_input_writes_nothing(tmp_path, kwargs, message):
+    args = dict(y_tilde=np.array([[1, -1], [0, 2]]), alpha=0.5, epsilon=1, N=1, seed=0,
+                mechanism="fast", source="x", row_ids=["a", "b"], column_ids=["u", "v"])
+    args.update(kwargs)
+    y_tilde, alpha = args.pop("y_tilde"), args.pop("alpha")
+    with pytest.raises((ValueError, TypeError), match=message):
+        save_privatized(tmp_path / "out", y_tilde, alpha, **args)
+    assert not (tmp_path / "out").exists()
