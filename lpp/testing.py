@@ -1,5 +1,9 @@
 """Statistical checks shared by the test suite and by users who plug in their own samplers.
 
+``chisquare_gof`` checks draws against an exact pmf; ``geweke_test`` compares the two
+simulators of Geweke's (2004) joint-distribution test of a posterior sampler (the simulators
+of this package's samplers are in ``lpp.inference.geweke``).
+
 The tests of this project call these with fixed seeds and a stated false-alarm rate
 (``FALSE_ALARM``, per call), so a correct sampler fails a given test with probability
 about ``FALSE_ALARM`` for the seed drawn — and, the seeds being fixed, never flakes.
@@ -77,3 +81,72 @@ def chisquare_gof(draws, support, pmf, *, min_expected: float = 5.0) -> GofResul
     stat = float(np.sum((obs_b - exp_b) ** 2 / exp_b))
     dof = n_bins - 1
     return GofResult(stat, dof, float(stats.chi2.sf(stat, dof)), n_bins)
+
+
+@dataclass(frozen=True)
+class GewekeResult:
+    """Per test function: ``z``, two-sided ``pvalues``; ``threshold`` is the Bonferroni level."""
+
+    names: tuple[str, ...]
+    z: np.ndarray
+    pvalues: np.ndarray
+    threshold: float
+    batch_autocorr: np.ndarray
+
+    def __bool__(self) -> bool:  # truthy when no test function rejects at FALSE_ALARM overall
+        return bool(np.all(self.pvalues >= self.threshold))
+
+    def __str__(self) -> str:
+        rows = [f"{n:>24s}  z={z:+7.3f}  p={p:.3g}  batch-acf={r:+.2f}"
+                for n, z, p, r in zip(self.names, self.z, self.pvalues, self.batch_autocorr)]
+        return "\n".join(rows + [f"{'Bonferroni threshold':>24s}  {self.threshold:.3g}"])
+
+
+def geweke_test(forward, chain, *, n_batches: int = 50) -> GewekeResult:
+    """Geweke's (2004) "getting it right" test of a posterior sampler.
+
+    ``forward[name]`` holds iid draws of a test function from the *marginal-conditional*
+    simulator (parameters from the prior, data given parameters); ``chain[name]`` holds its
+    successive values along the *successive-conditional* simulator (alternate one transition of
+    the sampler given the data with fresh data given the parameters). Both target the same
+    joint distribution exactly when the sampler is right.
+
+    For each function: ``z = (mean_forward - mean_chain) / sqrt(se_forward^2 + se_chain^2)``,
+    the chain's standard error from ``n_batches`` contiguous batch means; the p-value is
+    two-sided from Student's t with Welch-Satterthwaite degrees of freedom. The sampler passes
+    when every p-value is at least ``FALSE_ALARM / n_functions`` (Bonferroni: overall false-alarm
+    rate at most ``FALSE_ALARM``). ``batch_autocorr`` is the lag-1 autocorrelation of each
+    function's batch means; values far above ~0.2 mean the batches are too short for the chain's
+    mixing and the standard error is optimistic.
+    """
+    names = tuple(forward)
+    if not names or set(names) != set(chain):
+        raise ValueError("forward and chain must name the same, non-empty set of test functions")
+    if n_batches < 10:
+        raise ValueError("use at least 10 batches")
+    z, pvals, acf = [], [], []
+    for name in names:
+        f = np.asarray(forward[name], dtype=np.float64)
+        c = np.asarray(chain[name], dtype=np.float64)
+        if f.ndim != 1 or c.ndim != 1 or f.size < 10 or c.size < n_batches * 10:
+            raise ValueError(f"{name}: need 1-d draws, >= 10 forward and "
+                             f">= {10 * n_batches} chain values")
+        if not (np.isfinite(f).all() and np.isfinite(c).all()):
+            raise ValueError(f"{name}: draws must be finite")
+        size = c.size // n_batches
+        batches = c[: size * n_batches].reshape(n_batches, size).mean(axis=1)
+        v_f = f.var(ddof=1) / f.size
+        v_c = batches.var(ddof=1) / n_batches
+        if v_f + v_c == 0.0:
+            stat = 0.0 if f.mean() == batches.mean() else np.inf
+            df = 1.0
+        else:
+            stat = (f.mean() - batches.mean()) / np.sqrt(v_f + v_c)
+            df = (v_f + v_c) ** 2 / (v_f ** 2 / (f.size - 1) + v_c ** 2 / (n_batches - 1))
+        z.append(stat)
+        pvals.append(float(2.0 * stats.t.sf(abs(stat), df)))
+        centred = batches - batches.mean()
+        denom = float(np.dot(centred, centred))
+        acf.append(float(np.dot(centred[:-1], centred[1:]) / denom) if denom > 0 else 0.0)
+    return GewekeResult(names, np.array(z), np.array(pvals), FALSE_ALARM / len(names),
+                        np.array(acf))

@@ -1,0 +1,310 @@
+"""Compiled kernels of the built-in models: allocation of counts to components, Gamma updates.
+
+Random streams are keyed by ``(seed, iteration, row)``: every kernel reseeds at the top of each
+row it processes, so draws do not depend on how rows are spread over threads. Count totals
+that several rows add into (e.g. topic-word counts) are accumulated per *chunk* of rows and
+summed afterwards; they are integers, so the sum is exact in any order.
+
+Layout: each parallel kernel is a thin ``prange`` loop over chunks that calls a serial
+``@njit`` function for one chunk — numba compiles that pattern several times faster than a
+``prange`` loop with the whole body inlined. The loop is compiled twice (parallel and serial;
+``kernel[is_small]`` picks one), and small problems take the serial twin.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from lpp._rng import seed_stream
+from lpp.inference._numerics import (
+    SERIAL_BELOW,
+    gamma_rate_nb,
+    multinomial_into_nb,
+    parallel_and_serial,
+    rescale_log_weights_nb,
+)
+
+#: memory budget (bytes) of the per-chunk partial count arrays of one allocation kernel
+_PARTIAL_BUDGET = 1 << 26
+_MAX_CHUNKS = 32
+#: below this total weight the products of factors are recomputed in log space (they may have
+#: underflowed: factors are floored at 2.2e-308, their products are not)
+_UNDERFLOW = 1e-280
+
+
+def _twins(loop):
+    """(parallel, serial) compilations of ``loop``, indexable by ``is_small``."""
+    return parallel_and_serial(loop)
+
+
+def n_chunks(n_rows: int, partial_cells: int) -> int:
+    """Number of row chunks for a kernel whose per-chunk partial has ``partial_cells`` int64s.
+
+    Depends on the problem size only (never on the thread count).
+    """
+    by_memory = max(1, _PARTIAL_BUDGET // max(1, 8 * partial_cells))
+    return int(max(1, min(n_rows, _MAX_CHUNKS, by_memory)))
+
+
+def chunk_partials(chunks: int, *shape: int) -> np.ndarray:
+    return np.zeros((chunks,) + shape, dtype=np.int64)
+
+
+def rows_per_chunk(n_rows: int, chunks: int) -> int:
+    return (n_rows + chunks - 1) // chunks
+
+
+# ---------------------------------------------------------------------------------------------
+# Gamma draws
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def _gamma_row(counts, a0, rate, seed, iteration, r, out):
+    seed_stream(seed, iteration, r)
+    for c in range(counts.shape[1]):
+        out[r, c] = gamma_rate_nb(a0 + counts[r, c], rate[r, c])
+
+
+def _gamma_matrix_loop(counts, a0, rate, seed, iteration, out):
+    for r in prange(counts.shape[0]):
+        _gamma_row(counts, a0, rate, seed, iteration, r, out)
+
+
+_gamma_matrix = _twins(_gamma_matrix_loop)
+
+
+def gamma_matrix_kernel(counts, a0, rate, seed, iteration):
+    """``out[r, c] ~ Gamma(a0 + counts[r, c], rate[r, c])`` (shape, rate), one stream per row."""
+    out = np.empty(counts.shape)
+    _gamma_matrix[counts.size < SERIAL_BELOW](counts, float(a0), rate, seed, iteration, out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# topics: matrix allocation
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, lo, hi, row_totals,
+                          col_partial):
+    n_cols = y.shape[1]
+    n_comp = theta.shape[1]
+    weights = np.empty(n_comp)
+    draw = np.empty(n_comp, dtype=np.int64)
+    for d in range(lo, hi):
+        seed_stream(seed, iteration, d)
+        for v in range(n_cols):
+            count = y[d, v]
+            if count == 0 or not observed[d, v]:
+                continue
+            total = 0.0
+            for k in range(n_comp):
+                w = theta[d, k] * phi_t[v, k]
+                weights[k] = w
+                total += w
+            if not total > _UNDERFLOW:
+                for k in range(n_comp):
+                    weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
+                rescale_log_weights_nb(weights)
+            multinomial_into_nb(count, weights, draw)
+            for k in range(n_comp):
+                c = draw[k]
+                if c != 0:
+                    row_totals[d, k] += c
+                    col_partial[v, k] += c
+
+
+def _allocate_matrix_loop(y, observed, theta, phi_t, seed, iteration, per_chunk, row_totals,
+                          col_partials):
+    n_rows = y.shape[0]
+    for ch in prange(col_partials.shape[0]):
+        _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, ch * per_chunk,
+                              min(n_rows, (ch + 1) * per_chunk), row_totals, col_partials[ch])
+
+
+_allocate_matrix = _twins(_allocate_matrix_loop)
+
+
+def allocate_matrix_kernel(y, observed, theta, phi_t, seed, iteration):
+    """Split each count ``y[d, v]`` over components with weights ``theta[d, k] * phi_t[v, k]``.
+
+    Returns the row totals (D x K) and the column totals (V x K). Unobserved entries and
+    zeros are skipped.
+    """
+    n_rows, n_cols = y.shape
+    n_comp = theta.shape[1]
+    chunks = n_chunks(n_rows, n_cols * n_comp)
+    row_totals = np.zeros((n_rows, n_comp), dtype=np.int64)
+    partials = chunk_partials(chunks, n_cols, n_comp)
+    _allocate_matrix[y.size < SERIAL_BELOW](y, observed, theta, phi_t, seed, iteration,
+                                            rows_per_chunk(n_rows, chunks), row_totals, partials)
+    return row_totals, partials.sum(axis=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# communities: block allocation and the membership scan
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, lo, hi, node_partial,
+                          block_partial):
+    n_nodes = y.shape[0]
+    n_comm = theta.shape[1]
+    weights = np.empty(n_comm * n_comm)
+    draw = np.empty(n_comm * n_comm, dtype=np.int64)
+    for i in range(lo, hi):
+        seed_stream(seed, iteration, i)
+        for j in range(n_nodes):
+            count = y[i, j]
+            if count == 0 or not observed[i, j]:
+                continue
+            total = 0.0
+            for c in range(n_comm):
+                t_ic = theta[i, c]
+                for d in range(n_comm):
+                    w = t_ic * pi[c, d] * theta[j, d]
+                    weights[c * n_comm + d] = w
+                    total += w
+            if not total > _UNDERFLOW:
+                for c in range(n_comm):
+                    for d in range(n_comm):
+                        weights[c * n_comm + d] = (np.log(theta[i, c]) + np.log(pi[c, d])
+                                                   + np.log(theta[j, d]))
+                rescale_log_weights_nb(weights)
+            multinomial_into_nb(count, weights, draw)
+            for c in range(n_comm):
+                for d in range(n_comm):
+                    n_cd = draw[c * n_comm + d]
+                    if n_cd != 0:
+                        node_partial[i, c] += n_cd
+                        node_partial[j, d] += n_cd
+                        block_partial[c, d] += n_cd
+
+
+def _allocate_blocks_loop(y, observed, theta, pi, seed, iteration, per_chunk, node_partials,
+                          block_partials):
+    n_nodes = y.shape[0]
+    for ch in prange(node_partials.shape[0]):
+        _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, ch * per_chunk,
+                              min(n_nodes, (ch + 1) * per_chunk), node_partials[ch],
+                              block_partials[ch])
+
+
+_allocate_blocks = _twins(_allocate_blocks_loop)
+
+
+def allocate_blocks_kernel(y, observed, theta, pi, seed, iteration):
+    """Split ``y[i, j]`` over pairs ``(c, d)`` with weights ``theta[i, c] pi[c, d] theta[j, d]``.
+
+    Returns node totals (V x C; sender and receiver roles added) and block totals (C x C).
+    """
+    n_nodes, n_comm = theta.shape
+    chunks = n_chunks(n_nodes, theta.size + pi.size)
+    node_partials = chunk_partials(chunks, n_nodes, n_comm)
+    block_partials = chunk_partials(chunks, n_comm, n_comm)
+    _allocate_blocks[y.size < SERIAL_BELOW](y, observed, theta, pi, seed, iteration,
+                                            rows_per_chunk(n_nodes, chunks), node_partials,
+                                            block_partials)
+    return node_partials.sum(axis=0), block_partials.sum(axis=0)
+
+
+@njit
+def update_memberships_kernel(theta, pi, node_totals, observed, a0, b0, seed, iteration):
+    """One systematic Gibbs scan over the nodes' memberships of the community model.
+
+    ``theta[i]`` appears in the rates of row i (as sender) and column i (as receiver), so its
+    conditional depends on the other nodes' current values: the scan is sequential, keeping
+    ``send[j, c] = sum_d theta[j, d] pi[c, d]`` and ``recv[j, c] = sum_d theta[j, d] pi[d, c]``
+    up to date. Rate of ``theta[i, c]``: ``b0 + sum_j obs[i, j] send[j, c] + sum_j obs[j, i]
+    recv[j, c]`` (the diagonal is never observed).
+    """
+    n_nodes, n_comm = theta.shape
+    out = theta.copy()
+    send = out @ pi.T
+    recv = out @ pi
+    rate = np.empty(n_comm)
+    for i in range(n_nodes):
+        seed_stream(seed, iteration, i)
+        for c in range(n_comm):
+            rate[c] = b0
+        for j in range(n_nodes):
+            if observed[i, j]:
+                for c in range(n_comm):
+                    rate[c] += send[j, c]
+            if observed[j, i]:
+                for c in range(n_comm):
+                    rate[c] += recv[j, c]
+        for c in range(n_comm):
+            out[i, c] = gamma_rate_nb(a0 + node_totals[i, c], rate[c])
+        for c in range(n_comm):
+            s = 0.0
+            r = 0.0
+            for d in range(n_comm):
+                s += out[i, d] * pi[c, d]
+                r += out[i, d] * pi[d, c]
+            send[i, c] = s
+            recv[i, c] = r
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# CP: 3-way allocation
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, lo, hi, totals0, partial1,
+                       partial2):
+    n_j, n_l = y.shape[1], y.shape[2]
+    rank = f0.shape[1]
+    weights = np.empty(rank)
+    draw = np.empty(rank, dtype=np.int64)
+    for i in range(lo, hi):
+        seed_stream(seed, iteration, i)
+        for j in range(n_j):
+            for l in range(n_l):
+                count = y[i, j, l]
+                if count == 0 or not observed[i, j, l]:
+                    continue
+                total = 0.0
+                for r in range(rank):
+                    w = f0[i, r] * f1[j, r] * f2[l, r]
+                    weights[r] = w
+                    total += w
+                if not total > _UNDERFLOW:
+                    for r in range(rank):
+                        weights[r] = np.log(f0[i, r]) + np.log(f1[j, r]) + np.log(f2[l, r])
+                    rescale_log_weights_nb(weights)
+                multinomial_into_nb(count, weights, draw)
+                for r in range(rank):
+                    c = draw[r]
+                    if c != 0:
+                        totals0[i, r] += c
+                        partial1[j, r] += c
+                        partial2[l, r] += c
+
+
+def _allocate_cp3_loop(y, observed, f0, f1, f2, seed, iteration, per_chunk, totals0, partials1,
+                       partials2):
+    n_i = y.shape[0]
+    for ch in prange(partials1.shape[0]):
+        _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, ch * per_chunk,
+                           min(n_i, (ch + 1) * per_chunk), totals0, partials1[ch], partials2[ch])
+
+
+_allocate_cp3 = _twins(_allocate_cp3_loop)
+
+
+def allocate_cp3_kernel(y, observed, f0, f1, f2, seed, iteration):
+    """Split ``y[i, j, l]`` over the rank-one terms ``f0[i, r] f1[j, r] f2[l, r]``.
+
+    Returns the per-mode totals (I x R, J x R, L x R).
+    """
+    n_i, n_j, n_l = y.shape
+    rank = f0.shape[1]
+    chunks = n_chunks(n_i, (n_j + n_l) * rank)
+    totals0 = np.zeros((n_i, rank), dtype=np.int64)
+    partials1 = chunk_partials(chunks, n_j, rank)
+    partials2 = chunk_partials(chunks, n_l, rank)
+    _allocate_cp3[y.size < SERIAL_BELOW](y, observed, f0, f1, f2, seed, iteration,
+                                         rows_per_chunk(n_i, chunks), totals0, partials1, partials2)
+    return totals0, partials1.sum(axis=0), partials2.sum(axis=0)

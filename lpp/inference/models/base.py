@@ -1,0 +1,224 @@
+"""The plug-in interface for Poisson factorization models.
+
+A model says how its latent variables ``Z`` make the Poisson rates ``mu`` and how to update
+``Z`` given a complete set of true counts ``y``. It never sees privatized data: the privacy step
+(``lpp.inference.privacy``) only needs ``mu``, and the model only needs (a draw of) ``y``. That
+is the paper's modularity — private inference *extends* non-private Poisson factorization.
+
+To add a model, subclass :class:`PoissonFactorization` and implement
+
+* :meth:`~PoissonFactorization.latent_shapes` — names and shapes of the latent arrays;
+* :meth:`~PoissonFactorization.rate` — ``mu`` from the latents (non-negative, data-shaped);
+* :meth:`~PoissonFactorization.allocate` — split each observed ``y`` over the model's latent
+  sources (the multinomial "allocation" step) and return the sufficient statistics;
+* :meth:`~PoissonFactorization.update_latents` — draw the latents from their complete
+  conditionals given those statistics (conjugate Gamma updates).
+
+The defaults give every latent array an iid ``Gamma(a0, rate b0)`` prior
+(:meth:`~PoissonFactorization.sample_prior`, :meth:`~PoissonFactorization.log_prior`); override
+both for another prior. :meth:`~PoissonFactorization.sample_prior` is what the Geweke test
+(:mod:`lpp.inference.geweke`) uses to check a model's sampler, so keep it exact.
+
+Conventions: states are ``dict[str, numpy.ndarray]`` of float64; every method returns new
+arrays and never mutates its inputs (an interrupted sweep then leaves the chain usable). Random
+draws go through compiled kernels seeded per ``(seed, iteration, block)`` (see
+``lpp._rng``), so equal seeds give bit-identical chains whatever the thread count. The Gamma is
+parameterised by shape and **rate** throughout.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+
+import numpy as np
+from scipy import special
+
+from lpp._rng import as_generator
+from lpp.inference._numerics import TINY
+from lpp.inference._seeds import derive_seed
+from lpp.inference._validate import positive_float, positive_int
+
+_TAG_ALLOCATE = 21
+_TAG_LATENTS = 22
+
+
+class Observed:
+    """Which entries carry likelihood. ``mask`` is a bool array, **True = observed**.
+
+    (The driver's user-facing ``mask`` argument follows ``numpy.ma``: True = missing. It is
+    inverted once, here the positive sense avoids double negatives in the kernels.)
+    """
+
+    def __init__(self, mask: np.ndarray):
+        self.mask = np.ascontiguousarray(mask, dtype=bool)
+        self.complete = bool(self.mask.all())
+        self._weights = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.mask.shape
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The mask as float64 (1.0 observed, 0.0 missing), for rate sums by BLAS."""
+        if self._weights is None:
+            self._weights = self.mask.astype(np.float64)
+        return self._weights
+
+
+def gamma_rate_np(rng: np.random.Generator, shape, rate, size) -> np.ndarray:
+    """NumPy twin of the kernels' Gamma(shape, rate) draw (log space below shape 1, floor TINY)."""
+    if np.ndim(shape) == 0 and np.ndim(rate) == 0 and shape >= 1.0:
+        return np.maximum(rng.gamma(shape, 1.0 / rate, size), TINY)
+    shape = np.broadcast_to(np.asarray(shape, dtype=np.float64), size)
+    rate = np.broadcast_to(np.asarray(rate, dtype=np.float64), size)
+    out = np.empty(size)
+    big = shape >= 1.0
+    out[big] = rng.gamma(shape[big]) / rate[big]
+    small = ~big
+    if small.any():
+        a = shape[small]
+        with np.errstate(divide="ignore", under="ignore"):
+            log_x = (np.log(rng.gamma(a + 1.0)) + np.log(rng.random(a.shape)) / a
+                     - np.log(rate[small]))
+            out[small] = np.exp(log_x)
+    return np.maximum(out, TINY)
+
+
+class PoissonFactorization(ABC):
+    """Base class of Poisson factorization models with Gamma(a0, rate b0) priors.
+
+    Parameters
+    ----------
+    n_components : number of latent components (topics, communities, rank); >= 1.
+    a0, b0 : shape and rate of the Gamma prior of every latent (defaults 0.1 and 1.0, the paper's).
+    """
+
+    #: short name, used in results and checkpoints
+    name: str = "model"
+    #: number of data dimensions the model expects (2 for matrices, 3 for 3-way tensors)
+    data_ndim: int = 2
+
+    def __init__(self, n_components: int, *, a0: float = 0.1, b0: float = 1.0):
+        self.n_components = positive_int(n_components, "n_components")
+        self.a0 = positive_float(a0, "a0")
+        self.b0 = positive_float(b0, "b0")
+
+    # ----- description --------------------------------------------------------------------
+    def params(self) -> dict:
+        """Hyperparameters (recorded in results and checked when resuming a checkpoint)."""
+        return {"model": self.name, "n_components": self.n_components, "a0": self.a0, "b0": self.b0}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items() if k != "model")
+        return f"{type(self).__name__}({args})"
+
+    # ----- shapes and masks -----------------------------------------------------------------
+    def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Raise ValueError when data of this shape cannot be modelled."""
+        if len(shape) != self.data_ndim:
+            raise ValueError(f"{type(self).__name__} needs {self.data_ndim}-d data, "
+                             f"got shape {tuple(shape)}")
+        if any(s < 1 for s in shape):
+            raise ValueError(f"data shape {tuple(shape)} has an empty dimension")
+
+    def always_missing(self, shape: tuple[int, ...]) -> np.ndarray | None:
+        """Entries the model never observes (e.g. self-loops), as a bool array; None if none."""
+        return None
+
+    def check_observed(self, observed: Observed) -> None:
+        """Raise ValueError when some latent row would see no observed entry at all.
+
+        The default checks every data axis: each index along each axis needs at least one
+        observed entry (otherwise its factors are drawn from the prior — almost certainly a
+        mistake in the mask).
+        """
+        mask = observed.mask
+        for axis in range(mask.ndim):
+            others = tuple(a for a in range(mask.ndim) if a != axis)
+            seen = mask.any(axis=others)
+            if not seen.all():
+                bad = np.flatnonzero(~seen)
+                raise ValueError(
+                    f"every entry of index {bad[:5].tolist()}{'...' if bad.size > 5 else ''} along "
+                    f"axis {axis} is masked; its factors would carry no information. Drop it "
+                    "from the data or unmask some of its entries")
+
+    @abstractmethod
+    def latent_shapes(self, shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+        """Names and shapes of the latent arrays for data of ``shape``."""
+
+    def check_state(self, state: dict, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+        """Validate a user-supplied state (initial values); return float64 C-contiguous copies."""
+        if not isinstance(state, dict):
+            raise TypeError(f"a state must be a dict of arrays, got {type(state).__name__}")
+        expected = self.latent_shapes(shape)
+        if set(state) != set(expected):
+            raise ValueError(f"state has arrays {sorted(state)}, "
+                             f"the model needs {sorted(expected)}")
+        out = {}
+        for name, want in expected.items():
+            arr = np.array(state[name], dtype=np.float64, order="C", copy=True)
+            if arr.shape != want:
+                raise ValueError(f"state[{name!r}] has shape {arr.shape}, expected {want}")
+            if not np.isfinite(arr).all() or np.any(arr <= 0):
+                raise ValueError(f"state[{name!r}] must be finite and > 0")
+            out[name] = arr
+        return out
+
+    # ----- the prior ------------------------------------------------------------------------
+    def sample_prior(self, shape: tuple[int, ...], seed) -> dict[str, np.ndarray]:
+        """A draw of every latent from its prior, iid Gamma(a0, rate b0) by default."""
+        rng = as_generator(seed)
+        return {name: gamma_rate_np(rng, self.a0, self.b0, s)
+                for name, s in self.latent_shapes(shape).items()}
+
+    def log_prior(self, state: dict[str, np.ndarray]) -> float:
+        """log p(Z) under the default iid Gamma(a0, rate b0) prior."""
+        a0, b0 = self.a0, self.b0
+        total = 0.0
+        for arr in state.values():
+            total += float(arr.size * (a0 * math.log(b0) - math.lgamma(a0))
+                           + (a0 - 1.0) * np.log(arr).sum() - b0 * arr.sum())
+        return total
+
+    # ----- the model step -------------------------------------------------------------------
+    @abstractmethod
+    def rate(self, state: dict[str, np.ndarray]) -> np.ndarray:
+        """The Poisson rates ``mu`` (float64, data-shaped)."""
+
+    @abstractmethod
+    def allocate(self, state: dict[str, np.ndarray], y: np.ndarray, observed: Observed,
+                 seed: int, iteration: int) -> dict[str, np.ndarray]:
+        """Allocate the observed counts ``y`` to latent sources; return sufficient statistics."""
+
+    @abstractmethod
+    def update_latents(self, state: dict[str, np.ndarray], stats: dict[str, np.ndarray],
+                       observed: Observed, seed: int, iteration: int) -> dict[str, np.ndarray]:
+        """Draw new latents from their complete conditionals given the allocation statistics."""
+
+    def step(self, state: dict[str, np.ndarray], y: np.ndarray, observed: Observed,
+             seed: int, iteration: int) -> dict[str, np.ndarray]:
+        """One sweep of the model's Gibbs sampler given complete counts: allocate, then update."""
+        stats = self.allocate(state, y, observed, derive_seed(seed, _TAG_ALLOCATE), iteration)
+        return self.update_latents(state, stats, observed, derive_seed(seed, _TAG_LATENTS),
+                                   iteration)
+
+    # ----- densities and summaries ----------------------------------------------------------
+    def log_likelihood(self, y: np.ndarray, mu: np.ndarray, observed: Observed) -> float:
+        """sum over observed entries of log Pois(y; mu)."""
+        terms = special.xlogy(y, mu) - mu - special.gammaln(y + 1.0)
+        if observed.complete:
+            return float(terms.sum())
+        return float(terms[observed.mask].sum())
+
+    def log_joint(self, state: dict[str, np.ndarray], y: np.ndarray, observed: Observed,
+                  mu: np.ndarray | None = None) -> float:
+        """log p(Z, y) = log prior + Poisson log likelihood of the observed counts."""
+        if mu is None:
+            mu = self.rate(state)
+        return self.log_prior(state) + self.log_likelihood(y, mu, observed)
+
+    def summaries(self, state: dict[str, np.ndarray]) -> dict[str, float]:
+        """Scalar test functions of the latents for the Geweke test (means by default)."""
+        return {f"mean {name}": float(arr.mean()) for name, arr in state.items()}

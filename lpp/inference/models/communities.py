@@ -1,0 +1,79 @@
+"""Overlapping community detection: the mixed-membership stochastic block model as PF.
+
+``y[i, j] ~ Pois(mu[i, j])`` for ``i != j``, ``mu[i, j] = sum_{c,d} theta[i, c] pi[c, d]
+theta[j, d]``, with memberships ``theta`` (V x C) and block rates ``pi`` (C x C, not
+symmetric: the network is directed) iid ``Gamma(a0, rate b0)``. Self-loops are never observed:
+the diagonal is always masked, whatever the user's mask says, and ``rate`` returns 0 there.
+
+Gibbs sweep: allocate each observed ``y[i, j]`` over the ``C * C`` pairs ``(c, d)``; then
+``pi[c, d] ~ Gamma(a0 + y[., c, d, .], b0 + sum_{ij} obs[i, j] theta[i, c] theta[j, d])``; then a
+sequential scan over nodes for ``theta`` (see ``update_memberships_kernel``) — the authors'
+order (Pi, then Theta).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lpp.inference._seeds import derive_seed
+from lpp.inference.models._kernels import (
+    allocate_blocks_kernel,
+    gamma_matrix_kernel,
+    update_memberships_kernel,
+)
+from lpp.inference.models.base import Observed, PoissonFactorization
+
+
+class CommunityModel(PoissonFactorization):
+    """Mixed-membership SBM with ``n_communities`` communities; state ``{"theta", "pi"}``."""
+
+    name = "communities"
+    data_ndim = 2
+
+    def __init__(self, n_communities: int, *, a0: float = 0.1, b0: float = 1.0):
+        super().__init__(n_communities, a0=a0, b0=b0)
+
+    def check_shape(self, shape):
+        super().check_shape(shape)
+        if shape[0] != shape[1]:
+            raise ValueError(f"a network's count matrix must be square, got shape {tuple(shape)}")
+        if shape[0] < 2:
+            raise ValueError("a network needs at least 2 nodes")
+
+    def always_missing(self, shape):
+        return np.eye(shape[0], dtype=bool)
+
+    def check_observed(self, observed: Observed) -> None:
+        mask = observed.mask
+        if np.diagonal(mask).any():
+            raise ValueError("self-loops (the diagonal) must be unobserved in the community model")
+        seen = mask.any(axis=0) | mask.any(axis=1)
+        if not seen.all():
+            bad = np.flatnonzero(~seen)
+            raise ValueError(
+                f"node(s) {bad[:5].tolist()}{'...' if bad.size > 5 else ''} have every "
+                "incoming and outgoing entry masked; their memberships would carry no information")
+
+    def latent_shapes(self, shape):
+        c = self.n_components
+        return {"theta": (shape[0], c), "pi": (c, c)}
+
+    def rate(self, state):
+        theta = state["theta"]
+        mu = theta @ state["pi"] @ theta.T
+        np.fill_diagonal(mu, 0.0)
+        return mu
+
+    def allocate(self, state, y, observed: Observed, seed, iteration):
+        theta, pi = state["theta"], state["pi"]
+        node_comm, block = allocate_blocks_kernel(y, observed.mask, theta, pi, seed, iteration)
+        return {"node_community": node_comm, "block": block}
+
+    def update_latents(self, state, stats, observed: Observed, seed, iteration):
+        theta = state["theta"]
+        # sum_{i != j observed} theta[i, c] theta[j, d]
+        pair_mass = theta.T @ observed.weights @ theta
+        pi = gamma_matrix_kernel(stats["block"], self.a0, np.ascontiguousarray(self.b0 + pair_mass),
+                                 derive_seed(seed, 1), iteration)
+        theta = update_memberships_kernel(theta, pi, stats["node_community"], observed.mask,
+                                          self.a0, self.b0, derive_seed(seed, 2), iteration)
+        return {"theta": theta, "pi": pi}

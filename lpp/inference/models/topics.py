@@ -1,0 +1,60 @@
+"""Topic model as Poisson matrix factorization (LDA as PF).
+
+``y[d, v] ~ Pois(mu[d, v])``, ``mu[d, v] = sum_k theta[d, k] phi[k, v]``, with
+``theta`` (D x K, documents' topic intensities) and ``phi`` (K x V, topics' word intensities)
+iid ``Gamma(a0, rate b0)``.
+
+Gibbs sweep (given counts ``y``): allocate each observed ``y[d, v]`` over topics,
+``(y[d, v, k])_k ~ Mult(y[d, v], theta[d, :] * phi[:, v])``; then
+``phi[k, v] ~ Gamma(a0 + sum_d y[d, v, k], b0 + sum_d obs[d, v] theta[d, k])`` and
+``theta[d, k] ~ Gamma(a0 + sum_v y[d, v, k], b0 + sum_v obs[d, v] phi[k, v])`` — the authors'
+order (Phi, then Theta).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lpp.inference._seeds import derive_seed
+from lpp.inference.models._kernels import allocate_matrix_kernel, gamma_matrix_kernel
+from lpp.inference.models.base import Observed, PoissonFactorization
+
+
+class TopicModel(PoissonFactorization):
+    """Poisson matrix factorization with ``n_topics`` topics; state ``{"theta", "phi"}``."""
+
+    name = "topics"
+    data_ndim = 2
+
+    def __init__(self, n_topics: int, *, a0: float = 0.1, b0: float = 1.0):
+        super().__init__(n_topics, a0=a0, b0=b0)
+
+    def latent_shapes(self, shape):
+        n_docs, n_words = shape
+        k = self.n_components
+        return {"theta": (n_docs, k), "phi": (k, n_words)}
+
+    def rate(self, state):
+        return state["theta"] @ state["phi"]
+
+    def allocate(self, state, y, observed: Observed, seed, iteration):
+        theta, phi = state["theta"], state["phi"]
+        phi_t = np.ascontiguousarray(phi.T)
+        doc_topic, word_topic = allocate_matrix_kernel(y, observed.mask, theta, phi_t, seed,
+                                                       iteration)
+        return {"doc_topic": doc_topic, "topic_word": np.ascontiguousarray(word_topic.T)}
+
+    def update_latents(self, state, stats, observed: Observed, seed, iteration):
+        theta = state["theta"]
+        if observed.complete:
+            phi_rate = np.broadcast_to((self.b0 + theta.sum(axis=0))[:, None], state["phi"].shape)
+        else:
+            phi_rate = self.b0 + theta.T @ observed.weights
+        phi = gamma_matrix_kernel(stats["topic_word"], self.a0, np.ascontiguousarray(phi_rate),
+                                  derive_seed(seed, 1), iteration)
+        if observed.complete:
+            theta_rate = np.broadcast_to(self.b0 + phi.sum(axis=1), theta.shape)
+        else:
+            theta_rate = self.b0 + observed.weights @ phi.T
+        theta = gamma_matrix_kernel(stats["doc_topic"], self.a0, np.ascontiguousarray(theta_rate),
+                                    derive_seed(seed, 2), iteration)
+        return {"theta": theta, "phi": phi}

@@ -1,0 +1,352 @@
+"""The privacy step: draw the true counts ``y`` given the privatized counts and the rates.
+
+Data model (Schein et al. 2019): ``y ~ Pois(mu)`` and ``y_tilde = y + tau`` with
+``tau ~ 2Geo(alpha)``, ``P(tau) = (1 - alpha) / (1 + alpha) * alpha**|tau|``. Given the current
+rates ``mu`` of any Poisson factorization model, the complete conditional of each count is
+
+    P(y | y_tilde, mu)  ∝  Pois(y; mu) * alpha**|y_tilde - y|.
+
+Two exact samplers of it are provided; both see only ``y_tilde``, ``alpha`` and ``mu`` — never
+the true counts — and neither knows anything about the model that produced ``mu``:
+
+* :class:`CollapsedPrivacy` draws ``y`` directly from that conditional (design §2b):
+  ``y_tilde <= 0`` gives ``y ~ Pois(alpha * mu)``; ``y_tilde > 0`` gives a two-piece mixture of
+  ``Pois(mu / alpha)`` truncated to ``{0..y_tilde}`` and ``Pois(alpha * mu)`` truncated to
+  ``{y_tilde + 1, ...}``, with the piece chosen by its log weight. No auxiliary state.
+* :class:`BesselPrivacy` is the paper's augmentation (eqs. 13-16): with per-entry noise rates
+  ``lam+``, ``lam-`` kept as chain state, draw ``m ~ Bes(|y_tilde|, 2 sqrt((lam+ + mu) lam-))``,
+  split it into ``y_tilde+`` and ``g-``, thin ``y ~ Binom(y_tilde+, mu / (mu + lam+))`` and
+  then redraw ``lam± ~ Gamma(1 + g±, rate = 1 / alpha)``. (Eq. 16 of the ICML text prints the
+  rate as ``alpha / (1 - alpha) + 1 = 1 / (1 - alpha)``; the prior ``lam ~ Exp(rate
+  (1 - alpha) / alpha)`` times the Poisson likelihood gives rate ``(1 - alpha) / alpha + 1 =
+  1 / alpha``. The Geweke test in ``tests/lpp/inference`` fails with the printed rate.)
+
+``alpha`` may be a scalar, one value per row (leading index) or one value per entry, or any
+array that broadcasts to the data. Entries that the model does not observe (``observed`` False)
+carry no likelihood; the step leaves them at ``y = 0`` and does not touch their noise state.
+
+Random numbers: the kernels work on fixed blocks of :data:`BLOCK_SIZE` consecutive entries (C
+order) and seed each block's stream with ``(seed, iteration, block)``, so a draw depends on the
+seed and the iteration only — not on the number of threads.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from lpp._rng import as_generator, base_seed, seed_stream
+from lpp.distributions import poisson_logcdf_nb, poisson_logsf_nb, sample_bessel_nb
+from lpp.inference._numerics import (
+    SERIAL_BELOW,
+    parallel_and_serial,
+    truncated_poisson_above_nb,
+    truncated_poisson_at_most_nb,
+)
+from lpp.inference._seeds import derive_seed
+from lpp.inference._validate import as_count_array
+
+#: entries per random-stream block of the privacy kernels
+BLOCK_SIZE = 4096
+
+_TAG_COUNTS = 11
+_TAG_LAMBDA = 12
+
+
+# ---------------------------------------------------------------------------------------------
+# noise levels
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NoiseLevels:
+    """``alpha`` in a compact layout: entry ``e`` (C order) has ``values[e // stride]``.
+
+    A scalar has one value and ``stride`` = number of entries; a per-row alpha has one value per
+    leading index and ``stride`` = entries per row; anything else is stored per entry.
+    """
+
+    values: np.ndarray
+    stride: int
+    shape: tuple[int, ...]
+
+    def full(self) -> np.ndarray:
+        """``alpha`` for every entry, in the data's shape."""
+        return np.repeat(self.values, self.stride)[: math.prod(self.shape)].reshape(self.shape)
+
+    def per_row(self) -> np.ndarray | None:
+        """One value per leading index when alpha is constant within rows, else ``None``."""
+        row_len = math.prod(self.shape[1:])
+        if self.values.size == 1:
+            return np.full(self.shape[0], self.values[0])
+        if self.stride == row_len:
+            return self.values
+        return None
+
+
+def noise_levels(alpha, shape: tuple[int, ...]) -> NoiseLevels:
+    """Validate ``alpha`` (each in the open interval (0, 1)) against the data shape."""
+    if alpha is None:
+        raise TypeError("alpha is required for the private methods (the mechanism's noise level)")
+    arr = np.asarray(alpha)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating)
+                                 or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"alpha must be a real number or array, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all() or np.any(arr <= 0.0) or np.any(arr >= 1.0):
+        raise ValueError("alpha must lie strictly between 0 and 1 "
+                         "(alpha = exp(-epsilon / N) with epsilon, N > 0)")
+    try:
+        np.broadcast_shapes(arr.shape, shape)
+    except ValueError:
+        raise ValueError(f"alpha of shape {arr.shape} does not broadcast to the data's shape "
+                         f"{tuple(shape)}") from None
+    if np.broadcast_shapes(arr.shape, shape) != tuple(shape):
+        raise ValueError(f"alpha of shape {arr.shape} would enlarge the data's shape "
+                         f"{tuple(shape)}")
+    n = math.prod(shape)
+    padded = arr.reshape((1,) * (len(shape) - arr.ndim) + arr.shape)
+    if padded.size == 1:
+        return NoiseLevels(padded.reshape(1).copy(), n, tuple(shape))
+    if all(s == 1 for s in padded.shape[1:]) and padded.shape[0] == shape[0]:
+        rows = np.ascontiguousarray(padded.reshape(shape[0]))
+        return NoiseLevels(rows, n // shape[0], tuple(shape))
+    full = np.ascontiguousarray(np.broadcast_to(padded, shape).reshape(n))
+    return NoiseLevels(full, 1, tuple(shape))
+
+
+# ---------------------------------------------------------------------------------------------
+# collapsed kernel
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def sample_true_count_collapsed_nb(y_tilde, alpha, mu):
+    """One exact draw from ``P(y | y_tilde, mu) ∝ Pois(y; mu) alpha**|y_tilde - y|``."""
+    if mu <= 0.0:
+        return 0
+    if y_tilde <= 0:
+        return np.random.poisson(alpha * mu)
+    log_alpha = math.log(alpha)
+    lam_low = mu / alpha
+    lam_high = alpha * mu
+    log_cdf_low = poisson_logcdf_nb(y_tilde, lam_low)
+    log_sf_high = poisson_logsf_nb(y_tilde, lam_high)
+    # weights of the pieces y <= y_tilde and y > y_tilde (common factor e^-mu dropped)
+    log_w_low = y_tilde * log_alpha + lam_low + log_cdf_low
+    log_w_high = -y_tilde * log_alpha + lam_high + log_sf_high
+    diff = log_w_low - log_w_high
+    if diff > 700.0:
+        p_high = 0.0
+    else:
+        p_high = 1.0 / (1.0 + math.exp(diff))
+    if np.random.random() < p_high:
+        return truncated_poisson_above_nb(lam_high, y_tilde, log_sf_high)
+    return truncated_poisson_at_most_nb(lam_low, y_tilde, log_cdf_low)
+
+
+@njit
+def _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b, out):
+    seed_stream(seed, iteration, b)
+    for e in range(b * BLOCK_SIZE, min(y_tilde.size, (b + 1) * BLOCK_SIZE)):
+        if observed[e]:
+            alpha = alpha_values[e // alpha_stride]
+            out[e] = sample_true_count_collapsed_nb(y_tilde[e], alpha, mu[e])
+        else:
+            out[e] = 0
+
+
+def _collapsed_loop(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, out):
+    for b in prange((y_tilde.size + BLOCK_SIZE - 1) // BLOCK_SIZE):
+        _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b, out)
+
+
+_collapsed_parallel, _collapsed_serial = parallel_and_serial(_collapsed_loop)
+
+
+def _collapsed_kernel(y_tilde, *args):
+    (_collapsed_serial if y_tilde.size < SERIAL_BELOW else _collapsed_parallel)(y_tilde, *args)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bessel kernels
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b,
+                         y_out, g_plus_out, g_minus_out):
+    seed_stream(seed, iteration, b)
+    for e in range(b * BLOCK_SIZE, min(y_tilde.size, (b + 1) * BLOCK_SIZE)):
+        if not observed[e]:
+            y_out[e] = 0
+            g_plus_out[e] = 0
+            g_minus_out[e] = 0
+            continue
+        yt = y_tilde[e]
+        m_e = mu[e]
+        lp = lam_plus[e]
+        # m = min(y_tilde+, g-) given their difference y_tilde (Theorem 3)
+        m = sample_bessel_nb(abs(yt), 2.0 * math.sqrt((lp + m_e) * lam_minus[e]))
+        if yt <= 0:
+            y_plus = m
+            g_minus = m - yt
+        else:
+            g_minus = m
+            y_plus = m + yt
+        if m_e <= 0.0 or y_plus == 0:
+            y = 0
+        else:
+            y = np.random.binomial(y_plus, m_e / (m_e + lp))
+        y_out[e] = y
+        g_plus_out[e] = y_plus - y
+        g_minus_out[e] = g_minus
+
+
+def _bessel_counts_loop(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration,
+                        y_out, g_plus_out, g_minus_out):
+    for b in prange((y_tilde.size + BLOCK_SIZE - 1) // BLOCK_SIZE):
+        _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b,
+                             y_out, g_plus_out, g_minus_out)
+
+
+_bessel_counts_parallel, _bessel_counts_serial = parallel_and_serial(_bessel_counts_loop)
+
+
+def _bessel_counts_kernel(y_tilde, *args):
+    kernel = _bessel_counts_serial if y_tilde.size < SERIAL_BELOW else _bessel_counts_parallel
+    kernel(y_tilde, *args)
+
+
+@njit
+def _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b,
+                  lam_plus, lam_minus):
+    seed_stream(seed, iteration, b)
+    for e in range(b * BLOCK_SIZE, min(g_plus.size, (b + 1) * BLOCK_SIZE)):
+        if observed[e]:
+            scale = scale_values[e // scale_stride]
+            lam_plus[e] = np.random.gamma(1.0 + g_plus[e], scale)
+            lam_minus[e] = np.random.gamma(1.0 + g_minus[e], scale)
+
+
+def _lambda_loop(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration,
+                 lam_plus, lam_minus):
+    for b in prange((g_plus.size + BLOCK_SIZE - 1) // BLOCK_SIZE):
+        _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b,
+                      lam_plus, lam_minus)
+
+
+_lambda_parallel, _lambda_serial = parallel_and_serial(_lambda_loop)
+
+
+def _lambda_kernel(g_plus, *args):
+    """``lam± ~ Gamma(1 + g±, scale)`` in place, for observed entries."""
+    (_lambda_serial if g_plus.size < SERIAL_BELOW else _lambda_parallel)(g_plus, *args)
+
+
+# ---------------------------------------------------------------------------------------------
+# the step objects
+# ---------------------------------------------------------------------------------------------
+
+class PrivacyStep(ABC):
+    """Interface of a privacy step: ``y | y_tilde, alpha, mu`` (plus its own auxiliary state).
+
+    ``sample`` must leave ``P(y, state | y_tilde, mu)`` invariant and return fresh arrays (it
+    never mutates its inputs), so that an interrupted sweep leaves the chain consistent.
+    """
+
+    #: name used by the driver's ``method`` argument
+    name: str = ""
+
+    def init_state(self, y_tilde: np.ndarray, noise: NoiseLevels,
+                   seed: int) -> dict[str, np.ndarray]:
+        """Auxiliary state at the start of a chain (none by default)."""
+        return {}
+
+    @abstractmethod
+    def sample(self, y_tilde: np.ndarray, noise: NoiseLevels, mu: np.ndarray,
+               observed: np.ndarray, state: dict[str, np.ndarray], seed: int,
+               iteration: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Draw ``y`` (int64, the shape of ``y_tilde``) and the new auxiliary state."""
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    return a.reshape(-1)
+
+
+class CollapsedPrivacy(PrivacyStep):
+    """Exact draw from ``P(y | y_tilde, mu)`` with the noise marginalised (design §2b)."""
+
+    name = "collapsed"
+
+    def sample(self, y_tilde, noise, mu, observed, state, seed, iteration):
+        out = np.empty(y_tilde.shape, dtype=np.int64)
+        _collapsed_kernel(_flat(y_tilde), _flat(np.ascontiguousarray(mu, dtype=np.float64)),
+                          _flat(observed), noise.values, noise.stride,
+                          derive_seed(seed, _TAG_COUNTS), iteration, _flat(out))
+        return out, {}
+
+
+class BesselPrivacy(PrivacyStep):
+    """The paper's Bessel augmentation; keeps the noise rates ``lam_plus``, ``lam_minus``.
+
+    One call is one blocked Gibbs scan: ``(m, y, g+, g-) | lam, mu, y_tilde`` jointly (Bessel,
+    then binomial thinning), then ``lam± | g±``. The chain's stationary distribution of ``y`` is
+    ``P(y | y_tilde, mu)``, but successive draws are autocorrelated through ``lam``.
+    """
+
+    name = "bessel"
+
+    def lambda_scale(self, noise: NoiseLevels) -> np.ndarray:
+        """Scale of the Gamma complete conditional of ``lam±``: ``alpha`` (rate ``1/alpha``)."""
+        return noise.values
+
+    def init_state(self, y_tilde, noise, seed):
+        rng = as_generator(derive_seed(seed, _TAG_LAMBDA))
+        mean = noise.full() / (1.0 - noise.full())  # prior: lam ~ Exp with mean alpha / (1 - alpha)
+        return {"lam_plus": rng.exponential(mean), "lam_minus": rng.exponential(mean)}
+
+    def sample(self, y_tilde, noise, mu, observed, state, seed, iteration):
+        y = np.empty(y_tilde.shape, dtype=np.int64)
+        g_plus = np.empty(y_tilde.shape, dtype=np.int64)
+        g_minus = np.empty(y_tilde.shape, dtype=np.int64)
+        lam_plus = np.array(state["lam_plus"], dtype=np.float64, order="C", copy=True)
+        lam_minus = np.array(state["lam_minus"], dtype=np.float64, order="C", copy=True)
+        _bessel_counts_kernel(_flat(y_tilde), _flat(np.ascontiguousarray(mu, dtype=np.float64)),
+                              _flat(observed), _flat(lam_plus), _flat(lam_minus),
+                              derive_seed(seed, _TAG_COUNTS), iteration,
+                              _flat(y), _flat(g_plus), _flat(g_minus))
+        _lambda_kernel(_flat(g_plus), _flat(g_minus), _flat(observed),
+                       np.ascontiguousarray(self.lambda_scale(noise), dtype=np.float64),
+                       noise.stride, derive_seed(seed, _TAG_LAMBDA), iteration,
+                       _flat(lam_plus), _flat(lam_minus))
+        return y, {"lam_plus": lam_plus, "lam_minus": lam_minus}
+
+
+PRIVACY_STEPS: dict[str, type[PrivacyStep]] = {
+    CollapsedPrivacy.name: CollapsedPrivacy,
+    BesselPrivacy.name: BesselPrivacy,
+}
+
+
+def sample_true_counts(y_tilde, alpha, mu, *, seed=None, observed=None,
+                       iteration: int = 0) -> np.ndarray:
+    """One exact draw of the true counts from ``P(y | y_tilde, mu)`` (collapsed step).
+
+    ``y_tilde``: privatized counts (any shape, integers, may be negative); ``alpha``: noise
+    level(s) broadcastable to it; ``mu``: Poisson rates (same shape, >= 0); ``seed``: int,
+    Generator or None; ``observed``: optional bool array, False entries return 0.
+    """
+    y_tilde = as_count_array(y_tilde, "y_tilde", signed=True)
+    noise = noise_levels(alpha, y_tilde.shape)
+    mu = np.ascontiguousarray(mu, dtype=np.float64)
+    if mu.shape != y_tilde.shape:
+        raise ValueError(f"mu has shape {mu.shape} but y_tilde has shape {y_tilde.shape}")
+    if not np.isfinite(mu).all() or np.any(mu < 0):
+        raise ValueError("mu must be finite and non-negative")
+    obs = (np.ones(y_tilde.shape, dtype=bool) if observed is None
+           else np.ascontiguousarray(observed, dtype=bool))
+    if obs.shape != y_tilde.shape:
+        raise ValueError(f"observed has shape {obs.shape} but y_tilde has shape {y_tilde.shape}")
+    y, _ = CollapsedPrivacy().sample(y_tilde, noise, mu, obs, {}, base_seed(seed), iteration)
+    return y

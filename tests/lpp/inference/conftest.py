@@ -1,0 +1,39 @@
+"""Shared helpers of the inference tests: exact conditionals and small synthetic data sets."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from lpp.mechanism import privatize
+
+
+def exact_true_count_posterior(y_tilde, alpha, mu, top=None):
+    """Support and pmf of ``P(y | y_tilde, mu) ∝ Pois(y; mu) alpha^|y_tilde - y|``, enumerated."""
+    if top is None:
+        top = int(max(y_tilde, 0) + mu + 60 * np.sqrt(mu + 1) + 60)
+    support = np.arange(top)
+    log_w = stats.poisson.logpmf(support, mu) + np.abs(y_tilde - support) * np.log(alpha)
+    pmf = np.exp(log_w - log_w.max())
+    return support, pmf / pmf.sum()
+
+
+def geometric_noise(rng, alpha, shape):
+    """2Geo(alpha) noise as a difference of numpy geometrics (independent of lpp.mechanism)."""
+    return rng.geometric(1.0 - alpha, shape) - rng.geometric(1.0 - alpha, shape)
+
+
+@pytest.fixture(scope="session")
+def topic_data():
+    """A small topic-model data set: (mu, y, y_tilde, alpha) with alpha = 0.5."""
+    rng = np.random.default_rng(20190609)
+    theta = rng.gamma(1.0, 1.0, (30, 3))
+    phi = rng.gamma(0.3, 1.0, (3, 25))
+    mu = theta @ phi
+    y = rng.poisson(mu)
+    alpha = 0.5
+    return mu, y, privatize(y, alpha, rng=rng), alpha
+
+
+@pytest.fixture(scope="session")
+def exact_posterior():
+    """:func:`exact_true_count_posterior` (tests cannot import conftest under importlib mode)."""
+    return exact_true_count_posterior

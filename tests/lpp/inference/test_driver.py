@@ -1,0 +1,293 @@
+"""The fit API: results, reproducibility across threads, checkpoints, interrupts, input checks."""
+import inspect
+
+import numba
+import numpy as np
+import pytest
+
+from lpp.inference import (
+    CommunityModel,
+    CPTensorModel,
+    GibbsSampler,
+    TopicModel,
+    fit_nonprivate,
+    fit_private,
+    make_model,
+)
+from lpp.inference import privacy
+from lpp.inference.models import _kernels
+from lpp.mechanism import privatize
+
+QUIET = {"progress": False}
+
+
+def _same(a, b):
+    """Bit-identical results (timings aside)."""
+    assert a.saved_iterations.tolist() == b.saved_iterations.tolist()
+    assert a.samples.keys() == b.samples.keys()
+    for k in a.samples:
+        assert np.array_equal(a.samples[k], b.samples[k]), k
+    assert np.array_equal(a.mu_hat, b.mu_hat)
+    assert np.array_equal(a.log_joint, b.log_joint)
+    for k in a.state:
+        assert np.array_equal(a.state[k], b.state[k]), k
+    for k in a.aux:
+        assert np.array_equal(a.aux[k], b.aux[k]), k
+
+
+def test_result_holds_thinned_samples_and_their_running_mean(topic_data):
+    _, _, y_tilde, alpha = topic_data
+    res = fit_private(y_tilde, alpha, TopicModel(3), n_iter=23, burn_in=5, thin=4, seed=1,
+                      save_counts=True, **QUIET)
+    assert res.saved_iterations.tolist() == [9, 13, 17, 21] and res.n_saved == 4
+    assert res.samples["theta"].shape == (4, 30, 3) and res.samples["phi"].shape == (4, 3, 25)
+    assert res.samples["y"].dtype == np.int64 and res.samples["y"].shape == (4, 30, 25)
+    mus = [t @ p for t, p in zip(res.samples["theta"], res.samples["phi"])]
+    assert np.allclose(res.mu_hat, np.mean(mus, axis=0), rtol=1e-12)
+    assert res.iter_seconds.shape == (23,) and np.all(res.iter_seconds > 0)
+    assert np.all(np.isfinite(res.log_joint)) and res.complete and not res.interrupted
+    assert res.model == {"model": "topics", "n_components": 3, "a0": 0.1, "b0": 1.0}
+    assert not np.array_equal(res.state["theta"], res.samples["theta"][-1])  # 23 is unsaved
+
+
+def test_log_joint_is_prior_plus_likelihood_plus_noise(topic_data):
+    _, _, y_tilde, alpha = topic_data
+    sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(3), seed=2)
+    sampler.sweep()
+    from scipy import stats
+
+    model, state, y = sampler.model, sampler.state, sampler.y
+    expected = (sum(stats.gamma(0.1).logpdf(a).sum() for a in state.values())
+                + stats.poisson.logpmf(y, model.rate(state)).sum()
+                + np.sum(np.log((1 - alpha) / (1 + alpha)) + np.abs(y_tilde - y) * np.log(alpha)))
+    assert np.isclose(sampler.log_joint(), expected, rtol=1e-10)
+
+
+def test_private_fit_cannot_take_true_counts():
+    params = inspect.signature(fit_private).parameters
+    assert "y" not in params and list(params)[:3] == ["y_tilde", "alpha", "model"]
+    assert list(inspect.signature(fit_nonprivate).parameters)[:2] == ["y", "model"]
+
+
+def test_naive_is_the_model_fitted_to_truncated_data(topic_data):
+    _, _, y_tilde, _ = topic_data
+    naive = fit_private(y_tilde, None, TopicModel(3), method="naive", n_iter=6, seed=3, **QUIET)
+    direct = fit_nonprivate(np.maximum(y_tilde, 0), TopicModel(3), n_iter=6, seed=3, **QUIET)
+    assert naive.method == "naive" and direct.method == "nonprivate"
+    _same(naive, direct)
+
+
+def test_seeds_matter_and_repeat(topic_data):
+    _, _, y_tilde, alpha = topic_data
+    a = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, seed=5, **QUIET)
+    b = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, seed=5, **QUIET)
+    c = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, seed=6, **QUIET)
+    _same(a, b)
+    assert not np.array_equal(a.mu_hat, c.mu_hat)
+    assert a.seed == b.seed != c.seed
+
+
+def test_the_recorded_seed_repeats_a_run(topic_data):
+    _, _, y_tilde, alpha = topic_data
+    first = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, seed=None, **QUIET)
+    again = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, seed=first.seed, **QUIET)
+    _same(first, again)
+    from_generator = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3,
+                                 seed=np.random.default_rng(1), **QUIET)
+    assert 0 <= from_generator.seed < 2**63
+    for bad, err in ((-1, ValueError), (2**63, ValueError), ("1", TypeError), (1.0, TypeError)):
+        with pytest.raises(err, match="seed|rng"):
+            fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, seed=bad, **QUIET)
+
+
+def test_masked_entries_do_not_influence_the_fit(topic_data):
+    _, _, y_tilde, alpha = topic_data
+    mask = np.zeros(y_tilde.shape, dtype=bool)
+    mask[::3, ::4] = True
+    other = y_tilde.copy()
+    other[mask] += 17
+    a = fit_private(y_tilde, alpha, TopicModel(3), n_iter=5, seed=1, mask=mask, **QUIET)
+    b = fit_private(other, alpha, TopicModel(3), n_iter=5, seed=1, mask=mask, **QUIET)
+    _same(a, b)
+
+
+@pytest.fixture
+def threads():
+    before = numba.get_num_threads()
+    yield
+    numba.set_num_threads(before)
+
+
+def _big_problems():
+    rng = np.random.default_rng(11)
+    topics = privatize(rng.poisson(0.8, (150, 120)), 0.4, rng=rng)  # 18 000 entries
+    network = privatize(rng.poisson(0.8, (130, 130)), 0.4, rng=rng)
+    tensor = privatize(rng.poisson(0.8, (26, 26, 26)), 0.4, rng=rng)
+    return [(topics, TopicModel(4), "collapsed"), (topics, TopicModel(4), "bessel"),
+            (network, CommunityModel(3), "collapsed"), (tensor, CPTensorModel(3), "naive")]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
+def test_bit_identical_with_one_or_two_threads(threads, monkeypatch):
+    """Problems above SERIAL_BELOW run the parallel kernels; all twins agree to the bit."""
+    for data, model, method in _big_problems():
+        assert data.size >= privacy.SERIAL_BELOW
+        runs = []
+        for n_threads in (1, 2):
+            numba.set_num_threads(n_threads)
+            runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, seed=7, **QUIET))
+        with monkeypatch.context() as m:  # force the serial twins
+            m.setattr(privacy, "SERIAL_BELOW", 10**12)
+            m.setattr(_kernels, "SERIAL_BELOW", 10**12)
+            runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, seed=7, **QUIET))
+        _same(runs[0], runs[1])
+        _same(runs[0], runs[2])
+
+
+class _InterruptAt(TopicModel):
+    """A topic model whose sweep for 0-based iteration ``at`` is hit by Ctrl-C (once)."""
+
+    def __init__(self, at, k):
+        super().__init__(k)
+        self.at = at
+
+    def step(self, state, y, observed, seed, iteration):
+        if iteration == self.at:
+            self.at = None
+            raise KeyboardInterrupt
+        return super().step(state, y, observed, seed, iteration)
+
+
+@pytest.mark.parametrize("method", ["collapsed", "bessel"])
+def test_interrupt_checkpoint_and_resume_equal_an_uninterrupted_run(topic_data, tmp_path, method):
+    _, _, y_tilde, alpha = topic_data
+    kw = dict(method=method, n_iter=30, burn_in=4, thin=3, seed=12, save_counts=True, **QUIET)
+    full = fit_private(y_tilde, alpha, TopicModel(3), **kw)
+    path = tmp_path / "chain.npz"
+    part = fit_private(y_tilde, alpha, _InterruptAt(16, 3), checkpoint=path, checkpoint_every=5,
+                       **kw)
+    assert part.interrupted and part.iterations_done == 16 and not part.complete
+    assert part.saved_iterations.tolist() == [7, 10, 13, 16] and part.mu_hat is not None
+    assert not list(tmp_path.glob(".*tmp*"))  # atomic writes leave no temporary file
+    resumed = fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, resume=True, **kw)
+    assert resumed.complete and resumed.iter_seconds.shape == (30,)
+    _same(full, resumed)
+    # a finished checkpoint resumes to the same result without sweeping again
+    _same(full, fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, resume=True, **kw))
+
+
+def test_interrupt_after_the_commit_keeps_the_sweep(topic_data, tmp_path, monkeypatch):
+    _, _, y_tilde, alpha = topic_data
+    kw = dict(n_iter=12, thin=2, seed=3, **QUIET)
+    full = fit_private(y_tilde, alpha, TopicModel(3), **kw)
+    real = GibbsSampler.log_joint
+    calls = {"n": 0}
+
+    def flaky(self):
+        calls["n"] += 1
+        if calls["n"] == 3:  # during the booking of iteration 6, after its sweep committed
+            raise KeyboardInterrupt
+        return real(self)
+
+    monkeypatch.setattr(GibbsSampler, "log_joint", flaky)
+    path = tmp_path / "c.npz"
+    part = fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, **kw)
+    assert part.interrupted and part.iterations_done == 6
+    assert part.saved_iterations.tolist() == [2, 4, 6]
+    assert np.isnan(part.iter_seconds[-1])
+    monkeypatch.setattr(GibbsSampler, "log_joint", real)
+    _same(full, fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, resume=True, **kw))
+
+
+def test_resume_refuses_a_different_run(topic_data, tmp_path):
+    _, _, y_tilde, alpha = topic_data
+    path = tmp_path / "c.npz"
+    fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, seed=1, checkpoint=path, **QUIET)
+    with pytest.raises(ValueError, match="'data'"):
+        fit_private(y_tilde + 1, alpha, TopicModel(3), n_iter=5, checkpoint=path, resume=True,
+                    **QUIET)
+    with pytest.raises(ValueError, match="'thin'"):
+        fit_private(y_tilde, alpha, TopicModel(3), n_iter=5, thin=2, checkpoint=path, resume=True,
+                    **QUIET)
+    with pytest.raises(ValueError, match="'model'"):
+        fit_private(y_tilde, alpha, TopicModel(4), n_iter=5, checkpoint=path, resume=True, **QUIET)
+    with pytest.raises(ValueError, match="checkpoint path"):
+        fit_private(y_tilde, alpha, TopicModel(3), n_iter=5, resume=True, **QUIET)
+
+
+def test_models_by_name_and_initialisation(topic_data):
+    _, y, _, _ = topic_data
+    a = fit_nonprivate(y, "topics", n_components=3, n_iter=2, seed=1, **QUIET)
+    b = fit_nonprivate(y, TopicModel(3), n_iter=2, seed=1, **QUIET)
+    _same(a, b)
+    init = {"theta": np.ones((30, 3)), "phi": np.ones((3, 25))}
+    c = fit_nonprivate(y, TopicModel(3), n_iter=2, seed=1, init=init, **QUIET)
+    d = fit_nonprivate(y, TopicModel(3), n_iter=2, seed=1, init="prior", **QUIET)
+    assert not np.array_equal(c.mu_hat, d.mu_hat)
+    with pytest.raises(ValueError, match="init"):
+        fit_nonprivate(y, TopicModel(3), n_iter=2, init="zeros", **QUIET)
+    with pytest.raises(TypeError, match="model object"):
+        make_model(TopicModel(3), n_components=3)
+    with pytest.raises(ValueError, match="unknown model"):
+        make_model("lda", 3)
+    with pytest.raises(TypeError, match="needs n_components"):
+        make_model("topics")
+
+
+def test_privacy_step_is_model_agnostic():
+    """The same privacy code serves a 3-way tensor model, unchanged."""
+    rng = np.random.default_rng(2)
+    y_tilde = privatize(rng.poisson(2.0, (4, 5, 3)), 0.5, rng=rng)
+    for method in ("collapsed", "bessel"):
+        res = fit_private(y_tilde, 0.5, CPTensorModel(2), method=method, n_iter=5, seed=1, **QUIET)
+        assert res.mu_hat.shape == (4, 5, 3) and np.all(np.isfinite(res.log_joint))
+        assert set(res.aux) == ({"lam_plus", "lam_minus"} if method == "bessel" else set())
+
+
+def test_progress_bar_can_be_shown(topic_data, capsys):
+    _, y, _, _ = topic_data
+    fit_nonprivate(y, TopicModel(2), n_iter=3, progress=True)
+    assert "topics/nonprivate" in capsys.readouterr().err
+    fit_nonprivate(y, TopicModel(2), n_iter=3, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("kwargs,err,match", [
+    ({"n_iter": 0}, ValueError, "n_iter"),
+    ({"n_iter": 5, "burn_in": 5}, ValueError, "burn_in"),
+    ({"thin": 0}, ValueError, "thin"),
+    ({"thin": 1.5}, TypeError, "thin"),
+    ({"method": "laplace"}, ValueError, "method"),
+    ({"mask": np.zeros((3, 3), dtype=bool)}, ValueError, "mask has shape"),
+    ({"mask": np.full((30, 25), 0.5)}, TypeError, "mask"),
+    ({"alpha": 1.0}, ValueError, "alpha"),
+    ({"alpha": np.full(30, 0.5)}, ValueError, "broadcast"),
+    ({"alpha": None}, TypeError, "alpha"),
+    ({"model": TopicModel(3), "n_components": 2}, TypeError, "model object"),
+    ({"model": "topics", "n_components": 0}, ValueError, "n_components"),
+    ({"checkpoint_every": 0}, ValueError, "checkpoint_every"),
+])
+def test_bad_arguments_are_refused(topic_data, kwargs, err, match):
+    _, _, y_tilde, alpha = topic_data
+    args = {"alpha": alpha, "model": TopicModel(3), "n_iter": 3, **QUIET, **kwargs}
+    with pytest.raises(err, match=match):
+        fit_private(y_tilde, **args)
+
+
+def test_bad_data_are_refused(topic_data):
+    _, y, y_tilde, alpha = topic_data
+    with pytest.raises(ValueError, match="non-integer"):
+        fit_private(y_tilde + 0.5, alpha, TopicModel(3), n_iter=2, **QUIET)
+    with pytest.raises(ValueError, match="negative"):
+        fit_nonprivate(y_tilde, TopicModel(3), n_iter=2, **QUIET)
+    with pytest.raises(ValueError, match="2-d"):
+        fit_nonprivate(y.reshape(-1), TopicModel(3), n_iter=2, **QUIET)
+    with pytest.raises(ValueError, match="square"):
+        fit_nonprivate(y, CommunityModel(2), n_iter=2, **QUIET)
+    mask = np.zeros(y.shape, dtype=bool)
+    mask[4] = True
+    with pytest.raises(ValueError, match=r"\[4\] along axis 0 is masked"):
+        fit_nonprivate(y, TopicModel(3), n_iter=2, mask=mask, **QUIET)
+    with pytest.raises(ValueError, match="non-empty"):
+        fit_nonprivate(np.zeros((0, 3), dtype=np.int64), TopicModel(3), n_iter=2, **QUIET)

@@ -1,0 +1,187 @@
+"""Models: rates, allocation, conjugate updates, densities and input checks."""
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from lpp.inference._numerics import TINY
+from lpp.inference.models import (
+    CommunityModel,
+    CPTensorModel,
+    Observed,
+    PoissonFactorization,
+    TopicModel,
+)
+from lpp.testing import FALSE_ALARM, chisquare_gof
+
+MODELS = [
+    (TopicModel(3), (7, 5)),
+    (CommunityModel(2), (6, 6)),
+    (CPTensorModel(2), (3, 4, 5)),
+]
+
+
+def _observed(model, shape, missing=None):
+    mask = np.ones(shape, dtype=bool) if missing is None else ~missing
+    never = model.always_missing(shape)
+    if never is not None:
+        mask &= ~never
+    return Observed(mask)
+
+
+@pytest.mark.parametrize("model,shape", MODELS, ids=lambda m: getattr(m, "name", ""))
+def test_rates_match_the_definitions(model, shape):
+    state = model.sample_prior(shape, 1)
+    mu = model.rate(state)
+    if model.name == "topics":
+        expected = np.einsum("dk,kv->dv", state["theta"], state["phi"])
+    elif model.name == "communities":
+        expected = np.einsum("ic,cd,jd->ij", state["theta"], state["pi"], state["theta"])
+        np.fill_diagonal(expected, 0.0)
+    else:
+        expected = np.einsum("ir,jr,lr->ijl", state["factor0"], state["factor1"], state["factor2"])
+    assert mu.shape == shape and np.allclose(mu, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("model,shape", MODELS, ids=lambda m: getattr(m, "name", ""))
+def test_allocation_conserves_observed_counts(model, shape):
+    rng = np.random.default_rng(2)
+    y = rng.poisson(3.0, shape)
+    missing = rng.random(shape) < 0.2
+    missing.flat[0] = False
+    obs = _observed(model, shape, missing)
+    stats_ = model.allocate(model.sample_prior(shape, 3), y, obs, 5, 0)
+    total = int(y[obs.mask].sum())
+    for name, counts in stats_.items():
+        # each role of a count adds it once; a community count has a sender and a receiver
+        per_count = 2 if name == "node_community" else 1
+        assert counts.dtype == np.int64 and counts.sum() == per_count * total, name
+
+
+def test_topic_allocation_matches_the_multinomial():
+    """One entry's split over topics is Mult(y, theta[d] * phi[:, v] / mu) — chi-square."""
+    model = TopicModel(3)
+    state = {"theta": np.array([[0.5, 2.0, 1.0]]), "phi": np.array([[1.0], [0.25], [3.0]])}
+    y = np.array([[4]])
+    obs = Observed(np.ones((1, 1), dtype=bool))
+    draws = np.array([model.allocate(state, y, obs, 7, t)["doc_topic"][0] for t in range(20_000)])
+    comps = [c for c in itertools.product(range(5), repeat=3) if sum(c) == 4]
+    codes = np.array([comps.index(tuple(r)) for r in draws])
+    p = np.array([0.5, 0.5, 3.0]) / 4.0
+    assert chisquare_gof(codes, np.arange(len(comps)), stats.multinomial(4, p).pmf(np.array(comps)))
+
+
+def test_topic_update_draws_the_conjugate_gammas():
+    """phi | counts, theta ~ Gamma(a0 + n_kv, b0 + sum_d theta[d, k]); then
+    theta | counts, phi ~ Gamma(a0 + n_dk, b0 + sum_v phi[k, v]) — checked by KS against scipy."""
+    model = TopicModel(2, a0=0.1, b0=1.0)
+    state = {"theta": np.ones((1, 2)), "phi": np.ones((2, 2))}
+    counts = {"doc_topic": np.array([[3, 0]]), "topic_word": np.array([[0, 3], [0, 0]])}
+    obs = Observed(np.ones((1, 2), dtype=bool))
+    draws = [model.update_latents(state, counts, obs, 11, t) for t in range(20_000)]
+    phi = np.array([d["phi"] for d in draws])
+    theta = np.array([d["theta"][0, 0] for d in draws])
+    phi_rate = 1.0 + 1.0  # b0 + sum_d theta[d, k], theta = 1
+    assert stats.kstest(phi[:, 0, 1], stats.gamma(3.1, scale=1 / phi_rate).cdf).pvalue > FALSE_ALARM
+    assert stats.kstest(phi[:, 1, 0], stats.gamma(0.1, scale=1 / phi_rate).cdf).pvalue > FALSE_ALARM
+    rng = np.random.default_rng(0)
+    phi_row = rng.gamma(0.1, 1 / phi_rate, 200_000) + rng.gamma(3.1, 1 / phi_rate, 200_000)
+    reference = rng.gamma(3.1, 1.0 / (1.0 + phi_row))
+    assert stats.ks_2samp(theta, reference).pvalue > FALSE_ALARM
+    # power: the same check rejects a rate that forgets b0
+    assert stats.ks_2samp(theta, rng.gamma(3.1, 1.0 / phi_row)).pvalue < FALSE_ALARM
+
+
+def test_log_prior_and_likelihood_match_scipy():
+    model = TopicModel(2, a0=0.7, b0=1.3)
+    state = model.sample_prior((4, 3), 1)
+    expected = sum(stats.gamma(0.7, scale=1 / 1.3).logpdf(a).sum() for a in state.values())
+    assert np.isclose(model.log_prior(state), expected, rtol=1e-12)
+    y = np.array([[0, 1, 2], [3, 0, 0], [1, 1, 1], [0, 0, 5]])
+    mu = model.rate(state)
+    obs = Observed(y != 5)
+    assert np.isclose(model.log_likelihood(y, mu, obs), stats.poisson.logpmf(y, mu)[y != 5].sum())
+
+
+def test_prior_draws_never_underflow_to_zero():
+    state = TopicModel(2, a0=0.005).sample_prior((50, 40), 1)
+    assert all(np.all(a >= TINY) for a in state.values())
+    assert np.isfinite(TopicModel(2, a0=0.005).log_prior(state))
+
+
+@pytest.mark.parametrize("model,shape", MODELS, ids=lambda m: getattr(m, "name", ""))
+def test_allocation_survives_underflowing_factor_products(model, shape):
+    state = {k: np.full(v.shape, TINY) for k, v in model.sample_prior(shape, 1).items()}
+    y = np.ones(shape, dtype=np.int64)
+    obs = _observed(model, shape)
+    out = model.allocate(state, y, obs, 1, 0)
+    assert sum(int(v.sum()) for v in out.values()) > 0
+    new = model.update_latents(state, out, obs, 2, 0)
+    assert all(np.isfinite(a).all() and (a > 0).all() for a in new.values())
+
+
+def test_community_model_masks_self_loops():
+    model = CommunityModel(2)
+    mask = np.ones((4, 4), dtype=bool)
+    with pytest.raises(ValueError, match="self-loops"):
+        model.check_observed(Observed(mask))
+    with pytest.raises(ValueError, match="square"):
+        model.check_shape((4, 5))
+
+
+def test_masked_out_indices_are_refused():
+    topics = TopicModel(2)
+    mask = np.ones((3, 4), dtype=bool)
+    mask[1] = False
+    with pytest.raises(ValueError, match=r"index \[1\] along axis 0"):
+        topics.check_observed(Observed(mask))
+    net = CommunityModel(2)
+    mask = ~np.eye(4, dtype=bool)
+    mask[2, :] = False
+    mask[:, 2] = False
+    with pytest.raises(ValueError, match=r"node\(s\) \[2\]"):
+        net.check_observed(Observed(mask))
+    cp = CPTensorModel(2)
+    mask = np.ones((2, 3, 2), dtype=bool)
+    mask[:, 1, :] = False
+    with pytest.raises(ValueError, match="axis 1"):
+        cp.check_observed(Observed(mask))
+
+
+@pytest.mark.parametrize("bad,err", [(0, ValueError), (-1, ValueError), (2.5, TypeError),
+                                     (True, TypeError)])
+def test_component_count_is_checked(bad, err):
+    with pytest.raises(err, match="n_components"):
+        TopicModel(bad)
+
+
+@pytest.mark.parametrize("kw", [{"a0": 0.0}, {"b0": -1.0}, {"a0": np.inf}])
+def test_hyperparameters_are_checked(kw):
+    with pytest.raises(ValueError):
+        CommunityModel(2, **kw)
+
+
+def test_shapes_are_checked():
+    with pytest.raises(ValueError, match="3-d"):
+        CPTensorModel(2).check_shape((3, 4))
+    with pytest.raises(ValueError, match="2-d"):
+        TopicModel(2).check_shape((3, 4, 5))
+
+
+def test_user_states_are_validated():
+    model = TopicModel(2)
+    good = model.sample_prior((3, 4), 1)
+    assert model.check_state(good, (3, 4))["theta"] is not good["theta"]
+    with pytest.raises(ValueError, match="shape"):
+        model.check_state({"theta": np.ones((3, 3)), "phi": good["phi"]}, (3, 4))
+    with pytest.raises(ValueError, match="needs"):
+        model.check_state({"theta": good["theta"]}, (3, 4))
+    with pytest.raises(ValueError, match="> 0"):
+        model.check_state({"theta": -good["theta"], "phi": good["phi"]}, (3, 4))
+
+
+def test_plug_in_interface_is_abstract():
+    with pytest.raises(TypeError):
+        PoissonFactorization(2)
+    assert repr(TopicModel(4, a0=0.2)) == "TopicModel(n_components=4, a0=0.2, b0=1.0)"
