@@ -15,6 +15,13 @@ latents, the running posterior mean ``mu_hat`` of the rates over saved iteration
 ``log p(Z, y, y_tilde)`` of each saved sample (``log p(Z, y)`` for the non-private and naive
 fits, whose data are ``y`` and ``max(y_tilde, 0)``), and the wall time of every iteration.
 
+Sparse engine: for the ``collapsed`` method of :class:`TopicModel` with a scalar or per-row
+``alpha`` the privacy step and the allocation are fused and skip the non-positive entries
+(:mod:`lpp.inference.sparse_topics`, design §2c); the cost of a sweep then scales with the
+number of positive privatized entries, and the dense rates ``mu`` are formed only when asked
+for (saved samples). ``sparse=None`` (default) picks it whenever it applies, ``False`` forces the
+dense sampler; both target the same posterior but use different random streams.
+
 Reproducibility: the run's 63-bit base seed (recorded in the result) keys every random draw by
 ``(seed, iteration, block)``, so the same seed gives bit-identical samples with any number of
 numba threads, and a run resumed from a checkpoint continues exactly as the uninterrupted run.
@@ -34,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the text bar: tqdm.auto warns in kernels without ipywidgets
 
 from lpp._rng import base_seed
 from lpp.inference._seeds import derive_seed
@@ -47,13 +54,14 @@ from lpp.inference.models import (
     TopicModel,
 )
 from lpp.inference.privacy import PRIVACY_STEPS, NoiseLevels, PrivacyStep, noise_levels
+from lpp.inference.sparse_topics import SparseTopicPrivacy, as_dense_counts
 
 __all__ = ["FitResult", "GibbsSampler", "fit_nonprivate", "fit_private", "make_model"]
 
 log = logging.getLogger(__name__)
 
 PRIVATE_METHODS = ("collapsed", "bessel", "naive")
-_CHECKPOINT_VERSION = 1
+_CHECKPOINT_VERSION = 2
 _TAG_INIT_PRIOR = 1
 _TAG_INIT_STEP = 2
 _TAG_PRIVACY = 3
@@ -113,8 +121,9 @@ class _PrivateCounts:
     def init_aux(self, seed: int) -> dict[str, np.ndarray]:
         return self.step.init_state(self.y_tilde, self.noise, seed)
 
-    def sample(self, mu, observed, aux, seed, iteration):
-        return self.step.sample(self.y_tilde, self.noise, mu, observed.mask, aux, seed, iteration)
+    def sample(self, snap, observed, seed, iteration):
+        return self.step.sample(self.y_tilde, self.noise, snap.mu, observed.mask, snap.aux, seed,
+                                iteration)
 
     def log_noise(self, y: np.ndarray, observed: Observed) -> float:
         """sum over observed entries of log 2Geo(y_tilde - y; alpha)."""
@@ -124,6 +133,31 @@ class _PrivateCounts:
         log_alpha, log_norm = self._log_noise
         terms = log_norm + np.abs(self.y_tilde - y) * log_alpha
         return float(terms.sum() if observed.complete else terms[observed.mask].sum())
+
+
+class _SparsePrivateCounts(_PrivateCounts):
+    """The collapsed step of the topic model in sparse form: draws are made on allocation."""
+
+    def __init__(self, y_tilde: np.ndarray, noise: NoiseLevels, observed: Observed):
+        super().__init__(y_tilde, noise, PRIVACY_STEPS["collapsed"]())
+        self.sparse_step = SparseTopicPrivacy(y_tilde, noise, observed.mask)
+
+    def sample(self, snap, observed, seed, iteration):
+        return self.sparse_step.sample(seed, iteration), {}
+
+
+def sparse_applies(model: PoissonFactorization, method: str, noise: NoiseLevels | None) -> bool:
+    """Whether the sparse topic sampler serves this model, method and noise layout.
+
+    It needs the built-in topic model's rates and allocation (a subclass that overrides
+    ``rate``, ``allocate`` or ``update_latents`` gets the dense sampler), the collapsed method
+    and an ``alpha`` that is constant within rows.
+    """
+    cls = type(model)
+    return (method == "collapsed" and isinstance(model, TopicModel)
+            and all(getattr(cls, name) is getattr(TopicModel, name)
+                    for name in ("rate", "allocate", "update_latents"))
+            and noise is not None and noise.per_row() is not None)
 
 
 class _FixedCounts:
@@ -138,8 +172,8 @@ class _FixedCounts:
     def init_aux(self, seed: int) -> dict[str, np.ndarray]:
         return {}
 
-    def sample(self, mu, observed, aux, seed, iteration):
-        return self.y, aux
+    def sample(self, snap, observed, seed, iteration):
+        return self.y, snap.aux
 
     def log_noise(self, y, observed) -> float:
         return 0.0
@@ -149,15 +183,28 @@ class _FixedCounts:
 # the chain
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
 class _Snapshot:
-    """Everything that defines the chain after ``iteration`` sweeps (replaced, never mutated)."""
+    """Everything that defines the chain after ``iteration`` sweeps (replaced, never mutated).
 
-    state: dict
-    aux: dict
-    y: np.ndarray
-    mu: np.ndarray
-    iteration: int
+    ``counts`` is the draw of ``y`` (an array, or a sparse draw); the dense ``y`` and the rates
+    ``mu`` are formed on first use only (the sparse sampler never needs them).
+    """
+
+    __slots__ = ("state", "aux", "counts", "iteration", "_rate", "_mu")
+
+    def __init__(self, state, aux, counts, iteration, rate):
+        self.state, self.aux, self.counts, self.iteration = state, aux, counts, iteration
+        self._rate, self._mu = rate, None
+
+    @property
+    def y(self) -> np.ndarray:
+        return as_dense_counts(self.counts)
+
+    @property
+    def mu(self) -> np.ndarray:
+        if self._mu is None:
+            self._mu = self._rate(self.state)
+        return self._mu
 
 
 class GibbsSampler:
@@ -171,6 +218,7 @@ class GibbsSampler:
     def __init__(self, model: PoissonFactorization, source, observed: Observed, method: str,
                  seed: int, init="data"):
         self.model, self.source, self.observed, self.method = model, source, observed, method
+        self.engine = "sparse" if isinstance(source, _SparsePrivateCounts) else "dense"
         self.seed = seed
         shape = observed.shape
         if isinstance(init, dict):
@@ -185,13 +233,19 @@ class GibbsSampler:
             raise ValueError("init must be 'data', 'prior' or a dict of latent arrays, "
                              f"got {init!r}")
         y0 = source.initial_counts()
-        self._snap = _Snapshot(state, source.init_aux(seed), y0, model.rate(state), 0)
+        self._snap = _Snapshot(state, source.init_aux(seed), y0, 0, model.rate)
 
     # ----- construction ---------------------------------------------------------------------
     @classmethod
     def private(cls, y_tilde, alpha, model, *, method="collapsed", seed=None, mask=None,
-                init="data"):
-        """Chain for privatized counts; ``seed`` is an int, a Generator or None."""
+                init="data", sparse=None):
+        """Chain for privatized counts; ``seed`` is an int, a Generator or None.
+
+        ``sparse``: None uses the sparse topic sampler where it applies, False never, True
+        requires it (ValueError where it does not apply).
+        """
+        if sparse not in (None, True, False):
+            raise TypeError(f"sparse must be None, True or False, got {sparse!r}")
         y_tilde = as_count_array(y_tilde, "y_tilde", signed=True)
         observed = _observed_for(model, y_tilde.shape, mask)
         if method not in PRIVATE_METHODS:
@@ -202,7 +256,13 @@ class GibbsSampler:
             source = _FixedCounts(np.maximum(y_tilde, 0))
         else:
             noise = noise_levels(alpha, y_tilde.shape)
-            source = _PrivateCounts(y_tilde, noise, PRIVACY_STEPS[method]())
+            if sparse is not False and sparse_applies(model, method, noise):
+                source = _SparsePrivateCounts(y_tilde, noise, observed)
+            else:
+                source = _PrivateCounts(y_tilde, noise, PRIVACY_STEPS[method]())
+        if sparse and not isinstance(source, _SparsePrivateCounts):
+            raise ValueError("sparse=True needs method='collapsed', the built-in TopicModel and "
+                             "an alpha that is constant within rows (scalar or shape (D, 1))")
         return cls(model, source, observed, method, kernel_seed(seed), init)
 
     @classmethod
@@ -223,18 +283,16 @@ class GibbsSampler:
         """Put the chain at a saved point (used when resuming a checkpoint)."""
         state = self.model.check_state(state, self.observed.shape)
         aux = {k: np.array(v, order="C", copy=True) for k, v in aux.items()}
-        self._snap = _Snapshot(state, aux, self.source.initial_counts(), self.model.rate(state),
-                               iteration)
+        self._snap = _Snapshot(state, aux, self.source.initial_counts(), iteration,
+                               self.model.rate)
 
     def sweep(self) -> None:
         """One iteration: privacy step, allocation, factor updates, rates."""
         snap = self._snap
         t = snap.iteration
-        y, aux = self.source.sample(snap.mu, self.observed, snap.aux,
-                                    derive_seed(self.seed, _TAG_PRIVACY), t)
+        y, aux = self.source.sample(snap, self.observed, derive_seed(self.seed, _TAG_PRIVACY), t)
         state = self.model.step(snap.state, y, self.observed, derive_seed(self.seed, _TAG_MODEL), t)
-        mu = self.model.rate(state)
-        self._snap = _Snapshot(state, aux, y, mu, t + 1)  # the commit point of the sweep
+        self._snap = _Snapshot(state, aux, y, t + 1, self.model.rate)  # the sweep's commit point
 
     def log_joint(self) -> float:
         """log p(Z, y, y_tilde) of the current point (``log p(Z, y)`` without a privacy step)."""
@@ -266,7 +324,8 @@ class FitResult:
     ``"y"`` when ``save_counts=True``); ``saved_iterations`` are their 1-based iteration numbers;
     ``mu_hat`` is the mean of ``mu`` over the saved iterations (None before the first);
     ``log_joint`` is per saved sample; ``iter_seconds`` is per completed iteration (the first
-    includes numba's compilation). ``state``/``aux`` are the chain's last point.
+    includes numba's compilation). ``state``/``aux`` are the chain's last point; ``engine`` is
+    ``"sparse"`` or ``"dense"`` (see the module docstring).
     """
 
     method: str
@@ -284,6 +343,7 @@ class FitResult:
     iter_seconds: np.ndarray
     state: dict = field(repr=False)
     aux: dict = field(repr=False)
+    engine: str = "dense"
 
     @property
     def n_saved(self) -> int:
@@ -433,7 +493,7 @@ def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_cou
     if save_counts:
         names.append("y")
     rec = _Record(names, burn_in, thin)
-    meta = {"version": _CHECKPOINT_VERSION, "method": sampler.method,
+    meta = {"version": _CHECKPOINT_VERSION, "method": sampler.method, "engine": sampler.engine,
             "model": sampler.model.params(), "seed": sampler.seed, "burn_in": burn_in,
             "thin": thin, "save": names,
             "data": _fingerprint(sampler.source, sampler.observed)}
@@ -443,7 +503,7 @@ def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_cou
 
     if resume and path.exists():
         saved_meta, groups, extra = _read_checkpoint(path)
-        for key in ("version", "method", "model", "burn_in", "thin", "save", "data"):
+        for key in ("version", "method", "engine", "model", "burn_in", "thin", "save", "data"):
             if saved_meta.get(key) != meta[key]:
                 raise ValueError(f"checkpoint {path} was written with a different {key!r} "
                                  f"({saved_meta.get(key)!r} != {meta[key]!r}); cannot resume")
@@ -488,7 +548,7 @@ def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_cou
         samples={n: arrays[f"samples__{n}"] for n in names},
         mu_hat=arrays["mu_sum"] / n_saved if n_saved else None,
         log_joint=arrays["log_joint"], iter_seconds=arrays["iter_seconds"],
-        state=sampler.state, aux=sampler.aux)
+        state=sampler.state, aux=sampler.aux, engine=sampler.engine)
 
 
 _FIT_DOC_COMMON = """
@@ -517,17 +577,20 @@ def fit_private(y_tilde, alpha, model, *, method: str = "collapsed", n_component
                 a0=None, b0=None, n_iter: int = 1000, burn_in: int = 0, thin: int = 1, seed=None,
                 mask=None, init="data", save_latents: bool = True, save_counts: bool = False,
                 progress=None, checkpoint=None, checkpoint_every: int = 100,
-                resume: bool = False) -> FitResult:
+                resume: bool = False, sparse=None) -> FitResult:
     """Locally private posterior inference from privatized counts only.
 
     y_tilde : privatized counts ``y + 2Geo(alpha)`` (integers, may be negative).
     alpha : the geometric mechanism's parameter in (0, 1) — scalar, per row (shape ``(D, 1)``)
         or per entry; ``alpha = exp(-epsilon / N)``. Optional for ``method="naive"``.
     method : ``"collapsed"`` (default), ``"bessel"`` or ``"naive"``.
+    sparse : None (default) uses the sparse topic sampler where it applies (collapsed method,
+        built-in TopicModel, alpha constant within rows), False forces the dense sampler, True
+        requires the sparse one. Both target the same posterior; the random streams differ.
     """
     model = make_model(model, n_components, a0, b0)
     sampler = GibbsSampler.private(y_tilde, alpha, model, method=method, seed=seed, mask=mask,
-                                   init=init)
+                                   init=init, sparse=sparse)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                 save_counts=save_counts, progress=progress, checkpoint=checkpoint,
                 checkpoint_every=checkpoint_every, resume=resume)

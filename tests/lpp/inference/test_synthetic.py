@@ -43,3 +43,22 @@ def test_private_beats_naive_at_every_privacy_level():
 def test_literal_paper_prior_gives_empty_networks():
     empty = [simulate_network(s, shape=0.01, rate=0.5).y.sum() == 0 for s in range(1, 10)]
     assert all(empty)
+
+
+def test_simulate_topics_is_well_separated_and_seeded():
+    from lpp.inference.synthetic import simulate_topics
+
+    corpus = simulate_topics(0)
+    assert corpus.y.shape == (90, 15) and corpus.phi.shape == (3, 15)
+    assert np.allclose(corpus.phi.sum(axis=1), 1.0)
+    assert np.allclose(corpus.phi[:, :5].sum(axis=1), [0.9, 0.05, 0.05])
+    assert np.allclose(corpus.theta.sum(axis=1), 30.0)
+    groups = corpus.theta.argmax(axis=1)
+    assert np.array_equal(np.bincount(groups), [30, 30, 30])
+    assert np.allclose(corpus.mu, corpus.theta @ corpus.phi)
+    assert np.array_equal(corpus.y, simulate_topics(0).y)
+    assert not np.array_equal(corpus.y, simulate_topics(1).y)
+    with pytest.raises(ValueError, match="equal groups"):
+        simulate_topics(0, n_docs=91)
+    with pytest.raises(ValueError, match="n_words"):
+        simulate_topics(0, n_words=10)

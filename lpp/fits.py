@@ -1,0 +1,110 @@
+"""Fitted models on disk: what an inference stage hands to the evaluation stage.
+
+A fit directory holds
+
+``fit.npz``
+    ``mu_hat`` (posterior mean of the rates over the saved samples), ``log_joint`` and
+    ``saved_iterations`` (per saved sample), ``iter_seconds`` (per iteration), and one
+    ``samples__<name>`` array per latent (saved draws stacked on axis 0, e.g. ``phi``).
+``fit.json``
+    format and version, the method, the model and its settings, the run's seed and schedule,
+    whether it was interrupted, the sha256 of ``fit.npz``, and what it was fitted to
+    (``data``: the privatized directory, or the prepared counts for the non-private method).
+
+The sampled true counts of a private fit are *not* saved (they are posterior draws, not the
+data, but they are large and nothing downstream needs them).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
+
+FORMAT_NAME = "lpp.fit"
+FORMAT_VERSION = 1
+DATA_FILE = "fit.npz"
+META_FILE = "fit.json"
+_SAMPLE_PREFIX = "samples__"
+
+
+@dataclass(frozen=True)
+class SavedFit:
+    """A fit read back: ``samples[name]`` is (S, ...) per latent; ``meta`` is ``fit.json``."""
+
+    mu_hat: np.ndarray
+    samples: dict
+    log_joint: np.ndarray
+    saved_iterations: np.ndarray
+    iter_seconds: np.ndarray
+    meta: dict
+
+    @property
+    def method(self) -> str:
+        return self.meta["method"]
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+def save_fit(result, out_dir, *, data: str, extra: dict | None = None) -> Path:
+    """Write a :class:`lpp.inference.FitResult` as ``fit.npz`` + ``fit.json`` atomically."""
+    if result.mu_hat is None:
+        raise ValueError("the fit saved no sample (n_iter <= burn_in?): nothing to write")
+    arrays = {"mu_hat": np.asarray(result.mu_hat), "log_joint": result.log_joint,
+              "saved_iterations": result.saved_iterations, "iter_seconds": result.iter_seconds}
+    arrays.update({_SAMPLE_PREFIX + name: value for name, value in result.samples.items()
+                   if name != "y"})
+    payload = npz_bytes(arrays)
+    meta = {
+        "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "method": result.method,
+        "model": _jsonable(result.model), "seed": int(result.seed), "n_iter": result.n_iter,
+        "burn_in": result.burn_in, "thin": result.thin,
+        "iterations_done": result.iterations_done, "interrupted": bool(result.interrupted),
+        "n_saved": result.n_saved, "data": str(data), "data_file": DATA_FILE,
+        "data_sha256": hashlib.sha256(payload).hexdigest(),
+        "seconds_total": float(np.nansum(result.iter_seconds)),
+        "extra": _jsonable(extra or {}),
+    }
+    meta_payload = json_bytes(meta)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out_dir / DATA_FILE, payload)
+    atomic_write_bytes(out_dir / META_FILE, meta_payload)
+    return out_dir
+
+
+def load_fit(path) -> SavedFit:
+    """Read a fit directory (or its ``fit.json``), checking format, version and checksum."""
+    path = Path(path)
+    meta_path = path / META_FILE if path.is_dir() else path
+    if not meta_path.is_file():
+        raise FileNotFoundError(f"no {META_FILE} at {path}")
+    meta = json.loads(meta_path.read_text())
+    if meta.get("format") != FORMAT_NAME or meta.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"{meta_path}: not an {FORMAT_NAME} v{FORMAT_VERSION} file")
+    data_path = meta_path.parent / meta["data_file"]
+    payload = data_path.read_bytes()
+    if hashlib.sha256(payload).hexdigest() != meta["data_sha256"]:
+        raise ValueError(f"{data_path} does not match the sha256 recorded in {meta_path}")
+    with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    samples = {name[len(_SAMPLE_PREFIX):]: arrays.pop(name)
+               for name in list(arrays) if name.startswith(_SAMPLE_PREFIX)}
+    return SavedFit(mu_hat=arrays["mu_hat"], samples=samples, log_joint=arrays["log_joint"],
+                    saved_iterations=arrays["saved_iterations"],
+                    iter_seconds=arrays["iter_seconds"], meta=meta)

@@ -1,0 +1,81 @@
+"""Run a parameterised notebook with papermill, taking its parameters from params.yaml.
+
+    python -m lpp.notebook NOTEBOOK OUTPUT [--section NAME] [-p NAME VALUE]...
+
+Every key of ``params.yaml``'s section ``NAME`` becomes a notebook parameter (lists and
+nested values included, which DVC cannot interpolate into a command line), then each
+``-p NAME VALUE`` is added or overrides it; a VALUE is read as a YAML scalar (``3`` an int,
+``1.0`` a float, ``abc`` a string). Every parameter must be a variable that the notebook's
+``parameters`` cell defines: a typo would otherwise be injected silently and ignored. The
+kernel is ``python3``, i.e. the interpreter running this module. The output folder is
+created; a failing cell makes the command exit non-zero (papermill still writes the output
+notebook with the traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+PARAMS_FILE = "params.yaml"
+
+
+def parameter_names(notebook) -> set[str]:
+    """The variables assigned in the notebook's single ``parameters``-tagged cell."""
+    nb = json.loads(Path(notebook).read_text())
+    cells = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{notebook}: {len(cells)} cells are tagged 'parameters'; need exactly one")
+    names = set()
+    for node in ast.parse("".join(cells[0]["source"])).body:
+        if isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def collect_parameters(notebook, section: str | None, overrides, params_file=PARAMS_FILE) -> dict:
+    """Section values of ``params_file`` updated by ``(name, text)`` overrides, validated."""
+    parameters = {}
+    if section is not None:
+        params = yaml.safe_load(Path(params_file).read_text()) or {}
+        if section not in params or not isinstance(params[section], dict):
+            raise ValueError(f"{params_file} has no section {section!r}")
+        parameters.update(params[section])
+    for name, text in overrides:
+        parameters[name] = yaml.safe_load(text)
+    unknown = set(parameters) - parameter_names(notebook)
+    if unknown:
+        raise ValueError(f"{notebook} has no parameter(s) {sorted(unknown)} in its parameters cell")
+    return parameters
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lpp.notebook", description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebook")
+    parser.add_argument("output")
+    parser.add_argument("--section", help=f"a section of {PARAMS_FILE} to pass as parameters")
+    parser.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                        help="one more parameter (YAML scalar); repeatable")
+    args = parser.parse_args(argv)
+    parameters = collect_parameters(args.notebook, args.section, args.p)
+
+    import papermill  # imported late: it is slow, and --help should not wait for it
+
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        papermill.execute_notebook(args.notebook, args.output, parameters=parameters,
+                                   kernel_name="python3", progress_bar=False)
+    except papermill.PapermillExecutionError as err:
+        print(f"{args.notebook} failed; see {args.output}\n{err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
