@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from lpp.io import atomic_write_bytes, json_bytes, npz_bytes  # noqa: F401  (re-exported)
+from lpp.io import atomic_write_bytes, json_bytes, npz_bytes, read_verified  # noqa: F401  (re-exported)
 
 FORMAT_NAME = "lpp.counts"
 FORMAT_VERSION = 1
@@ -128,21 +127,10 @@ def load_counts(path) -> CountData:
     ``counts.npz`` does not match the checksum recorded in ``meta.json``, or when the shapes
     of the matrix, the ids and the extra arrays disagree.
     """
-    path = Path(path)
-    meta_path = path / META_FILE if path.is_dir() else path
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"no {META_FILE} at {path}")
-    meta = json.loads(meta_path.read_text())
-    if meta.get("format") != FORMAT_NAME:
-        raise ValueError(f"{meta_path}: not an {FORMAT_NAME} file (format={meta.get('format')!r})")
-    version = meta.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ValueError(f"{meta_path}: format version {version!r} is not supported "
-                         f"(this code reads version {FORMAT_VERSION})")
-    npz_path = meta_path.parent / meta["counts_file"]
-    payload = npz_path.read_bytes()
-    if hashlib.sha256(payload).hexdigest() != meta["counts_sha256"]:
-        raise ValueError(f"{npz_path} does not match the sha256 recorded in {meta_path}")
+    meta, npz_path, payload = read_verified(
+        path, meta_file=META_FILE, format_name=FORMAT_NAME, format_version=FORMAT_VERSION,
+        file_key="counts_file", sha_key="counts_sha256")
+    meta_path = npz_path.parent / META_FILE
     with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
         shape = tuple(int(s) for s in npz["shape"])
         counts = sp.csr_array((npz["data"], npz["indices"], npz["indptr"]), shape=shape)

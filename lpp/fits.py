@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
+from lpp.io import atomic_write_bytes, json_bytes, npz_bytes, read_verified
 
 FORMAT_NAME = "lpp.fit"
 FORMAT_VERSION = 1
@@ -90,17 +89,9 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None) -> Path:
 
 def load_fit(path) -> SavedFit:
     """Read a fit directory (or its ``fit.json``), checking format, version and checksum."""
-    path = Path(path)
-    meta_path = path / META_FILE if path.is_dir() else path
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"no {META_FILE} at {path}")
-    meta = json.loads(meta_path.read_text())
-    if meta.get("format") != FORMAT_NAME or meta.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{meta_path}: not an {FORMAT_NAME} v{FORMAT_VERSION} file")
-    data_path = meta_path.parent / meta["data_file"]
-    payload = data_path.read_bytes()
-    if hashlib.sha256(payload).hexdigest() != meta["data_sha256"]:
-        raise ValueError(f"{data_path} does not match the sha256 recorded in {meta_path}")
+    meta, _, payload = read_verified(
+        path, meta_file=META_FILE, format_name=FORMAT_NAME, format_version=FORMAT_VERSION,
+        file_key="data_file", sha_key="data_sha256")
     with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
         arrays = {name: npz[name] for name in npz.files}
     samples = {name[len(_SAMPLE_PREFIX):]: arrays.pop(name)

@@ -6,6 +6,7 @@ arrays always give the same bytes (DVC hashes them).
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -64,3 +65,29 @@ def write_json(path, obj) -> Path:
     path = Path(path)
     atomic_write_bytes(path, json_bytes(obj))
     return path
+
+
+def read_verified(path, *, meta_file: str, format_name: str, format_version: int,
+                  file_key: str, sha_key: str) -> tuple[dict, Path, bytes]:
+    """Read a versioned output: its JSON metadata and the data file the metadata vouches for.
+
+    ``path`` is the output directory or its metadata file. The metadata must name
+    ``format_name`` and ``format_version``; ``meta[file_key]`` is the data file (beside the
+    metadata) whose sha256 must equal ``meta[sha_key]``. Returns (meta, data path, bytes).
+    Raises ``FileNotFoundError`` or a ``ValueError`` that names the file and the problem.
+    """
+    path = Path(path)
+    meta_path = path / meta_file if path.is_dir() else path
+    if not meta_path.is_file():
+        raise FileNotFoundError(f"no {meta_file} at {path}")
+    meta = json.loads(meta_path.read_text())
+    if meta.get("format") != format_name:
+        raise ValueError(f"{meta_path}: not an {format_name} file (format={meta.get('format')!r})")
+    if meta.get("format_version") != format_version:
+        raise ValueError(f"{meta_path}: format version {meta.get('format_version')!r} is not "
+                         f"supported (this code reads version {format_version})")
+    data_path = meta_path.parent / meta[file_key]
+    payload = data_path.read_bytes()
+    if hashlib.sha256(payload).hexdigest() != meta[sha_key]:
+        raise ValueError(f"{data_path} does not match the sha256 recorded in {meta_path}")
+    return meta, data_path, payload

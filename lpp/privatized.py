@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
+from lpp.io import atomic_write_bytes, json_bytes, npz_bytes, read_verified
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
 FORMAT_NAME = "lpp.privatized"
@@ -118,20 +117,9 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, seed, mechanism: str
 
 def load_privatized(path) -> PrivatizedData:
     """Load and validate a privatized directory (or its ``meta.json``)."""
-    path = Path(path)
-    meta_path = path / META_FILE if path.is_dir() else path
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"no {META_FILE} at {path}")
-    meta = json.loads(meta_path.read_text())
-    if meta.get("format") != FORMAT_NAME:
-        raise ValueError(f"{meta_path}: not an {FORMAT_NAME} file (format={meta.get('format')!r})")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{meta_path}: format version {meta.get('format_version')!r} is not "
-                         f"supported (this code reads version {FORMAT_VERSION})")
-    data_path = meta_path.parent / meta["data_file"]
-    payload = data_path.read_bytes()
-    if hashlib.sha256(payload).hexdigest() != meta["data_sha256"]:
-        raise ValueError(f"{data_path} does not match the sha256 recorded in {meta_path}")
+    meta, data_path, payload = read_verified(
+        path, meta_file=META_FILE, format_name=FORMAT_NAME, format_version=FORMAT_VERSION,
+        file_key="data_file", sha_key="data_sha256")
     with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
         y_tilde = npz["y_tilde"].astype(np.int64)
         alpha = npz["alpha"]

@@ -6,7 +6,6 @@ starts it with the interpreter that runs papermill) and exactly one cell tagged
 that notebook's parameters cell defines (papermill would silently inject an unknown name).
 """
 import json
-import re
 import shlex
 from pathlib import Path
 
