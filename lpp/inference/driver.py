@@ -53,6 +53,7 @@ from lpp.inference.models import (
     PoissonFactorization,
     TopicModel,
 )
+from lpp.inference.models.base import LOG_DENSITY_BLOCK
 from lpp.inference.privacy import PRIVACY_STEPS, NoiseLevels, PrivacyStep, noise_levels
 from lpp.inference.sparse_topics import SparseTopicPrivacy, as_dense_counts
 
@@ -126,13 +127,20 @@ class _PrivateCounts:
                                 iteration)
 
     def log_noise(self, y: np.ndarray, observed: Observed) -> float:
-        """sum over observed entries of log 2Geo(y_tilde - y; alpha)."""
+        """sum over observed entries of log 2Geo(y_tilde - y; alpha) (in blocks of entries)."""
         if self._log_noise is None:
-            alpha = self.noise.full()
-            self._log_noise = (np.log(alpha), np.log1p(-alpha) - np.log1p(alpha))
+            values = self.noise.values
+            self._log_noise = (np.log(values), np.log1p(-values) - np.log1p(values))
         log_alpha, log_norm = self._log_noise
-        terms = log_norm + np.abs(self.y_tilde - y) * log_alpha
-        return float(terms.sum() if observed.complete else terms[observed.mask].sum())
+        stride = self.noise.stride
+        y_tilde, y, mask = self.y_tilde.reshape(-1), np.ravel(y), observed.mask.reshape(-1)
+        total = 0.0
+        for lo in range(0, y.size, LOG_DENSITY_BLOCK):
+            hi = min(lo + LOG_DENSITY_BLOCK, y.size)
+            which = np.arange(lo, hi) // stride
+            terms = log_norm[which] + np.abs(y_tilde[lo:hi] - y[lo:hi]) * log_alpha[which]
+            total += float(terms.sum() if observed.complete else terms[mask[lo:hi]].sum())
+        return total
 
 
 class _SparsePrivateCounts(_PrivateCounts):
@@ -221,18 +229,17 @@ class GibbsSampler:
         self.engine = "sparse" if isinstance(source, _SparsePrivateCounts) else "dense"
         self.seed = seed
         shape = observed.shape
+        y0 = source.initial_counts()
         if isinstance(init, dict):
             state = model.check_state(init, shape)
         elif init == "prior" or init == "data":
             state = model.sample_prior(shape, derive_seed(seed, _TAG_INIT_PRIOR))
             if init == "data":
                 # one model sweep on the best guess of the counts the data offer
-                state = model.step(state, source.initial_counts(), observed,
-                                   derive_seed(seed, _TAG_INIT_STEP), 0)
+                state = model.step(state, y0, observed, derive_seed(seed, _TAG_INIT_STEP), 0)
         else:
             raise ValueError("init must be 'data', 'prior' or a dict of latent arrays, "
                              f"got {init!r}")
-        y0 = source.initial_counts()
         self._snap = _Snapshot(state, source.init_aux(seed), y0, 0, model.rate)
 
     # ----- construction ---------------------------------------------------------------------
@@ -401,6 +408,17 @@ class _Record:
         else:
             entry = _Entry((t, seconds, None, None, None))
         self.entries.append(entry)
+        if entry.draws is not None:
+            self._drop_older_sums()
+
+    def _drop_older_sums(self) -> None:
+        """Only the last saved entry needs its running sum: free the others' (one array of the
+        data's size per saved sample otherwise). Each replacement is one list assignment."""
+        for i in range(len(self.entries) - 2, -1, -1):
+            e = self.entries[i]
+            if e.mu_sum is not None:
+                self.entries[i] = _Entry((e.t, e.seconds, e.draws, e.log_joint, None))
+                break
 
     def saved(self) -> list[_Entry]:
         return [e for e in self.entries if e.draws is not None]

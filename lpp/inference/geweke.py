@@ -15,7 +15,9 @@ If the sampler leaves the posterior invariant, both give the same distribution o
 function; :func:`lpp.testing.geweke_test` compares the two. ``method="nonprivate"`` tests the
 model's own sampler (data = ``y``); ``"collapsed"`` and ``"bessel"`` add the privacy step
 (data = ``y_tilde``); any :class:`~lpp.inference.privacy.PrivacyStep` instance can be passed to
-test a custom one. Use small problems and a prior that is not too diffuse (e.g. ``a0 = 1``):
+test a custom one. With ``"collapsed"`` and the built-in topic model the chain runs the sparse
+sampler (:mod:`lpp.inference.sparse_topics`) as :func:`~lpp.inference.fit_private` does, unless
+``sparse=False``; passing a ``CollapsedPrivacy()`` instance tests the dense one. Use small problems and a prior that is not too diffuse (e.g. ``a0 = 1``):
 the test needs the chain to mix within a batch.
 """
 from __future__ import annotations
@@ -25,8 +27,10 @@ import numpy as np
 from lpp._rng import as_generator, base_seed
 from lpp.inference._seeds import derive_seed
 from lpp.inference._validate import observed_mask
+from lpp.inference.driver import sparse_applies
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.privacy import PRIVACY_STEPS, BesselPrivacy, PrivacyStep, noise_levels
+from lpp.inference.sparse_topics import SparseTopicPrivacy, as_dense_counts
 
 _TAG_PRIVACY = 31
 _TAG_MODEL = 32
@@ -43,7 +47,8 @@ def _privacy_step(method) -> PrivacyStep | None:
 
 
 class _Simulator:
-    def __init__(self, model: PoissonFactorization, shape, method, alpha, mask, seed):
+    def __init__(self, model: PoissonFactorization, shape, method, alpha, mask, seed,
+                 sparse=None):
         self.model = model
         self.shape = tuple(shape)
         model.check_shape(self.shape)
@@ -59,6 +64,11 @@ class _Simulator:
             self.noise = noise_levels(alpha, self.shape)
             self.alpha = self.noise.full()
             self.lam_mean = self.alpha / (1.0 - self.alpha)
+        self.sparse = (isinstance(method, str) and sparse is not False
+                       and sparse_applies(model, method, getattr(self, "noise", None)))
+        if sparse and not self.sparse:
+            raise ValueError("sparse=True needs method='collapsed', the built-in TopicModel and "
+                             "a row-constant alpha")
         self.observed_flat = np.flatnonzero(self.observed.mask)
         self.rng = as_generator(seed)
         self.kernel_seed = base_seed(self.rng)
@@ -122,10 +132,14 @@ class _Simulator:
         t = 0
         for _ in range(n):
             for _ in range(thin):
-                if self.step is not None:
+                if self.sparse:
+                    y = SparseTopicPrivacy(y_tilde, self.noise, self.observed.mask).sample(seed_p,
+                                                                                           t)
+                elif self.step is not None:
                     y, aux = self.step.sample(y_tilde, self.noise, mu, self.observed.mask, aux,
                                               seed_p, t)
                 state = self.model.step(state, y, self.observed, seed_m, t)
+                y = as_dense_counts(y)
                 mu = self.model.rate(state)
                 if self.step is not None:
                     y_tilde = self.privatize(y, aux)
@@ -138,13 +152,15 @@ class _Simulator:
 
 def geweke_simulations(model: PoissonFactorization, shape, *, method="collapsed", alpha=None,
                        n_forward: int = 10_000, n_chain: int = 10_000, thin: int = 1, mask=None,
-                       seed=None):
+                       seed=None, sparse=None):
     """Draws of the test functions from both simulators: ``(forward, chain)`` dicts of arrays.
 
     ``shape``: data shape (keep it tiny); ``alpha``: noise level for the private methods;
-    ``thin``: sampler sweeps between recorded chain values; ``mask``: True = missing.
+    ``thin``: sampler sweeps between recorded chain values; ``mask``: True = missing;
+    ``sparse``: as in :func:`~lpp.inference.fit_private` (None: the sparse topic sampler where
+    it applies).
     Test functions: the model's :meth:`~PoissonFactorization.summaries`, the means of ``mu``,
     ``y`` and ``y^2``, of ``y_tilde^2`` and of the privacy step's auxiliary arrays.
     """
-    sim = _Simulator(model, shape, method, alpha, mask, seed)
+    sim = _Simulator(model, shape, method, alpha, mask, seed, sparse)
     return sim.forward(n_forward), sim.chain(n_chain, thin)

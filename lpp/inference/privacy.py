@@ -51,6 +51,15 @@ from lpp.inference._validate import as_count_array
 
 #: entries per random-stream block of the privacy kernels
 BLOCK_SIZE = 4096
+#: the direct inversion of the positive case serves y_tilde up to this and mu / alpha up to
+#: INVERSION_MAX_RATE (its terms, scaled to P(0) = 1, stay below e^500); beyond, log-space pieces
+INVERSION_MAX_COUNT = 256
+INVERSION_MAX_RATE = 500.0
+_SERIES_TOL = 1e-17
+#: 1/j for the inversion's ratios (a product per term instead of a division); beyond the table's
+#: end the division is done
+_RECIPROCALS = 1.0 / np.arange(1, 2 * INVERSION_MAX_COUNT + 2, dtype=np.float64)
+_N_RECIPROCALS = _RECIPROCALS.size
 
 _TAG_COUNTS = 11
 _TAG_LAMBDA = 12
@@ -122,12 +131,52 @@ def noise_levels(alpha, shape: tuple[int, ...]) -> NoiseLevels:
 # ---------------------------------------------------------------------------------------------
 
 @njit
+def _positive_by_inversion(y_tilde, alpha, mu):
+    """Exact draw for ``y_tilde > 0`` by inversion of the whole conditional in one pass.
+
+    With weights scaled so that ``w_0 = 1``, successive ratios are ``w_j / w_(j-1) = mu /
+    (alpha j)`` for ``j <= y_tilde`` and ``alpha mu / j`` beyond, so the normaliser is a sum of
+    products (no logarithms, no special functions). The upper tail is summed until the rest is
+    below 1e-17 of the total (the bound of a geometric series once the ratios fall below 1).
+    """
+    lam_low = mu / alpha
+    lam_high = alpha * mu
+    total = 1.0
+    t = 1.0
+    for j in range(1, y_tilde + 1):
+        t *= lam_low * _RECIPROCALS[j - 1]
+        total += t
+    j = y_tilde
+    while True:
+        j += 1
+        r = lam_high * _RECIPROCALS[j - 1] if j <= _N_RECIPROCALS else lam_high / j
+        t *= r
+        total += t
+        r = lam_high / (j + 1.0) if j >= _N_RECIPROCALS else lam_high * _RECIPROCALS[j]
+        if r < 1.0 and t * r <= _SERIES_TOL * total * (1.0 - r):
+            break
+    last = j
+    u = np.random.random() * total
+    acc = 1.0
+    t = 1.0
+    j = 0
+    while acc <= u and j < last:
+        j += 1
+        lam = lam_low if j <= y_tilde else lam_high
+        t *= lam * _RECIPROCALS[j - 1] if j <= _N_RECIPROCALS else lam / j
+        acc += t
+    return j
+
+
+@njit
 def sample_true_count_collapsed_nb(y_tilde, alpha, mu):
     """One exact draw from ``P(y | y_tilde, mu) ∝ Pois(y; mu) alpha**|y_tilde - y|``."""
     if mu <= 0.0:
         return 0
     if y_tilde <= 0:
         return np.random.poisson(alpha * mu)
+    if y_tilde <= INVERSION_MAX_COUNT and mu <= INVERSION_MAX_RATE * alpha:
+        return _positive_by_inversion(y_tilde, alpha, mu)
     log_alpha = math.log(alpha)
     lam_low = mu / alpha
     lam_high = alpha * mu

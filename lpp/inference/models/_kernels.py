@@ -80,6 +80,17 @@ def gamma_matrix_kernel(counts, a0, rate, seed, iteration):
     return out
 
 
+@njit
+def add_rows_at(targets, sources, values, out):
+    """``out[targets[i]] += values[sources[i]]`` for every i, in index order (serial: the float
+    sums then do not depend on the thread count)."""
+    for i in range(targets.size):
+        t = targets[i]
+        s = sources[i]
+        for c in range(values.shape[1]):
+            out[t, c] += values[s, c]
+
+
 # ---------------------------------------------------------------------------------------------
 # topics: matrix allocation
 # ---------------------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ from lpp.inference._numerics import TINY
 from lpp.inference._seeds import derive_seed
 from lpp.inference._validate import positive_float, positive_int
 
+#: entries per block of the log-likelihood sums (bounds their temporaries on large data)
+LOG_DENSITY_BLOCK = 1 << 20
 _TAG_ALLOCATE = 21
 _TAG_LATENTS = 22
 
@@ -51,8 +53,16 @@ class Observed:
 
     def __init__(self, mask: np.ndarray):
         self.mask = np.ascontiguousarray(mask, dtype=bool)
-        self.complete = bool(self.mask.all())
+        self.n_missing = int(self.mask.size - np.count_nonzero(self.mask))
+        self.complete = self.n_missing == 0
         self._weights = None
+        self._missing = None
+
+    def missing_entries(self) -> tuple[np.ndarray, ...]:
+        """Indices of the missing entries (``numpy.nonzero`` of the inverted mask), cached."""
+        if self._missing is None:
+            self._missing = np.nonzero(~self.mask)
+        return self._missing
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -206,11 +216,14 @@ class PoissonFactorization(ABC):
 
     # ----- densities and summaries ----------------------------------------------------------
     def log_likelihood(self, y: np.ndarray, mu: np.ndarray, observed: Observed) -> float:
-        """sum over observed entries of log Pois(y; mu)."""
-        terms = special.xlogy(y, mu) - mu - special.gammaln(y + 1.0)
-        if observed.complete:
-            return float(terms.sum())
-        return float(terms[observed.mask].sum())
+        """sum over observed entries of log Pois(y; mu) (in blocks of entries, fixed order)."""
+        y, mu, mask = np.ravel(y), np.ravel(mu), observed.mask.reshape(-1)
+        total = 0.0
+        for lo in range(0, y.size, LOG_DENSITY_BLOCK):
+            part = slice(lo, lo + LOG_DENSITY_BLOCK)
+            terms = special.xlogy(y[part], mu[part]) - mu[part] - special.gammaln(y[part] + 1.0)
+            total += float(terms.sum() if observed.complete else terms[mask[part]].sum())
+        return total
 
     def log_joint(self, state: dict[str, np.ndarray], y: np.ndarray, observed: Observed,
                   mu: np.ndarray | None = None) -> float:

@@ -9,14 +9,28 @@ Gibbs sweep (given counts ``y``): allocate each observed ``y[d, v]`` over topics
 ``phi[k, v] ~ Gamma(a0 + sum_d y[d, v, k], b0 + sum_d obs[d, v] theta[d, k])`` and
 ``theta[d, k] ~ Gamma(a0 + sum_v y[d, v, k], b0 + sum_v obs[d, v] phi[k, v])`` — the authors'
 order (Phi, then Theta).
+
+``allocate`` also accepts a :class:`~lpp.inference.sparse_topics.TopicCountsDraw` from the
+sparse collapsed privacy step: the counts are then drawn and allocated in one fused pass that
+never forms the dense rates (design §2c). The Gamma rates' sums over observed entries are taken
+as "all entries minus the missing ones" when few entries are missing, so a held-out mask costs
+``O(missing x K)`` rather than a dense product.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from lpp.inference._seeds import derive_seed
-from lpp.inference.models._kernels import allocate_matrix_kernel, gamma_matrix_kernel
+from lpp.inference.models._kernels import (
+    add_rows_at,
+    allocate_matrix_kernel,
+    gamma_matrix_kernel,
+)
 from lpp.inference.models.base import Observed, PoissonFactorization
+from lpp.inference.sparse_topics import TopicCountsDraw
+
+#: below this fraction of missing entries the rate sums subtract the missing entries' terms
+_SPARSE_MISSING = 0.25
 
 
 class TopicModel(PoissonFactorization):
@@ -38,6 +52,9 @@ class TopicModel(PoissonFactorization):
 
     def allocate(self, state, y, observed: Observed, seed, iteration):
         theta, phi = state["theta"], state["phi"]
+        if isinstance(y, TopicCountsDraw):
+            doc_topic, topic_word = y.realize(theta, phi)
+            return {"doc_topic": doc_topic, "topic_word": topic_word}
         phi_t = np.ascontiguousarray(phi.T)
         doc_topic, word_topic = allocate_matrix_kernel(y, observed.mask, theta, phi_t, seed,
                                                        iteration)
@@ -45,16 +62,35 @@ class TopicModel(PoissonFactorization):
 
     def update_latents(self, state, stats, observed: Observed, seed, iteration):
         theta = state["theta"]
+        missing = _few_missing(observed)
         if observed.complete:
             phi_rate = np.broadcast_to((self.b0 + theta.sum(axis=0))[:, None], state["phi"].shape)
+        elif missing is not None:
+            rows, cols = missing
+            lost = np.zeros(state["phi"].shape[::-1])  # V x K: sum over missing d of theta[d]
+            add_rows_at(cols, rows, theta, lost)
+            phi_rate = np.maximum(self.b0 + theta.sum(axis=0)[:, None] - lost.T, self.b0)
         else:
             phi_rate = self.b0 + theta.T @ observed.weights
         phi = gamma_matrix_kernel(stats["topic_word"], self.a0, np.ascontiguousarray(phi_rate),
                                   derive_seed(seed, 1), iteration)
         if observed.complete:
             theta_rate = np.broadcast_to(self.b0 + phi.sum(axis=1), theta.shape)
+        elif missing is not None:
+            rows, cols = missing
+            lost = np.zeros(theta.shape)  # D x K: sum over missing v of phi[:, v]
+            add_rows_at(rows, cols, np.ascontiguousarray(phi.T), lost)
+            theta_rate = np.maximum(self.b0 + phi.sum(axis=1) - lost, self.b0)
         else:
             theta_rate = self.b0 + observed.weights @ phi.T
         theta = gamma_matrix_kernel(stats["doc_topic"], self.a0, np.ascontiguousarray(theta_rate),
                                     derive_seed(seed, 2), iteration)
         return {"theta": theta, "phi": phi}
+
+
+
+def _few_missing(observed: Observed):
+    """``(rows, cols)`` of the missing entries when they are few, else None."""
+    if observed.n_missing > _SPARSE_MISSING * observed.mask.size:
+        return None
+    return observed.missing_entries()

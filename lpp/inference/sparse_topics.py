@@ -1,0 +1,528 @@
+"""The collapsed privacy step fused with the topic model's allocation, in sparse form.
+
+Design note §2c. With ``mu[d, v] = sum_k theta[d, k] phi[k, v]`` and a noise level ``alpha_d``
+that is constant within row d, every observed entry with ``y_tilde <= 0`` has the exact
+conditional ``y ~ Pois(alpha_d mu[d, v])``; split over topics, its sub-counts are independent
+``Pois(alpha_d theta[d, k] phi[k, v])``. Over the set ``Neg(d)`` of such entries of row d they
+can therefore be drawn *by topic* instead of by entry:
+
+* ``n[d, k] = sum_{v in Neg(d)} y[d, v, k] ~ Pois(alpha_d theta[d, k] R[d, k])`` with
+  ``R[d, k] = sum_{v in Neg(d)} phi[k, v] = Phi_k - sum_{v in E(d)} phi[k, v]``, where
+  ``Phi_k = sum_v phi[k, v]`` and ``E(d)`` holds the row's other entries (positive privatized
+  counts and unobserved entries);
+* each of the ``n[d, k]`` tokens lands on column ``v`` with probability ``phi[k, v] / R[d, k]``
+  over ``Neg(d)``: an alias-table draw from ``phi[k, :]`` rejecting columns in ``E(d)``.
+
+The entries of ``E(d)`` that are observed (``y_tilde > 0``) get the exact two-piece conditional
+of design §2b and are allocated over topics by a multinomial, as in the dense sampler. A sweep
+then costs ``O(|E| K + D K + tokens + K V)`` instead of ``O(D V K)``: the dense rates ``mu`` are
+never formed. What the Gamma updates need — the document-topic and topic-word totals — come out
+directly; the per-entry counts ``y`` are kept in compact form (:class:`TopicCountsDraw`) and made
+dense only on request (saved samples, the log joint).
+
+Numerical safeguards. ``R[d, k]`` is a difference of sums; when it falls below
+:data:`RESIDUAL_RECOMPUTE` times ``Phi_k`` (the positive entries hold almost all of topic k's
+mass, so the difference would lose digits) it is recomputed as an explicit sum over ``Neg(d)``.
+When the acceptance rate ``R / Phi_k`` of the alias rejection would fall below
+:data:`ALIAS_MIN_ACCEPTANCE`, the row's tokens of topic k are drawn by inversion over an explicit
+cumulative sum on ``Neg(d)`` instead.
+
+Random streams: pass 1 (positive entries and topic totals) and pass 2 (token columns) each
+reseed per row with ``(seed, iteration, row)`` (:mod:`lpp._rng`); topic-word totals are summed
+over fixed chunks of rows in integers. Results are therefore bit-identical for any number of
+numba threads. This path applies to the ``collapsed`` method of :class:`~lpp.inference.TopicModel`
+with a scalar or per-row ``alpha``; per-entry ``alpha`` breaks the row-constant factorisation and
+uses the dense sampler (``lpp.inference.privacy``), as does the paper-faithful ``bessel`` method.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from lpp._rng import seed_stream
+from lpp.inference._numerics import (
+    SERIAL_BELOW,
+    multinomial_into_nb,
+    parallel_and_serial,
+    rescale_log_weights_nb,
+)
+from lpp.inference._seeds import derive_seed
+from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
+
+#: recompute ``R[d, k]`` by an explicit sum when the subtraction keeps fewer digits than this
+RESIDUAL_RECOMPUTE = 1e-4
+#: below this acceptance rate the alias rejection gives way to an explicit draw over Neg(d)
+ALIAS_MIN_ACCEPTANCE = 0.25
+#: rows per layout-building block (bounds the temporary memory of :func:`build_layout`)
+_LAYOUT_ROWS = 256
+_UNDERFLOW = 1e-280
+_PARTIAL_BUDGET = 1 << 26
+_MAX_CHUNKS = 32
+_TAG_PASS1 = 41
+_TAG_PASS2 = 42
+
+
+# ---------------------------------------------------------------------------------------------
+# the data's layout: the entries that are not "non-positive and observed", row by row
+# ---------------------------------------------------------------------------------------------
+
+class SparseLayout:
+    """Per row, the columns in ``E(d)``: observed positive entries and unobserved entries.
+
+    CSR arrays: ``indptr`` (D + 1, int64), ``cols`` (int32), ``values`` (the privatized count
+    for an observed positive entry, 0 for an unobserved one; int32 when the counts fit, else
+    int64). ``alpha_rows`` holds one noise level per row. Built once per data set.
+    """
+
+    def __init__(self, y_tilde: np.ndarray, observed: np.ndarray, alpha_rows: np.ndarray):
+        n_rows, n_cols = y_tilde.shape
+        self.shape = (n_rows, n_cols)
+        self.alpha_rows = np.ascontiguousarray(alpha_rows, dtype=np.float64)
+        big = y_tilde.size and int(np.abs(y_tilde).max()) >= 2**31 - 1
+        value_type = np.int64 if big else np.int32
+        counts, cols, values = [], [], []
+        for lo in range(0, n_rows, _LAYOUT_ROWS):
+            part = y_tilde[lo:lo + _LAYOUT_ROWS]
+            obs = observed[lo:lo + _LAYOUT_ROWS]
+            special = (part > 0) | ~obs
+            counts.append(special.sum(axis=1))
+            _, c = np.nonzero(special)
+            cols.append(c.astype(np.int32))
+            values.append(np.where(obs[special], part[special], 0).astype(value_type))
+        self.indptr = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(np.concatenate(counts), out=self.indptr[1:])
+        self.cols = np.concatenate(cols) if cols else np.empty(0, np.int32)
+        self.values = np.concatenate(values) if values else np.empty(0, value_type)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.cols.size)
+
+
+def build_layout(y_tilde: np.ndarray, observed: np.ndarray, noise: NoiseLevels) -> SparseLayout:
+    """The :class:`SparseLayout` of a data set; ValueError when alpha is not row-constant."""
+    rows = noise.per_row()
+    if rows is None:
+        raise ValueError("the sparse topic sampler needs alpha constant within rows "
+                         "(a scalar or shape (D, 1)); per-entry alpha uses the dense sampler")
+    return SparseLayout(y_tilde, observed, rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# alias tables of the topics' word distributions (rebuilt every sweep from phi)
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def _alias_row(weights, total, prob, alias, small, large):
+    n = weights.size
+    n_small = 0
+    n_large = 0
+    for v in range(n):
+        p = weights[v] * n / total
+        prob[v] = p
+        alias[v] = v
+        if p < 1.0:
+            small[n_small] = v
+            n_small += 1
+        else:
+            large[n_large] = v
+            n_large += 1
+    while n_small > 0 and n_large > 0:
+        n_small -= 1
+        s = small[n_small]
+        g = large[n_large - 1]
+        alias[s] = g
+        prob[g] = (prob[g] + prob[s]) - 1.0
+        if prob[g] < 1.0:
+            n_large -= 1
+            small[n_small] = g
+            n_small += 1
+    for i in range(n_large):  # leftovers are 1 up to rounding
+        prob[large[i]] = 1.0
+    for i in range(n_small):
+        prob[small[i]] = 1.0
+
+
+def _alias_loop(phi, phi_sums, prob, alias):
+    n_topics, n_cols = phi.shape
+    for k in prange(n_topics):
+        small = np.empty(n_cols, dtype=np.int32)
+        large = np.empty(n_cols, dtype=np.int32)
+        _alias_row(phi[k], phi_sums[k], prob[k], alias[k], small, large)
+
+
+_alias_tables = parallel_and_serial(_alias_loop)
+
+
+# ---------------------------------------------------------------------------------------------
+# pass 1: positive entries (exact conditional + multinomial) and the topic totals of Neg(d)
+# ---------------------------------------------------------------------------------------------
+
+@njit(fastmath={"reassoc", "contract"})
+def _entry_weights(theta, phi_t, d, v, excluded, weights):
+    """``weights[k] = theta[d, k] phi[k, v]``; add ``phi[:, v]`` to ``excluded``; return the sum.
+
+    Reassociation lets LLVM vectorise the sum; the order it picks is fixed at compile time, so
+    results still do not depend on the thread count.
+    """
+    total = 0.0
+    for k in range(weights.size):
+        p = phi_t[v, k]
+        excluded[k] += p
+        w = theta[d, k] * p
+        weights[k] = w
+        total += w
+    return total
+
+
+@njit
+def _allocate_few(count, weights, total, uniforms, doc_topic, d, col_partial, v):
+    """Add a ``Multinomial(count, weights / total)`` draw to ``doc_topic[d]`` and
+    ``col_partial[v]``, for a small ``count``.
+
+    The ``count`` uniforms are sorted (insertion sort) and matched against the running sum of
+    the weights in one linear pass: O(K + count^2) with predictable branches, cheaper than a
+    binary search per trial when counts are small, as most are.
+    """
+    for i in range(count):
+        u = np.random.random() * total
+        j = i
+        while j > 0 and uniforms[j - 1] > u:
+            uniforms[j] = uniforms[j - 1]
+            j -= 1
+        uniforms[j] = u
+    i = 0
+    acc = 0.0
+    last = weights.size - 1
+    for k in range(weights.size):
+        acc += weights[k]
+        while i < count and (uniforms[i] < acc or k == last):
+            kk = k
+            while weights[kk] <= 0.0:  # u rounded past the total onto a zero-weight tail
+                kk -= 1
+            doc_topic[d, kk] += 1
+            col_partial[v, kk] += 1
+            i += 1
+        if i == count:
+            break
+
+
+#: counts up to this are allocated by :func:`_allocate_few`, larger ones by binary search
+_FEW = 16
+
+
+@njit
+def _complement_sums(row_cols, lo, hi, phi_t, marker, tag, need, out):
+    """``out[k] = sum over v not in E(d) of phi[k, v]`` for the topics with ``need[k]``."""
+    for idx in range(lo, hi):
+        marker[row_cols[idx]] = tag
+    n_cols, n_topics = phi_t.shape
+    for k in range(n_topics):
+        if need[k]:
+            out[k] = 0.0
+    for v in range(n_cols):
+        if marker[v] != tag:
+            for k in range(n_topics):
+                if need[k]:
+                    out[k] += phi_t[v, k]
+
+
+@njit
+def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
+                row_lo, row_hi, pos_y, neg_counts, residual, doc_topic, col_partial, marker):
+    n_topics = theta.shape[1]
+    weights = np.empty(n_topics)
+    draw = np.empty(n_topics, dtype=np.int64)
+    uniforms = np.empty(_FEW)
+    excluded = np.empty(n_topics)
+    need = np.zeros(n_topics, dtype=np.bool_)
+    for d in range(row_lo, row_hi):
+        seed_stream(seed, iteration, d)
+        alpha = alpha_rows[d]
+        lo = indptr[d]
+        hi = indptr[d + 1]
+        for k in range(n_topics):
+            excluded[k] = 0.0
+        for idx in range(lo, hi):
+            v = cols[idx]
+            total = _entry_weights(theta, phi_t, d, v, excluded, weights)
+            y_tilde = values[idx]
+            if y_tilde <= 0:  # an unobserved entry: no likelihood, no count
+                pos_y[idx] = 0
+                continue
+            y = sample_true_count_collapsed_nb(y_tilde, alpha, total)
+            pos_y[idx] = y
+            if y == 0:
+                continue
+            if not total > _UNDERFLOW:
+                for k in range(n_topics):
+                    weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
+                total = rescale_log_weights_nb(weights)
+            if y <= _FEW:
+                _allocate_few(y, weights, total, uniforms, doc_topic, d, col_partial, v)
+                continue
+            multinomial_into_nb(y, weights, draw)
+            for k in range(n_topics):
+                c = draw[k]
+                if c != 0:
+                    doc_topic[d, k] += c
+                    col_partial[v, k] += c
+        any_need = False
+        for k in range(n_topics):
+            r = phi_sums[k] - excluded[k]
+            residual[d, k] = r
+            need[k] = r < RESIDUAL_RECOMPUTE * phi_sums[k]
+            any_need = any_need or need[k]
+        if any_need:
+            _complement_sums(cols, lo, hi, phi_t, marker, -(d + 1), need, excluded)
+            for k in range(n_topics):
+                if need[k]:
+                    residual[d, k] = excluded[k]
+                    need[k] = False
+        for k in range(n_topics):
+            rate = alpha * theta[d, k] * residual[d, k]
+            n = np.random.poisson(rate) if rate > 0.0 else 0
+            neg_counts[d, k] = n
+            doc_topic[d, k] += n
+
+
+def _pass1_loop(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
+                per_chunk, pos_y, neg_counts, residual, doc_topic, col_partials, markers):
+    n_rows = theta.shape[0]
+    for ch in prange(col_partials.shape[0]):
+        _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
+                    ch * per_chunk, min(n_rows, (ch + 1) * per_chunk), pos_y, neg_counts,
+                    residual, doc_topic, col_partials[ch], markers[ch])
+
+
+_pass1 = parallel_and_serial(_pass1_loop)
+
+
+# ---------------------------------------------------------------------------------------------
+# pass 2: the columns of the Neg(d) tokens
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, row_lo, row_hi,
+                neg_counts, residual, token_ptr, token_cols, col_partial, marker, cumulative,
+                free_cols):
+    n_cols, n_topics = phi_t.shape
+    for d in range(row_lo, row_hi):
+        pos = token_ptr[d]
+        if token_ptr[d + 1] == pos:
+            continue
+        seed_stream(seed, iteration, d)
+        tag = d + 1
+        for idx in range(indptr[d], indptr[d + 1]):
+            marker[cols[idx]] = tag
+        for k in range(n_topics):
+            n = neg_counts[d, k]
+            if n == 0:
+                continue
+            if residual[d, k] >= ALIAS_MIN_ACCEPTANCE * phi_sums[k]:
+                for _ in range(n):
+                    while True:  # alias draw from phi[k, :], rejecting columns in E(d)
+                        u = np.random.random() * n_cols
+                        i = int(u)
+                        if i >= n_cols:
+                            i = n_cols - 1
+                        v = i if u - i < prob[k, i] else alias[k, i]
+                        if marker[v] != tag:
+                            break
+                    token_cols[pos] = v
+                    col_partial[v, k] += 1
+                    pos += 1
+            else:  # most of topic k's mass sits on E(d): invert over Neg(d) explicitly
+                m = 0
+                acc = 0.0
+                for v in range(n_cols):
+                    if marker[v] != tag:
+                        acc += phi_t[v, k]
+                        cumulative[m] = acc
+                        free_cols[m] = v
+                        m += 1
+                for _ in range(n):
+                    u = np.random.random() * acc
+                    lo = 0
+                    hi = m - 1
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        if cumulative[mid] > u:
+                            hi = mid
+                        else:
+                            lo = mid + 1
+                    while lo > 0 and cumulative[lo] == cumulative[lo - 1]:
+                        lo -= 1  # never land on a zero-weight column
+                    v = free_cols[lo]
+                    token_cols[pos] = v
+                    col_partial[v, k] += 1
+                    pos += 1
+
+
+def _pass2_loop(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, per_chunk,
+                neg_counts, residual, token_ptr, token_cols, col_partials, markers, cumulative,
+                free_cols):
+    n_rows = neg_counts.shape[0]
+    for ch in prange(col_partials.shape[0]):
+        _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, ch * per_chunk,
+                    min(n_rows, (ch + 1) * per_chunk), neg_counts, residual, token_ptr,
+                    token_cols, col_partials[ch], markers[ch], cumulative[ch], free_cols[ch])
+
+
+_pass2 = parallel_and_serial(_pass2_loop)
+
+
+@njit
+def _sum_partials(partials, out_t):
+    """``out_t[k, v] = sum over chunks of partials[c, v, k]`` (integers: exact in any order)."""
+    n_chunks, n_cols, n_topics = partials.shape
+    for k in range(n_topics):
+        for v in range(n_cols):
+            out_t[k, v] = 0
+    for c in range(n_chunks):
+        for v in range(n_cols):
+            for k in range(n_topics):
+                out_t[k, v] += partials[c, v, k]
+
+
+@njit
+def _scatter_dense(indptr, cols, pos_y, token_ptr, token_cols, out):
+    for d in range(indptr.size - 1):
+        for idx in range(indptr[d], indptr[d + 1]):
+            out[d, cols[idx]] = pos_y[idx]
+        for t in range(token_ptr[d], token_ptr[d + 1]):
+            out[d, token_cols[t]] += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# the objects
+# ---------------------------------------------------------------------------------------------
+
+class _Workspace:
+    """Buffers reused from sweep to sweep (sized by the problem, never by the thread count)."""
+
+    def __init__(self, n_rows, n_cols, n_topics):
+        by_memory = max(1, _PARTIAL_BUDGET // max(1, 8 * n_cols * n_topics))
+        self.chunks = int(max(1, min(n_rows, _MAX_CHUNKS, by_memory)))
+        self.per_chunk = (n_rows + self.chunks - 1) // self.chunks
+        self.col_partials = np.zeros((self.chunks, n_cols, n_topics), dtype=np.int64)
+        self.markers = np.zeros((self.chunks, n_cols), dtype=np.int64)
+        self.cumulative = np.empty((self.chunks, n_cols))
+        self.free_cols = np.empty((self.chunks, n_cols), dtype=np.int64)
+        self.prob = np.empty((n_topics, n_cols))
+        self.alias = np.empty((n_topics, n_cols), dtype=np.int32)
+        self.residual = np.empty((n_rows, n_topics))
+
+
+class TopicCountsDraw:
+    """A draw of the true counts ``y`` for the sparse topic sampler, made on allocation.
+
+    The privacy step hands this object to :meth:`TopicModel.allocate`, which draws ``y`` and its
+    split over topics in one fused pass (:meth:`realize`) given the model's current factors —
+    the same factors whose rates the dense privacy step would have used. Afterwards it holds
+    ``y`` compactly: ``pos_y`` (aligned with the layout's entries) and, per row, the columns of
+    the tokens on Neg(d) (``token_ptr``, ``token_cols``). :meth:`dense` returns the int64 matrix.
+    """
+
+    def __init__(self, layout: SparseLayout, seed: int, iteration: int, buffers=None):
+        self.layout, self.seed, self.iteration = layout, seed, iteration
+        self._buffers = buffers  # a SparseTopicPrivacy lending its reusable buffers, or None
+        self.pos_y = None
+        self.token_ptr = None
+        self.token_cols = None
+        self._dense = None
+
+    @property
+    def shape(self):
+        return self.layout.shape
+
+    @property
+    def realized(self) -> bool:
+        return self.pos_y is not None
+
+    def realize(self, theta: np.ndarray, phi: np.ndarray):
+        """Draw ``y`` given the factors; return ``(doc_topic (D x K), topic_word (K x V))``."""
+        if self.realized:
+            raise RuntimeError("this draw of the counts was already made")
+        lay = self.layout
+        n_rows, n_cols = lay.shape
+        n_topics = theta.shape[1]
+        if theta.shape != (n_rows, n_topics) or phi.shape != (n_topics, n_cols):
+            raise ValueError(f"factors of shapes {theta.shape}, {phi.shape} do not fit data of "
+                             f"shape {lay.shape}")
+        ws = (self._buffers.workspace(n_topics) if self._buffers is not None
+              else _Workspace(n_rows, n_cols, n_topics))
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        phi = np.ascontiguousarray(phi, dtype=np.float64)
+        phi_t = np.ascontiguousarray(phi.T)
+        phi_sums = phi.sum(axis=1)
+        small = n_rows * n_cols < SERIAL_BELOW
+        pos_y = np.empty(lay.nnz, dtype=np.int64)
+        neg_counts = np.empty((n_rows, n_topics), dtype=np.int64)
+        doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
+        ws.col_partials.fill(0)
+        ws.markers.fill(0)
+        _pass1[small](lay.indptr, lay.cols, lay.values, lay.alpha_rows, theta, phi_t, phi_sums,
+                      derive_seed(self.seed, _TAG_PASS1), self.iteration, ws.per_chunk, pos_y,
+                      neg_counts, ws.residual, doc_topic, ws.col_partials, ws.markers)
+        token_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(neg_counts.sum(axis=1), out=token_ptr[1:])
+        token_cols = np.empty(int(token_ptr[-1]), dtype=np.int32)
+        if token_cols.size:
+            _alias_tables[small](phi, phi_sums, ws.prob, ws.alias)
+            _pass2[small](lay.indptr, lay.cols, phi_t, phi_sums, ws.prob, ws.alias,
+                          derive_seed(self.seed, _TAG_PASS2), self.iteration, ws.per_chunk,
+                          neg_counts, ws.residual, token_ptr, token_cols, ws.col_partials,
+                          ws.markers, ws.cumulative, ws.free_cols)
+        topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
+        _sum_partials(ws.col_partials, topic_word)
+        self.pos_y, self.token_ptr, self.token_cols = pos_y, token_ptr, token_cols
+        return doc_topic, topic_word
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of Neg(d) tokens (the sum of ``y`` over observed non-positive entries)."""
+        return int(self.token_cols.size)
+
+    def dense(self) -> np.ndarray:
+        """``y`` as an int64 matrix (made once, then cached; do not modify it)."""
+        if not self.realized:
+            raise RuntimeError("the counts are drawn on allocation; call realize() first")
+        if self._dense is None:
+            lay = self.layout
+            out = np.zeros(lay.shape, dtype=np.int64)
+            _scatter_dense(lay.indptr, lay.cols, self.pos_y, self.token_ptr, self.token_cols, out)
+            self._dense = out
+        return self._dense
+
+
+class SparseTopicPrivacy:
+    """The collapsed privacy step of the topic model on one data set, in sparse form.
+
+    ``sample(seed, iteration)`` returns a :class:`TopicCountsDraw`; the topic model's
+    ``allocate`` draws it (fused with the allocation) from the current factors. Holds the data
+    layout and the reusable buffers; the dense ``y_tilde`` is not needed after construction.
+    """
+
+    name = "collapsed"
+
+    def __init__(self, y_tilde: np.ndarray, noise: NoiseLevels, observed: np.ndarray):
+        self.layout = build_layout(y_tilde, observed, noise)
+        self._workspace = None
+
+    def workspace(self, n_topics: int) -> _Workspace:
+        ws = self._workspace
+        n_rows, n_cols = self.layout.shape
+        if ws is None or ws.prob.shape[0] != n_topics:
+            ws = self._workspace = _Workspace(n_rows, n_cols, n_topics)
+        return ws
+
+    def sample(self, seed: int, iteration: int) -> TopicCountsDraw:
+        return TopicCountsDraw(self.layout, seed, iteration, self)
+
+
+def as_dense_counts(y) -> np.ndarray:
+    """``y`` as an array, whether dense already or a realized :class:`TopicCountsDraw`."""
+    return y.dense() if isinstance(y, TopicCountsDraw) else y

@@ -1,0 +1,238 @@
+"""The sparse collapsed sampler of the topic model (design §2c) against exact laws and the dense path.
+
+At fixed factors, one fused draw gives per row: the true count of every entry and the row's
+split over topics. Rows of four kinds are stacked (50 000 of each, so one draw gives 50 000 iid
+replicates per kind): all entries non-positive; a few positive entries (the alias rejection);
+a positive entry holding most of a topic's mass (the explicit fallback over Neg(d), and a topic
+whose residual mass must be recomputed); the same with an unobserved entry. Exact laws: an
+observed non-positive entry has ``y ~ Pois(alpha mu)``, their row sum ``Pois(alpha sum mu)``,
+a positive entry the two-piece conditional, and an all-non-positive row's topic totals
+``Pois(alpha theta_k Phi_k)``. Chi-square GOF, Bonferroni over the checks at ``FALSE_ALARM``.
+"""
+import numba
+import numpy as np
+import pytest
+from scipy import stats
+
+from lpp.inference import CollapsedPrivacy, GibbsSampler, TopicModel, fit_private
+from lpp.inference import sparse_topics
+from lpp.inference.geweke import geweke_simulations
+from lpp.inference.models._kernels import allocate_matrix_kernel
+from lpp.inference.privacy import noise_levels, sample_true_counts
+from lpp.mechanism import privatize
+from lpp.testing import FALSE_ALARM, chisquare_gof, geweke_test
+
+ROWS = 50_000
+THETA = np.array([1.0, 3.0, 2.0])
+PHI = np.array([[0.5] * 8,
+                [3.0] + [0.1] * 7,      # a positive column 0 leaves 19% of the mass: fallback
+                [1.0] + [1e-6] * 7])    # ... and 7e-6 here: the residual is recomputed
+KINDS = {  # name: (privatized row, alpha, masked column or None)
+    "negative": ([-1, 0, -2, 0, -1, 0, 0, -3], 0.5, None),
+    "alias": ([-1, 0, 2, -3, 0, 0, 1, -1], 0.4, None),
+    "fallback": ([12, 0, -1, 0, 0, 1, -2, 0], 0.6, None),
+    "masked": ([12, 0, -1, 0, 0, 1, -2, 0], 0.6, 3),
+}
+
+
+def _data(alpha_scale=1.0):
+    rows, alphas, mask = [], [], []
+    for row, alpha, masked in KINDS.values():
+        rows.append(np.tile(row, (ROWS, 1)))
+        alphas.append(np.full(ROWS, alpha * alpha_scale))
+        m = np.zeros((ROWS, 8), dtype=bool)
+        if masked is not None:
+            m[:, masked] = True
+        mask.append(m)
+    y_tilde = np.concatenate(rows).astype(np.int64)
+    noise = noise_levels(np.concatenate(alphas)[:, None], y_tilde.shape)
+    observed = ~np.concatenate(mask)
+    theta = np.tile(THETA, (y_tilde.shape[0], 1))
+    return y_tilde, noise, observed, theta
+
+
+def _sparse_draws(alpha_scale=1.0, n_draws=2):
+    y_tilde, noise, observed, theta = _data(alpha_scale)
+    step = sparse_topics.SparseTopicPrivacy(y_tilde, noise, observed)
+    ys, doc_topics = [], []
+    for t in range(n_draws):
+        draw = step.sample(seed=11, iteration=t)
+        doc_topic, _ = draw.realize(theta, PHI)
+        ys.append(draw.dense())
+        doc_topics.append(doc_topic)
+    return ys, doc_topics
+
+
+def _dense_draws(n_draws=2):
+    y_tilde, noise, observed, theta = _data()
+    mu = theta @ PHI
+    phi_t = np.ascontiguousarray(PHI.T)
+    ys, doc_topics = [], []
+    for t in range(n_draws):
+        y, _ = CollapsedPrivacy().sample(y_tilde, noise, mu, observed, {}, 21, t)
+        doc_topic, _ = allocate_matrix_kernel(y, observed, theta, phi_t, 22, t)
+        ys.append(y)
+        doc_topics.append(doc_topic)
+    return ys, doc_topics
+
+
+def _by_kind(arrays, i):
+    return np.concatenate([a[i * ROWS:(i + 1) * ROWS] for a in arrays])
+
+
+def _exact_checks(ys, doc_topics, exact_posterior):
+    """p-values of every exact check, by name."""
+    mu_row = THETA @ PHI
+    out = {}
+    for i, (name, (row, alpha, masked)) in enumerate(KINDS.items()):
+        y = _by_kind(ys, i)
+        neg = [v for v in range(8) if row[v] <= 0 and v != masked]
+        for v in range(8):
+            if v == masked:
+                assert not y[:, v].any(), "an unobserved entry received counts"
+                continue
+            lam = alpha * mu_row[v]
+            if row[v] <= 0:
+                support = np.arange(int(lam + 40 * np.sqrt(lam) + 40))
+                pmf = stats.poisson.pmf(support, lam)
+            else:
+                support, pmf = exact_posterior(row[v], alpha, mu_row[v])
+            out[f"{name} y[{v}]"] = chisquare_gof(y[:, v], support, pmf).pvalue
+        lam = alpha * mu_row[neg].sum()
+        support = np.arange(int(lam + 40 * np.sqrt(lam) + 40))
+        out[f"{name} sum over Neg"] = chisquare_gof(y[:, neg].sum(axis=1), support,
+                                                    stats.poisson.pmf(support, lam)).pvalue
+        if name == "negative":
+            dt = _by_kind(doc_topics, i)
+            for k in range(PHI.shape[0]):
+                lam = alpha * THETA[k] * PHI[k].sum()
+                support = np.arange(int(lam + 40 * np.sqrt(lam) + 40))
+                out[f"topic total {k}"] = chisquare_gof(dt[:, k], support,
+                                                        stats.poisson.pmf(support, lam)).pvalue
+    return out
+
+
+def test_fused_draw_matches_the_exact_laws(exact_posterior):
+    pvalues = _exact_checks(*_sparse_draws(), exact_posterior)
+    bad = {k: p for k, p in pvalues.items() if p < FALSE_ALARM / len(pvalues)}
+    assert not bad, bad
+
+
+def test_exact_checks_reject_a_misread_alpha(exact_posterior):
+    pvalues = _exact_checks(*_sparse_draws(alpha_scale=1.1), exact_posterior)
+    assert min(pvalues.values()) < FALSE_ALARM / len(pvalues)
+
+
+def test_sparse_and_dense_draws_agree():
+    """Two-sample chi-square (homogeneity) of every entry's count and every topic total, per
+    kind of row: the fused sparse draw and the dense privacy step + allocation."""
+    sparse, dense = _sparse_draws(), _dense_draws()
+    pvalues = {}
+    for i, name in enumerate(KINDS):
+        cols = {f"y[{v}]": (_by_kind(sparse[0], i)[:, v], _by_kind(dense[0], i)[:, v])
+                for v in range(8)}
+        cols.update({f"topic {k}": (_by_kind(sparse[1], i)[:, k], _by_kind(dense[1], i)[:, k])
+                     for k in range(PHI.shape[0])})
+        for label, (a, b) in cols.items():
+            top = max(a.max(), b.max()) + 1
+            table = np.stack([np.bincount(a, minlength=top), np.bincount(b, minlength=top)])
+            table = table[:, table.sum(axis=0) >= 10]  # drop cells too thin for the test
+            if table.shape[1] >= 2:
+                pvalues[f"{name} {label}"] = stats.chi2_contingency(table).pvalue
+    bad = {k: p for k, p in pvalues.items() if p < FALSE_ALARM / len(pvalues)}
+    assert len(pvalues) > 30 and not bad, bad
+
+
+@pytest.mark.parametrize("y_tilde,alpha,mu", [(300, 0.6, 250.0), (3, 0.1, 80.0)])
+def test_positive_counts_beyond_the_inversion_range(y_tilde, alpha, mu, exact_posterior):
+    """Large counts or mu / alpha > 500 take the log-space two-piece sampler."""
+    y = sample_true_counts(np.full(100_000, y_tilde), alpha, np.full(100_000, mu), seed=3)
+    assert chisquare_gof(y, *exact_posterior(y_tilde, alpha, mu))
+
+
+# --- whole sampler -----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_sparse_sampler_gets_it_right_with_a_mask_and_per_row_alpha():
+    mask = np.zeros((3, 4), dtype=bool)
+    mask[0, 1] = mask[2, 3] = True
+    forward, chain = geweke_simulations(TopicModel(2, a0=3.0, b0=3.0), (3, 4), method="collapsed",
+                                        alpha=np.array([[0.5], [0.7], [0.85]]), mask=mask,
+                                        seed=3, sparse=True)
+    result = geweke_test(forward, chain)
+    assert result, f"\n{result}"
+
+
+@pytest.mark.slow
+def test_dense_collapsed_topic_sampler_still_gets_it_right():
+    forward, chain = geweke_simulations(TopicModel(2, a0=3.0, b0=3.0), (3, 4),
+                                        method=CollapsedPrivacy(), alpha=0.7, seed=4)
+    result = geweke_test(forward, chain)
+    assert result, f"\n{result}"
+
+
+@pytest.fixture
+def threads():
+    before = numba.get_num_threads()
+    yield
+    numba.set_num_threads(before)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
+def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monkeypatch):
+    rng = np.random.default_rng(5)
+    mu = rng.gamma(0.3, 1.0, (160, 4)) @ rng.gamma(0.3, 1.0, (4, 120))
+    alpha = rng.uniform(0.2, 0.8, (160, 1))
+    y_tilde = privatize(rng.poisson(mu), 0.5, rng=rng)
+    mask = rng.random(y_tilde.shape) < 0.05
+    assert y_tilde.size >= sparse_topics.SERIAL_BELOW
+    kw = dict(method="collapsed", n_iter=4, seed=9, mask=mask, save_counts=True, progress=False)
+    runs = []
+    for n_threads in (1, 2):
+        numba.set_num_threads(n_threads)
+        runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+    monkeypatch.setattr(sparse_topics, "SERIAL_BELOW", 10**12)
+    runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+    assert all(r.engine == "sparse" for r in runs)
+    for other in runs[1:]:
+        for k in ("theta", "phi", "y"):
+            assert np.array_equal(runs[0].samples[k], other.samples[k]), k
+        assert np.array_equal(runs[0].mu_hat, other.mu_hat)
+        assert np.array_equal(runs[0].log_joint, other.log_joint)
+
+
+def test_engine_selection(topic_data):
+    _, _, y_tilde, alpha = topic_data
+
+    class OwnRates(TopicModel):
+        def rate(self, state):
+            return super().rate(state)
+
+    def engine(*args, **kwargs):
+        return GibbsSampler.private(y_tilde, *args, seed=1, **kwargs).engine
+
+    assert engine(alpha, TopicModel(3)) == "sparse"
+    assert engine(np.full((30, 1), alpha), TopicModel(3)) == "sparse"
+    assert engine(np.full((30, 25), alpha), TopicModel(3)) == "dense"  # per-entry alpha
+    assert engine(alpha, TopicModel(3), method="bessel") == "dense"
+    assert engine(alpha, OwnRates(3)) == "dense"
+    assert engine(alpha, TopicModel(3), sparse=False) == "dense"
+    with pytest.raises(ValueError, match="sparse=True"):
+        engine(np.full((30, 25), alpha), TopicModel(3), sparse=True)
+    with pytest.raises(TypeError, match="sparse"):
+        engine(alpha, TopicModel(3), sparse="yes")
+
+
+def test_a_draw_is_made_once_and_only_after_allocation(topic_data):
+    _, _, y_tilde, alpha = topic_data
+    step = sparse_topics.SparseTopicPrivacy(y_tilde, noise_levels(alpha, y_tilde.shape),
+                                            np.ones(y_tilde.shape, dtype=bool))
+    draw = step.sample(1, 0)
+    with pytest.raises(RuntimeError, match="realize"):
+        draw.dense()
+    theta, phi = np.ones((30, 3)), np.ones((3, 25))
+    draw.realize(theta, phi)
+    with pytest.raises(RuntimeError, match="already"):
+        draw.realize(theta, phi)
+    with pytest.raises(ValueError, match="do not fit"):
+        step.sample(1, 1).realize(np.ones((30, 2)), phi)
