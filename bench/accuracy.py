@@ -4,16 +4,20 @@ Data: :func:`bench.sweep.vi_data` — 1000 x 1000, K = 50, epsilon/N = 1, Gamma(
 factors (Schofield et al., appendix E; table of anchors.md §1: private MCMC MAE 0.208 after
 3000 + 1000 iterations, naive 0.396).
 
-Parts (``python -m bench.accuracy [curve] [long] [--quick]``):
+Parts (``python -m bench.accuracy [curve] [long] [truth] [--quick]``):
 
 * ``long`` — the paper's protocol with this package: ``collapsed`` for 3000 burn-in + 1000
   iterations and ``naive`` for 2000 + 1000, ``mu_hat`` averaged over 10 samples 100 apart; the
   collapsed value is the "converged MAE" of the sampler.
-* ``curve`` — ``collapsed`` (sparse engine) and ``bessel`` each run for a fixed wall-clock budget
-  (60 s); every 5th iteration's factors are kept with the time it was reached. The anytime
+* ``curve`` — ``collapsed`` (sparse engine) and ``bessel``, each started with ``init="data"`` and
+  with ``init="em"``, run for a fixed wall-clock budget (60 s, the EM start included); every 5th
+  iteration's factors are kept with the time it was reached. The anytime
   estimate at time t averages ``theta @ phi`` over the kept samples in the second half of the
   iterations done by t (the first half is burn-in); its MAE to the true rates is reported against
   t. Post-processing is outside the clock.
+
+* ``truth`` — ``collapsed`` and the non-private sampler started at the true factors (see
+  :func:`part_truth`).
 
 Writes ``bench/results/accuracy.json`` (the parts run replace their entries).
 """
@@ -34,6 +38,10 @@ from lpp.inference import GibbsSampler, TopicModel, fit_private
 N, K, EPS = 1000, 50, 1.0
 BUDGET = 60.0
 KEEP_EVERY = 5
+#: (result name, method, init) of the wall-clock curves
+CURVES = (("collapsed", "collapsed", "data"), ("bessel", "bessel", "data"),
+          ("collapsed_em", "collapsed", "em"), ("bessel_em", "bessel", "em"))
+TRUTH_SWEEPS = 300
 
 
 def _mae(mu_hat, mu):
@@ -67,8 +75,8 @@ def _run_for(sampler, budget):
         sampler.sweep()
         elapsed = time.perf_counter() - start
         if sampler.iteration % KEEP_EVERY == 0:
-            kept.append((sampler.iteration, elapsed, sampler.state["theta"],
-                         sampler.state["phi"]))
+            kept.append([sampler.iteration, elapsed, sampler.state["theta"],
+                         sampler.state["phi"]])
         if elapsed >= budget:
             return kept, sampler.iteration, elapsed
 
@@ -92,24 +100,64 @@ def part_curve(quick=False):
     mu = theta @ phi
     out = {"budget_seconds": budget, "threads": numba.get_num_threads(),
            "load_before": [round(x, 2) for x in os.getloadavg()], **info}
-    for method in ("collapsed", "bessel"):
+    for name, method, init in CURVES:
         # compile outside the clock: a throw-away sweep on a small copy
         GibbsSampler.private(y_tilde[:150, :150], alpha, TopicModel(k), method=method,
                              seed=2).sweep()
-        sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method=method, seed=1)
-        kept, iters, elapsed = _run_for(sampler, budget)
-        out[method] = {"engine": sampler.engine, "iterations": iters, "seconds": elapsed,
-                       "curve": _anytime_curve(kept, mu)}
-        last = out[method]["curve"][-1]
-        print(f"{method:>9s}: {iters} iterations in {elapsed:.0f} s, anytime MAE "
-              f"{last['mae']:.4f}", flush=True)
+        start = time.perf_counter()  # the initialisation (EM sweeps) is on the clock
+        sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method=method, seed=1,
+                                       init=init)
+        init_seconds = time.perf_counter() - start
+        kept, iters, elapsed = _run_for(sampler, budget - init_seconds)
+        for entry in kept:
+            entry[1] += init_seconds
+        out[name] = {"engine": sampler.engine, "init": init, "init_seconds": init_seconds,
+                     "iterations": iters, "seconds": elapsed + init_seconds,
+                     "curve": _anytime_curve(kept, mu)}
+        last = out[name]["curve"][-1]
+        print(f"{name:>12s}: init {init_seconds:.1f} s, {iters} iterations in "
+              f"{out[name]['seconds']:.0f} s, anytime MAE {last['mae']:.4f}", flush=True)
     out["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def part_truth(quick=False):
+    """Chains started at the true factors: where the posterior itself puts the MAE.
+
+    ``collapsed`` on the privatized data, and the non-private sampler on an independent draw
+    of true counts from the same rates (the benchmark keeps no true counts). If a chain started
+    at the truth drifts to the same MAE as a long run from a random start, the long run's MAE
+    is the posterior's, not a failure to mix."""
+    n, k, sweeps = (200, 10, 60) if quick else (N, K, TRUTH_SWEEPS)
+    y_tilde, alpha, theta, phi, info = vi_data(n, k, EPS)
+    mu = theta @ phi
+    y = np.random.default_rng(5).poisson(mu)
+    truth = {"theta": theta, "phi": phi}
+    out = {"sweeps": sweeps, "average_from": sweeps // 3, **info}
+    chains = {"collapsed": GibbsSampler.private(y_tilde, alpha, TopicModel(k), seed=1,
+                                                init=truth),
+              "nonprivate": GibbsSampler.nonprivate(y, TopicModel(k), seed=1, init=truth)}
+    for name, sampler in chains.items():
+        total, count, trace = np.zeros_like(mu), 0, []
+        for it in range(1, sweeps + 1):
+            sampler.sweep()
+            current = sampler.state["theta"] @ sampler.state["phi"]
+            if it > sweeps // 3 and it % KEEP_EVERY == 0:
+                total += current
+                count += 1
+            if it % 20 == 0 or it == 1:
+                trace.append({"iteration": it, "current_mae": _mae(current, mu),
+                              "average_mae": _mae(total / count, mu) if count else None})
+        out[name] = {"trace": trace, "final_current_mae": trace[-1]["current_mae"],
+                     "average_mae": trace[-1]["average_mae"], "samples_averaged": count}
+        print(f"{name:>10s} from the truth: current-sample MAE {trace[-1]['current_mae']:.4f}, "
+              f"average of {count} samples {trace[-1]['average_mae']:.4f}", flush=True)
     return out
 
 
 def main(argv):
     quick = "--quick" in argv
-    parts = {"long": part_long, "curve": part_curve}
+    parts = {"long": part_long, "curve": part_curve, "truth": part_truth}
     chosen = [p for p in parts if p in argv] or list(parts)
     path = RESULTS / "accuracy.json"
     results = json.loads(path.read_text()) if path.exists() and not quick else {}
@@ -118,7 +166,7 @@ def main(argv):
         results[name] = parts[name](quick)
     if "long" in results and "curve" in results and not quick:
         target = 1.05 * results["long"]["collapsed"]["mae"]
-        for method in ("collapsed", "bessel"):
+        for method, _, _ in CURVES:
             hit = [c for c in results["curve"][method]["curve"] if c["mae"] <= target]
             results["curve"][method]["seconds_to_within_5pct"] = hit[0]["seconds"] if hit else None
             print(f"{method}: within 5% of the converged MAE ({target:.4f}) after "

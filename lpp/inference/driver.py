@@ -215,6 +215,10 @@ class _Snapshot:
         return self._mu
 
 
+#: expectation sweeps of ``init="em"`` (each costs about three dense products of the data's size)
+EM_INIT_SWEEPS = 200
+
+
 class GibbsSampler:
     """One Markov chain of a model and a count source; :meth:`sweep` advances it by one iteration.
 
@@ -232,13 +236,20 @@ class GibbsSampler:
         y0 = source.initial_counts()
         if isinstance(init, dict):
             state = model.check_state(init, shape)
-        elif init == "prior" or init == "data":
+        elif init in ("prior", "data", "em"):
             state = model.sample_prior(shape, derive_seed(seed, _TAG_INIT_PRIOR))
             if init == "data":
                 # one model sweep on the best guess of the counts the data offer
                 state = model.step(state, y0, observed, derive_seed(seed, _TAG_INIT_STEP), 0)
+            elif init == "em":
+                if type(model).expectation_step is PoissonFactorization.expectation_step:
+                    raise ValueError(f"init='em' needs the model's expectation_step, which the "
+                                     f"{model.name!r} model does not have; use init='data'")
+                for _ in range(EM_INIT_SWEEPS):
+                    state = model.expectation_step(state, y0, observed)
+                state = model.check_state(state, shape)
         else:
-            raise ValueError("init must be 'data', 'prior' or a dict of latent arrays, "
+            raise ValueError("init must be 'data', 'em', 'prior' or a dict of latent arrays, "
                              f"got {init!r}")
         self._snap = _Snapshot(state, source.init_aux(seed), y0, 0, model.rate)
 
@@ -580,8 +591,10 @@ _FIT_DOC_COMMON = """
     mask : optional bool array of the data's shape, **True = missing** (held out: no likelihood).
         The community model always masks its diagonal. An index whose entries are all masked
         is an error.
-    init : ``"data"`` (prior draw, then one model sweep on the counts' best guess),
-        ``"prior"``, or a dict of latent arrays.
+    init : ``"data"`` (prior draw, then one model sweep on the counts' best guess), ``"em"``
+        (prior draw, then ``EM_INIT_SWEEPS`` expectation sweeps on that best guess — a start near
+        a posterior mode, so a shorter burn-in; topic and community models), ``"prior"``, or a
+        dict of latent arrays. The best guess is ``max(y_tilde, 0)`` for privatized counts.
     save_latents, save_counts : keep the saved draws of the latents / of the counts y.
     progress : tqdm bar; None shows it on interactive terminals only.
     checkpoint : path of an ``.npz`` checkpoint written every ``checkpoint_every`` iterations,

@@ -77,3 +77,20 @@ class CommunityModel(PoissonFactorization):
         theta = update_memberships_kernel(theta, pi, stats["node_community"], observed.mask,
                                           self.a0, self.b0, derive_seed(seed, 2), iteration)
         return {"theta": theta, "pi": pi}
+
+    def expectation_step(self, state, y, observed: Observed):
+        """Expected allocation over the ``C x C`` pairs; then ``pi`` and (jointly over nodes)
+        ``theta`` set to their conditional means — a Jacobi update of the memberships where the
+        sampler scans the nodes in turn."""
+        theta, pi = state["theta"], state["pi"]
+        weights = observed.weights
+        mu = theta @ pi @ theta.T
+        ratio = np.zeros(mu.shape)
+        np.divide(y, mu, out=ratio, where=observed.mask & (y > 0))
+        block = pi * (theta.T @ ratio @ theta)
+        node_comm = theta * (ratio @ theta @ pi.T + ratio.T @ theta @ pi)
+        pi = (self.a0 + block) / (self.b0 + theta.T @ weights @ theta)
+        # sum over j of obs[i, j] (pi theta^T)[c, j] + obs[j, i] (theta pi)[j, c]
+        exposure = weights @ theta @ pi.T + weights.T @ theta @ pi
+        theta = (self.a0 + node_comm) / (self.b0 + exposure)
+        return {"theta": theta, "pi": pi}

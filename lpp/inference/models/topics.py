@@ -31,6 +31,8 @@ from lpp.inference.sparse_topics import TopicCountsDraw
 
 #: below this fraction of missing entries the rate sums subtract the missing entries' terms
 _SPARSE_MISSING = 0.25
+#: data rows per block of the expectation step
+_EXPECTATION_ROWS = 512
 
 
 class TopicModel(PoissonFactorization):
@@ -61,32 +63,65 @@ class TopicModel(PoissonFactorization):
         return {"doc_topic": doc_topic, "topic_word": np.ascontiguousarray(word_topic.T)}
 
     def update_latents(self, state, stats, observed: Observed, seed, iteration):
-        theta = state["theta"]
-        missing = _few_missing(observed)
-        if observed.complete:
-            phi_rate = np.broadcast_to((self.b0 + theta.sum(axis=0))[:, None], state["phi"].shape)
-        elif missing is not None:
-            rows, cols = missing
-            lost = np.zeros(state["phi"].shape[::-1])  # V x K: sum over missing d of theta[d]
-            add_rows_at(cols, rows, theta, lost)
-            phi_rate = np.maximum(self.b0 + theta.sum(axis=0)[:, None] - lost.T, self.b0)
-        else:
-            phi_rate = self.b0 + theta.T @ observed.weights
-        phi = gamma_matrix_kernel(stats["topic_word"], self.a0, np.ascontiguousarray(phi_rate),
+        phi = gamma_matrix_kernel(stats["topic_word"], self.a0,
+                                  self._phi_rate(state["theta"], observed),
                                   derive_seed(seed, 1), iteration)
-        if observed.complete:
-            theta_rate = np.broadcast_to(self.b0 + phi.sum(axis=1), theta.shape)
-        elif missing is not None:
-            rows, cols = missing
-            lost = np.zeros(theta.shape)  # D x K: sum over missing v of phi[:, v]
-            add_rows_at(rows, cols, np.ascontiguousarray(phi.T), lost)
-            theta_rate = np.maximum(self.b0 + phi.sum(axis=1) - lost, self.b0)
-        else:
-            theta_rate = self.b0 + observed.weights @ phi.T
-        theta = gamma_matrix_kernel(stats["doc_topic"], self.a0, np.ascontiguousarray(theta_rate),
+        theta = gamma_matrix_kernel(stats["doc_topic"], self.a0, self._theta_rate(phi, observed),
                                     derive_seed(seed, 2), iteration)
         return {"theta": theta, "phi": phi}
 
+    def expectation_step(self, state, y, observed: Observed):
+        """Expected allocation of ``y``, then the Gamma conditionals' means (Phi, then Theta).
+
+        In row blocks of the data, so no dense D x V temporary is formed beyond one block.
+        """
+        theta, phi = state["theta"], state["phi"]
+        doc_topic = np.empty_like(theta)
+        topic_word = np.zeros_like(phi)
+        for lo in range(0, theta.shape[0], _EXPECTATION_ROWS):
+            rows = slice(lo, lo + _EXPECTATION_ROWS)
+            ratio = _observed_ratio(y[rows], theta[rows] @ phi, observed.mask[rows])
+            doc_topic[rows] = theta[rows] * (ratio @ phi.T)
+            topic_word += theta[rows].T @ ratio
+        topic_word *= phi
+        phi = (self.a0 + topic_word) / self._phi_rate(theta, observed)
+        theta = (self.a0 + doc_topic) / self._theta_rate(phi, observed)
+        return {"theta": theta, "phi": phi}
+
+    def _phi_rate(self, theta, observed: Observed) -> np.ndarray:
+        """``b0 + sum_d obs[d, v] theta[d, k]`` as a K x V array."""
+        shape = (theta.shape[1], observed.shape[1])
+        missing = _few_missing(observed)
+        if observed.complete:
+            return np.ascontiguousarray(
+                np.broadcast_to((self.b0 + theta.sum(axis=0))[:, None], shape))
+        if missing is not None:
+            rows, cols = missing
+            lost = np.zeros(shape[::-1])  # V x K: sum over missing d of theta[d]
+            add_rows_at(cols, rows, theta, lost)
+            return np.ascontiguousarray(
+                np.maximum(self.b0 + theta.sum(axis=0)[:, None] - lost.T, self.b0))
+        return np.ascontiguousarray(self.b0 + theta.T @ observed.weights)
+
+    def _theta_rate(self, phi, observed: Observed) -> np.ndarray:
+        """``b0 + sum_v obs[d, v] phi[k, v]`` as a D x K array."""
+        shape = (observed.shape[0], phi.shape[0])
+        missing = _few_missing(observed)
+        if observed.complete:
+            return np.ascontiguousarray(np.broadcast_to(self.b0 + phi.sum(axis=1), shape))
+        if missing is not None:
+            rows, cols = missing
+            lost = np.zeros(shape)  # D x K: sum over missing v of phi[:, v]
+            add_rows_at(rows, cols, np.ascontiguousarray(phi.T), lost)
+            return np.ascontiguousarray(np.maximum(self.b0 + phi.sum(axis=1) - lost, self.b0))
+        return np.ascontiguousarray(self.b0 + observed.weights @ phi.T)
+
+
+def _observed_ratio(y, mu, mask) -> np.ndarray:
+    """``y / mu`` on observed entries, 0 elsewhere (and where ``y`` is 0)."""
+    ratio = np.zeros(mu.shape)
+    np.divide(y, mu, out=ratio, where=mask & (y > 0))
+    return ratio
 
 
 def _few_missing(observed: Observed):
