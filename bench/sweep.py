@@ -148,7 +148,6 @@ def part_scaling(quick=False):
                         cells.append({"data": data_name, "D": n, "V": n, "K": k,
                                       "epsilon_over_n": eps, "threads": threads, "seconds": t,
                                       "all": all_t, "engine": sampler.engine, **info})
-                        c = cells[-1]
                         print(f"  {data_name:4s} {n:>6d} K={k:<3d} eps/N={eps:<3g} "
                               f"thr={threads}  {t:8.4f} s  (positive "
                               f"{info['positive_fraction']:.1%})", flush=True)
