@@ -1,11 +1,12 @@
 """Speed of lpp.metrics at the paper's scale: ``python -m bench.metrics``.
 
 A 10,000 x 10,000 sparse corpus (~2.5M non-zeros) scored with 50 topics x 10 words,
-plus the other metrics at matching sizes. Prints a table (median of repeats) and writes
+plus the other metrics at matching sizes (``--quick``: 1,000 x 1,000, nothing written). Prints a table (median of repeats) and writes
 ``bench/results/metrics.json`` (atomically).
 """
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -43,18 +44,19 @@ def median_seconds(fn, repeats: int = REPEATS) -> float:
     return float(np.median(times))
 
 
-def main() -> None:
+def main(quick: bool = False) -> None:
     rng = np.random.default_rng(2019)
-    counts = random_corpus(10_000, 10_000, 260, rng)
-    phi = rng.gamma(0.1, 1.0, size=(50, 10_000))
+    n = 1_000 if quick else 10_000
+    counts = random_corpus(n, n, 260, rng)
+    phi = rng.gamma(0.1, 1.0, size=(50, n))
     topics = top_words(phi, 10)
     corpus = ReferenceCorpus(counts)
     # the most frequent words as top words: dense co-occurrence (BLAS-path territory)
     common = np.argsort(-corpus.document_frequency, kind="stable")[:500].reshape(50, 10)
-    phi_true = rng.gamma(0.1, 1.0, size=(50, 10_000))
+    phi_true = rng.gamma(0.1, 1.0, size=(50, n))
     phi_hat = phi_true[rng.permutation(50)] * rng.gamma(20, 1 / 20, size=phi_true.shape)
-    mu_hat = rng.gamma(1.0, 1.0, size=(2_000, 10_000))
-    y_sparse = counts[:2_000]
+    mu_hat = rng.gamma(1.0, 1.0, size=(n // 5, n))
+    y_sparse = counts[:n // 5]
     held_out = rng.random(mu_hat.shape) < 0.05
 
     cases = [
@@ -79,6 +81,8 @@ def main() -> None:
     for name, seconds in rows:
         print(f"{name:<{width}}  {seconds:8.4f}")
 
+    if quick:  # a smoke test: the committed results stay
+        return
     target = write_results(
         "metrics",
         {
@@ -95,4 +99,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(quick="--quick" in sys.argv)
