@@ -132,20 +132,46 @@ def noise_levels(alpha, shape: tuple[int, ...]) -> NoiseLevels:
 
 @njit
 def _positive_by_inversion(y_tilde, alpha, mu):
-    """Exact draw for ``y_tilde > 0`` by inversion of the whole conditional in one pass.
+    """Exact draw for ``y_tilde > 0`` by inversion of the whole conditional.
 
     With weights scaled so that ``w_0 = 1``, successive ratios are ``w_j / w_(j-1) = mu /
     (alpha j)`` for ``j <= y_tilde`` and ``alpha mu / j`` beyond, so the normaliser is a sum of
-    products (no logarithms, no special functions). The upper tail is summed until the rest is
-    below 1e-17 of the total (the bound of a geometric series once the ratios fall below 1).
+    products (no logarithms, no special functions). The uniform ``u`` is drawn first and the
+    target ``u * total`` is located lazily: the pieces up to ``y_tilde`` are summed exactly and
+    the upper tail is first bracketed by its leading term and a geometric bound on the rest.
+    When the whole bracket of the target falls inside one cell of the lower piece — nearly
+    always when ``alpha mu`` is small, as it is on noise entries — that cell is the draw, the
+    same one a fully summed normaliser would give. Otherwise the upper tail is summed until the
+    rest is below 1e-17 of the total and the target is located in the full series.
     """
     lam_low = mu / alpha
     lam_high = alpha * mu
-    total = 1.0
+    u = np.random.random()
+    low = 1.0
     t = 1.0
     for j in range(1, y_tilde + 1):
         t *= lam_low * _RECIPROCALS[j - 1]
-        total += t
+        low += t
+    top = t  # w_(y_tilde)
+    if y_tilde + 1 < _N_RECIPROCALS:
+        ratio_first = lam_high * _RECIPROCALS[y_tilde]
+        ratio_rest = lam_high * _RECIPROCALS[y_tilde + 1]  # bounds every later ratio
+        if ratio_rest < 1.0:
+            first = top * ratio_first
+            target_lo = u * (low + first)
+            target_hi = u * (low + first / (1.0 - ratio_rest))
+            if target_hi < low:
+                acc = 1.0
+                t = 1.0
+                j = 0
+                while acc <= target_lo:  # stops by j = y_tilde, where acc == low
+                    j += 1
+                    t *= lam_low * _RECIPROCALS[j - 1]
+                    acc += t
+                if acc > target_hi:
+                    return j
+    total = low
+    t = top
     j = y_tilde
     while True:
         j += 1
@@ -156,11 +182,11 @@ def _positive_by_inversion(y_tilde, alpha, mu):
         if r < 1.0 and t * r <= _SERIES_TOL * total * (1.0 - r):
             break
     last = j
-    u = np.random.random() * total
+    target = u * total
     acc = 1.0
     t = 1.0
     j = 0
-    while acc <= u and j < last:
+    while acc <= target and j < last:
         j += 1
         lam = lam_low if j <= y_tilde else lam_high
         t *= lam * _RECIPROCALS[j - 1] if j <= _N_RECIPROCALS else lam / j

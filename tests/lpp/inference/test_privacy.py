@@ -12,7 +12,9 @@ from lpp.testing import chisquare_gof
 
 N_DRAWS = 100_000
 
-# (y_tilde, alpha, mu): non-positive data, the two-piece mixture, large counts, tiny rates
+# (y_tilde, alpha, mu): non-positive data, the two-piece mixture, large counts, tiny rates; then
+# positive counts where the inversion settles in the lower piece without summing the upper tail
+# (small mu, the common noise entry), where the tail often holds the target, and in between
 CASES = [
     (-3, 0.5, 2.0),
     (0, 0.3, 5.0),
@@ -21,6 +23,9 @@ CASES = [
     (4, 0.2, 40.0),
     (210, 0.6, 200.0),
     (60, 0.9, 0.01),
+    (1, 0.37, 0.05),
+    (1, 0.37, 2.5),
+    (3, 0.5, 1.5),
 ]
 
 

@@ -193,12 +193,34 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
         runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
     monkeypatch.setattr(sparse_topics, "SERIAL_BELOW", 10**12)
     runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+    monkeypatch.undo()
+    numba.set_num_threads(2)
+    # other chunkings of the rows, and the int64 redraw that guards the int32 partial counts
+    monkeypatch.setattr(sparse_topics, "_MAX_CHUNKS", 3)
+    runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+    monkeypatch.setattr(sparse_topics, "PARTIAL_LIMIT", 0)
+    runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
     assert all(r.engine == "sparse" for r in runs)
     for other in runs[1:]:
         for k in ("theta", "phi", "y"):
             assert np.array_equal(runs[0].samples[k], other.samples[k]), k
         assert np.array_equal(runs[0].mu_hat, other.mu_hat)
         assert np.array_equal(runs[0].log_joint, other.log_joint)
+
+
+def test_chunks_cover_the_rows_in_shares_of_equal_work():
+    rng = np.random.default_rng(2)
+    per_row = rng.zipf(1.6, 500).clip(max=300)
+    per_row[:100] += 200  # long rows first: equal numbers of rows would be 10,000 units off
+    indptr = np.concatenate(([0], np.cumsum(per_row)))
+    n_topics, chunks = 20, 8
+    bounds = sparse_topics.chunk_bounds(indptr, n_topics, chunks)
+    assert bounds[0] == 0 and bounds[-1] == 500 and np.all(np.diff(bounds) >= 0)
+    assert bounds.size == chunks + 1
+    work = per_row + n_topics
+    shares = np.add.reduceat(work, bounds[:-1])[np.diff(bounds) > 0]
+    # each share is within one row's work of the ideal
+    assert np.all(np.abs(shares - work.sum() / chunks) <= work.max())
 
 
 def test_engine_selection(topic_data):
