@@ -12,7 +12,8 @@ SCRIPTS = {
     "metrics": lambda m: m.main(quick=True),
     "inference": lambda m: m.main(quick=True),
     "sweep": lambda m: m.main(["numpy", "scaling", "--quick"]),
-    "accuracy": lambda m: m.main(["curve", "truth", "--quick"]),
+    "accuracy": lambda m: m.main(["long", "curve", "truth", "--quick"]),
+    "tables": lambda m: m.main(),
 }
 
 

@@ -1,0 +1,122 @@
+"""Markdown tables of the committed benchmark results, for ``bench/README.md``.
+
+``python -m bench.tables`` reads ``bench/results/sweep.json`` and ``accuracy.json`` and prints
+the tables; nothing is measured and nothing is written, so the README's numbers can be
+regenerated rather than copied by hand. Parts missing from the results are skipped.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from bench import RESULTS
+
+
+def _load(name):
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _rows(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def numpy_table(sweep):
+    part = sweep["numpy"]
+    rows = [(r["sampler"], f"{r['seconds']:.3f}", f"{r['speedup_vs_numpy']:.1f}×")
+            for r in part["rows"]]
+    title = (f"NumPy baseline: {part['D']} × {part['V']}, K = {part['K']}, ε/N = "
+             f"{part['epsilon_over_n']:g}, {part['data']} data, {part['threads']} threads")
+    return title + "\n\n" + _rows(("sampler", "s / sweep", "speed-up"), rows)
+
+
+def scaling_table(sweep):
+    cells = sweep["scaling"]["cells"]
+    by_key = {(c["data"], c["D"], c["K"], c["epsilon_over_n"], c["threads"]): c for c in cells}
+    rows, ratios = [], []
+    for (data, n, k, eps, threads), cell in by_key.items():
+        if threads != 1:
+            continue
+        two = by_key.get((data, n, k, eps, 2))
+        rows.append((data, f"{n:,}", k, f"{eps:g}", f"{cell['positive_fraction']:.1%}",
+                     f"{cell['seconds']:.3f}", f"{two['seconds']:.3f}" if two else "–",
+                     f"{cell['seconds'] / two['seconds']:.2f}" if two else "–"))
+        high = by_key.get((data, n, k, 3.0, 2))
+        if eps == 1.0 and two and high:
+            ratios.append((data, f"{n:,}", k, f"{two['seconds'] / high['seconds']:.2f}"))
+    table = _rows(("data", "D = V", "K", "ε/N", "positive", "1 thread (s)", "2 threads (s)",
+                   "1 / 2 threads"), rows)
+    ratio = _rows(("data", "D = V", "K", "ε/N = 1 over ε/N = 3 (2 threads)"), ratios)
+    return "Scaling (median s per sweep)\n\n" + table + "\n\n" + ratio
+
+
+def large_table(sweep):
+    part = sweep["large"]
+    rows = [("s per sweep, last ten unsaved sweeps (median)", f"{part['unsaved_sweep_median']:.2f}"),
+            ("s per sweep, sweeps 2–6 (median)",
+             f"{part['early_sweep_median']:.2f}" if "early_sweep_median" in part else "–"),
+            ("first sweep (compiles)", f"{part['iter_seconds'][0]:.1f}"),
+            ("saved sweeps (dense mu, log joint)",
+             ", ".join(f"{s:.2f}" for s in part["saved_sweep_seconds"])),
+            ("peak resident memory (GiB)", f"{part['peak_rss_bytes'] / 2**30:.2f}"),
+            ("threads", part["threads"])]
+    title = (f"{part['D']:,} × {part['V']:,}, K = {part['K']}, ε/N = {part['epsilon_over_n']:g} "
+             f"(text-like, {part['positive_fraction']:.1%} positive)")
+    return title + "\n\n" + _rows(("", "value"), rows)
+
+
+def accuracy_table(acc):
+    out = []
+    if "long" in acc:
+        long = acc["long"]
+        rows = [(m, f"{long[m]['burn_in']} + 1000", f"{long[m]['mae']:.3f}",
+                 f"{long[m]['mae_all']:.3f}" if "mae_all" in long[m] else "–")
+                for m in ("naive", "collapsed") if m in long]
+        out.append("The paper's protocol\n\n" + _rows(
+            ("method", "iterations", "MAE, 10 samples 100 apart", "MAE, 100 samples 10 apart"),
+            rows))
+    if "curve" in acc:
+        curve = acc["curve"]
+        rows = []
+        for name, run in curve.items():
+            if not isinstance(run, dict) or "curve" not in run:
+                continue
+            last = run["curve"][-1]
+            hit = run.get("seconds_to_within_5pct")
+            rows.append((name, run["init"], f"{run['init_seconds']:.1f}", run["iterations"],
+                         f"{last['mae']:.3f}", f"{hit:.0f}" if hit is not None else "not reached"))
+        out.append(f"Within {curve['budget_seconds']:g} s of wall time ({curve['threads']} threads)"
+                   "\n\n" + _rows(("chain", "start", "start (s)", "iterations", "MAE at the end",
+                                   "s to within 5% of converged"), rows))
+    if "truth" in acc:
+        truth = acc["truth"]
+        rows = [(name, f"{truth[name]['final_current_mae']:.3f}",
+                 f"{truth[name]['average_mae']:.3f}", truth[name]["samples_averaged"])
+                for name in ("collapsed", "nonprivate") if name in truth]
+        out.append(f"Chains started at the true factors ({truth['sweeps']} sweeps)\n\n" + _rows(
+            ("chain", "MAE, last sample", "MAE, average", "samples averaged"), rows))
+    return "\n\n".join(out)
+
+
+def main(argv=()):
+    sweep, acc = _load("sweep"), _load("accuracy")
+    parts = []
+    for key, make in (("numpy", numpy_table), ("scaling", scaling_table),
+                      ("large", large_table)):
+        if key in sweep:
+            parts.append(make(sweep))
+    if acc:
+        parts.append(accuracy_table(acc))
+    if not parts:
+        print("no benchmark results in", RESULTS)
+        return
+    machine = sweep.get("machine") or acc.get("machine") or {}
+    print(f"machine: {machine.get('cpu_model', '?')}, {machine.get('cpu_count', '?')} cores, "
+          f"numba {machine.get('numba', '?')}, numpy {machine.get('numpy', '?')}\n")
+    print("\n\n".join(parts))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
