@@ -13,13 +13,16 @@ import math
 import numpy as np
 from numba import njit
 
-from lpp.distributions import poisson_logpmf_nb
+from lpp.distributions import poisson_logpmf_nb, standard_gamma_nb
 
 #: problems with less work than this (entries, or rows x columns) run the serial twin of a kernel
 SERIAL_BELOW = 16384
 
 #: smallest positive normal double: the floor of every Gamma draw (see :func:`gamma_rate_nb`)
 TINY = float(np.finfo(np.float64).tiny)
+
+#: above this ``log(U) / shape`` the power is formed directly (``exp`` is far from underflow)
+_LOG_POWER_LINEAR = -600.0
 
 
 
@@ -37,18 +40,23 @@ def parallel_and_serial(loop):
 def gamma_rate_nb(shape, rate):
     """One Gamma(shape, rate) draw (mean ``shape / rate``), never below :data:`TINY`.
 
-    For ``shape < 1`` the draw is ``Gamma(shape + 1) * U**(1/shape)`` formed in log space: the
-    power underflows long before the variate itself would (with shape 0.01 a plain draw is 0.0
-    about once in a thousand), and a zero factor would make rates, allocation probabilities and
-    the log prior degenerate. The result is floored at the smallest normal double; the floor
-    moves only the mass below 2.2e-308, i.e. probability about ``(2.2e-308 * rate)**shape``.
+    Variates from :func:`lpp.distributions.standard_gamma_nb` (ziggurat normal inside Marsaglia
+    and Tsang). For ``shape < 1`` the draw is ``Gamma(shape + 1) * U**(1/shape)``; when the
+    power would underflow it is formed in log space, since the variate itself usually does not
+    (with shape 0.01 a plain draw is 0.0 about once in a thousand), and a zero factor would make
+    rates, allocation probabilities and the log prior degenerate. The result is floored at the
+    smallest normal double; the floor moves only the mass below 2.2e-308, i.e. probability
+    about ``(2.2e-308 * rate)**shape``.
     """
     if shape >= 1.0:
-        x = np.random.gamma(shape, 1.0) / rate
+        x = standard_gamma_nb(shape) / rate
     else:
-        log_x = (math.log(np.random.gamma(shape + 1.0, 1.0))
-                 + math.log(np.random.random()) / shape - math.log(rate))
-        x = math.exp(log_x)
+        g = standard_gamma_nb(shape + 1.0)
+        log_power = math.log(np.random.random()) / shape
+        if log_power > _LOG_POWER_LINEAR:
+            x = g * math.exp(log_power) / rate
+        else:
+            x = math.exp(math.log(g) + log_power - math.log(rate))
     if x < TINY:
         return TINY
     return x

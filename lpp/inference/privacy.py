@@ -39,7 +39,12 @@ import numpy as np
 from numba import njit, prange
 
 from lpp._rng import as_generator, base_seed, seed_stream
-from lpp.distributions import poisson_logcdf_nb, poisson_logsf_nb, sample_bessel_nb
+from lpp.distributions import (
+    poisson_logcdf_nb,
+    poisson_logsf_nb,
+    sample_bessel_nb,
+    standard_gamma_nb,
+)
 from lpp.inference._numerics import (
     SERIAL_BELOW,
     parallel_and_serial,
@@ -300,8 +305,8 @@ def _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, i
     for e in range(b * BLOCK_SIZE, min(g_plus.size, (b + 1) * BLOCK_SIZE)):
         if observed[e]:
             scale = scale_values[e // scale_stride]
-            lam_plus[e] = np.random.gamma(1.0 + g_plus[e], scale)
-            lam_minus[e] = np.random.gamma(1.0 + g_minus[e], scale)
+            lam_plus[e] = standard_gamma_nb(1.0 + g_plus[e]) * scale
+            lam_minus[e] = standard_gamma_nb(1.0 + g_minus[e]) * scale
 
 
 def _lambda_loop(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration,

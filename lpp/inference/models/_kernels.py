@@ -1,7 +1,8 @@
 """Compiled kernels of the built-in models: allocation of counts to components, Gamma updates.
 
-Random streams are keyed by ``(seed, iteration, row)``: every kernel reseeds at the top of each
-row it processes, so draws do not depend on how rows are spread over threads. Count totals
+Random streams are keyed by ``(seed, iteration, row)`` (the Gamma updates: by a fixed block of
+rows): every kernel reseeds at the top of each row or block it processes, so draws do not
+depend on how rows are spread over threads. Count totals
 that several rows add into (e.g. topic-word counts) are accumulated per *chunk* of rows and
 summed afterwards; they are integers, so the sum is exact in any order.
 
@@ -58,25 +59,42 @@ def rows_per_chunk(n_rows: int, chunks: int) -> int:
 # Gamma draws
 # ---------------------------------------------------------------------------------------------
 
+#: draws per random stream of the Gamma updates, at least: reseeding numba's Mersenne Twister
+#: costs about 1.6 us, as much as 20 Gamma draws, so short rows share a stream in fixed blocks
+_GAMMA_BLOCK_DRAWS = 2048
+
+
+def gamma_rows_per_block(n_rows: int, n_cols: int) -> int:
+    """Rows per random stream of :func:`gamma_matrix_kernel` (set by the shape alone)."""
+    return int(min(max(1, n_rows), max(1, -(-_GAMMA_BLOCK_DRAWS // max(1, n_cols)))))
+
+
 @njit
-def _gamma_row(counts, a0, rate, seed, iteration, r, out):
-    seed_stream(seed, iteration, r)
-    for c in range(counts.shape[1]):
-        out[r, c] = gamma_rate_nb(a0 + counts[r, c], rate[r, c])
+def _gamma_block(counts, a0, rate, seed, iteration, block, rows_per_block, out):
+    seed_stream(seed, iteration, block)
+    for r in range(block * rows_per_block, min((block + 1) * rows_per_block, counts.shape[0])):
+        for c in range(counts.shape[1]):
+            out[r, c] = gamma_rate_nb(a0 + counts[r, c], rate[r, c])
 
 
-def _gamma_matrix_loop(counts, a0, rate, seed, iteration, out):
-    for r in prange(counts.shape[0]):
-        _gamma_row(counts, a0, rate, seed, iteration, r, out)
+def _gamma_matrix_loop(counts, a0, rate, seed, iteration, rows_per_block, out):
+    n_blocks = (counts.shape[0] + rows_per_block - 1) // rows_per_block
+    for b in prange(n_blocks):
+        _gamma_block(counts, a0, rate, seed, iteration, b, rows_per_block, out)
 
 
 _gamma_matrix = _twins(_gamma_matrix_loop)
 
 
 def gamma_matrix_kernel(counts, a0, rate, seed, iteration):
-    """``out[r, c] ~ Gamma(a0 + counts[r, c], rate[r, c])`` (shape, rate), one stream per row."""
+    """``out[r, c] ~ Gamma(a0 + counts[r, c], rate[r, c])`` (shape, rate).
+
+    One random stream per block of :func:`gamma_rows_per_block` consecutive rows.
+    """
     out = np.empty(counts.shape)
-    _gamma_matrix[counts.size < SERIAL_BELOW](counts, float(a0), rate, seed, iteration, out)
+    rows_per_block = gamma_rows_per_block(*counts.shape)
+    _gamma_matrix[counts.size < SERIAL_BELOW](counts, float(a0), rate, seed, iteration,
+                                              rows_per_block, out)
     return out
 
 
