@@ -93,6 +93,39 @@ def test_topic_update_draws_the_conjugate_gammas():
     assert stats.ks_2samp(theta, rng.gamma(3.1, 1.0 / phi_row)).pvalue < FALSE_ALARM
 
 
+@pytest.mark.parametrize("shape", [(300, 100), (40, 5000), (6000, 3)])
+def test_gamma_matrix_kernel_same_draws_with_any_threads_and_the_right_law(shape):
+    """Streams are keyed by fixed blocks of rows: the parallel twin with 1 or 2 threads and
+    the serial twin give the same matrix; every cell follows its own Gamma(shape, rate)."""
+    import numba
+
+    from lpp.inference.models import _kernels
+
+    rng = np.random.default_rng(3)
+    counts = rng.poisson(2.0, shape)
+    rate = rng.uniform(0.5, 4.0, shape)
+    assert counts.size >= _kernels.SERIAL_BELOW
+    before = numba.get_num_threads()
+    try:
+        runs = []
+        for n_threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(n_threads)
+            runs.append(_kernels.gamma_matrix_kernel(counts, 0.1, rate, 5, 9))
+    finally:
+        numba.set_num_threads(before)
+    serial = np.empty(shape)
+    _kernels._gamma_matrix[True](counts, 0.1, rate, 5, 9,
+                                 _kernels.gamma_rows_per_block(*shape), serial)
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], serial)
+    # probability integral transform: uniform if every cell has its own law
+    pit = stats.gamma.cdf(runs[0] * rate, 0.1 + counts)
+    assert stats.kstest(pit.ravel(), "uniform").pvalue > FALSE_ALARM
+    # blocks do not repeat one another's stream: the first cells of consecutive blocks differ
+    rows = _kernels.gamma_rows_per_block(*shape)
+    firsts = pit[::rows, 0]
+    assert np.unique(firsts).size == firsts.size
+
+
 def test_log_prior_and_likelihood_match_scipy():
     model = TopicModel(2, a0=0.7, b0=1.3)
     state = model.sample_prior((4, 3), 1)
