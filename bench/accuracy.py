@@ -66,7 +66,7 @@ def part_long(quick=False):
             burn = 200
         t0 = time.perf_counter()
         res = fit_private(y_tilde, alpha, TopicModel(k), method=method, n_iter=burn + 1000,
-                          burn_in=burn, thin=LONG_THIN, seed=1, save_latents=True,
+                          burn_in=burn, thin=LONG_THIN, rng=1, save_latents=True,
                           progress=False)
         seconds = time.perf_counter() - t0
         step = 100 // LONG_THIN  # the paper's 10 samples, 100 iterations apart
@@ -128,9 +128,9 @@ def part_curve(quick=False):
     for name, method, init in CURVES:
         # compile outside the clock: a throw-away sweep on a small copy
         GibbsSampler.private(y_tilde[:150, :150], alpha, TopicModel(k), method=method,
-                             seed=2).sweep()
+                             rng=2).sweep()
         start = time.perf_counter()  # the initialisation (EM sweeps) is on the clock
-        sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method=method, seed=1,
+        sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method=method, rng=1,
                                        init=init)
         init_seconds = time.perf_counter() - start
         kept, iters, elapsed = _run_for(sampler, budget - init_seconds)
@@ -159,9 +159,9 @@ def part_truth(quick=False):
     y = np.random.default_rng(5).poisson(mu)
     truth = {"theta": theta, "phi": phi}
     out = {"sweeps": sweeps, "average_from": sweeps // 3, **info}
-    chains = {"collapsed": GibbsSampler.private(y_tilde, alpha, TopicModel(k), seed=1,
+    chains = {"collapsed": GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1,
                                                 init=truth),
-              "nonprivate": GibbsSampler.nonprivate(y, TopicModel(k), seed=1, init=truth)}
+              "nonprivate": GibbsSampler.nonprivate(y, TopicModel(k), rng=1, init=truth)}
     for name, sampler in chains.items():
         total, count, trace = np.zeros_like(mu), 0, []
         for it in range(1, sweeps + 1):

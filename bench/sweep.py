@@ -114,7 +114,7 @@ def part_numpy(quick=False):
     for label, method, sparse in (("lpp collapsed, sparse engine", "collapsed", None),
                                   ("lpp collapsed, dense engine", "collapsed", False),
                                   ("lpp bessel (dense)", "bessel", None)):
-        sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method=method, seed=1,
+        sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method=method, rng=1,
                                        sparse=sparse)
         t, all_t = _median_sweep(sampler.sweep, 2, 5)
         rows.append({"sampler": label, "engine": sampler.engine, "seconds": t, "all": all_t})
@@ -141,7 +141,7 @@ def part_scaling(quick=False):
             for k in (20, 50):
                 for eps in (1.0, 3.0):
                     y_tilde, alpha, _, _, info = make(n, k, eps)
-                    sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), seed=1)
+                    sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1)
                     del y_tilde
                     n_warm, n_timed = (4, 3) if n >= 10000 else (10, 5)
                     numba.set_num_threads(2)
@@ -176,7 +176,7 @@ def _large_child(n, k, eps, n_iter):
     y_tilde, alpha, _, _, info = text_data(n, k, eps)
     t_gen = time.perf_counter() - t0
     res = fit_private(y_tilde, alpha, TopicModel(k), n_iter=n_iter, burn_in=n_iter - 2,
-                      seed=1, progress=False)
+                      rng=1, progress=False)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     secs = res.iter_seconds.tolist()
     print(json.dumps({"D": n, "V": n, "K": k, "epsilon_over_n": eps, **info,

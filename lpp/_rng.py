@@ -7,11 +7,17 @@ numbers it sees depend only on that key: the same seed gives bit-identical resul
 one or many threads (numba's own per-thread streams would not, see numba issue #4452).
 
 Python-level functions take ``rng`` as a :class:`numpy.random.Generator`, an integer seed
-or ``None`` and turn it into a 63-bit *base seed* for the kernels with :func:`base_seed`.
+or ``None`` (scipy's SPEC 7) and turn it into a 63-bit *base seed* for the kernels:
+:func:`replay_seed` keeps an integer as it is (so a recorded seed replays a run) and draws one
+from a Generator or None. The phases of one run (initialisation, privacy step, model step, and
+the sub-phases of each) get independent base seeds by :func:`derive_seed` with a phase *tag*;
+the tags of each component are constants named ``TAG_*`` (or ``_TAG_*``) beside the code that
+uses them, and :data:`STREAM_TAGS` lists them all in one table so that no two collide.
 """
 from __future__ import annotations
 
 import numbers
+from functools import lru_cache
 
 import numpy as np
 from numba import njit
@@ -38,7 +44,19 @@ def base_seed(rng=None) -> int:
     return int(as_generator(rng).integers(0, 2**63 - 1, dtype=np.int64))
 
 
-@njit(inline="always")
+def replay_seed(rng=None) -> int:
+    """The run's 63-bit base seed: an int is used as is, a Generator or None draws one.
+
+    So ``rng=result.seed`` repeats any run, including one started with ``rng=None``.
+    """
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if not 0 <= rng < 2**63:
+            raise ValueError(f"an integer seed must be in [0, 2**63), got {rng}")
+        return int(rng)
+    return base_seed(rng)
+
+
+@njit
 def _splitmix64(x):
     x = (x + np.uint64(0x9E3779B97F4A7C15)) & _MASK64
     x = ((x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & _MASK64
@@ -63,3 +81,26 @@ def seed_stream(seed, iteration, block):
     ``np.random.*`` call in the block then follows a stream fixed by the key alone.
     """
     np.random.seed(stream_key(seed, iteration, block))
+
+
+@lru_cache(maxsize=4096)
+def derive_seed(seed: int, tag: int) -> int:
+    """63-bit base seed for phase ``tag`` of a run whose base seed is ``seed``.
+
+    Two phases of one iteration (say the privacy step and the allocation) must not share a
+    stream; mixing the tag in by splitmix64 gives each its own.
+    """
+    mixed = _splitmix64(np.uint64(int(seed) & 0xFFFFFFFFFFFFFFFF))
+    return int(_splitmix64(mixed ^ np.uint64(int(tag) & 0xFFFFFFFFFFFFFFFF))) >> 1
+
+
+#: every phase tag in use, by component: (component, tag name, value). Tags need only differ
+#: within one component (each component derives from its own parent seed); the table keeps
+#: them visible in one place.
+STREAM_TAGS = (
+    ("chain", "TAG_INIT_PRIOR", 1), ("chain", "TAG_INIT_STEP", 2),
+    ("chain", "TAG_PRIVACY", 3), ("chain", "TAG_MODEL", 4),
+    ("privacy step", "_TAG_COUNTS", 11), ("privacy step", "_TAG_LAMBDA", 12),
+    ("model step", "_TAG_ALLOCATE", 21), ("model step", "_TAG_LATENTS", 22),
+    ("fused sparse engine", "_TAG_PASS1", 41), ("fused sparse engine", "_TAG_PASS2", 42),
+)

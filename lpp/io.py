@@ -6,6 +6,7 @@ arrays always give the same bytes (DVC hashes them).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -19,14 +20,19 @@ import numpy as np
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
-def atomic_write_bytes(path, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` through a temporary file and an atomic rename."""
+@contextlib.contextmanager
+def atomic_writer(path):
+    """Open a temporary file beside ``path`` for writing; on a clean exit it is flushed,
+    synced and renamed onto ``path``, on an exception (Ctrl-C included) it is removed.
+
+    For outputs too large to build in memory first (checkpoints stream ``numpy.savez`` into it).
+    """
     path = Path(path)
     handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
                                          delete=False)
     try:
         with handle:
-            handle.write(payload)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(handle.name, 0o644)
@@ -34,6 +40,12 @@ def atomic_write_bytes(path, payload: bytes) -> None:
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` through a temporary file and an atomic rename."""
+    with atomic_writer(path) as handle:
+        handle.write(payload)
 
 
 def json_bytes(obj) -> bytes:

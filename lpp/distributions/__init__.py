@@ -13,7 +13,11 @@ Numba-callable scalar twins (``*_nb``; no argument checks, for use inside ``@nji
 ``lpp._rng.seed_stream`` at the top of each block), ``skellam_logpmf_nb(k, mu1, mu2)``,
 ``standard_normal_nb()`` and ``standard_gamma_nb(shape)`` (exact, ziggurat-based;
 faster than numba's ``np.random`` ones), ``two_sided_geometric_logpmf_nb(k, alpha)``, ``poisson_logpmf_nb(k, lam)``,
-``poisson_logcdf_nb(k, lam)`` (log P(X <= k)) and ``poisson_logsf_nb(k, lam)`` (log P(X > k)).
+``poisson_logcdf_nb(k, lam)`` (log P(X <= k)) and ``poisson_logsf_nb(k, lam)`` (log P(X > k)),
+``truncated_poisson_at_most_nb`` / ``truncated_poisson_above_nb`` (Poisson draws conditioned
+on a tail), ``gamma_rate_nb(shape, rate)`` (the models' Gamma draws; NumPy twin
+``gamma_rate_np``), and ``allocate_count_nb`` (the multinomial allocation of a count over
+components, O(K) for large counts; ``multinomial_into_nb`` wraps it).
 All parameters are means (Poisson, Skellam) — never scales or rates of anything else.
 """
 from .bessel import (
@@ -30,7 +34,7 @@ from .bessel import (
     sample_bessel,
     sample_bessel_nb,
 )
-from ._gamma_sampler import standard_gamma_nb, standard_normal_nb
+from ._gamma_sampler import TINY, gamma_rate_nb, gamma_rate_np, standard_gamma_nb, standard_normal_nb
 from .geometric import two_sided_geometric_logpmf, two_sided_geometric_logpmf_nb
 from .poisson import (
     poisson_logcdf,
@@ -39,6 +43,15 @@ from .poisson import (
     poisson_logpmf_nb,
     poisson_logsf,
     poisson_logsf_nb,
+    truncated_poisson_above_nb,
+    truncated_poisson_at_most_nb,
+)
+from .multinomial import (
+    FEW_TRIALS,
+    LARGE_COUNT,
+    allocate_count_nb,
+    multinomial_into_nb,
+    rescale_log_weights_nb,
 )
 from .skellam import skellam_logpmf, skellam_logpmf_nb
 
@@ -51,4 +64,8 @@ __all__ = [
     "poisson_logcdf", "poisson_logcdf_nb", "poisson_logpmf", "poisson_logpmf_nb",
     "poisson_logsf", "poisson_logsf_nb",
     "skellam_logpmf", "skellam_logpmf_nb",
+    "TINY", "gamma_rate_nb", "gamma_rate_np",
+    "truncated_poisson_above_nb", "truncated_poisson_at_most_nb",
+    "FEW_TRIALS", "LARGE_COUNT", "allocate_count_nb", "multinomial_into_nb",
+    "rescale_log_weights_nb",
 ]

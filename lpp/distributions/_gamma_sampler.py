@@ -13,8 +13,12 @@ of the sparse topic sampler at epsilon/N = 3. Here:
 * :func:`standard_gamma_nb` — Marsaglia and Tsang (2000) for shape >= 1 on that normal; for
   shape < 1, ``Gamma(a) = Gamma(a + 1) * U**(1/a)`` (Stuart's theorem).
 
-Both draw their uniforms from numba's per-thread ``np.random`` stream, so they follow the
-block streams of :mod:`lpp._rng` like every other kernel draw.
+* :func:`gamma_rate_nb` — ``Gamma(shape, rate)`` for the models' updates, small shapes in log
+  space and never below :data:`TINY`; :func:`gamma_rate_np` is its NumPy twin (the same law,
+  for priors and simulators outside the kernels).
+
+The numba functions draw their uniforms from numba's per-thread ``np.random`` stream, so they
+follow the block streams of :mod:`lpp._rng` like every other kernel draw.
 """
 from __future__ import annotations
 
@@ -118,3 +122,55 @@ def standard_gamma_nb(shape):
         return _standard_gamma_at_least_one(shape)
     return _standard_gamma_at_least_one(shape + 1.0) * math.exp(
         math.log(np.random.random()) / shape)
+
+
+#: smallest positive normal double: the floor of every Gamma draw (see :func:`gamma_rate_nb`)
+TINY = float(np.finfo(np.float64).tiny)
+
+#: above this ``log(U) / shape`` the power is formed directly (``exp`` is far from underflow)
+_LOG_POWER_LINEAR = -600.0
+
+
+@njit
+def gamma_rate_nb(shape, rate):
+    """One Gamma(shape, rate) draw (mean ``shape / rate``), never below :data:`TINY`.
+
+    Variates from :func:`lpp.distributions.standard_gamma_nb` (ziggurat normal inside Marsaglia
+    and Tsang). For ``shape < 1`` the draw is ``Gamma(shape + 1) * U**(1/shape)``; when the
+    power would underflow it is formed in log space, since the variate itself usually does not
+    (with shape 0.01 a plain draw is 0.0 about once in a thousand), and a zero factor would make
+    rates, allocation probabilities and the log prior degenerate. The result is floored at the
+    smallest normal double; the floor moves only the mass below 2.2e-308, i.e. probability
+    about ``(2.2e-308 * rate)**shape``.
+    """
+    if shape >= 1.0:
+        x = standard_gamma_nb(shape) / rate
+    else:
+        g = standard_gamma_nb(shape + 1.0)
+        log_power = math.log(np.random.random()) / shape
+        if log_power > _LOG_POWER_LINEAR:
+            x = g * math.exp(log_power) / rate
+        else:
+            x = math.exp(math.log(g) + log_power - math.log(rate))
+    if x < TINY:
+        return TINY
+    return x
+
+
+def gamma_rate_np(rng, shape, rate, size) -> np.ndarray:
+    """NumPy twin of the kernels' Gamma(shape, rate) draw (log space below shape 1, floor TINY)."""
+    if np.ndim(shape) == 0 and np.ndim(rate) == 0 and shape >= 1.0:
+        return np.maximum(rng.gamma(shape, 1.0 / rate, size), TINY)
+    shape = np.broadcast_to(np.asarray(shape, dtype=np.float64), size)
+    rate = np.broadcast_to(np.asarray(rate, dtype=np.float64), size)
+    out = np.empty(size)
+    big = shape >= 1.0
+    out[big] = rng.gamma(shape[big]) / rate[big]
+    small = ~big
+    if small.any():
+        a = shape[small]
+        with np.errstate(divide="ignore", under="ignore"):
+            log_x = (np.log(rng.gamma(a + 1.0)) + np.log(rng.random(a.shape)) / a
+                     - np.log(rate[small]))
+            out[small] = np.exp(log_x)
+    return np.maximum(out, TINY)

@@ -138,3 +138,58 @@ def poisson_logcdf(k, lam):
 def poisson_logsf(k, lam):
     """Vectorised ``log P(X > k)``, ``X ~ Pois(lam)``; stable in both tails."""
     return _poisson(2, k, lam)
+
+
+# ---------------------------------------------------------------------------------------------
+# Poisson tails and truncated Poisson draws (the collapsed privacy step)
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def truncated_poisson_at_most_nb(lam, n, log_cdf_n):
+    """One draw of Pois(lam) conditioned on ``X <= n`` (``n >= 0``).
+
+    ``log_cdf_n = log P(X <= n)`` is passed in because the caller has it already. When the
+    mode lies inside (``lam < n``) the draw is by rejection from the untruncated Poisson, which
+    accepts with probability ``P(X <= n) >= P(X <= lam) > 1/e`` (Teicher 1955). Otherwise the
+    pmf increases on ``0..n`` and inversion walks down from ``n``.
+    """
+    if lam <= 0.0 or n == 0:
+        return 0
+    if lam < n:
+        while True:
+            x = np.random.poisson(lam)
+            if x <= n:
+                return x
+    p = math.exp(poisson_logpmf_nb(n, lam) - log_cdf_n)
+    u = np.random.random()
+    x = n
+    acc = p
+    while acc < u and x > 0:
+        p *= x / lam
+        x -= 1
+        acc += p
+    return x
+
+
+@njit
+def truncated_poisson_above_nb(lam, n, log_sf_n):
+    """One draw of Pois(lam) conditioned on ``X > n`` (``n >= 0``, ``lam > 0``).
+
+    ``log_sf_n = log P(X > n)``. When the mode is above the cut (``lam > n + 1``) the draw is
+    by rejection from the untruncated Poisson (acceptance at least about 1/4); otherwise the pmf
+    decreases from ``n + 1`` and inversion walks up from there.
+    """
+    if lam > n + 1.0:
+        while True:
+            x = np.random.poisson(lam)
+            if x > n:
+                return x
+    p = math.exp(poisson_logpmf_nb(n + 1, lam) - log_sf_n)
+    u = np.random.random()
+    x = n + 1
+    acc = p
+    while acc < u and p > 0.0:
+        x += 1
+        p *= lam / x
+        acc += p
+    return x

@@ -1,24 +1,44 @@
 """Locally private Gibbs samplers for Poisson factorization (Schein et al., ICML 2019).
 
 * :func:`fit_private` — posterior inference from privatized counts ``y_tilde`` and the
-  mechanism's ``alpha`` only (methods ``"collapsed"``, ``"bessel"``, ``"naive"``);
-* :func:`fit_nonprivate` — the same models fitted to true counts (reference method);
-* models: :class:`TopicModel`, :class:`CommunityModel`, :class:`CPTensorModel`, or your own
-  subclass of :class:`PoissonFactorization`;
-* :mod:`lpp.inference.privacy` — the model-agnostic privacy step on its own.
+  mechanism's ``alpha`` only; :func:`fit_nonprivate` — the same models fitted to true counts
+  (the reference method).
+* Two kinds of plug-in, side by side and unaware of each other: **models**
+  (:mod:`lpp.inference.models`: :class:`TopicModel`, :class:`CommunityModel`,
+  :class:`CPTensorModel`, or your own :class:`PoissonFactorization`) and **privacy steps**
+  (:mod:`lpp.inference.privacy`: :class:`CollapsedPrivacy`, :class:`BesselPrivacy`,
+  :class:`NaivePrivacy`, or your own :class:`PrivacyStep`). Pass either as an instance or by
+  name.
+* :mod:`lpp.inference.fused` — engines that fuse a step with a model's allocation where their
+  declared capabilities allow (the sparse topic engine).
+* :class:`GibbsSampler` — one chain, sweep by sweep; :mod:`lpp.inference.geweke` — the
+  joint-distribution test's simulators, driving that same chain.
 """
-from lpp.inference.driver import FitResult, GibbsSampler, fit_nonprivate, fit_private, make_model
+from lpp.inference.chain import EM_INIT_SWEEPS, GibbsSampler
+from lpp.inference.fit import fit_nonprivate, fit_private
 from lpp.inference.models import (
+    MODELS,
     CommunityModel,
     CPTensorModel,
     Observed,
     PoissonFactorization,
     TopicModel,
+    make_model,
 )
-from lpp.inference.privacy import BesselPrivacy, CollapsedPrivacy, PrivacyStep, sample_true_counts
+from lpp.inference.privacy import (
+    PRIVACY_STEPS,
+    BesselPrivacy,
+    CollapsedPrivacy,
+    NaivePrivacy,
+    PrivacyStep,
+    make_privacy_step,
+    sample_true_counts,
+)
+from lpp.inference.result import FitResult
 
 __all__ = [
-    "BesselPrivacy", "CPTensorModel", "CollapsedPrivacy", "CommunityModel", "FitResult",
-    "GibbsSampler", "Observed", "PoissonFactorization", "PrivacyStep", "TopicModel",
-    "fit_nonprivate", "fit_private", "make_model", "sample_true_counts",
+    "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel",
+    "CollapsedPrivacy", "CommunityModel", "FitResult", "GibbsSampler", "NaivePrivacy", "Observed",
+    "PoissonFactorization", "PrivacyStep", "TopicModel", "fit_nonprivate", "fit_private",
+    "make_model", "make_privacy_step", "sample_true_counts",
 ]

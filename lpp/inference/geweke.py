@@ -9,68 +9,42 @@ alpha / (1 - alpha))``, and ``lam±`` belong to the state). Two simulators targe
 
 * marginal-conditional — iid draws of everything from the generative process;
 * successive-conditional — start from one such draw, then alternate one sweep of the sampler
-  given the data (privacy step, then model step) with fresh data given the latents.
+  given the data with fresh data given the latents.
 
-If the sampler leaves the posterior invariant, both give the same distribution of any test
+The successive-conditional simulator drives the very :class:`~lpp.inference.GibbsSampler` that
+:func:`~lpp.inference.fit_private` runs (fused engine included, where one applies), swapping in
+the fresh data between sweeps; so a passing test checks the code users run. If the sampler
+leaves the posterior invariant, both simulators give the same distribution of any test
 function; :func:`lpp.testing.geweke_test` compares the two. ``method="nonprivate"`` tests the
-model's own sampler (data = ``y``); ``"collapsed"`` and ``"bessel"`` add the privacy step
-(data = ``y_tilde``); any :class:`~lpp.inference.privacy.PrivacyStep` instance can be passed to
-test a custom one. With ``"collapsed"`` and the built-in topic model the chain runs the sparse
-sampler (:mod:`lpp.inference.sparse_topics`) as :func:`~lpp.inference.fit_private` does, unless
-``sparse=False``; passing a ``CollapsedPrivacy()`` instance tests the dense one. Use small problems and a prior that is not too diffuse (e.g. ``a0 = 1``):
-the test needs the chain to mix within a batch.
+model's own sampler (data = ``y``); a privacy step's name or instance adds it (data =
+``y_tilde``). Use small problems and a prior that is not too diffuse (e.g. ``a0 = 1``): the test
+needs the chain to mix within a batch.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from lpp._rng import as_generator, base_seed
-from lpp.inference._seeds import derive_seed
-from lpp.inference._validate import observed_mask
-from lpp.inference.driver import sparse_applies
-from lpp.inference.models.base import Observed, PoissonFactorization
-from lpp.inference.privacy import PRIVACY_STEPS, BesselPrivacy, PrivacyStep, noise_levels
-from lpp.inference.sparse_topics import SparseTopicPrivacy, as_dense_counts
-
-_TAG_PRIVACY = 31
-_TAG_MODEL = 32
-
-
-def _privacy_step(method) -> PrivacyStep | None:
-    if isinstance(method, PrivacyStep):
-        return method
-    if method == "nonprivate":
-        return None
-    if method in PRIVACY_STEPS:
-        return PRIVACY_STEPS[method]()
-    raise ValueError(f"method must be 'nonprivate', {sorted(PRIVACY_STEPS)} or a PrivacyStep")
+from lpp.inference.chain import GibbsSampler, observed_entries
+from lpp.inference.models.base import PoissonFactorization
+from lpp.inference.privacy import BesselPrivacy, make_privacy_step, noise_levels
 
 
 class _Simulator:
-    def __init__(self, model: PoissonFactorization, shape, method, alpha, mask, seed,
+    def __init__(self, model: PoissonFactorization, shape, method, alpha, mask, rng,
                  sparse=None):
         self.model = model
         self.shape = tuple(shape)
-        model.check_shape(self.shape)
-        obs = observed_mask(mask, self.shape)
-        never = model.always_missing(self.shape)
-        if never is not None:
-            obs &= ~never
-        self.observed = Observed(obs)
-        model.check_observed(self.observed)
-        self.step = _privacy_step(method)
+        self.mask, self.sparse = mask, sparse
+        self.observed = observed_entries(model, self.shape, mask)
+        self.step = None if method == "nonprivate" else make_privacy_step(method)
         self.bessel = isinstance(self.step, BesselPrivacy)
+        self.alpha_arg = alpha
         if self.step is not None:
-            self.noise = noise_levels(alpha, self.shape)
-            self.alpha = self.noise.full()
+            self.alpha = noise_levels(alpha, self.shape).full()
             self.lam_mean = self.alpha / (1.0 - self.alpha)
-        self.sparse = (isinstance(method, str) and sparse is not False
-                       and sparse_applies(model, method, getattr(self, "noise", None)))
-        if sparse and not self.sparse:
-            raise ValueError("sparse=True needs method='collapsed', the built-in TopicModel and "
-                             "a row-constant alpha")
         self.observed_flat = np.flatnonzero(self.observed.mask)
-        self.rng = as_generator(seed)
+        self.rng = as_generator(rng)
         self.kernel_seed = base_seed(self.rng)
 
     # ----- generative pieces (numpy, independent of the kernels) ------------------------------
@@ -126,41 +100,40 @@ class _Simulator:
 
     def chain(self, n, thin):
         state, mu, y, aux, y_tilde = self.draw_joint()
-        seed_p = derive_seed(self.kernel_seed, _TAG_PRIVACY)
-        seed_m = derive_seed(self.kernel_seed, _TAG_MODEL)
+        if self.step is None:
+            sampler = GibbsSampler.nonprivate(y, self.model, rng=self.kernel_seed, mask=self.mask,
+                                              init=state)
+        else:
+            sampler = GibbsSampler.private(y_tilde, self.alpha_arg, self.model, method=self.step,
+                                           rng=self.kernel_seed, mask=self.mask, init=state,
+                                           sparse=self.sparse)
+        sampler.restore(state, aux, 0)
         rows = []
-        t = 0
         for _ in range(n):
             for _ in range(thin):
-                if self.sparse:
-                    y = SparseTopicPrivacy(y_tilde, self.noise, self.observed.mask).sample(seed_p,
-                                                                                           t)
-                elif self.step is not None:
-                    y, aux = self.step.sample(y_tilde, self.noise, mu, self.observed.mask, aux,
-                                              seed_p, t)
-                state = self.model.step(state, y, self.observed, seed_m, t)
-                y = as_dense_counts(y)
-                mu = self.model.rate(state)
+                sampler.sweep()
+                state, y, mu, aux = sampler.state, sampler.y, sampler.mu, sampler.aux
                 if self.step is not None:
                     y_tilde = self.privatize(y, aux)
+                    sampler.replace_data(y_tilde)
                 else:
                     y = self.counts(mu)
-                t += 1
+                    sampler.replace_data(y)
             rows.append(self.functions(state, mu, y, y_tilde, aux))
         return {k: np.array([r[k] for r in rows]) for k in rows[0]}
 
 
 def geweke_simulations(model: PoissonFactorization, shape, *, method="collapsed", alpha=None,
                        n_forward: int = 10_000, n_chain: int = 10_000, thin: int = 1, mask=None,
-                       seed=None, sparse=None):
+                       rng=None, sparse=None):
     """Draws of the test functions from both simulators: ``(forward, chain)`` dicts of arrays.
 
     ``shape``: data shape (keep it tiny); ``alpha``: noise level for the private methods;
     ``thin``: sampler sweeps between recorded chain values; ``mask``: True = missing;
-    ``sparse``: as in :func:`~lpp.inference.fit_private` (None: the sparse topic sampler where
-    it applies).
+    ``sparse``: as in :func:`~lpp.inference.fit_private` (None: a fused engine where one
+    applies, False: the plain sweep); ``rng``: int, Generator or None.
     Test functions: the model's :meth:`~PoissonFactorization.summaries`, the means of ``mu``,
     ``y`` and ``y^2``, of ``y_tilde^2`` and of the privacy step's auxiliary arrays.
     """
-    sim = _Simulator(model, shape, method, alpha, mask, seed, sparse)
+    sim = _Simulator(model, shape, method, alpha, mask, rng, sparse)
     return sim.forward(n_forward), sim.chain(n_chain, thin)

@@ -9,7 +9,7 @@ rates ``mu`` of any Poisson factorization model, the complete conditional of eac
 Two exact samplers of it are provided; both see only ``y_tilde``, ``alpha`` and ``mu`` — never
 the true counts — and neither knows anything about the model that produced ``mu``:
 
-* :class:`CollapsedPrivacy` draws ``y`` directly from that conditional (design §2b):
+* :class:`CollapsedPrivacy` draws ``y`` directly from that conditional (docs/design.md):
   ``y_tilde <= 0`` gives ``y ~ Pois(alpha * mu)``; ``y_tilde > 0`` gives a two-piece mixture of
   ``Pois(mu / alpha)`` truncated to ``{0..y_tilde}`` and ``Pois(alpha * mu)`` truncated to
   ``{y_tilde + 1, ...}``, with the piece chosen by its log weight. No auxiliary state.
@@ -38,20 +38,17 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from lpp._rng import as_generator, base_seed, seed_stream
+from lpp._rng import as_generator, base_seed, derive_seed, seed_stream
+from lpp.inference._capabilities import lapse_overridden
 from lpp.distributions import (
     poisson_logcdf_nb,
     poisson_logsf_nb,
     sample_bessel_nb,
     standard_gamma_nb,
-)
-from lpp.inference._numerics import (
-    SERIAL_BELOW,
-    parallel_and_serial,
     truncated_poisson_above_nb,
     truncated_poisson_at_most_nb,
 )
-from lpp.inference._seeds import derive_seed
+from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference._validate import as_count_array
 
 #: entries per random-stream block of the privacy kernels
@@ -68,6 +65,8 @@ _N_RECIPROCALS = _RECIPROCALS.size
 
 _TAG_COUNTS = 11
 _TAG_LAMBDA = 12
+#: the methods whose behaviour each capability of a privacy step vouches for
+CAPABILITY_METHODS = {"exact_conditional": ("sample", "init_state")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,20 +330,46 @@ def _lambda_kernel(g_plus, *args):
 class PrivacyStep(ABC):
     """Interface of a privacy step: ``y | y_tilde, alpha, mu`` (plus its own auxiliary state).
 
-    ``sample`` must leave ``P(y, state | y_tilde, mu)`` invariant and return fresh arrays (it
-    never mutates its inputs), so that an interrupted sweep leaves the chain consistent.
+    A privacy step is the model-agnostic half of a sweep: it sees the privatized counts, the
+    noise levels and the current rates ``mu``, never the model. ``sample`` must leave
+    ``P(y, state | y_tilde, mu)`` invariant and return fresh arrays (it never mutates its
+    inputs), so that an interrupted sweep leaves the chain consistent. Subclass it and pass an
+    instance as ``fit_private(method=...)``; :data:`PRIVACY_STEPS` holds the built-in ones by
+    name.
+
+    Attributes
+    ----------
+    name : str
+        Recorded as the fit's ``method``.
+    models_noise : bool
+        Whether the step treats ``y_tilde`` as ``y`` plus 2Geo noise; the log joint then
+        includes the noise's log density. A step that does not (the naive method) gives log
+        joints of the model alone, and ``alpha`` is optional for it.
+    capabilities : frozenset of str
+        Promises that fused engines (:mod:`lpp.inference.fused`) rely on.
+        ``"exact_conditional"``: ``y`` is drawn exactly from ``Pois(y; mu) alpha**|y_tilde - y|``
+        with no auxiliary state.
     """
 
-    #: name used by the driver's ``method`` argument
     name: str = ""
+    models_noise: bool = True
+    capabilities: frozenset = frozenset()
 
-    def init_state(self, y_tilde: np.ndarray, noise: NoiseLevels,
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        lapse_overridden(cls, CAPABILITY_METHODS)
+
+    def init_state(self, y_tilde: np.ndarray, noise: NoiseLevels | None,
                    seed: int) -> dict[str, np.ndarray]:
         """Auxiliary state at the start of a chain (none by default)."""
         return {}
 
+    def initial_counts(self, y_tilde: np.ndarray) -> np.ndarray:
+        """The best guess of the true counts before any sweep: ``max(y_tilde, 0)``."""
+        return np.maximum(y_tilde, 0)
+
     @abstractmethod
-    def sample(self, y_tilde: np.ndarray, noise: NoiseLevels, mu: np.ndarray,
+    def sample(self, y_tilde: np.ndarray, noise: NoiseLevels | None, mu: np.ndarray,
                observed: np.ndarray, state: dict[str, np.ndarray], seed: int,
                iteration: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Draw ``y`` (int64, the shape of ``y_tilde``) and the new auxiliary state."""
@@ -355,9 +380,11 @@ def _flat(a: np.ndarray) -> np.ndarray:
 
 
 class CollapsedPrivacy(PrivacyStep):
-    """Exact draw from ``P(y | y_tilde, mu)`` with the noise marginalised (design §2b)."""
+    """Exact draw from ``P(y | y_tilde, mu)`` with the noise marginalised (docs/design.md,
+    "The collapsed conditional of a count")."""
 
     name = "collapsed"
+    capabilities = frozenset({"exact_conditional"})
 
     def sample(self, y_tilde, noise, mu, observed, state, seed, iteration):
         out = np.empty(y_tilde.shape, dtype=np.int64)
@@ -403,18 +430,59 @@ class BesselPrivacy(PrivacyStep):
         return y, {"lam_plus": lam_plus, "lam_minus": lam_minus}
 
 
+class NaivePrivacy(PrivacyStep):
+    """The naive method: take ``max(y_tilde, 0)`` as if it were the true counts.
+
+    It ignores the noise (and ``mu``), which is what a non-private analysis of privatized data
+    does; the fits' log joints are then those of the model alone.
+    """
+
+    name = "naive"
+    models_noise = False
+
+    def sample(self, y_tilde, noise, mu, observed, state, seed, iteration):
+        return self.initial_counts(y_tilde), {}
+
+
+#: the built-in privacy steps by name (``fit_private(method=name)``)
 PRIVACY_STEPS: dict[str, type[PrivacyStep]] = {
     CollapsedPrivacy.name: CollapsedPrivacy,
     BesselPrivacy.name: BesselPrivacy,
+    NaivePrivacy.name: NaivePrivacy,
 }
 
 
-def sample_true_counts(y_tilde, alpha, mu, *, seed=None, observed=None,
+def make_privacy_step(method) -> PrivacyStep:
+    """A privacy step from a :data:`PRIVACY_STEPS` name or a :class:`PrivacyStep` instance.
+
+    Parameters
+    ----------
+    method : str or PrivacyStep
+        ``"collapsed"``, ``"bessel"``, ``"naive"``, or your own step (returned as is).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    TypeError
+        For anything else.
+    """
+    if isinstance(method, PrivacyStep):
+        return method
+    if isinstance(method, str):
+        if method not in PRIVACY_STEPS:
+            raise ValueError(f"method must be one of {tuple(PRIVACY_STEPS)} or a PrivacyStep "
+                             f"instance, got {method!r}")
+        return PRIVACY_STEPS[method]()
+    raise TypeError(f"method must be a name or a PrivacyStep instance, got {type(method).__name__}")
+
+
+def sample_true_counts(y_tilde, alpha, mu, *, rng=None, observed=None,
                        iteration: int = 0) -> np.ndarray:
     """One exact draw of the true counts from ``P(y | y_tilde, mu)`` (collapsed step).
 
     ``y_tilde``: privatized counts (any shape, integers, may be negative); ``alpha``: noise
-    level(s) broadcastable to it; ``mu``: Poisson rates (same shape, >= 0); ``seed``: int,
+    level(s) broadcastable to it; ``mu``: Poisson rates (same shape, >= 0); ``rng``: int,
     Generator or None; ``observed``: optional bool array, False entries return 0.
     """
     y_tilde = as_count_array(y_tilde, "y_tilde", signed=True)
@@ -428,5 +496,5 @@ def sample_true_counts(y_tilde, alpha, mu, *, seed=None, observed=None,
            else np.ascontiguousarray(observed, dtype=bool))
     if obs.shape != y_tilde.shape:
         raise ValueError(f"observed has shape {obs.shape} but y_tilde has shape {y_tilde.shape}")
-    y, _ = CollapsedPrivacy().sample(y_tilde, noise, mu, obs, {}, base_seed(seed), iteration)
+    y, _ = CollapsedPrivacy().sample(y_tilde, noise, mu, obs, {}, base_seed(rng), iteration)
     return y

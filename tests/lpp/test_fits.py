@@ -10,7 +10,7 @@ def result():
     rng = np.random.default_rng(0)
     y_tilde = rng.poisson(2.0, (12, 9)) - rng.poisson(0.5, (12, 9))
     return fit_private(y_tilde, 0.4, "topics", n_components=2, n_iter=12, burn_in=4, thin=4,
-                       seed=5, save_counts=True, progress=False)
+                       rng=5, save_counts=True, progress=False)
 
 
 def test_round_trip(tmp_path, result):

@@ -36,3 +36,53 @@ def test_rejects_a_support_that_misses_mass():
         chisquare_gof([1, 2], np.arange(3), stats.poisson.pmf(np.arange(3), 7.0))
     with pytest.raises(ValueError, match="consecutive"):
         chisquare_gof([1], [0, 2], [0.5, 0.5])
+
+
+# --- the model contract ----------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["topics", "communities", "cp"])
+def test_built_in_models_meet_the_contract(name):
+    from lpp.inference import make_model
+    from lpp.testing import check_model
+    check_model(make_model(name, 2, a0=3.0, b0=3.0), rng=11)
+
+
+def _broken_models():
+    from lpp.inference import TopicModel
+
+    class LosesCounts(TopicModel):
+        def allocate(self, state, y, observed, seed, iteration):
+            stats = super().allocate(state, y, observed, seed, iteration)
+            stats["doc_topic"] = stats["doc_topic"] // 2
+            return stats
+
+    class MutatesState(TopicModel):
+        def rate(self, state):
+            state["theta"] *= 1.0
+            state["theta"][0, 0] += 1.0
+            return super().rate(state)
+
+    class IgnoresData(TopicModel):
+        def update_latents(self, state, stats, observed, seed, iteration):
+            zero = {k: np.zeros_like(v) for k, v in stats.items()}
+            return super().update_latents(state, zero, observed, seed, iteration)
+
+    return {"loses counts": (LosesCounts, "lost or invented"),
+            "mutates its state": (MutatesState, "modified its input"),
+            "ignores its data": (IgnoresData, "Geweke")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["loses counts", "mutates its state", "ignores its data"])
+def test_check_model_catches_a_broken_model(case):
+    from lpp.testing import check_model
+    cls, message = _broken_models()[case]
+    with pytest.raises(AssertionError, match=message):
+        check_model(cls(2, a0=3.0, b0=3.0), rng=11)
+
+
+def test_check_model_refuses_what_is_not_a_model():
+    from lpp.testing import check_model
+    with pytest.raises(TypeError, match="PoissonFactorization"):
+        check_model(object())

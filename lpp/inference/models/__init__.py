@@ -1,7 +1,39 @@
-"""Poisson factorization models that plug into the private Gibbs sampler."""
+"""Poisson factorization models that plug into the private Gibbs sampler.
+
+A model never sees privatized data and never imports the privacy side
+(:mod:`lpp.inference.privacy`): it gets counts and returns latents. :data:`MODELS` holds the
+built-in models by name.
+"""
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.models.communities import CommunityModel
 from lpp.inference.models.cp import CPTensorModel
 from lpp.inference.models.topics import TopicModel
 
-__all__ = ["CPTensorModel", "CommunityModel", "Observed", "PoissonFactorization", "TopicModel"]
+#: the built-in models by name (``fit_private(model=name, n_components=...)``)
+MODELS = {"topics": TopicModel, "communities": CommunityModel, "cp": CPTensorModel}
+
+
+def make_model(model, n_components=None, a0=None, b0=None) -> PoissonFactorization:
+    """A model instance from an instance (returned as is) or a name with its settings.
+
+    Names: ``"topics"`` (:class:`TopicModel`), ``"communities"`` (:class:`CommunityModel`),
+    ``"cp"`` (:class:`CPTensorModel`); ``n_components`` is then required (K, C or the rank).
+    """
+    if isinstance(model, PoissonFactorization):
+        if any(v is not None for v in (n_components, a0, b0)):
+            raise TypeError("give n_components, a0 and b0 to the model object, not to fit")
+        return model
+    if isinstance(model, str):
+        if model not in MODELS:
+            raise ValueError(f"unknown model {model!r}; choose one of {sorted(MODELS)} "
+                             "or pass a PoissonFactorization instance")
+        if n_components is None:
+            raise TypeError(f"model {model!r} needs n_components (the number of components)")
+        kwargs = {k: v for k, v in (("a0", a0), ("b0", b0)) if v is not None}
+        return MODELS[model](n_components, **kwargs)
+    raise TypeError("model must be a PoissonFactorization or a model name, "
+                    f"got {type(model).__name__}")
+
+
+__all__ = ["MODELS", "CPTensorModel", "CommunityModel", "Observed", "PoissonFactorization",
+           "TopicModel", "make_model"]

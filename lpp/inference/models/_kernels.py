@@ -1,5 +1,9 @@
 """Compiled kernels of the built-in models: allocation of counts to components, Gamma updates.
 
+Every allocation draws through :func:`lpp.distributions.allocate_count_nb` (the one
+multinomial kernel, O(K) for large counts); the Gamma draws through
+:func:`lpp.distributions.gamma_rate_nb`.
+
 Random streams are keyed by ``(seed, iteration, row)`` (the Gamma updates: by a fixed block of
 rows): every kernel reseeds at the top of each row or block it processes, so draws do not
 depend on how rows are spread over threads. Count totals
@@ -17,13 +21,8 @@ import numpy as np
 from numba import njit, prange
 
 from lpp._rng import seed_stream
-from lpp.inference._numerics import (
-    SERIAL_BELOW,
-    gamma_rate_nb,
-    multinomial_into_nb,
-    parallel_and_serial,
-    rescale_log_weights_nb,
-)
+from lpp.distributions import FEW_TRIALS, allocate_count_nb, gamma_rate_nb, rescale_log_weights_nb
+from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
 
 #: memory budget (bytes) of the per-chunk partial count arrays of one allocation kernel
 _PARTIAL_BUDGET = 1 << 26
@@ -119,7 +118,9 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, lo, hi, ro
     n_cols = y.shape[1]
     n_comp = theta.shape[1]
     weights = np.empty(n_comp)
-    draw = np.empty(n_comp, dtype=np.int64)
+    cells = np.empty(n_comp, dtype=np.int64)
+    hits = np.empty(n_comp, dtype=np.int64)
+    uniforms = np.empty(FEW_TRIALS)
     for d in range(lo, hi):
         seed_stream(seed, iteration, d)
         for v in range(n_cols):
@@ -134,13 +135,11 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, lo, hi, ro
             if not total > _UNDERFLOW:
                 for k in range(n_comp):
                     weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
-                rescale_log_weights_nb(weights)
-            multinomial_into_nb(count, weights, draw)
-            for k in range(n_comp):
-                c = draw[k]
-                if c != 0:
-                    row_totals[d, k] += c
-                    col_partial[v, k] += c
+                total = rescale_log_weights_nb(weights)
+            for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+                k = cells[i]
+                row_totals[d, k] += hits[i]
+                col_partial[v, k] += hits[i]
 
 
 def _allocate_matrix_loop(y, observed, theta, phi_t, seed, iteration, per_chunk, row_totals,
@@ -180,7 +179,9 @@ def _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, lo, hi, node_
     n_nodes = y.shape[0]
     n_comm = theta.shape[1]
     weights = np.empty(n_comm * n_comm)
-    draw = np.empty(n_comm * n_comm, dtype=np.int64)
+    cells = np.empty(n_comm * n_comm, dtype=np.int64)
+    hits = np.empty(n_comm * n_comm, dtype=np.int64)
+    uniforms = np.empty(FEW_TRIALS)
     for i in range(lo, hi):
         seed_stream(seed, iteration, i)
         for j in range(n_nodes):
@@ -199,15 +200,13 @@ def _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, lo, hi, node_
                     for d in range(n_comm):
                         weights[c * n_comm + d] = (np.log(theta[i, c]) + np.log(pi[c, d])
                                                    + np.log(theta[j, d]))
-                rescale_log_weights_nb(weights)
-            multinomial_into_nb(count, weights, draw)
-            for c in range(n_comm):
-                for d in range(n_comm):
-                    n_cd = draw[c * n_comm + d]
-                    if n_cd != 0:
-                        node_partial[i, c] += n_cd
-                        node_partial[j, d] += n_cd
-                        block_partial[c, d] += n_cd
+                total = rescale_log_weights_nb(weights)
+            for h in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+                c, d = divmod(cells[h], n_comm)
+                n_cd = hits[h]
+                node_partial[i, c] += n_cd
+                node_partial[j, d] += n_cd
+                block_partial[c, d] += n_cd
 
 
 def _allocate_blocks_loop(y, observed, theta, pi, seed, iteration, per_chunk, node_partials,
@@ -286,7 +285,9 @@ def _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, lo, hi, totals0
     n_j, n_l = y.shape[1], y.shape[2]
     rank = f0.shape[1]
     weights = np.empty(rank)
-    draw = np.empty(rank, dtype=np.int64)
+    cells = np.empty(rank, dtype=np.int64)
+    hits = np.empty(rank, dtype=np.int64)
+    uniforms = np.empty(FEW_TRIALS)
     for i in range(lo, hi):
         seed_stream(seed, iteration, i)
         for j in range(n_j):
@@ -302,14 +303,12 @@ def _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, lo, hi, totals0
                 if not total > _UNDERFLOW:
                     for r in range(rank):
                         weights[r] = np.log(f0[i, r]) + np.log(f1[j, r]) + np.log(f2[l, r])
-                    rescale_log_weights_nb(weights)
-                multinomial_into_nb(count, weights, draw)
-                for r in range(rank):
-                    c = draw[r]
-                    if c != 0:
-                        totals0[i, r] += c
-                        partial1[j, r] += c
-                        partial2[l, r] += c
+                    total = rescale_log_weights_nb(weights)
+                for h in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+                    r = cells[h]
+                    totals0[i, r] += hits[h]
+                    partial1[j, r] += hits[h]
+                    partial2[l, r] += hits[h]
 
 
 def _allocate_cp3_loop(y, observed, f0, f1, f2, seed, iteration, per_chunk, totals0, partials1,

@@ -33,13 +33,15 @@ from abc import ABC, abstractmethod
 import numpy as np
 from scipy import special
 
-from lpp._rng import as_generator
-from lpp.inference._numerics import TINY
-from lpp.inference._seeds import derive_seed
+from lpp._rng import as_generator, derive_seed
+from lpp.distributions import gamma_rate_np
+from lpp.inference._capabilities import lapse_overridden
 from lpp.inference._validate import positive_float, positive_int
 
 #: entries per block of the log-likelihood sums (bounds their temporaries on large data)
 LOG_DENSITY_BLOCK = 1 << 20
+#: the methods whose behaviour each capability vouches for (see ``capabilities``)
+CAPABILITY_METHODS = {"row_column_factors": ("rate", "allocate", "row_column_factors")}
 _TAG_ALLOCATE = 21
 _TAG_LATENTS = 22
 
@@ -76,25 +78,6 @@ class Observed:
         return self._weights
 
 
-def gamma_rate_np(rng: np.random.Generator, shape, rate, size) -> np.ndarray:
-    """NumPy twin of the kernels' Gamma(shape, rate) draw (log space below shape 1, floor TINY)."""
-    if np.ndim(shape) == 0 and np.ndim(rate) == 0 and shape >= 1.0:
-        return np.maximum(rng.gamma(shape, 1.0 / rate, size), TINY)
-    shape = np.broadcast_to(np.asarray(shape, dtype=np.float64), size)
-    rate = np.broadcast_to(np.asarray(rate, dtype=np.float64), size)
-    out = np.empty(size)
-    big = shape >= 1.0
-    out[big] = rng.gamma(shape[big]) / rate[big]
-    small = ~big
-    if small.any():
-        a = shape[small]
-        with np.errstate(divide="ignore", under="ignore"):
-            log_x = (np.log(rng.gamma(a + 1.0)) + np.log(rng.random(a.shape)) / a
-                     - np.log(rate[small]))
-            out[small] = np.exp(log_x)
-    return np.maximum(out, TINY)
-
-
 class PoissonFactorization(ABC):
     """Base class of Poisson factorization models with Gamma(a0, rate b0) priors.
 
@@ -108,6 +91,18 @@ class PoissonFactorization(ABC):
     name: str = "model"
     #: number of data dimensions the model expects (2 for matrices, 3 for 3-way tensors)
     data_ndim: int = 2
+    #: structural promises the model makes beyond this interface, which fused engines
+    #: (:mod:`lpp.inference.fused`) rely on. ``"row_column_factors"``: the rates are
+    #: ``theta @ phi`` for the latents returned by :meth:`row_column_factors`, the allocation is
+    #: the multinomial over ``k`` with weights ``theta[d, k] * phi[k, v]``, and
+    #: :meth:`update_latents` takes ``{"doc_topic", "topic_word"}`` totals. A promise covers
+    #: the methods named in :data:`CAPABILITY_METHODS`; a subclass that overrides one of them
+    #: loses the capability unless it declares ``capabilities`` again in its own body.
+    capabilities: frozenset = frozenset()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        lapse_overridden(cls, CAPABILITY_METHODS)
 
     def __init__(self, n_components: int, *, a0: float = 0.1, b0: float = 1.0):
         self.n_components = positive_int(n_components, "n_components")
@@ -222,10 +217,25 @@ class PoissonFactorization(ABC):
 
     def step(self, state: dict[str, np.ndarray], y: np.ndarray, observed: Observed,
              seed: int, iteration: int) -> dict[str, np.ndarray]:
-        """One sweep of the model's Gibbs sampler given complete counts: allocate, then update."""
+        """One sweep of the model's Gibbs sampler given complete counts: allocate, then update.
+
+        ``seed`` is the sweep's model seed; the allocation and the latent updates draw from
+        streams derived from it (:meth:`update_step` is the second half on its own).
+        """
         stats = self.allocate(state, y, observed, derive_seed(seed, _TAG_ALLOCATE), iteration)
+        return self.update_step(state, stats, observed, seed, iteration)
+
+    def update_step(self, state: dict[str, np.ndarray], stats: dict[str, np.ndarray],
+                    observed: Observed, seed: int, iteration: int) -> dict[str, np.ndarray]:
+        """The latent updates of :meth:`step` given allocation statistics made elsewhere (by a
+        fused engine), on the same random stream that :meth:`step` would use."""
         return self.update_latents(state, stats, observed, derive_seed(seed, _TAG_LATENTS),
                                    iteration)
+
+    def row_column_factors(self, state: dict[str, np.ndarray]):
+        """``(theta, phi)`` with ``rate(state) == theta @ phi``, for models declaring the
+        ``"row_column_factors"`` capability; the base class has no such form."""
+        raise NotImplementedError(f"the {self.name!r} model has no row/column factor form")
 
     # ----- densities and summaries ----------------------------------------------------------
     def log_likelihood(self, y: np.ndarray, mu: np.ndarray, observed: Observed) -> float:

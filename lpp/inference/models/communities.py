@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp.inference._seeds import derive_seed
+from lpp._rng import derive_seed
 from lpp.inference.models._kernels import (
     allocate_blocks_kernel,
     gamma_matrix_kernel,

@@ -10,24 +10,23 @@ Gibbs sweep (given counts ``y``): allocate each observed ``y[d, v]`` over topics
 ``theta[d, k] ~ Gamma(a0 + sum_v y[d, v, k], b0 + sum_v obs[d, v] phi[k, v])`` — the authors'
 order (Phi, then Theta).
 
-``allocate`` also accepts a :class:`~lpp.inference.sparse_topics.TopicCountsDraw` from the
-sparse collapsed privacy step: the counts are then drawn and allocated in one fused pass that
-never forms the dense rates (design §2c). The Gamma rates' sums over observed entries are taken
-as "all entries minus the missing ones" when few entries are missing, so a held-out mask costs
-``O(missing x K)`` rather than a dense product.
+The model declares the ``"row_column_factors"`` capability, so the fused sparse engine
+(:mod:`lpp.inference.fused.sparse_topics`) can draw and allocate the counts of the collapsed
+privacy step in one pass that never forms the dense rates. The Gamma rates' sums over observed
+entries are taken as "all entries minus the missing ones" when few entries are missing, so a
+held-out mask costs ``O(missing x K)`` rather than a dense product.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from lpp.inference._seeds import derive_seed
+from lpp._rng import derive_seed
 from lpp.inference.models._kernels import (
     add_rows_at,
     allocate_matrix_kernel,
     gamma_matrix_kernel,
 )
 from lpp.inference.models.base import Observed, PoissonFactorization
-from lpp.inference.sparse_topics import TopicCountsDraw
 
 #: below this fraction of missing entries the rate sums subtract the missing entries' terms
 _SPARSE_MISSING = 0.25
@@ -40,6 +39,7 @@ class TopicModel(PoissonFactorization):
 
     name = "topics"
     data_ndim = 2
+    capabilities = frozenset({"row_column_factors"})
 
     def __init__(self, n_topics: int, *, a0: float = 0.1, b0: float = 1.0):
         super().__init__(n_topics, a0=a0, b0=b0)
@@ -52,11 +52,11 @@ class TopicModel(PoissonFactorization):
     def rate(self, state):
         return state["theta"] @ state["phi"]
 
+    def row_column_factors(self, state):
+        return state["theta"], state["phi"]
+
     def allocate(self, state, y, observed: Observed, seed, iteration):
         theta, phi = state["theta"], state["phi"]
-        if isinstance(y, TopicCountsDraw):
-            doc_topic, topic_word = y.realize(theta, phi)
-            return {"doc_topic": doc_topic, "topic_word": topic_word}
         phi_t = np.ascontiguousarray(phi.T)
         doc_topic, word_topic = allocate_matrix_kernel(y, observed.mask, theta, phi_t, seed,
                                                        iteration)

@@ -7,13 +7,17 @@ import pytest
 from numba import njit
 from scipy import special, stats
 
+from lpp._rng import seed_stream
 from lpp.distributions import (
     poisson_logcdf,
     poisson_logcdf_nb,
     poisson_logpmf,
     poisson_logsf,
     poisson_logsf_nb,
+    truncated_poisson_above_nb,
+    truncated_poisson_at_most_nb,
 )
+from lpp.testing import chisquare_gof
 
 LAMS = [1e-6, 0.3, 1.0, 4.5, 30.0, 333.3, 1e4, 2.5e5]
 
@@ -94,3 +98,41 @@ def test_edge_cases_and_twins():
         poisson_logcdf(2, -1.0)
     with pytest.raises(ValueError, match="integers"):
         poisson_logsf(2.5, 1.0)
+
+
+# --- truncated Poisson draws ---------------------------------------------------------------------
+
+N_TRUNCATED_DRAWS = 100_000
+
+
+@njit
+def _truncated(lam, n, above, n_draws, seed):
+    seed_stream(seed, 0, 0)
+    out = np.empty(n_draws, dtype=np.int64)
+    if above:
+        log_tail = poisson_logsf_nb(n, lam)
+        for i in range(n_draws):
+            out[i] = truncated_poisson_above_nb(lam, n, log_tail)
+    else:
+        log_tail = poisson_logcdf_nb(n, lam)
+        for i in range(n_draws):
+            out[i] = truncated_poisson_at_most_nb(lam, n, log_tail)
+    return out
+
+
+@pytest.mark.parametrize("lam,n,above", [
+    (3.0, 6, False),     # mode inside: rejection
+    (12.0, 5, False),    # pmf increasing on 0..n: inversion from the top
+    (300.0, 280, False),
+    (6.0, 2, True),      # mode above the cut: rejection
+    (0.4, 3, True),      # far tail: inversion upwards
+    (40.0, 45, True),
+])
+def test_truncated_poisson_matches_exact_pmf(lam, n, above):
+    # seed 13 false-alarmed at (300, 280) (p = 9e-4); three runs of 2e6 draws passed there
+    draws = _truncated(lam, n, above, N_TRUNCATED_DRAWS, 2024)
+    support = np.arange(n + 1, n + 400) if above else np.arange(0, n + 1)
+    pmf = stats.poisson.pmf(support, lam)
+    pmf /= pmf.sum()
+    assert (draws > n).all() if above else (draws <= n).all()
+    assert chisquare_gof(draws, support, pmf)

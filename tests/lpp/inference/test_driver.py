@@ -37,7 +37,7 @@ def _same(a, b):
 
 def test_result_holds_thinned_samples_and_their_running_mean(topic_data):
     _, _, y_tilde, alpha = topic_data
-    res = fit_private(y_tilde, alpha, TopicModel(3), n_iter=23, burn_in=5, thin=4, seed=1,
+    res = fit_private(y_tilde, alpha, TopicModel(3), n_iter=23, burn_in=5, thin=4, rng=1,
                       save_counts=True, **QUIET)
     assert res.saved_iterations.tolist() == [9, 13, 17, 21] and res.n_saved == 4
     assert res.samples["theta"].shape == (4, 30, 3) and res.samples["phi"].shape == (4, 3, 25)
@@ -52,7 +52,7 @@ def test_result_holds_thinned_samples_and_their_running_mean(topic_data):
 
 def test_log_joint_is_prior_plus_likelihood_plus_noise(topic_data):
     _, _, y_tilde, alpha = topic_data
-    sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(3), seed=2)
+    sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(3), rng=2)
     sampler.sweep()
     from scipy import stats
 
@@ -71,17 +71,17 @@ def test_private_fit_cannot_take_true_counts():
 
 def test_naive_is_the_model_fitted_to_truncated_data(topic_data):
     _, _, y_tilde, _ = topic_data
-    naive = fit_private(y_tilde, None, TopicModel(3), method="naive", n_iter=6, seed=3, **QUIET)
-    direct = fit_nonprivate(np.maximum(y_tilde, 0), TopicModel(3), n_iter=6, seed=3, **QUIET)
+    naive = fit_private(y_tilde, None, TopicModel(3), method="naive", n_iter=6, rng=3, **QUIET)
+    direct = fit_nonprivate(np.maximum(y_tilde, 0), TopicModel(3), n_iter=6, rng=3, **QUIET)
     assert naive.method == "naive" and direct.method == "nonprivate"
     _same(naive, direct)
 
 
 def test_seeds_matter_and_repeat(topic_data):
     _, _, y_tilde, alpha = topic_data
-    a = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, seed=5, **QUIET)
-    b = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, seed=5, **QUIET)
-    c = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, seed=6, **QUIET)
+    a = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, rng=5, **QUIET)
+    b = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, rng=5, **QUIET)
+    c = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, rng=6, **QUIET)
     _same(a, b)
     assert not np.array_equal(a.mu_hat, c.mu_hat)
     assert a.seed == b.seed != c.seed
@@ -89,15 +89,15 @@ def test_seeds_matter_and_repeat(topic_data):
 
 def test_the_recorded_seed_repeats_a_run(topic_data):
     _, _, y_tilde, alpha = topic_data
-    first = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, seed=None, **QUIET)
-    again = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, seed=first.seed, **QUIET)
+    first = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, rng=None, **QUIET)
+    again = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, rng=first.seed, **QUIET)
     _same(first, again)
     from_generator = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3,
-                                 seed=np.random.default_rng(1), **QUIET)
+                                 rng=np.random.default_rng(1), **QUIET)
     assert 0 <= from_generator.seed < 2**63
     for bad, err in ((-1, ValueError), (2**63, ValueError), ("1", TypeError), (1.0, TypeError)):
         with pytest.raises(err, match="seed|rng"):
-            fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, seed=bad, **QUIET)
+            fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, rng=bad, **QUIET)
 
 
 def test_masked_entries_do_not_influence_the_fit(topic_data):
@@ -106,8 +106,8 @@ def test_masked_entries_do_not_influence_the_fit(topic_data):
     mask[::3, ::4] = True
     other = y_tilde.copy()
     other[mask] += 17
-    a = fit_private(y_tilde, alpha, TopicModel(3), n_iter=5, seed=1, mask=mask, **QUIET)
-    b = fit_private(other, alpha, TopicModel(3), n_iter=5, seed=1, mask=mask, **QUIET)
+    a = fit_private(y_tilde, alpha, TopicModel(3), n_iter=5, rng=1, mask=mask, **QUIET)
+    b = fit_private(other, alpha, TopicModel(3), n_iter=5, rng=1, mask=mask, **QUIET)
     _same(a, b)
 
 
@@ -136,11 +136,11 @@ def test_bit_identical_with_one_or_two_threads(threads, monkeypatch):
         runs = []
         for n_threads in (1, 2):
             numba.set_num_threads(n_threads)
-            runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, seed=7, **QUIET))
+            runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, rng=7, **QUIET))
         with monkeypatch.context() as m:  # force the serial twins
             m.setattr(privacy, "SERIAL_BELOW", 10**12)
             m.setattr(_kernels, "SERIAL_BELOW", 10**12)
-            runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, seed=7, **QUIET))
+            runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, rng=7, **QUIET))
         _same(runs[0], runs[1])
         _same(runs[0], runs[2])
 
@@ -152,17 +152,17 @@ class _InterruptAt(TopicModel):
         super().__init__(k)
         self.at = at
 
-    def step(self, state, y, observed, seed, iteration):
+    def update_step(self, state, stats, observed, seed, iteration):
         if iteration == self.at:
             self.at = None
             raise KeyboardInterrupt
-        return super().step(state, y, observed, seed, iteration)
+        return super().update_step(state, stats, observed, seed, iteration)
 
 
 @pytest.mark.parametrize("method", ["collapsed", "bessel"])
 def test_interrupt_checkpoint_and_resume_equal_an_uninterrupted_run(topic_data, tmp_path, method):
     _, _, y_tilde, alpha = topic_data
-    kw = dict(method=method, n_iter=30, burn_in=4, thin=3, seed=12, save_counts=True, **QUIET)
+    kw = dict(method=method, n_iter=30, burn_in=4, thin=3, rng=12, save_counts=True, **QUIET)
     full = fit_private(y_tilde, alpha, TopicModel(3), **kw)
     path = tmp_path / "chain.npz"
     part = fit_private(y_tilde, alpha, _InterruptAt(16, 3), checkpoint=path, checkpoint_every=5,
@@ -179,7 +179,7 @@ def test_interrupt_checkpoint_and_resume_equal_an_uninterrupted_run(topic_data, 
 
 def test_interrupt_after_the_commit_keeps_the_sweep(topic_data, tmp_path, monkeypatch):
     _, _, y_tilde, alpha = topic_data
-    kw = dict(n_iter=12, thin=2, seed=3, **QUIET)
+    kw = dict(n_iter=12, thin=2, rng=3, **QUIET)
     full = fit_private(y_tilde, alpha, TopicModel(3), **kw)
     real = GibbsSampler.log_joint
     calls = {"n": 0}
@@ -203,7 +203,7 @@ def test_interrupt_after_the_commit_keeps_the_sweep(topic_data, tmp_path, monkey
 def test_resume_refuses_a_different_run(topic_data, tmp_path):
     _, _, y_tilde, alpha = topic_data
     path = tmp_path / "c.npz"
-    fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, seed=1, checkpoint=path, **QUIET)
+    fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, rng=1, checkpoint=path, **QUIET)
     with pytest.raises(ValueError, match="'data'"):
         fit_private(y_tilde + 1, alpha, TopicModel(3), n_iter=5, checkpoint=path, resume=True,
                     **QUIET)
@@ -218,12 +218,12 @@ def test_resume_refuses_a_different_run(topic_data, tmp_path):
 
 def test_models_by_name_and_initialisation(topic_data):
     _, y, _, _ = topic_data
-    a = fit_nonprivate(y, "topics", n_components=3, n_iter=2, seed=1, **QUIET)
-    b = fit_nonprivate(y, TopicModel(3), n_iter=2, seed=1, **QUIET)
+    a = fit_nonprivate(y, "topics", n_components=3, n_iter=2, rng=1, **QUIET)
+    b = fit_nonprivate(y, TopicModel(3), n_iter=2, rng=1, **QUIET)
     _same(a, b)
     init = {"theta": np.ones((30, 3)), "phi": np.ones((3, 25))}
-    c = fit_nonprivate(y, TopicModel(3), n_iter=2, seed=1, init=init, **QUIET)
-    d = fit_nonprivate(y, TopicModel(3), n_iter=2, seed=1, init="prior", **QUIET)
+    c = fit_nonprivate(y, TopicModel(3), n_iter=2, rng=1, init=init, **QUIET)
+    d = fit_nonprivate(y, TopicModel(3), n_iter=2, rng=1, init="prior", **QUIET)
     assert not np.array_equal(c.mu_hat, d.mu_hat)
     with pytest.raises(ValueError, match="init"):
         fit_nonprivate(y, TopicModel(3), n_iter=2, init="zeros", **QUIET)
@@ -240,7 +240,7 @@ def test_privacy_step_is_model_agnostic():
     rng = np.random.default_rng(2)
     y_tilde = privatize(rng.poisson(2.0, (4, 5, 3)), 0.5, rng=rng)
     for method in ("collapsed", "bessel"):
-        res = fit_private(y_tilde, 0.5, CPTensorModel(2), method=method, n_iter=5, seed=1, **QUIET)
+        res = fit_private(y_tilde, 0.5, CPTensorModel(2), method=method, n_iter=5, rng=1, **QUIET)
         assert res.mu_hat.shape == (4, 5, 3) and np.all(np.isfinite(res.log_joint))
         assert set(res.aux) == ({"lam_plus", "lam_minus"} if method == "bessel" else set())
 
@@ -305,7 +305,7 @@ def test_em_initialisation_starts_near_the_truth_and_repeats():
     mu = theta @ phi
 
     def start(init, seed=1, **kw):
-        return GibbsSampler.private(y_tilde, 0.2, TopicModel(3), seed=seed, init=init, **kw).mu
+        return GibbsSampler.private(y_tilde, 0.2, TopicModel(3), rng=seed, init=init, **kw).mu
 
     err_em, err_data = np.abs(start("em") - mu).mean(), np.abs(start("data") - mu).mean()
     assert err_em < 0.5 * err_data, (err_em, err_data)
@@ -313,11 +313,29 @@ def test_em_initialisation_starts_near_the_truth_and_repeats():
                                                                              start("em", 2))
     mask = rng.random(y.shape) < 0.1
     assert np.isfinite(start("em", mask=mask)).all()
-    res = fit_private(y_tilde, 0.2, TopicModel(3), n_iter=3, seed=1, init="em", **QUIET)
+    res = fit_private(y_tilde, 0.2, TopicModel(3), n_iter=3, rng=1, init="em", **QUIET)
     assert res.iterations_done == 3
     net = rng.poisson(2.0, (8, 8))
     np.fill_diagonal(net, 0)
-    com = GibbsSampler.nonprivate(net, CommunityModel(2), seed=1, init="em")
+    com = GibbsSampler.nonprivate(net, CommunityModel(2), rng=1, init="em")
     assert all(np.isfinite(v).all() and (v > 0).all() for v in com.state.values())
     with pytest.raises(ValueError, match="expectation_step"):
         GibbsSampler.nonprivate(rng.poisson(1.0, (3, 4, 5)), CPTensorModel(2), init="em")
+
+
+@pytest.mark.parametrize("method", ["collapsed", "bessel", "nonprivate"])
+@pytest.mark.parametrize("model", ["topics", "communities"])
+def test_huge_counts_cost_no_more_than_small_ones(method, model):
+    # 1e9 in every entry: allocating token by token would run for many minutes per sweep
+    y = np.full((3, 3), 10**9, dtype=np.int64)
+    kw = dict(n_components=2, n_iter=3, rng=1, save_counts=True, **QUIET)
+    if method == "nonprivate":
+        res = fit_nonprivate(y, model, **kw)
+    else:
+        res = fit_private(y + np.array([[3, -2, 0], [1, 0, -5], [2, 2, 7]]), 0.5, model,
+                          method=method, **kw)
+    assert res.iterations_done == 3 and np.all(np.isfinite(res.log_joint))
+    assert np.all(res.samples["y"] >= 0) and np.all(np.isfinite(res.mu_hat))
+    if method == "nonprivate":
+        observed = ~np.eye(3, dtype=bool) if model == "communities" else np.ones((3, 3), bool)
+        assert np.all(res.samples["y"][:, observed] == 10**9)

@@ -29,7 +29,7 @@ SETUPS = {
 def _run(model_name, method, seed=1, mask=None, alpha=ALPHA):
     model, shape = SETUPS[model_name]
     forward, chain = geweke_simulations(model, shape, method=method, alpha=alpha, n_forward=N,
-                                        n_chain=N, mask=mask, seed=seed)
+                                        n_chain=N, mask=mask, rng=seed)
     return geweke_test(forward, chain)
 
 

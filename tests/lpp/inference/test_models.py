@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lpp.inference._numerics import TINY
+from lpp.distributions import TINY
 from lpp.inference.models import (
     CommunityModel,
     CPTensorModel,

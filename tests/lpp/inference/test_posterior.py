@@ -4,7 +4,7 @@ import pytest
 from scipy import stats
 
 from lpp.inference import GibbsSampler, PoissonFactorization, TopicModel, fit_private
-from lpp.inference.models.base import gamma_rate_np
+from lpp.distributions import gamma_rate_np
 from lpp.mechanism import privatize
 from lpp.testing import FALSE_ALARM, chisquare_gof
 
@@ -58,7 +58,7 @@ def _mixture_cdf(support, weights):
 @pytest.mark.parametrize("method,sweeps", [("collapsed", 30), ("bessel", 50)])
 def test_sampler_matches_the_enumerated_posterior(method, sweeps):
     y_tilde = np.repeat(np.array(GROUPS), PER_GROUP)
-    sampler = GibbsSampler.private(y_tilde, ALPHA, IndependentRates(A0, B0), method=method, seed=4)
+    sampler = GibbsSampler.private(y_tilde, ALPHA, IndependentRates(A0, B0), method=method, rng=4)
     for _ in range(sweeps):
         sampler.sweep()
     y, mu = sampler.y, sampler.state["rate"]
@@ -72,7 +72,7 @@ def test_sampler_matches_the_enumerated_posterior(method, sweeps):
 def test_enumeration_check_has_power():
     """Draws of y from the wrong alpha fail the same chi-square."""
     y_tilde = np.full(PER_GROUP, 2)
-    sampler = GibbsSampler.private(y_tilde, 0.5, IndependentRates(A0, B0), seed=4)
+    sampler = GibbsSampler.private(y_tilde, 0.5, IndependentRates(A0, B0), rng=4)
     for _ in range(40):
         sampler.sweep()
     assert not chisquare_gof(sampler.y, *_exact(2))
@@ -82,7 +82,7 @@ def _chain_means(method, alpha, y_tilde, seeds):
     out = []
     for seed in seeds:
         res = fit_private(y_tilde, alpha, TopicModel(2, a0=1.0, b0=1.0), method=method, n_iter=700,
-                          burn_in=100, seed=seed, save_latents=False, save_counts=True,
+                          burn_in=100, rng=seed, save_latents=False, save_counts=True,
                           progress=False)
         y = res.samples["y"].astype(np.float64)
         out.append([res.mu_hat.mean(), y.mean(), (y ** 2).mean()])

@@ -31,7 +31,7 @@ CASES = [
 
 @pytest.mark.parametrize("y_tilde,alpha,mu", CASES)
 def test_collapsed_draws_the_exact_conditional(y_tilde, alpha, mu, exact_posterior):
-    y = sample_true_counts(np.full(N_DRAWS, y_tilde), alpha, np.full(N_DRAWS, mu), seed=1)
+    y = sample_true_counts(np.full(N_DRAWS, y_tilde), alpha, np.full(N_DRAWS, mu), rng=1)
     assert chisquare_gof(y, *exact_posterior(y_tilde, alpha, mu))
 
 
@@ -58,7 +58,7 @@ def test_the_check_has_power_against_the_classic_mistakes(exact_posterior):
     """Pois(mu) instead of Pois(alpha mu) for y_tilde <= 0, and a misread alpha, both fail."""
     rng = np.random.default_rng(3)
     assert not chisquare_gof(rng.poisson(2.0, N_DRAWS), *exact_posterior(-3, 0.5, 2.0))
-    wrong_alpha = sample_true_counts(np.full(N_DRAWS, 4), 0.25, np.full(N_DRAWS, 40.0), seed=1)
+    wrong_alpha = sample_true_counts(np.full(N_DRAWS, 4), 0.25, np.full(N_DRAWS, 40.0), rng=1)
     assert not chisquare_gof(wrong_alpha, *exact_posterior(4, 0.2, 40.0))
 
 
@@ -82,17 +82,17 @@ def test_alpha_layouts_give_identical_draws():
     rng = np.random.default_rng(4)
     yt = rng.integers(-4, 8, (40, 30))
     mu = rng.gamma(1.0, 2.0, yt.shape)
-    ref = sample_true_counts(yt, 0.4, mu, seed=9)
+    ref = sample_true_counts(yt, 0.4, mu, rng=9)
     layouts = (np.float64(0.4), np.full((40, 1), 0.4), np.full(yt.shape, 0.4),
                np.full((1, 30), 0.4))
     for alpha in layouts:
-        assert np.array_equal(sample_true_counts(yt, alpha, mu, seed=9), ref)
+        assert np.array_equal(sample_true_counts(yt, alpha, mu, rng=9), ref)
 
 
 def test_per_row_alpha_reaches_its_row(exact_posterior):
     n = 50_000
     alphas = np.array([[0.1], [0.9]])
-    y = sample_true_counts(np.zeros((2, n), dtype=np.int64), alphas, np.full((2, n), 4.0), seed=2)
+    y = sample_true_counts(np.zeros((2, n), dtype=np.int64), alphas, np.full((2, n), 4.0), rng=2)
     for row, alpha in enumerate(alphas[:, 0]):
         assert chisquare_gof(y[row], *exact_posterior(0, alpha, 4.0))
 
@@ -100,7 +100,7 @@ def test_per_row_alpha_reaches_its_row(exact_posterior):
 def test_unobserved_entries_stay_zero_and_keep_their_noise_state():
     yt = np.array([5, 5, -2, 3])
     observed = np.array([True, False, True, False])
-    y = sample_true_counts(yt, 0.5, np.full(4, 2.0), seed=1, observed=observed)
+    y = sample_true_counts(yt, 0.5, np.full(4, 2.0), rng=1, observed=observed)
     assert y[1] == 0 and y[3] == 0
     step, noise = BesselPrivacy(), noise_levels(0.5, yt.shape)
     state = step.init_state(yt, noise, 1)
@@ -125,7 +125,7 @@ def test_steps_do_not_mutate_their_inputs():
 
 def test_zero_rate_gives_zero_counts():
     yt = np.array([4, -3, 0, 100])
-    assert np.all(sample_true_counts(yt, 0.5, np.zeros(4), seed=1) == 0)
+    assert np.all(sample_true_counts(yt, 0.5, np.zeros(4), rng=1) == 0)
     y, _ = _bessel_chain(4, 0.5, 0.0, 10, 3)
     assert np.all(y == 0)
 

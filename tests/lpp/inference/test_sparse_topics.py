@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from lpp.inference import CollapsedPrivacy, GibbsSampler, TopicModel, fit_private
-from lpp.inference import sparse_topics
+from lpp.inference.fused import sparse_topics
 from lpp.inference.geweke import geweke_simulations
 from lpp.inference.models._kernels import allocate_matrix_kernel
 from lpp.inference.privacy import noise_levels, sample_true_counts
@@ -146,7 +146,7 @@ def test_sparse_and_dense_draws_agree():
 @pytest.mark.parametrize("y_tilde,alpha,mu", [(300, 0.6, 250.0), (3, 0.1, 80.0)])
 def test_positive_counts_beyond_the_inversion_range(y_tilde, alpha, mu, exact_posterior):
     """Large counts or mu / alpha > 500 take the log-space two-piece sampler."""
-    y = sample_true_counts(np.full(100_000, y_tilde), alpha, np.full(100_000, mu), seed=3)
+    y = sample_true_counts(np.full(100_000, y_tilde), alpha, np.full(100_000, mu), rng=3)
     assert chisquare_gof(y, *exact_posterior(y_tilde, alpha, mu))
 
 
@@ -158,7 +158,7 @@ def test_sparse_sampler_gets_it_right_with_a_mask_and_per_row_alpha():
     mask[0, 1] = mask[2, 3] = True
     forward, chain = geweke_simulations(TopicModel(2, a0=3.0, b0=3.0), (3, 4), method="collapsed",
                                         alpha=np.array([[0.5], [0.7], [0.85]]), mask=mask,
-                                        seed=3, sparse=True)
+                                        rng=3, sparse=True)
     result = geweke_test(forward, chain)
     assert result, f"\n{result}"
 
@@ -166,7 +166,8 @@ def test_sparse_sampler_gets_it_right_with_a_mask_and_per_row_alpha():
 @pytest.mark.slow
 def test_dense_collapsed_topic_sampler_still_gets_it_right():
     forward, chain = geweke_simulations(TopicModel(2, a0=3.0, b0=3.0), (3, 4),
-                                        method=CollapsedPrivacy(), alpha=0.7, seed=4)
+                                        method=CollapsedPrivacy(), alpha=0.7, rng=4,
+                                        sparse=False)
     result = geweke_test(forward, chain)
     assert result, f"\n{result}"
 
@@ -186,7 +187,7 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
     y_tilde = privatize(rng.poisson(mu), 0.5, rng=rng)
     mask = rng.random(y_tilde.shape) < 0.05
     assert y_tilde.size >= sparse_topics.SERIAL_BELOW
-    kw = dict(method="collapsed", n_iter=4, seed=9, mask=mask, save_counts=True, progress=False)
+    kw = dict(method="collapsed", n_iter=4, rng=9, mask=mask, save_counts=True, progress=False)
     runs = []
     for n_threads in (1, 2):
         numba.set_num_threads(n_threads)
@@ -231,7 +232,7 @@ def test_engine_selection(topic_data):
             return super().rate(state)
 
     def engine(*args, **kwargs):
-        return GibbsSampler.private(y_tilde, *args, seed=1, **kwargs).engine
+        return GibbsSampler.private(y_tilde, *args, rng=1, **kwargs).engine
 
     assert engine(alpha, TopicModel(3)) == "sparse"
     assert engine(np.full((30, 1), alpha), TopicModel(3)) == "sparse"

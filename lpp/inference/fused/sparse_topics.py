@@ -1,6 +1,6 @@
 """The collapsed privacy step fused with the topic model's allocation, in sparse form.
 
-Design note §2c. With ``mu[d, v] = sum_k theta[d, k] phi[k, v]`` and a noise level ``alpha_d``
+(docs/design.md, "The sparse engine and its cost".) With ``mu[d, v] = sum_k theta[d, k] phi[k, v]`` and a noise level ``alpha_d``
 that is constant within row d, every observed entry with ``y_tilde <= 0`` has the exact
 conditional ``y ~ Pois(alpha_d mu[d, v])``; split over topics, its sub-counts are independent
 ``Pois(alpha_d theta[d, k] phi[k, v])``. Over the set ``Neg(d)`` of such entries of row d they
@@ -14,8 +14,8 @@ can therefore be drawn *by topic* instead of by entry:
   over ``Neg(d)``: an alias-table draw from ``phi[k, :]`` rejecting columns in ``E(d)``.
 
 The entries of ``E(d)`` that are observed (``y_tilde > 0``) get the exact two-piece conditional
-of design §2b and are allocated over topics by a multinomial, as in the dense sampler. A sweep
-then costs ``O(|E| K + D K + tokens + K V)`` instead of ``O(D V K)``: the dense rates ``mu`` are
+of the collapsed privacy step and are allocated over topics by a multinomial, as in the dense
+sampler. A sweep then costs ``O(|E| K + D K + tokens + K V)`` instead of ``O(D V K)``: the dense rates ``mu`` are
 never formed. What the Gamma updates need — the document-topic and topic-word totals — come out
 directly; the per-entry counts ``y`` are kept in compact form (:class:`TopicCountsDraw`) and made
 dense only on request (saved samples, the log joint).
@@ -30,9 +30,10 @@ cumulative sum on ``Neg(d)`` instead.
 Random streams: pass 1 (positive entries and topic totals) and pass 2 (token columns) each
 reseed per row with ``(seed, iteration, row)`` (:mod:`lpp._rng`); topic-word totals are summed
 over fixed chunks of rows in integers. Results are therefore bit-identical for any number of
-numba threads. This path applies to the ``collapsed`` method of :class:`~lpp.inference.TopicModel`
-with a scalar or per-row ``alpha``; per-entry ``alpha`` breaks the row-constant factorisation and
-uses the dense sampler (``lpp.inference.privacy``), as does the paper-faithful ``bessel`` method.
+numba threads. :class:`SparseTopicEngine` applies when the privacy step declares
+``"exact_conditional"`` (the collapsed step), the model declares ``"row_column_factors"`` (the
+topic model) and ``alpha`` is constant within rows; per-entry ``alpha`` breaks the row-constant
+factorisation and uses the dense sweep, as does the paper-faithful ``bessel`` step.
 """
 from __future__ import annotations
 
@@ -42,14 +43,9 @@ import numpy as np
 from numba import njit, prange
 
 from lpp._prefetch import prefetch_row
-from lpp._rng import seed_stream
-from lpp.inference._numerics import (
-    SERIAL_BELOW,
-    multinomial_into_nb,
-    parallel_and_serial,
-    rescale_log_weights_nb,
-)
-from lpp.inference._seeds import derive_seed
+from lpp._rng import derive_seed, seed_stream
+from lpp.distributions import FEW_TRIALS, allocate_count_nb, rescale_log_weights_nb
+from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
 
 #: recompute ``R[d, k]`` by an explicit sum when the subtraction keeps fewer digits than this
@@ -183,55 +179,6 @@ def _entry_weights(theta, phi_t, d, v, excluded, weights):
     return total
 
 
-@njit(inline="always")
-def _allocate_few(count, weights, total, uniforms, doc_topic, d, col_partial, v):
-    """Add a ``Multinomial(count, weights / total)`` draw to ``doc_topic[d]`` and
-    ``col_partial[v]``, for a small ``count``.
-
-    The ``count`` uniforms are sorted (insertion sort) and matched against the running sum of
-    the weights in one linear pass: O(K + count^2) with predictable branches, cheaper than a
-    binary search per trial when counts are small, as most are. A single trial, the commonest,
-    skips the sort.
-    """
-    if count == 1:
-        u = np.random.random() * total
-        acc = 0.0
-        last = weights.size - 1
-        for k in range(weights.size):
-            acc += weights[k]
-            if u < acc or k == last:
-                while weights[k] <= 0.0:  # u rounded past the total onto a zero-weight tail
-                    k -= 1
-                doc_topic[d, k] += 1
-                col_partial[v, k] += 1
-                return
-    for i in range(count):
-        u = np.random.random() * total
-        j = i
-        while j > 0 and uniforms[j - 1] > u:
-            uniforms[j] = uniforms[j - 1]
-            j -= 1
-        uniforms[j] = u
-    i = 0
-    acc = 0.0
-    last = weights.size - 1
-    for k in range(weights.size):
-        acc += weights[k]
-        while i < count and (uniforms[i] < acc or k == last):
-            kk = k
-            while weights[kk] <= 0.0:  # u rounded past the total onto a zero-weight tail
-                kk -= 1
-            doc_topic[d, kk] += 1
-            col_partial[v, kk] += 1
-            i += 1
-        if i == count:
-            break
-
-
-#: counts up to this are allocated by :func:`_allocate_few`, larger ones by binary search
-_FEW = 16
-
-
 @njit
 def _complement_sums(row_cols, lo, hi, phi_t, marker, tag, need, out):
     """``out[k] = sum over v not in E(d) of phi[k, v]`` for the topics with ``need[k]``."""
@@ -253,8 +200,9 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 row_lo, row_hi, pos_y, neg_counts, residual, doc_topic, col_partial, marker):
     n_topics = theta.shape[1]
     weights = np.empty(n_topics)
-    draw = np.empty(n_topics, dtype=np.int64)
-    uniforms = np.empty(_FEW)
+    cells = np.empty(n_topics, dtype=np.int64)
+    hits = np.empty(n_topics, dtype=np.int64)
+    uniforms = np.empty(FEW_TRIALS)
     excluded = np.empty(n_topics)
     need = np.zeros(n_topics, dtype=np.bool_)
     last_entry = indptr[row_hi]
@@ -284,15 +232,10 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 for k in range(n_topics):
                     weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
                 total = rescale_log_weights_nb(weights)
-            if y <= _FEW:
-                _allocate_few(y, weights, total, uniforms, doc_topic, d, col_partial, v)
-                continue
-            multinomial_into_nb(y, weights, draw)
-            for k in range(n_topics):
-                c = draw[k]
-                if c != 0:
-                    doc_topic[d, k] += c
-                    col_partial[v, k] += c
+            for i in range(allocate_count_nb(y, weights, total, uniforms, cells, hits)):
+                k = cells[i]
+                doc_topic[d, k] += hits[i]
+                col_partial[v, k] += hits[i]
         any_need = False
         for k in range(n_topics):
             r = phi_sums[k] - excluded[k]
@@ -462,13 +405,12 @@ class _Workspace:
         return self._wide_partials
 
 
-
 class TopicCountsDraw:
     """A draw of the true counts ``y`` for the sparse topic sampler, made on allocation.
 
-    The privacy step hands this object to :meth:`TopicModel.allocate`, which draws ``y`` and its
-    split over topics in one fused pass (:meth:`realize`) given the model's current factors —
-    the same factors whose rates the dense privacy step would have used. Afterwards it holds
+    :meth:`realize` draws ``y`` and its split over topics in one fused pass given the model's
+    current factors — the same factors whose rates the dense privacy step would have used.
+    Afterwards it holds
     ``y`` compactly: ``pos_y`` (aligned with the layout's entries) and, per row, the columns of
     the tokens on Neg(d) (``token_ptr``, ``token_cols``). :meth:`dense` returns the int64 matrix.
     """
@@ -563,9 +505,9 @@ class TopicCountsDraw:
 class SparseTopicPrivacy:
     """The collapsed privacy step of the topic model on one data set, in sparse form.
 
-    ``sample(seed, iteration)`` returns a :class:`TopicCountsDraw`; the topic model's
-    ``allocate`` draws it (fused with the allocation) from the current factors. Holds the data
-    layout and the reusable buffers; the dense ``y_tilde`` is not needed after construction.
+    ``sample(seed, iteration)`` returns a :class:`TopicCountsDraw`, realized (fused with the
+    allocation) from the current factors. Holds the data layout and the reusable buffers; the
+    dense ``y_tilde`` is not needed after construction.
     """
 
     name = "collapsed"
@@ -585,6 +527,37 @@ class SparseTopicPrivacy:
         return TopicCountsDraw(self.layout, seed, iteration, self)
 
 
-def as_dense_counts(y) -> np.ndarray:
-    """``y`` as an array, whether dense already or a realized :class:`TopicCountsDraw`."""
-    return y.dense() if isinstance(y, TopicCountsDraw) else y
+class SparseTopicEngine:
+    """One sweep of the collapsed privacy step fused with the allocation of a model whose rates
+    are ``theta @ phi``; then the model's own latent updates.
+
+    Parameters
+    ----------
+    y_tilde : ndarray of int64, shape (D, V)
+        Privatized counts.
+    noise : NoiseLevels
+        Their noise levels, constant within rows.
+    observed : ndarray of bool, shape (D, V)
+        True where an entry carries likelihood.
+    """
+
+    name = "sparse"
+
+    @staticmethod
+    def applies(model, step, noise) -> bool:
+        """Whether the capabilities of ``model`` and ``step`` and the noise layout allow it."""
+        return ("row_column_factors" in model.capabilities
+                and "exact_conditional" in step.capabilities
+                and noise is not None and noise.per_row() is not None)
+
+    def __init__(self, y_tilde: np.ndarray, noise: NoiseLevels, observed: np.ndarray):
+        self.privacy = SparseTopicPrivacy(y_tilde, noise, observed)
+
+    def sweep(self, model, state, observed, privacy_seed: int, model_seed: int, iteration: int):
+        """``(new state, draw of y)``: the counts drawn and allocated in one pass, then
+        ``model.update_step`` on the allocation totals."""
+        draw = self.privacy.sample(privacy_seed, iteration)
+        theta, phi = model.row_column_factors(state)
+        doc_topic, topic_word = draw.realize(theta, phi)
+        stats = {"doc_topic": doc_topic, "topic_word": topic_word}
+        return model.update_step(state, stats, observed, model_seed, iteration), draw

@@ -1,6 +1,10 @@
-"""Synthetic networks for the community-detection experiment (paper §5.2, Figure 1).
+"""Simulators of the paper's synthetic experiments (``make_*``, apart from the estimators).
 
-The paper generates ``V = 20`` actors and ``C = 5`` communities with ``theta[i, c], pi[c, d] ~
+:func:`make_network` — directed networks from the mixed-membership SBM (paper §5.2, Figure 1);
+:func:`make_topics` — well-separated topics and documents (paper §5.1, Figure 3). Randomness
+is the keyword-only ``rng`` (a Generator, an int seed or None).
+
+Networks. The paper generates ``V = 20`` actors and ``C = 5`` communities with ``theta[i, c], pi[c, d] ~
 Gamma(0.01, rate 0.5)``, draws ``y[i, j] ~ Pois(mu[i, j])`` (``i != j``), sets ``N`` to the
 empirical mean of ``y`` and privatizes with ``alpha = exp(-epsilon / N)``, ``epsilon in {2.5,
 1, 0.75}``. Taken literally, that prior makes the network empty: the expected rate is about
@@ -43,14 +47,28 @@ class SyntheticNetwork:
         return float(self.y[self.off_diagonal].mean())
 
 
-def simulate_network(seed=None, *, n_nodes: int = 20, n_communities: int = 5,
-                     shape: float = 0.1, rate: float = 0.25) -> SyntheticNetwork:
-    """Draw a directed network from the mixed-membership SBM with Gamma(shape, rate) factors."""
+def make_network(*, rng=None, n_nodes: int = 20, n_communities: int = 5, shape: float = 0.1,
+                 rate: float = 0.25) -> SyntheticNetwork:
+    """Draw a directed network from the mixed-membership SBM with Gamma(shape, rate) factors.
+
+    Parameters
+    ----------
+    rng : int, numpy.random.Generator or None
+        Source of randomness.
+    n_nodes, n_communities : int
+        Actors and communities (the paper's 20 and 5).
+    shape, rate : float
+        Gamma prior of the memberships and block rates (rate parameterisation).
+
+    Returns
+    -------
+    SyntheticNetwork
+    """
     n_nodes = positive_int(n_nodes, "n_nodes")
     n_communities = positive_int(n_communities, "n_communities")
     shape = positive_float(shape, "shape")
     rate = positive_float(rate, "rate")
-    rng = as_generator(seed)
+    rng = as_generator(rng)
     theta = rng.gamma(shape, 1.0 / rate, (n_nodes, n_communities))
     pi = rng.gamma(shape, 1.0 / rate, (n_communities, n_communities))
     mu = theta @ pi @ theta.T
@@ -69,9 +87,9 @@ class SyntheticCorpus:
     y: np.ndarray
 
 
-def simulate_topics(seed=None, *, n_docs: int = 90, n_topics: int = 3, n_words: int = 15,
-                    words_per_topic: int = 5, topic_mass: float = 0.9, doc_mass: float = 0.8,
-                    doc_length: float = 30.0) -> SyntheticCorpus:
+def make_topics(*, rng=None, n_docs: int = 90, n_topics: int = 3, n_words: int = 15,
+                words_per_topic: int = 5, topic_mass: float = 0.9, doc_mass: float = 0.8,
+                doc_length: float = 30.0) -> SyntheticCorpus:
     """Well-separated topics and documents, as in the paper's topic-recovery figure (Fig. 3).
 
     Topic k puts ``topic_mass`` of its probability on its own ``words_per_topic`` words
@@ -92,7 +110,7 @@ def simulate_topics(seed=None, *, n_docs: int = 90, n_topics: int = 3, n_words: 
         if not 0.0 < mass <= 1.0:
             raise ValueError(f"{name} must lie in (0, 1], got {mass}")
     doc_length = positive_float(doc_length, "doc_length")
-    rng = as_generator(seed)
+    rng = as_generator(rng)
     phi = np.full((n_topics, n_words), (1.0 - topic_mass) / (n_words - words_per_topic))
     for k in range(n_topics):
         phi[k, k * words_per_topic:(k + 1) * words_per_topic] = topic_mass / words_per_topic

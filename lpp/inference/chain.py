@@ -1,0 +1,215 @@
+"""One Markov chain: a model, a count source and (where one applies) a fused engine.
+
+Each iteration is one sweep in the authors' order: privacy step (``y | y_tilde, mu``) ->
+allocation -> factor updates -> ``mu``. Where a fused engine applies
+(:func:`lpp.inference.fused.select_engine`, chosen by the capabilities the model and the
+privacy step declare) the first two are done in one pass; the chain's target is the same.
+
+Random streams: the chain's 63-bit base seed keys every draw by ``(seed, phase, iteration,
+block)`` (:mod:`lpp._rng`), so the same seed gives bit-identical chains with any number of
+numba threads, and a chain restored from a checkpoint continues exactly as the original.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lpp._rng import derive_seed, replay_seed
+from lpp.inference._validate import as_count_array, observed_mask
+from lpp.inference.fused import select_engine
+from lpp.inference.models import make_model
+from lpp.inference.models.base import Observed, PoissonFactorization
+from lpp.inference.privacy import NoiseLevels, PrivacyStep, make_privacy_step, noise_levels
+from lpp.inference.sources import PrivateCounts, TrueCounts
+
+#: expectation sweeps of ``init="em"`` (each costs about three dense products of the data's size)
+EM_INIT_SWEEPS = 200
+
+#: phase tags of the chain's streams (see :func:`lpp._rng.derive_seed`)
+TAG_INIT_PRIOR = 1
+TAG_INIT_STEP = 2
+TAG_PRIVACY = 3
+TAG_MODEL = 4
+
+
+def observed_entries(model: PoissonFactorization, shape, mask) -> Observed:
+    """The entries that carry likelihood: not masked by the user (``mask`` True = missing) and
+    not always missing for the model (e.g. self-loops); checked by the model."""
+    model.check_shape(shape)
+    observed = observed_mask(mask, shape)
+    never = model.always_missing(shape)
+    if never is not None:
+        observed &= ~never
+    obs = Observed(observed)
+    model.check_observed(obs)
+    return obs
+
+
+class _Snapshot:
+    """Everything that defines the chain after ``iteration`` sweeps (replaced, never mutated).
+
+    ``counts`` is the draw of ``y`` (an array, or a fused engine's compact draw); the dense
+    ``y`` and the rates ``mu`` are formed on first use only (a fused engine never needs them).
+    """
+
+    __slots__ = ("state", "aux", "counts", "iteration", "_rate", "_mu")
+
+    def __init__(self, state, aux, counts, iteration, rate):
+        self.state, self.aux, self.counts, self.iteration = state, aux, counts, iteration
+        self._rate, self._mu = rate, None
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.counts if isinstance(self.counts, np.ndarray) else self.counts.dense()
+
+    @property
+    def mu(self) -> np.ndarray:
+        if self._mu is None:
+            self._mu = self._rate(self.state)
+        return self._mu
+
+
+class GibbsSampler:
+    """One Markov chain of a model and a count source; :meth:`sweep` advances it by one iteration.
+
+    Build it with :meth:`private` or :meth:`nonprivate` (the same privacy boundary as the fit
+    functions).
+
+    Attributes
+    ----------
+    state : dict of ndarray
+        The latents at the current point.
+    aux : dict of ndarray
+        The privacy step's auxiliary state (e.g. ``lam_plus`` of the Bessel step).
+    y : ndarray
+        The counts used by the last sweep.
+    mu : ndarray
+        The current rates.
+    iteration : int
+        Sweeps done.
+    engine : str
+        ``"dense"`` (privacy step, then ``model.step``) or the fused engine's name.
+    seed : int
+        The 63-bit base seed of every random stream of the chain.
+    """
+
+    def __init__(self, model: PoissonFactorization, source, observed: Observed, method: str,
+                 seed: int, init="data", fused=None):
+        self.model, self.source, self.observed, self.method = model, source, observed, method
+        self._fused = fused
+        self.engine = "dense" if fused is None else fused.name
+        self.seed = seed
+        shape = observed.shape
+        y0 = source.initial_counts()
+        if isinstance(init, dict):
+            state = model.check_state(init, shape)
+        elif init in ("prior", "data", "em"):
+            state = model.sample_prior(shape, derive_seed(seed, TAG_INIT_PRIOR))
+            if init == "data":
+                # one model sweep on the best guess of the counts the data offer
+                state = model.step(state, y0, observed, derive_seed(seed, TAG_INIT_STEP), 0)
+            elif init == "em":
+                if type(model).expectation_step is PoissonFactorization.expectation_step:
+                    raise ValueError(f"init='em' needs the model's expectation_step, which the "
+                                     f"{model.name!r} model does not have; use init='data'")
+                for _ in range(EM_INIT_SWEEPS):
+                    state = model.expectation_step(state, y0, observed)
+                state = model.check_state(state, shape)
+        else:
+            raise ValueError("init must be 'data', 'em', 'prior' or a dict of latent arrays, "
+                             f"got {init!r}")
+        self._snap = _Snapshot(state, source.init_aux(seed), y0, 0, model.rate)
+
+    # ----- construction ---------------------------------------------------------------------
+    @classmethod
+    def private(cls, y_tilde, alpha, model, *, method="collapsed", rng=None, mask=None,
+                init="data", sparse=None) -> "GibbsSampler":
+        """Chain for privatized counts (arguments as for :func:`lpp.inference.fit_private`).
+
+        ``sparse``: None uses a fused engine where one applies, False never, True requires one
+        (ValueError where none applies).
+        """
+        if sparse not in (None, True, False):
+            raise TypeError(f"sparse must be None, True or False, got {sparse!r}")
+        model = make_model(model)
+        step = make_privacy_step(method)
+        y_tilde = as_count_array(y_tilde, "y_tilde", signed=True)
+        observed = observed_entries(model, y_tilde.shape, mask)
+        noise = _noise_for(step, alpha, y_tilde.shape)
+        engine = select_engine(model, step, noise) if sparse is not False else None
+        if sparse and engine is None:
+            raise ValueError("sparse=True needs method='collapsed', the built-in TopicModel and "
+                             "an alpha that is constant within rows (scalar or shape (D, 1))")
+        fused = engine(y_tilde, noise, observed.mask) if engine is not None else None
+        return cls(model, PrivateCounts(y_tilde, noise, step), observed, step.name,
+                   replay_seed(rng), init, fused)
+
+    @classmethod
+    def nonprivate(cls, y, model, *, rng=None, mask=None, init="data") -> "GibbsSampler":
+        """Chain for the true counts ``y``: the non-private reference."""
+        model = make_model(model)
+        y = as_count_array(y, "y", signed=False)
+        observed = observed_entries(model, y.shape, mask)
+        return cls(model, TrueCounts(y), observed, "nonprivate", replay_seed(rng), init)
+
+    # ----- state ------------------------------------------------------------------------------
+    state = property(lambda self: self._snap.state)
+    aux = property(lambda self: self._snap.aux)
+    y = property(lambda self: self._snap.y)
+    mu = property(lambda self: self._snap.mu)
+    iteration = property(lambda self: self._snap.iteration)
+
+    def restore(self, state: dict, aux: dict, iteration: int) -> None:
+        """Put the chain at a saved point (used when resuming a checkpoint)."""
+        state = self.model.check_state(state, self.observed.shape)
+        aux = {k: np.array(v, order="C", copy=True) for k, v in aux.items()}
+        self._snap = _Snapshot(state, aux, self.source.initial_counts(), iteration,
+                               self.model.rate)
+
+    def replace_data(self, data: np.ndarray) -> None:
+        """Swap in new data of the same shape (privatized counts for a private chain, true
+        counts otherwise), keeping the chain's point. The successive-conditional simulator of
+        the Geweke test draws fresh data between sweeps."""
+        source = self.source
+        data = np.ascontiguousarray(data, dtype=np.int64)
+        if data.shape != self.observed.shape:
+            raise ValueError(f"new data of shape {data.shape} for a chain of shape "
+                             f"{self.observed.shape}")
+        if isinstance(source, PrivateCounts):
+            self.source = PrivateCounts(data, source.noise, source.step)
+            if self._fused is not None:
+                self._fused = type(self._fused)(data, source.noise, self.observed.mask)
+        else:
+            self.source = TrueCounts(data)
+
+    def sweep(self) -> None:
+        """One iteration: privacy step, allocation, factor updates, rates."""
+        snap = self._snap
+        t = snap.iteration
+        privacy_seed = derive_seed(self.seed, TAG_PRIVACY)
+        model_seed = derive_seed(self.seed, TAG_MODEL)
+        if self._fused is not None:
+            state, y = self._fused.sweep(self.model, snap.state, self.observed, privacy_seed,
+                                         model_seed, t)
+            aux = snap.aux
+        else:
+            y, aux = self.source.sample(snap.mu, self.observed, snap.aux, privacy_seed, t)
+            state = self.model.step(snap.state, y, self.observed, model_seed, t)
+        self._snap = _Snapshot(state, aux, y, t + 1, self.model.rate)  # the sweep's commit point
+
+    def log_joint(self) -> float:
+        """log p(Z, y, y_tilde) of the current point (``log p(Z, y)`` without a noise model)."""
+        snap = self._snap
+        return (self.model.log_joint(snap.state, snap.y, self.observed, snap.mu)
+                + self.source.log_noise(snap.y, self.observed))
+
+    def fingerprint(self) -> str:
+        """A digest of the chain's data, mask and noise levels (checkpoints are tied to it)."""
+        return self.source.fingerprint(self.observed)
+
+
+def _noise_for(step: PrivacyStep, alpha, shape) -> NoiseLevels | None:
+    if not step.models_noise:
+        if alpha is not None:
+            noise_levels(alpha, shape)  # validated for a clear error, then unused
+        return None
+    return noise_levels(alpha, shape)

@@ -1,0 +1,162 @@
+"""The record of a run: one entry per completed iteration, and the result it becomes.
+
+Each iteration's bookkeeping ends in a single ``list.append``, so a Ctrl-C can never leave the
+record half-written; only the last saved entry keeps the running sum of the rates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class FitResult:
+    """Output of :func:`~lpp.inference.fit_private` / :func:`~lpp.inference.fit_nonprivate`.
+
+    Attributes
+    ----------
+    method : str
+        The privacy step's name, or ``"nonprivate"``.
+    model : dict
+        The model's hyperparameters (``model.params()``).
+    seed : int
+        The base seed: ``rng=seed`` repeats the run bit for bit.
+    n_iter, burn_in, thin : int
+        The run's settings; iteration t (1-based) is saved when t > burn_in and
+        (t - burn_in) % thin == 0.
+    iterations_done : int
+        Sweeps completed (fewer than ``n_iter`` when interrupted).
+    interrupted : bool
+        Whether Ctrl-C stopped the run.
+    saved_iterations : ndarray of int64
+        The 1-based iteration of each saved sample.
+    samples : dict of ndarray
+        The saved draws of each latent stacked along axis 0 (and of the counts ``"y"`` with
+        ``save_counts=True``).
+    mu_hat : ndarray or None
+        The mean of the rates over the saved iterations (None before the first).
+    log_joint : ndarray
+        ``log p(Z, y, y_tilde)`` per saved sample (``log p(Z, y)`` without a noise model).
+    iter_seconds : ndarray
+        Wall time per completed iteration (the first includes numba's compilation).
+    state, aux : dict of ndarray
+        The chain's last point.
+    engine : str
+        ``"dense"`` or the name of the fused engine that ran the sweeps.
+    """
+
+    method: str
+    model: dict
+    seed: int
+    n_iter: int
+    burn_in: int
+    thin: int
+    iterations_done: int
+    interrupted: bool
+    saved_iterations: np.ndarray
+    samples: dict
+    mu_hat: np.ndarray | None
+    log_joint: np.ndarray
+    iter_seconds: np.ndarray
+    state: dict = field(repr=False)
+    aux: dict = field(repr=False)
+    engine: str = "dense"
+
+    @property
+    def n_saved(self) -> int:
+        return int(self.saved_iterations.size)
+
+    @property
+    def complete(self) -> bool:
+        return self.iterations_done >= self.n_iter
+
+
+class _Entry(tuple):
+    """A completed iteration: ``(t, seconds, draws, log_joint, mu_sum)``, draws None if unsaved."""
+
+    __slots__ = ()
+    t = property(lambda self: self[0])
+    seconds = property(lambda self: self[1])
+    draws = property(lambda self: self[2])
+    log_joint = property(lambda self: self[3])
+    mu_sum = property(lambda self: self[4])
+
+
+class _Record:
+    """The run's history, one :class:`_Entry` per completed iteration.
+
+    Each iteration's bookkeeping ends in a single ``list.append``, so a Ctrl-C can never leave
+    it half-written; the only gap it can leave is a sweep whose entry was not appended yet,
+    which :meth:`book` then completes from the chain (the same values, without the timing).
+    """
+
+    def __init__(self, names, burn_in: int, thin: int):
+        self.names, self.burn_in, self.thin = tuple(names), burn_in, thin
+        self.entries: list[_Entry] = []
+
+    def is_saved(self, t: int) -> bool:
+        return t > self.burn_in and (t - self.burn_in) % self.thin == 0
+
+    @property
+    def mu_sum(self):
+        for e in reversed(self.entries):
+            if e.draws is not None:
+                return e.mu_sum
+        return None
+
+    @property
+    def last_t(self) -> int:
+        return self.entries[-1].t if self.entries else 0
+
+    def book(self, sampler, seconds: float) -> None:
+        """Append the entry of the sampler's last sweep (a :class:`GibbsSampler`)."""
+        t = sampler.iteration
+        if self.is_saved(t):
+            draws = {n: (sampler.y if n == "y" else sampler.state[n]) for n in self.names}
+            mu_sum = self.mu_sum
+            mu_sum = sampler.mu.copy() if mu_sum is None else mu_sum + sampler.mu
+            entry = _Entry((t, seconds, draws, sampler.log_joint(), mu_sum))
+        else:
+            entry = _Entry((t, seconds, None, None, None))
+        self.entries.append(entry)
+        if entry.draws is not None:
+            self._drop_older_sums()
+
+    def _drop_older_sums(self) -> None:
+        """Only the last saved entry needs its running sum: free the others' (one array of the
+        data's size per saved sample otherwise). Each replacement is one list assignment."""
+        for i in range(len(self.entries) - 2, -1, -1):
+            e = self.entries[i]
+            if e.mu_sum is not None:
+                self.entries[i] = _Entry((e.t, e.seconds, e.draws, e.log_joint, None))
+                break
+
+    def saved(self) -> list[_Entry]:
+        return [e for e in self.entries if e.draws is not None]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        saved = self.saved()
+        out = {"saved_iterations": np.array([e.t for e in saved], dtype=np.int64),
+               "log_joint": np.array([e.log_joint for e in saved], dtype=np.float64),
+               "iter_seconds": np.array([e.seconds for e in self.entries], dtype=np.float64)}
+        for n in self.names:
+            out[f"samples__{n}"] = (np.stack([e.draws[n] for e in saved]) if saved
+                                    else np.empty((0,)))
+        if saved:
+            out["mu_sum"] = saved[-1].mu_sum
+        return out
+
+    def load(self, extra: dict, samples: dict) -> None:
+        saved_at = {int(t): i for i, t in enumerate(extra["saved_iterations"])}
+        mu_sum = extra.get("mu_sum")
+        last_saved = max(saved_at) if saved_at else None
+        for t, seconds in enumerate(extra["iter_seconds"].tolist(), start=1):
+            if t in saved_at:
+                i = saved_at[t]
+                draws = {n: samples[n][i] for n in self.names}
+                entry = (t, seconds, draws, float(extra["log_joint"][i]),
+                         mu_sum if t == last_saved else None)
+            else:
+                entry = (t, seconds, None, None, None)
+            self.entries.append(_Entry(entry))

@@ -1,0 +1,97 @@
+"""Where the counts of each sweep come from: privatized data through a privacy step, or fixed
+true counts.
+
+A count source owns its data and, for privatized data, the noise levels and the privacy step;
+it gives the chain the first guess of the counts, a draw of the counts given the current rates,
+the noise's log density (the part of the log joint that the model does not know) and a
+fingerprint of the data that checkpoints are tied to.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from lpp.distributions import two_sided_geometric_logpmf
+from lpp.inference.models.base import LOG_DENSITY_BLOCK, Observed
+from lpp.inference.privacy import NoiseLevels, PrivacyStep
+
+
+class PrivateCounts:
+    """Privatized counts ``y_tilde``, their noise levels and the privacy step that draws ``y``.
+
+    ``noise`` may be None only for a step that does not model the noise (the naive method).
+    """
+
+    def __init__(self, y_tilde: np.ndarray, noise: NoiseLevels | None, step: PrivacyStep):
+        self.y_tilde, self.noise, self.step = y_tilde, noise, step
+
+    @property
+    def data(self) -> np.ndarray:
+        return self.y_tilde
+
+    def initial_counts(self) -> np.ndarray:
+        return self.step.initial_counts(self.y_tilde)
+
+    def init_aux(self, seed: int) -> dict[str, np.ndarray]:
+        return self.step.init_state(self.y_tilde, self.noise, seed)
+
+    def sample(self, mu, observed: Observed, aux, seed: int, iteration: int):
+        """``(y, aux)``: one draw of the privacy step given the rates ``mu``."""
+        return self.step.sample(self.y_tilde, self.noise, mu, observed.mask, aux, seed, iteration)
+
+    def log_noise(self, y: np.ndarray, observed: Observed) -> float:
+        """Sum over observed entries of ``log 2Geo(y_tilde - y; alpha)`` (0 for a step that
+        does not model the noise), in blocks of entries."""
+        if not self.step.models_noise:
+            return 0.0
+        values, stride = self.noise.values, self.noise.stride
+        y_tilde, y, mask = self.y_tilde.reshape(-1), np.ravel(y), observed.mask.reshape(-1)
+        total = 0.0
+        for lo in range(0, y.size, LOG_DENSITY_BLOCK):
+            hi = min(lo + LOG_DENSITY_BLOCK, y.size)
+            alpha = values[np.arange(lo, hi) // stride]
+            terms = two_sided_geometric_logpmf(y_tilde[lo:hi] - y[lo:hi], alpha)
+            total += float(terms.sum() if observed.complete else terms[mask[lo:hi]].sum())
+        return total
+
+    def fingerprint(self, observed: Observed) -> str:
+        parts = [self.y_tilde]
+        if self.noise is not None:
+            parts += [self.noise.values, np.array([self.noise.stride])]
+        return _digest(parts, observed)
+
+
+class TrueCounts:
+    """True counts ``y`` (the non-private reference): the same counts in every sweep."""
+
+    def __init__(self, y: np.ndarray):
+        self.y = y
+
+    @property
+    def data(self) -> np.ndarray:
+        return self.y
+
+    def initial_counts(self) -> np.ndarray:
+        return self.y
+
+    def init_aux(self, seed: int) -> dict[str, np.ndarray]:
+        return {}
+
+    def sample(self, mu, observed: Observed, aux, seed: int, iteration: int):
+        return self.y, aux
+
+    def log_noise(self, y, observed: Observed) -> float:
+        return 0.0
+
+    def fingerprint(self, observed: Observed) -> str:
+        return _digest([self.y], observed)
+
+
+def _digest(arrays, observed: Observed) -> str:
+    h = hashlib.sha256()
+    for arr in arrays:
+        h.update(np.ascontiguousarray(arr).tobytes())
+    h.update(observed.mask.tobytes())
+    h.update(repr(observed.shape).encode())
+    return h.hexdigest()
