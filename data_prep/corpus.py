@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from data_prep import formats
 from data_prep.emails import BODY_RULES, Email, EmailStats, collect_emails, document_text
-from data_prep.io import write_counts
+from lpp.counts import write_counts
 from data_prep.network import (HELDOUT_RULES, SELF_LOOP_RULES, NetworkCounts, build_network,
                                email_edges)
 from data_prep.tokens import Tokenizer

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from data_prep._checks import check_int
+from lpp._validation import check_int
 from data_prep.summary import heldout_fractions, network_summary
 
 HELDOUT_RULES = ("rows_cols", "any", "block", "none")
@@ -63,7 +63,7 @@ def heldout_mask(counts: np.ndarray, *, top: int, rule: str) -> tuple[np.ndarray
     if rule not in HELDOUT_RULES:
         raise ValueError(f"heldout_rule must be one of {HELDOUT_RULES}, got {rule!r}")
     n = counts.shape[0]
-    check_int("heldout_top", top, 0)
+    check_int(top, "heldout_top", minimum=0)
     if top > n:
         raise ValueError(f"heldout_top={top} exceeds the number of actors kept ({n})")
     senders = top_actors(counts.sum(axis=1), top)
@@ -112,8 +112,8 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
         raise ValueError("the edge list has rows without a sender or a recipient")
     if self_loops not in SELF_LOOP_RULES:
         raise ValueError(f"self_loops must be one of {SELF_LOOP_RULES}, got {self_loops!r}")
-    check_int("min_sent", min_sent, 0)
-    check_int("min_total", min_total, 0)
+    check_int(min_sent, "min_sent", minimum=0)
+    check_int(min_total, "min_total", minimum=0)
     if heldout_rule not in HELDOUT_RULES:
         raise ValueError(f"heldout_rule must be one of {HELDOUT_RULES}, got {heldout_rule!r}")
 

@@ -12,7 +12,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-from data_prep.io import atomic_write_bytes
+from lpp.io import atomic_write_bytes
 
 #: the directory of the shipped Enron data, relative to the repository root
 ENRON_DIR = Path(__file__).resolve().parent.parent / "data" / "raw" / "enron"

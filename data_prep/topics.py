@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from data_prep._checks import check_int
+from lpp._validation import check_int
 from data_prep.summary import topic_summary
 from data_prep.tokens import Tokenizer
 from data_prep.vocabulary import bag_of_words, select_vocabulary
@@ -75,9 +75,9 @@ class TopicCounts:
 
 
 def check_topic_params(*, n_docs, min_tokens, vocab_size, max_df) -> None:
-    check_int("n_docs", n_docs, 1, allow_none=True)
-    check_int("min_tokens", min_tokens, 0)
-    check_int("vocab_size", vocab_size, 1, allow_none=True)
+    check_int(n_docs, "n_docs", minimum=1, allow_none=True)
+    check_int(min_tokens, "min_tokens", minimum=0)
+    check_int(vocab_size, "vocab_size", minimum=1, allow_none=True)
     if isinstance(max_df, bool) or not isinstance(max_df, numbers.Real):
         raise TypeError(f"max_df must be a number, got {type(max_df).__name__}")
     if not 0 < max_df <= 1:

@@ -16,14 +16,13 @@ data, but they are large and nothing downstream needs them).
 """
 from __future__ import annotations
 
-import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from lpp.io import atomic_write_bytes, json_bytes, npz_bytes, read_verified
+from lpp.io import npz_bytes, read_verified, write_verified
 
 FORMAT_NAME = "lpp.fit"
 FORMAT_VERSION = 1
@@ -68,23 +67,18 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None) -> Path:
               "saved_iterations": result.saved_iterations, "iter_seconds": result.iter_seconds}
     arrays.update({_SAMPLE_PREFIX + name: value for name, value in result.samples.items()
                    if name != "y"})
-    payload = npz_bytes(arrays)
     meta = {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "method": result.method,
         "model": _jsonable(result.model), "seed": int(result.seed), "n_iter": result.n_iter,
         "burn_in": result.burn_in, "thin": result.thin,
         "iterations_done": result.iterations_done, "interrupted": bool(result.interrupted),
         "n_saved": result.n_saved, "data": str(data), "data_file": DATA_FILE,
-        "data_sha256": hashlib.sha256(payload).hexdigest(),
+        "data_sha256": None,
         "seconds_total": float(np.nansum(result.iter_seconds)),
         "extra": _jsonable(extra or {}),
     }
-    meta_payload = json_bytes(meta)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out_dir / DATA_FILE, payload)
-    atomic_write_bytes(out_dir / META_FILE, meta_payload)
-    return out_dir
+    return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
+                          file_key="data_file", sha_key="data_sha256")
 
 
 def load_fit(path) -> SavedFit:

@@ -1,5 +1,9 @@
 """Atomic, byte-reproducible file writing shared by data_prep, the pipeline and bench.
 
+The on-disk formats (:mod:`lpp.counts`, :mod:`lpp.privatized`, :mod:`lpp.fits`) are all a data
+file plus JSON metadata that records its sha256, written by :func:`write_verified` and read
+back by :func:`read_verified`; checkpoints stream into :func:`atomic_writer`.
+
 A reader never sees a half-written file: everything is written to a temporary file in the
 target's directory and renamed into place. ``npz_bytes`` fixes the zip timestamps so the same
 arrays always give the same bytes (DVC hashes them).
@@ -77,6 +81,32 @@ def write_json(path, obj) -> Path:
     path = Path(path)
     atomic_write_bytes(path, json_bytes(obj))
     return path
+
+
+def write_verified(out_dir, payload: bytes, meta: dict, *, meta_file: str, file_key: str,
+                   sha_key: str, extra_files: dict[str, bytes] | None = None) -> Path:
+    """Write a versioned output that :func:`read_verified` reads back: a data file, optional
+    extra files, then the JSON metadata that vouches for the data.
+
+    ``meta`` names the data file under ``file_key`` (and carries ``format`` and
+    ``format_version``); its ``sha_key`` entry is set to the data's sha256, in place if the
+    key is already there (so the caller's key order is kept). Everything is serialised before
+    the first file is touched and each file is replaced atomically, the metadata last: a
+    reader never sees metadata that vouches for a data file it does not describe.
+    """
+    for key in ("format", "format_version", file_key):
+        if key not in meta:
+            raise ValueError(f"the metadata of a verified output needs {key!r}")
+    meta = dict(meta)
+    meta[sha_key] = hashlib.sha256(payload).hexdigest()
+    meta_payload = json_bytes(meta)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out_dir / meta[file_key], payload)
+    for name, extra in (extra_files or {}).items():
+        atomic_write_bytes(out_dir / name, extra)
+    atomic_write_bytes(out_dir / meta_file, meta_payload)
+    return out_dir
 
 
 def read_verified(path, *, meta_file: str, format_name: str, format_version: int,

@@ -28,7 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._rng import as_generator
-from .distributions._arrays import broadcast_params, check_integer_valued, check_real, finish
+from lpp._validation import broadcast_params, finish, integer_array, real_array
 
 __all__ = ["ExactAlpha", "exact_alpha", "alpha_from_epsilon", "epsilon_from_alpha",
            "sample_two_sided_geometric", "privatize", "truncate"]
@@ -43,8 +43,8 @@ def alpha_from_epsilon(epsilon, N):
     Raises ``ValueError`` when the result rounds to 0 or 1 in double precision (then the
     mechanism is degenerate; use :func:`exact_alpha` and ``exact=True`` instead).
     """
-    eps = check_real(epsilon, "epsilon", low=0.0, low_open=True)
-    n = check_real(N, "N", low=0.0, low_open=True)
+    eps = real_array(epsilon, "epsilon", low=0.0, low_open=True)
+    n = real_array(N, "N", low=0.0, low_open=True)
     (eps, n), shape = broadcast_params((eps, n), ("epsilon", "N"))
     alpha = np.exp(-eps / n)
     if np.any(alpha <= 0.0) or np.any(alpha >= 1.0):
@@ -54,8 +54,8 @@ def alpha_from_epsilon(epsilon, N):
 
 def epsilon_from_alpha(alpha, N):
     """``epsilon = N log(1/alpha)`` (vectorised); 0 < alpha < 1, N > 0."""
-    a = check_real(alpha, "alpha", low=0.0, low_open=True, high=1.0, high_open=True)
-    n = check_real(N, "N", low=0.0, low_open=True)
+    a = real_array(alpha, "alpha", low=0.0, low_open=True, high=1.0, high_open=True)
+    n = real_array(N, "N", low=0.0, low_open=True)
     (a, n), shape = broadcast_params((a, n), ("alpha", "N"))
     return finish(-n * np.log(a), shape)
 
@@ -204,7 +204,7 @@ def _float_alphas(alpha):
     arr = np.asarray(alpha)
     if arr.dtype == object:
         arr = np.vectorize(float, otypes=[np.float64])(arr) if arr.size else arr
-    return check_real(arr, "alpha", low=0.0, low_open=True, high=1.0, high_open=True)
+    return real_array(arr, "alpha", low=0.0, low_open=True, high=1.0, high_open=True)
 
 
 def sample_two_sided_geometric(alpha, size=None, rng=None, exact=False):
@@ -244,7 +244,7 @@ def sample_two_sided_geometric(alpha, size=None, rng=None, exact=False):
 def _as_counts(y):
     if hasattr(y, "toarray") and hasattr(y, "nnz"):  # scipy.sparse: noise is dense anyway
         y = y.toarray()
-    counts = check_integer_valued(y, "y")
+    counts = integer_array(y, "y")
     if np.any(counts < 0):
         raise ValueError("y must hold non-negative counts")
     if np.any(counts > _MAX_COUNT):
@@ -280,4 +280,4 @@ def truncate(y_tilde):
     """``max(y~, 0)`` entrywise, int64: the naive baseline's truncated geometric mechanism."""
     if hasattr(y_tilde, "toarray") and hasattr(y_tilde, "nnz"):
         y_tilde = y_tilde.toarray()
-    return np.maximum(check_integer_valued(y_tilde, "y_tilde"), 0)
+    return np.maximum(integer_array(y_tilde, "y_tilde"), 0)

@@ -22,14 +22,13 @@ we (see the README).
 """
 from __future__ import annotations
 
-import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from lpp.io import atomic_write_bytes, json_bytes, npz_bytes, read_verified
+from lpp.io import npz_bytes, read_verified, write_verified
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
 FORMAT_NAME = "lpp.privatized"
@@ -97,22 +96,16 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, seed, mechanism: str
             raise ValueError(f"heldout must be a boolean {y_tilde.shape} matrix, got "
                              f"{heldout.dtype} {heldout.shape}")
         arrays["heldout"] = heldout
-    payload = npz_bytes(arrays)
     meta = {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
-        "shape": [n_rows, n_cols], "data_file": DATA_FILE,
-        "data_sha256": hashlib.sha256(payload).hexdigest(),
+        "shape": [n_rows, n_cols], "data_file": DATA_FILE, "data_sha256": None,
         "epsilon": float(epsilon), "N": float(N), "epsilon_over_n": float(epsilon) / float(N),
         "mechanism": mechanism, "seed": _seed_record(seed), "source": str(source),
         "has_heldout": heldout is not None,
         "row_ids": [str(r) for r in row_ids], "column_ids": [str(c) for c in column_ids],
     }
-    meta_payload = json_bytes(meta)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out_dir / DATA_FILE, payload)
-    atomic_write_bytes(out_dir / META_FILE, meta_payload)  # last: it vouches for the data
-    return out_dir
+    return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
+                          file_key="data_file", sha_key="data_sha256")
 
 
 def load_privatized(path) -> PrivatizedData:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lpp._rng import as_generator
-from lpp.inference._validate import positive_float, positive_int
+from lpp._validation import positive_float, positive_int
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._rng import base_seed, seed_stream
-from ._arrays import broadcast_params, check_integer_valued, check_real, finish
+from lpp._validation import broadcast_params, finish, integer_array, real_array
 from ._bessel_sampler import (
     _bessel_draw,
     _bessel_envelope,
@@ -92,14 +92,14 @@ def _kernel(which, x, nu, a, out):
 
 
 def _params(nu, a, a_name="a"):
-    nu = check_real(nu, "nu", low=0.0, high=MAX_PARAMETER)
-    a = check_real(a, a_name, low=0.0, high=MAX_PARAMETER)
+    nu = real_array(nu, "nu", low=0.0, high=MAX_PARAMETER)
+    a = real_array(a, a_name, low=0.0, high=MAX_PARAMETER)
     return nu, a
 
 
 def bessel_logpmf(n, nu, a):
     """Vectorised log-pmf of Bessel(nu, a) at integers n (-inf for n < 0)."""
-    n = check_integer_valued(n, "n")
+    n = integer_array(n, "n")
     nu, a = _params(nu, a)
     (n, nu, a), shape = broadcast_params((n, nu, a), ("n", "nu", "a"))
     out = np.empty(n.size)
@@ -132,8 +132,8 @@ def log_bessel_i(nu, x):
     ``log_bessel_i(0, 1e6)`` = 999 992.2... (``scipy.special.iv`` gives 0 and inf).
     ``x`` may be ``inf`` (result ``inf``).
     """
-    nu = check_real(nu, "nu", low=0.0)
-    x = check_real(x, "x", low=0.0, allow_inf=True)
+    nu = real_array(nu, "nu", low=0.0)
+    x = real_array(x, "x", low=0.0, allow_inf=True)
     (nu, x), shape = broadcast_params((nu, x), ("nu", "x"))
     out = np.empty(nu.size)
     _kernel(3, nu, nu, x, out)

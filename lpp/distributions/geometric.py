@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._arrays import broadcast_params, check_integer_valued, check_real, finish
+from lpp._validation import broadcast_params, finish, integer_array, real_array
 
 
 @njit
@@ -26,8 +26,8 @@ def _kernel(k, alpha, out):
 
 def two_sided_geometric_logpmf(k, alpha):
     """Vectorised log-pmf of 2Geo(alpha) at integers k; alpha in (0, 1)."""
-    k = check_integer_valued(k, "k")
-    alpha = check_real(alpha, "alpha", low=0.0, low_open=True, high=1.0, high_open=True)
+    k = integer_array(k, "k")
+    alpha = real_array(alpha, "alpha", low=0.0, low_open=True, high=1.0, high_open=True)
     (k, alpha), shape = broadcast_params((k, alpha), ("k", "alpha"))
     out = np.empty(k.size)
     _kernel(k, alpha, out)

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._arrays import broadcast_params, check_integer_valued, check_real, finish
+from lpp._validation import broadcast_params, finish, integer_array, real_array
 from ._special import bd0_nb, stirling_correction_nb
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -117,8 +117,8 @@ def _poisson_kernel(which, k, lam, out):
 
 
 def _poisson(which, k, lam):
-    k = check_integer_valued(k, "k")
-    lam = check_real(lam, "lam", low=0.0)
+    k = integer_array(k, "k")
+    lam = real_array(lam, "lam", low=0.0)
     (k, lam), shape = broadcast_params((k, lam), ("k", "lam"))
     out = np.empty(k.size)
     _poisson_kernel(which, k, lam, out)

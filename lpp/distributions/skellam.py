@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._arrays import broadcast_params, check_integer_valued, check_real, finish
+from lpp._validation import broadcast_params, finish, integer_array, real_array
 from ._log_bessel import log_bessel_ive_nb
 from .poisson import poisson_logpmf_nb
 
@@ -39,9 +39,9 @@ def _kernel(k, mu1, mu2, out):
 
 def skellam_logpmf(k, mu1, mu2):
     """Vectorised log-pmf of Skellam(mu1, mu2) at integers k (means mu1, mu2 >= 0)."""
-    k = check_integer_valued(k, "k")
-    mu1 = check_real(mu1, "mu1", low=0.0)
-    mu2 = check_real(mu2, "mu2", low=0.0)
+    k = integer_array(k, "k")
+    mu1 = real_array(mu1, "mu1", low=0.0)
+    mu2 = real_array(mu2, "mu2", low=0.0)
     (k, mu1, mu2), shape = broadcast_params((k, mu1, mu2), ("k", "mu1", "mu2"))
     out = np.empty(k.size)
     _kernel(k, mu1, mu2, out)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm  # the text bar: tqdm.auto warns in kernels without ipywidgets
 
-from lpp.inference._validate import non_negative_int, positive_int
+from lpp._validation import non_negative_int, positive_int
 from lpp.inference.chain import GibbsSampler
 from lpp.inference.checkpoint import (
     CHECKPOINT_VERSION,

@@ -49,7 +49,7 @@ from lpp.distributions import (
     truncated_poisson_at_most_nb,
 )
 from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
-from lpp.inference._validate import as_count_array
+from lpp._validation import count_array
 
 #: entries per random-stream block of the privacy kernels
 BLOCK_SIZE = 4096
@@ -485,7 +485,7 @@ def sample_true_counts(y_tilde, alpha, mu, *, rng=None, observed=None,
     level(s) broadcastable to it; ``mu``: Poisson rates (same shape, >= 0); ``rng``: int,
     Generator or None; ``observed``: optional bool array, False entries return 0.
     """
-    y_tilde = as_count_array(y_tilde, "y_tilde", signed=True)
+    y_tilde = count_array(y_tilde, "y_tilde", signed=True)
     noise = noise_levels(alpha, y_tilde.shape)
     mu = np.ascontiguousarray(mu, dtype=np.float64)
     if mu.shape != y_tilde.shape:

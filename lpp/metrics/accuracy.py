@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from lpp.metrics._checks import require_counts, require_finite, stored_values
+from lpp._validation import check_counts, check_finite
+from lpp.metrics._inputs import stored_values
 
 __all__ = ["mae"]
 
@@ -33,7 +34,7 @@ def mae(mu_hat, y, mask=None) -> float:
     if sp.issparse(mu_hat):
         raise TypeError("mu_hat must be a dense array (rates are dense)")
     mu_hat = np.asarray(mu_hat)
-    require_finite(mu_hat, "mu_hat")
+    check_finite(mu_hat, "mu_hat")
     if mu_hat.size == 0:
         raise ValueError(f"mu_hat is empty (shape {mu_hat.shape})")
 
@@ -43,7 +44,7 @@ def mae(mu_hat, y, mask=None) -> float:
         y = sp.csr_array(y)
     else:
         y = np.asarray(y)
-    require_counts(stored_values(y), "y")
+    check_counts(stored_values(y), "y")
     if y.shape != mu_hat.shape:
         raise ValueError(f"mu_hat and y must have the same shape; got {mu_hat.shape} vs {y.shape}")
 

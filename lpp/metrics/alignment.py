@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from lpp.metrics._checks import require_finite
+from lpp._validation import check_finite
 
 __all__ = ["TopicAlignment", "topic_distances", "align_topics"]
 
@@ -39,7 +39,7 @@ def _normalised_rows(phi, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be a K x V matrix, got {phi.ndim}-d")
     if phi.size == 0:
         raise ValueError(f"{name} is empty (shape {phi.shape})")
-    require_finite(phi, name)
+    check_finite(phi, name)
     phi = phi.astype(np.float64)
     if np.any(phi < 0):
         raise ValueError(f"{name} must be non-negative (topic-word weights)")

@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from lpp.metrics._checks import as_index_lists, require_counts, stored_values
+from lpp._validation import check_counts
+from lpp.metrics._inputs import as_index_lists, stored_values
 
 __all__ = [
     "ReferenceCorpus",
@@ -56,7 +57,7 @@ class ReferenceCorpus:
         if sp.issparse(counts):
             if counts.ndim != 2:
                 raise ValueError(f"reference counts must be a D x V matrix, got {counts.ndim}-d")
-            require_counts(stored_values(counts), "reference counts")
+            check_counts(stored_values(counts), "reference counts")
             occurs = sp.csc_array(counts, copy=True)
             occurs.sum_duplicates()
             occurs.eliminate_zeros()
@@ -65,7 +66,7 @@ class ReferenceCorpus:
             dense = np.asarray(counts)
             if dense.ndim != 2:
                 raise ValueError(f"reference counts must be a D x V matrix, got {dense.ndim}-d")
-            require_counts(dense, "reference counts")
+            check_counts(dense, "reference counts")
             occurs = sp.csc_array(dense != 0, dtype=np.int64)
         n_documents, n_words = occurs.shape
         if n_documents == 0 or n_words == 0:

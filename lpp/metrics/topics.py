@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from lpp.metrics._checks import require_finite
+from lpp._validation import check_finite
 
 __all__ = ["top_words"]
 
@@ -23,7 +23,7 @@ def top_words(phi, n: int = 10) -> np.ndarray:
         raise ValueError(f"phi must be a K x V matrix, got {phi.ndim}-d")
     if phi.size == 0:
         raise ValueError(f"phi is empty (shape {phi.shape})")
-    require_finite(phi, "phi")
+    check_finite(phi, "phi")
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise TypeError(f"n must be an integer, got {type(n).__name__}")
     if not (1 <= n <= phi.shape[1]):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from data_prep.io import write_counts
+from lpp.counts import write_counts
 from lpp.fits import load_fit
 from lpp.notebook import collect_parameters, main
 from lpp.privatized import DATA_FILE, load_privatized

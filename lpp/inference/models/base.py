@@ -36,7 +36,7 @@ from scipy import special
 from lpp._rng import as_generator, derive_seed
 from lpp.distributions import gamma_rate_np
 from lpp.inference._capabilities import lapse_overridden
-from lpp.inference._validate import positive_float, positive_int
+from lpp._validation import positive_float, positive_int
 
 #: entries per block of the log-likelihood sums (bounds their temporaries on large data)
 LOG_DENSITY_BLOCK = 1 << 20

@@ -21,7 +21,6 @@ every byte is computed before the first file is written, so a failed run leaves 
 """
 from __future__ import annotations
 
-import hashlib
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from lpp.io import atomic_write_bytes, json_bytes, npz_bytes, read_verified  # noqa: F401  (re-exported)
+from lpp.io import json_bytes, npz_bytes, read_verified, write_verified
 
 FORMAT_NAME = "lpp.counts"
 FORMAT_VERSION = 1
@@ -102,22 +101,15 @@ def write_counts(out_dir, counts, *, row_ids, column_ids, kind: str, params: dic
     })
     meta = {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "kind": kind,
-        "shape": list(csr.shape), "counts_file": COUNTS_FILE,
-        "counts_sha256": hashlib.sha256(npz).hexdigest(),
+        "shape": list(csr.shape), "counts_file": COUNTS_FILE, "counts_sha256": None,
         "arrays": {name: {"dtype": str(np.asarray(a).dtype), "shape": list(np.shape(a))}
                    for name, a in arrays.items()},
         "params": params, "inputs": inputs, "summary": summary,
         **(extra_meta or {}),
         "row_ids": row_ids, "column_ids": column_ids,
     }
-    meta_payload = json_bytes(meta)
-    summary_payload = json_bytes(summary)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out_dir / COUNTS_FILE, npz)
-    atomic_write_bytes(out_dir / SUMMARY_FILE, summary_payload)
-    atomic_write_bytes(out_dir / META_FILE, meta_payload)  # last: it vouches for the others
-    return out_dir
+    return write_verified(out_dir, npz, meta, meta_file=META_FILE, file_key="counts_file",
+                          sha_key="counts_sha256", extra_files={SUMMARY_FILE: json_bytes(summary)})
 
 
 def load_counts(path) -> CountData:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from data_prep.io import (COUNTS_FILE, FORMAT_VERSION, META_FILE, SUMMARY_FILE,
+from lpp.counts import (COUNTS_FILE, FORMAT_VERSION, META_FILE, SUMMARY_FILE,
                           load_counts, write_counts)
 
 

@@ -1,36 +1,8 @@
-"""Input checks shared by the metrics (clear errors instead of silent wrong answers)."""
+"""Parsing of the metrics' inputs: sparse matrices' stored entries, topics as word indices."""
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-
-
-def require_numeric(values: np.ndarray, name: str) -> None:
-    """TypeError unless ``values`` holds booleans, integers or real floats."""
-    if not (np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_) or np.issubdtype(
-        values.dtype, np.complexfloating
-    ):
-        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
-
-
-def require_counts(values: np.ndarray, name: str) -> None:
-    """ValueError unless every entry is a finite, non-negative integer (any numeric dtype)."""
-    require_numeric(values, name)
-    if values.dtype == np.bool_ or values.size == 0:
-        return
-    if np.issubdtype(values.dtype, np.floating):
-        if not np.isfinite(values).all():
-            raise ValueError(f"{name} must be finite counts; found NaN or infinity")
-        if np.any(values != np.round(values)):
-            raise ValueError(f"{name} must be integer counts; found non-integer values")
-    if np.any(values < 0):
-        raise ValueError(f"{name} must be non-negative counts; found a negative value")
-
-
-def require_finite(values: np.ndarray, name: str) -> None:
-    require_numeric(values, name)
-    if values.dtype != np.bool_ and not np.isfinite(values).all():
-        raise ValueError(f"{name} must be finite; found NaN or infinity")
 
 
 def stored_values(matrix) -> np.ndarray:

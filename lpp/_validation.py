@@ -1,0 +1,187 @@
+"""Input checks for the whole package and for data_prep: one rule and one message per idea.
+
+Every public function of ``lpp`` and ``data_prep`` validates through these, so bad input gets
+the same clear ``TypeError``/``ValueError`` everywhere and a rule changes in one place.
+Conventions: booleans are never numbers or counts (cast them explicitly); counts are integer
+arrays or float arrays holding whole numbers; integer settings are Python or NumPy integers,
+never bools or floats.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+_INT64_SAFE = 2.0**62
+
+
+# ----- scalars -------------------------------------------------------------------------------
+
+def check_int(value, name: str, *, minimum: int = 0, allow_none: bool = False) -> int | None:
+    """``value`` as a Python int ``>= minimum`` (or None when ``allow_none``).
+
+    Raises
+    ------
+    TypeError
+        For anything but an integer (bools included).
+    ValueError
+        Below ``minimum``.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer{' or None' if allow_none else ''}, "
+                        f"got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def positive_int(value, name: str) -> int:
+    """``value`` as a Python int >= 1 (see :func:`check_int`)."""
+    return check_int(value, name, minimum=1)
+
+
+def non_negative_int(value, name: str) -> int:
+    """``value`` as a Python int >= 0 (see :func:`check_int`)."""
+    return check_int(value, name, minimum=0)
+
+
+def positive_float(value, name: str) -> float:
+    """``value`` as a finite Python float > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
+
+
+# ----- arrays --------------------------------------------------------------------------------
+
+def numeric_array(x, name: str) -> np.ndarray:
+    """``x`` as a non-empty array of integers or real floats (no bools, no complex)."""
+    arr = np.asarray(x)
+    if arr.dtype == bool:
+        raise TypeError(f"{name} must be numeric, got a boolean array (cast it explicitly)")
+    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be a real number or array of them, got dtype {arr.dtype}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty")
+    return arr
+
+
+def _check_whole(arr: np.ndarray, name: str) -> None:
+    if np.issubdtype(arr.dtype, np.floating):
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} must be finite; found NaN or infinity")
+        if np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold integers, got non-integer values")
+        if np.any(np.abs(arr) > _INT64_SAFE):
+            raise ValueError(f"{name} is too large for int64")
+    elif arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} is too large for int64")
+
+
+def integer_array(x, name: str) -> np.ndarray:
+    """int64 array of the integer values in ``x`` (integer dtype, or floats holding whole
+    numbers)."""
+    arr = numeric_array(x, name)
+    _check_whole(arr, name)
+    return arr.astype(np.int64)
+
+
+def real_array(x, name: str, *, low=None, low_open=False, high=None, high_open=False,
+               allow_inf=False) -> np.ndarray:
+    """float64 array of ``x`` with its bounds checked (closed unless ``*_open``)."""
+    arr = numeric_array(x, name).astype(np.float64)
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite")
+    if low is not None and (np.any(arr <= low) if low_open else np.any(arr < low)):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got "
+                         f"min {arr.min()!r}")
+    if high is not None and (np.any(arr >= high) if high_open else np.any(arr > high)):
+        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high}, got "
+                         f"max {arr.max()!r}")
+    return arr
+
+
+def count_array(values, name: str, *, signed: bool) -> np.ndarray:
+    """``values`` as a C-contiguous int64 array of counts.
+
+    ``signed=False``: true counts, every value ``>= 0``; ``signed=True``: privatized counts,
+    negative values allowed.
+    """
+    arr = np.asarray(values)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+                                 or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be an array of integer counts (real numbers, not bools), "
+                        f"got dtype {arr.dtype}")
+    if arr.ndim == 0 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty array of counts, got shape {arr.shape}")
+    _check_whole(arr, name)
+    if not signed and np.any(arr < 0):
+        raise ValueError(f"{name} holds negative values; true counts must be non-negative")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def check_counts(values: np.ndarray, name: str) -> None:
+    """Raise unless ``values`` (any numeric dtype, possibly empty: e.g. the stored entries of
+    a sparse matrix) are finite, non-negative whole numbers. Nothing is converted."""
+    if values.dtype == bool or not (np.issubdtype(values.dtype, np.integer)
+                                    or np.issubdtype(values.dtype, np.floating)):
+        raise TypeError(f"{name} must be an array of integer counts (real numbers, not bools), "
+                        f"got dtype {values.dtype}")
+    if values.size == 0:
+        return
+    _check_whole(values, name)
+    if np.any(values < 0):
+        raise ValueError(f"{name} holds negative values; counts must be non-negative")
+
+
+def check_finite(values: np.ndarray, name: str) -> None:
+    """Raise unless ``values`` are real numbers (no bools) and all finite."""
+    if values.dtype == bool or not (np.issubdtype(values.dtype, np.integer)
+                                    or np.issubdtype(values.dtype, np.floating)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} must be finite; found NaN or infinity")
+
+
+def broadcast_params(arrays, names, size=None):
+    """Broadcast ``arrays`` together (and to ``size`` if given); flat contiguous copies + shape."""
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        if size is not None:
+            size = (int(size),) if np.ndim(size) == 0 else tuple(int(s) for s in size)
+            if np.broadcast_shapes(shape, size) != size:
+                raise ValueError
+            shape = size
+    except ValueError:
+        shapes = ", ".join(f"{n}{a.shape}" for n, a in zip(names, arrays))
+        extra = f" and size {size}" if size is not None else ""
+        raise ValueError(f"shapes do not broadcast together: {shapes}{extra}") from None
+    flat = tuple(np.ascontiguousarray(np.broadcast_to(a, shape)).ravel() for a in arrays)
+    return flat, shape
+
+
+def finish(flat, shape):
+    """Reshape a flat result; 0-d results come back as numpy scalars."""
+    return flat.reshape(shape)[()]
+
+
+def observed_mask(mask, shape: tuple[int, ...]) -> np.ndarray:
+    """The user's ``mask`` (True = missing, as in ``numpy.ma``) as a C-contiguous bool array of
+    the *observed* entries."""
+    if mask is None:
+        return np.ones(shape, dtype=bool)
+    arr = np.asarray(mask)
+    if arr.dtype != bool:
+        if not np.issubdtype(arr.dtype, np.integer) or not np.isin(arr, (0, 1)).all():
+            raise TypeError("mask must be a boolean array (True marks a missing entry)")
+        arr = arr.astype(bool)
+    if arr.shape != tuple(shape):
+        raise ValueError(f"mask has shape {arr.shape} but the data have shape {tuple(shape)}")
+    return np.ascontiguousarray(~arr)
