@@ -187,3 +187,21 @@ def test_fit_is_reproducible_and_reports_heldout_loglik():
     np.testing.assert_array_equal(a.heldout_loglik, b.heldout_loglik)
     assert a.heldout_loglik.shape == (20,) and np.all(a.heldout_loglik < 0)
     np.testing.assert_allclose(a.occupancy().sum(), 1.0)
+
+
+def test_compiled_sweep_matches_its_python_twin():
+    gen = np.random.default_rng(9)
+    chain = np.repeat([0, 1, 2], [7, 1, 12])
+    prev, nxt = hmm.chain_neighbours(chain)
+    z0 = gen.integers(0, 4, size=chain.size)
+    loglik = gen.normal(0, 3, size=(chain.size, 4))
+    n0 = np.zeros((4, 4))
+    np.add.at(n0, (z0[prev[prev >= 0]], z0[prev >= 0]), 1.0)
+    for temperature in (1.0, 2.5):
+        z1, z2, n1, n2 = z0.copy(), z0.copy(), n0.copy(), n0.copy()
+        hmm._sweep_states(z1, loglik, prev, nxt, n1, 0.7, temperature, np.random.default_rng(3))
+        hmm._sweep_states_py(z2, loglik, prev, nxt, n2, 0.7, temperature,
+                             np.random.default_rng(3))
+        np.testing.assert_array_equal(z1, z2)
+        np.testing.assert_array_equal(n1, n2)
+        assert not np.array_equal(z1, z0)
