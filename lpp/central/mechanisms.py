@@ -203,8 +203,10 @@ def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng
     relation : {"replace", "add_remove"}
         Neighbouring relation; it sets the sensitivity (2 or 1).
     project : {"auto", "clip", "none"}
-        ``"auto"``: the projection the relation allows — onto the public row totals under
-        ``"replace"``, clipping at zero under ``"add_remove"``. ``"clip"``: clip at zero
+        ``"auto"``: the projection the relation allows — onto the row totals under
+        ``"replace"`` (valid when a replaced record stays in its row, so each row's total is
+        public, e.g. one row per data set of known size), clipping at zero under
+        ``"add_remove"``. ``"clip"``: clip at zero
         only (what Foulds et al. describe, under either relation). ``"none"``: the raw
         noisy counts.
     rng, exact
