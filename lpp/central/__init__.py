@@ -10,5 +10,8 @@ trusted curator holds the data and releases either
   (the "one posterior sample", OPS, exponential mechanism; :mod:`lpp.central.conjugate`).
 
 :mod:`lpp.central.naive_bayes` and :mod:`lpp.central.hmm` run both routes inside Gibbs
-samplers; :mod:`lpp.central.audit` measures privacy empirically on neighbouring data sets.
+samplers; :mod:`lpp.central.audit` measures privacy empirically on neighbouring data sets;
+:mod:`lpp.central.beta_bernoulli` is the paper's beta–Bernoulli study,
+:mod:`lpp.central.simulate` generates war-logs-shaped event data and
+:mod:`lpp.central.heldout` scores the routes on held-out steps.
 """

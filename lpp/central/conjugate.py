@@ -136,8 +136,8 @@ def _tangent_rejection(a, b, lo, hi, gen):
         u = gen.random(todo.size)
         x = l - np.log1p(u * np.expm1(-rate * width)) / rate
         x = np.minimum(x, h)
-        log_ratio = (special.xlogy(aa - 1.0, x / l) + special.xlog1py(bb - 1.0, -(x - l) / (1.0 - l))
-                     + rate * (x - l))
+        log_ratio = (special.xlogy(aa - 1.0, x / l)
+                     + special.xlog1py(bb - 1.0, -(x - l) / (1.0 - l)) + rate * (x - l))
         ok = np.log(gen.random(todo.size)) <= np.minimum(log_ratio, 0.0)
         out[todo[ok]] = x[ok]
         todo = todo[~ok]

@@ -224,12 +224,12 @@ def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng
         Negative or non-integer counts, ``epsilon <= 0``, an unknown relation.
     """
     _check_relation(relation)
+    if project not in ("auto", "clip", "none"):
+        raise ValueError(f"project must be 'auto', 'clip' or 'none', got {project!r}")
     y = check_integer_valued(counts, "counts")
     if np.any(y < 0):
         raise ValueError("counts must be non-negative")
     noisy = laplace_mechanism(y, epsilon, count_sensitivity(relation), rng=rng, exact=exact)
-    if project not in ("auto", "clip", "none"):
-        raise ValueError(f"project must be 'auto', 'clip' or 'none', got {project!r}")
     if project == "none":
         return noisy
     if project == "auto" and relation == "replace":
