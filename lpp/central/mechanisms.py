@@ -1,0 +1,406 @@
+"""Central-model mechanisms: Laplace on aggregate statistics, OPS temperatures, Gibbs costs.
+
+A trusted curator holds the records. Two ways to release something ``epsilon``-differentially
+private about a conjugate exponential-family model:
+
+* **Laplace route** — add ``Laplace(Delta_S / epsilon)`` noise to each coordinate of the
+  aggregate sufficient statistics ``S(X) = sum_i S(x_i)`` (``Delta_S`` their L1 sensitivity),
+  then project back onto valid statistics (non-negative counts, optionally with a public
+  total). Everything computed from the released statistics afterwards (posteriors, Gibbs
+  chains, any prior) is post-processing and costs nothing more.
+* **OPS route** (one posterior sample; the exponential mechanism with utility
+  ``log p(theta, X)``) — draw once from the posterior at temperature
+  ``T = 2 Delta_logp / epsilon``, where ``Delta_logp`` bounds how much one record can change
+  ``log p(x | theta)``; it is finite only for a truncated parameter space
+  (:func:`ops_sensitivity_beta`, :func:`ops_sensitivity_dirichlet`).
+
+Neighbouring relation. Each function says which one it assumes:
+
+* ``"replace"`` — the data sets have the same size and differ in one record (the paper's
+  setting, and the one under which ``N`` may be treated as public);
+* ``"add_remove"`` — one data set has one record more.
+
+For one categorical field (one-hot statistics) replacing a record moves one count down and
+another up: L1 sensitivity 2; adding or removing one moves one count: sensitivity 1.
+
+Floating-point Laplace noise (the default) is fine for research and simulation but not for a
+formal privacy claim (Mironov 2012). ``exact=True`` adds the discrete Laplace
+(two-sided geometric with ``alpha = exp(-epsilon / Delta)``) to integer statistics with the
+integer-arithmetic sampler of :func:`lpp.mechanism.sample_two_sided_geometric`; that is
+``epsilon``-DP for integer statistics of integer L1 sensitivity ``Delta``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._rng import as_generator
+from ..distributions._arrays import check_integer_valued, check_real
+from ..mechanism import exact_alpha, sample_two_sided_geometric
+
+__all__ = ["RELATIONS", "check_epsilon", "count_sensitivity", "laplace_mechanism",
+           "project_counts", "privatize_counts", "ops_sensitivity_beta",
+           "ops_sensitivity_dirichlet", "ops_temperature", "ops_epsilon",
+           "gibbs_scan_epsilon", "gibbs_chain_epsilon"]
+
+#: the neighbouring relations the functions of this module know
+RELATIONS = ("replace", "add_remove")
+
+
+def check_epsilon(epsilon) -> float:
+    """``epsilon`` as a float; ValueError unless it is finite and > 0."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (numbers.Real, np.floating,
+                                                             np.integer)):
+        raise TypeError(f"epsilon must be a real number, got {type(epsilon).__name__}")
+    eps = float(epsilon)
+    if not np.isfinite(eps) or eps <= 0.0:
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon}")
+    return eps
+
+
+def _check_relation(relation):
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+    return relation
+
+
+def count_sensitivity(relation="replace", n_fields=1) -> int:
+    """L1 sensitivity of the category counts of ``n_fields`` categorical fields per record.
+
+    Parameters
+    ----------
+    relation : {"replace", "add_remove"}
+        Neighbouring relation: replacing one record changes two counts per field by one
+        (sensitivity ``2 n_fields``); adding or removing one changes one count per field
+        (``n_fields``). The beta–Bernoulli statistics ``(n_+, n_-)`` are one field of two
+        categories.
+    n_fields : int
+        Categorical fields per record whose counts are released together.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        For an unknown relation or ``n_fields < 1``.
+    """
+    _check_relation(relation)
+    if isinstance(n_fields, bool) or not isinstance(n_fields, (numbers.Integral, np.integer)) \
+            or n_fields < 1:
+        raise ValueError(f"n_fields must be an integer >= 1, got {n_fields!r}")
+    return (2 if relation == "replace" else 1) * int(n_fields)
+
+
+def laplace_mechanism(statistics, epsilon, sensitivity, *, rng=None, exact=False):
+    """``S + Y`` with iid ``Y_j ~ Laplace(sensitivity / epsilon)`` (eq. 3 of Foulds et al.).
+
+    The relation is whichever ``sensitivity`` was computed for (see
+    :func:`count_sensitivity`); the mechanism itself is relation-agnostic.
+
+    Parameters
+    ----------
+    statistics : array_like
+        The aggregate statistics (any shape); integers when ``exact``.
+    epsilon : float
+        Privacy level, > 0.
+    sensitivity : float or int
+        L1 sensitivity of ``statistics`` under the chosen relation, > 0; a positive integer
+        (or rational) when ``exact``.
+    rng : Generator, int, None, or "system" (exact only), keyword-only
+        Random source. ``"system"`` uses the OS CSPRNG, what a formal claim should use.
+    exact : bool
+        False: float64 Laplace noise (numpy). True: discrete Laplace with
+        ``alpha = exp(-epsilon / sensitivity)`` drawn with integer arithmetic only, int64 out.
+
+    Returns
+    -------
+    ndarray
+        The noisy statistics, same shape (float64, or int64 when ``exact``).
+
+    Raises
+    ------
+    ValueError
+        ``epsilon <= 0``, ``sensitivity <= 0``, non-finite statistics, or non-integer
+        statistics with ``exact=True``.
+    """
+    eps = check_epsilon(epsilon)
+    if exact:
+        stats = check_integer_valued(statistics, "statistics")
+        alpha = exact_alpha(epsilon, sensitivity)
+        return stats + sample_two_sided_geometric(alpha, size=stats.shape, rng=rng, exact=True)
+    delta = float(check_real(sensitivity, "sensitivity", low=0.0, low_open=True))
+    stats = check_real(statistics, "statistics")
+    if isinstance(rng, str):
+        raise ValueError("rng='system' is only for exact=True")
+    gen = as_generator(rng)
+    return stats + gen.laplace(0.0, delta / eps, size=stats.shape)
+
+
+def _project_simplex(v, total):
+    """Euclidean projection of each row of ``v`` onto ``{s >= 0, sum(s) = total}``."""
+    u = np.sort(v, axis=-1)[..., ::-1]
+    css = np.cumsum(u, axis=-1) - total[..., None]
+    k = np.arange(1, v.shape[-1] + 1)
+    cond = u - css / k > 0
+    rho = v.shape[-1] - 1 - np.argmax(cond[..., ::-1], axis=-1)
+    theta = np.take_along_axis(css, rho[..., None], axis=-1) / (rho[..., None] + 1)
+    out = np.maximum(v - theta, 0.0)
+    out[total == 0] = 0.0  # no condition holds then; the only valid statistic is zero
+    return out
+
+
+def project_counts(noisy, total=None):
+    """Project noisy counts back onto valid count statistics (post-processing: free).
+
+    Parameters
+    ----------
+    noisy : array_like
+        Noisy counts, categories along the last axis.
+    total : None or array_like
+        None: clip at zero (the right projection under ``"add_remove"``, where the number of
+        records is itself private). Otherwise the public number of records per row
+        (``"replace"``; shape ``noisy.shape[:-1]``, >= 0): the Euclidean projection onto
+        ``{s >= 0, sum(s) = total}``.
+
+    Returns
+    -------
+    ndarray
+        float64 counts (integer-valued input stays integer-valued when ``total`` is None).
+
+    Raises
+    ------
+    ValueError
+        Non-finite input, a negative total, or a total whose shape disagrees.
+    """
+    v = check_real(noisy, "noisy")
+    if total is None:
+        return np.maximum(v, 0.0)
+    if v.ndim == 0:
+        raise ValueError("with a total, noisy needs a category axis")
+    t = check_real(total, "total", low=0.0)
+    if t.shape != v.shape[:-1]:
+        raise ValueError(f"total has shape {t.shape}, expected noisy.shape[:-1] = "
+                         f"{v.shape[:-1]}")
+    return _project_simplex(v, t)
+
+
+def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng=None,
+                     exact=False):
+    """Release the category counts of one categorical field with the Laplace mechanism.
+
+    Each record adds 1 to exactly one category of its row (e.g. its state, or its time
+    step), so the whole array has L1 sensitivity :func:`count_sensitivity` ``(relation)``.
+
+    Parameters
+    ----------
+    counts : array_like of int
+        Non-negative counts, categories along the last axis.
+    epsilon : float
+        Privacy level of this release, > 0.
+    relation : {"replace", "add_remove"}
+        Neighbouring relation; it sets the sensitivity (2 or 1).
+    project : {"auto", "clip", "none"}
+        ``"auto"``: the projection the relation allows — onto the row totals under
+        ``"replace"`` (valid when a replaced record stays in its row, so each row's total is
+        public, e.g. one row per data set of known size), clipping at zero under
+        ``"add_remove"``. ``"clip"``: clip at zero
+        only (what Foulds et al. describe, under either relation). ``"none"``: the raw
+        noisy counts.
+    rng, exact
+        As in :func:`laplace_mechanism`.
+
+    Returns
+    -------
+    ndarray
+        Released statistics, float64 when projected (int64 raw noisy counts with ``exact``
+        and ``project="none"``).
+
+    Raises
+    ------
+    ValueError
+        Negative or non-integer counts, ``epsilon <= 0``, an unknown relation.
+    """
+    _check_relation(relation)
+    if project not in ("auto", "clip", "none"):
+        raise ValueError(f"project must be 'auto', 'clip' or 'none', got {project!r}")
+    y = check_integer_valued(counts, "counts")
+    if np.any(y < 0):
+        raise ValueError("counts must be non-negative")
+    noisy = laplace_mechanism(y, epsilon, count_sensitivity(relation), rng=rng, exact=exact)
+    if project == "none":
+        return noisy
+    if project == "auto" and relation == "replace":
+        if y.ndim == 0:
+            raise ValueError("counts need a category axis under relation='replace'")
+        return project_counts(noisy, y.sum(axis=-1))
+    return project_counts(noisy)
+
+
+def _check_a0(a0, high, what):
+    x = float(check_real(a0, "a0"))
+    if np.ndim(a0) != 0:
+        raise ValueError("a0 must be a scalar")
+    if not 0.0 < x < high:
+        raise ValueError(f"a0 must lie in (0, {high:g}) for {what}, got {a0}")
+    return x
+
+
+def ops_sensitivity_beta(a0) -> float:
+    """``Delta log p = log((1 - a0) / a0)``: Bernoulli likelihood, ``p`` in ``[a0, 1 - a0]``.
+
+    Eq. 15 of Foulds et al.; relation ``"replace"`` (one record ``x`` becomes ``x'``).
+
+    Parameters
+    ----------
+    a0 : float
+        Truncation point, in ``(0, 1/2)``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        ``a0`` outside ``(0, 1/2)``.
+    """
+    x = _check_a0(a0, 0.5, "the truncated Beta")
+    return float(np.log1p(-x) - np.log(x))
+
+
+def ops_sensitivity_dirichlet(a0, n_categories) -> float:
+    """``Delta log p`` of a categorical likelihood with every ``theta_k >= a0``.
+
+    ``|log theta_k - log theta_j|`` is largest at ``theta_j = a0``,
+    ``theta_k = 1 - (K - 1) a0``: ``log(1 - (K - 1) a0) - log(a0)``. Relation
+    ``"replace"``. For ``K = 2`` this is :func:`ops_sensitivity_beta`.
+
+    Parameters
+    ----------
+    a0 : float
+        Truncation point, in ``(0, 1/K)``.
+    n_categories : int
+        ``K >= 2``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        ``K < 2`` or ``a0`` outside ``(0, 1/K)``.
+    """
+    if isinstance(n_categories, bool) or not isinstance(n_categories, (numbers.Integral,
+                                                                       np.integer)) \
+            or n_categories < 2:
+        raise ValueError(f"n_categories must be an integer >= 2, got {n_categories!r}")
+    k = int(n_categories)
+    x = _check_a0(a0, 1.0 / k, f"a truncated Dirichlet of {k} categories")
+    return float(np.log1p(-(k - 1) * x) - np.log(x))
+
+
+def ops_temperature(epsilon, sensitivity, *, cap=True) -> float:
+    """OPS temperature ``T = 2 Delta / epsilon`` (eq. 14): the sample is ``p(theta, X)^(1/T)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy level of the one released sample, > 0.
+    sensitivity : float
+        ``Delta log p`` under the relation it was computed for (> 0).
+    cap : bool, keyword-only
+        True (default): ``max(T, 1)`` — once ``epsilon >= 2 Delta`` the exact posterior
+        is already private enough, and sampling colder would not be a posterior sample.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        ``epsilon <= 0`` or ``sensitivity <= 0``.
+    """
+    eps = check_epsilon(epsilon)
+    delta = float(check_real(sensitivity, "sensitivity", low=0.0, low_open=True))
+    t = 2.0 * delta / eps
+    return max(t, 1.0) if cap else t
+
+
+def ops_epsilon(temperature, sensitivity) -> float:
+    """The privacy level ``2 Delta / T`` of one sample at temperature ``T`` (> 0)."""
+    t = float(check_real(temperature, "temperature", low=0.0, low_open=True))
+    delta = float(check_real(sensitivity, "sensitivity", low=0.0, low_open=True))
+    return 2.0 * delta / t
+
+
+def gibbs_scan_epsilon(sensitivity, scan="full", *, n_updates=None, n_variables=None) -> float:
+    """Privacy cost of one exact Gibbs scan, each update an exponential mechanism.
+
+    Assumes each updated variable touches one record only (e.g. a record's own latent
+    state), relation ``"replace"``. A single Gibbs update costs ``2 Delta``
+    (eqs. 18–20); ``scan="full"``: a random-sequence scan updating all ``N`` variables once,
+    ``2 Delta`` by parallel composition; ``scan="random"``: ``Q = n_updates`` of
+    ``N = n_variables`` variables drawn at random, ``4 Delta Q / N`` by amplification by
+    subsampling.
+
+    Parameters
+    ----------
+    sensitivity : float
+        ``Delta log p`` of the update (> 0).
+    scan : {"full", "random"}
+    n_updates, n_variables : int, keyword-only
+        ``Q`` and ``N`` for ``scan="random"``, ``1 <= Q <= N``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Bad sensitivity, an unknown scan, or ``Q``/``N`` missing or out of range.
+    """
+    delta = float(check_real(sensitivity, "sensitivity", low=0.0, low_open=True))
+    if scan == "full":
+        if n_updates is not None or n_variables is not None:
+            raise ValueError("n_updates and n_variables are for scan='random'")
+        return 2.0 * delta
+    if scan != "random":
+        raise ValueError(f"scan must be 'full' or 'random', got {scan!r}")
+    for name, v in (("n_updates", n_updates), ("n_variables", n_variables)):
+        if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    if n_updates > n_variables:
+        raise ValueError(f"n_updates ({n_updates}) exceeds n_variables ({n_variables})")
+    return 4.0 * delta * n_updates / n_variables
+
+
+def gibbs_chain_epsilon(per_scan, n_scans) -> float:
+    """Basic (sequential) composition over ``n_scans`` released scans: ``n_scans * per_scan``.
+
+    Parameters
+    ----------
+    per_scan : float
+        Privacy cost of one scan (> 0), e.g. :func:`gibbs_scan_epsilon`.
+    n_scans : int
+        Scans whose states are released, >= 1.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        ``per_scan <= 0`` or ``n_scans < 1``.
+    """
+    cost = float(check_real(per_scan, "per_scan", low=0.0, low_open=True))
+    if isinstance(n_scans, bool) or not isinstance(n_scans, (numbers.Integral, np.integer)) \
+            or n_scans < 1:
+        raise ValueError(f"n_scans must be an integer >= 1, got {n_scans!r}")
+    return cost * int(n_scans)

@@ -1,0 +1,123 @@
+"""Naive Bayes over categorical records (the one-state HMM): non-private, Laplace and OPS.
+
+Every record's ``D`` fields are independent categoricals, ``phi_d ~ Dirichlet(gamma)``; the
+sufficient statistics are the corpus-wide counts per field. The posterior is conjugate, so
+"Gibbs sampling" is a direct draw per field:
+
+* non-private and Laplace: ``Dirichlet(gamma + c_d)`` with the true counts or with counts
+  released by :func:`release_laplace` (``epsilon / D`` per field, sensitivity 2 under
+  ``"replace"``, clipped at zero);
+* OPS: ``Dirichlet((gamma + c_d - 1)/T + 1)`` truncated to ``phi_d >= a0_d``, with ``T`` and
+  ``a0_d`` from :func:`lpp.central.hmm.ops_settings` (relation ``"replace"``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from .._rng import as_generator
+from ..distributions._arrays import check_real
+from . import conjugate, mechanisms
+
+__all__ = ["field_totals", "release_laplace", "sample_posterior", "heldout_loglik"]
+
+
+def field_totals(counts):
+    """Per-field category totals ``(K_d,)`` from per-step counts ``(n_steps, K_d)``."""
+    out = []
+    for d, c in enumerate(counts):
+        arr = check_real(c, f"counts[{d}]", low=0.0)
+        if arr.ndim != 2 or arr.shape[1] < 2:
+            raise ValueError(f"counts[{d}] must be (n_steps, K_d) with K_d >= 2")
+        out.append(arr.sum(axis=0))
+    if not out:
+        raise ValueError("counts holds no field")
+    return tuple(out)
+
+
+def release_laplace(totals, epsilon, *, rng=None, exact=False):
+    """Laplace release of the per-field totals, ``epsilon / D`` each (relation ``"replace"``).
+
+    Parameters
+    ----------
+    totals : sequence of array_like of int
+        True category totals per field.
+    epsilon : float
+        Total privacy level, > 0.
+    rng, exact
+        As in :func:`lpp.central.mechanisms.laplace_mechanism`.
+
+    Returns
+    -------
+    tuple of ndarray
+        Released totals (clipped at zero).
+    """
+    eps = mechanisms.check_epsilon(epsilon) / len(totals)
+    gen = rng if isinstance(rng, str) else as_generator(rng)
+    return tuple(mechanisms.privatize_counts(np.asarray(t), eps, relation="replace",
+                                             project="clip", rng=gen, exact=exact)
+                 for t in totals)
+
+
+def sample_posterior(totals, *, n_samples=1, temperature=1.0, a0=None, gamma=1.0, rng=None):
+    """Draws of ``phi_d`` per field from the (tempered, truncated) posterior.
+
+    Parameters
+    ----------
+    totals : sequence of array_like
+        Per-field totals (true or released), each ``(K_d,)``, >= 0.
+    n_samples : int, keyword-only
+    temperature : float, keyword-only
+        ``T >= 1``; 1 with ``a0=None`` is the exact posterior.
+    a0 : None or sequence of float, keyword-only
+        Per-field truncation (OPS).
+    gamma : float, keyword-only
+        Symmetric Dirichlet prior (>= 1 for OPS).
+    rng : Generator, int or None, keyword-only
+
+    Returns
+    -------
+    tuple of ndarray
+        Per field ``(n_samples, K_d)``.
+
+    Raises
+    ------
+    ValueError
+        Negative totals, ``T < 1``, ``a0`` of the wrong length or range.
+    """
+    gen = as_generator(rng)
+    if float(temperature) < 1.0:
+        raise ValueError(f"temperature must be >= 1, got {temperature}")
+    if a0 is not None and len(a0) != len(totals):
+        raise ValueError(f"a0 has {len(a0)} entries for {len(totals)} fields")
+    out = []
+    for d, t in enumerate(totals):
+        c = check_real(t, f"totals[{d}]", low=0.0)
+        if c.ndim != 1 or c.size < 2:
+            raise ValueError(f"totals[{d}] must be 1-d with >= 2 categories")
+        alpha = np.tile(conjugate.tempered_params(c, temperature, gamma), (int(n_samples), 1))
+        if a0 is None:
+            g = gen.standard_gamma(alpha)
+            out.append(g / g.sum(axis=1, keepdims=True))
+        else:
+            out.append(conjugate.sample_truncated_dirichlet(alpha, a0[d], rng=gen))
+    return tuple(out)
+
+
+def heldout_loglik(test_counts, phi):
+    """``sum_{t,d,k} c[t, d, k] log phi_d[k]`` of held-out counts (multinomial constants out).
+
+    Parameters
+    ----------
+    test_counts : sequence of array_like
+        Per field ``(n_steps, K_d)`` or ``(K_d,)``.
+    phi : sequence of array_like
+        Per field ``(K_d,)``.
+
+    Returns
+    -------
+    float
+    """
+    return float(sum(special.xlogy(np.asarray(c, float), np.asarray(p)[None] if np.ndim(c) == 2
+                                   else np.asarray(p)).sum()
+                     for c, p in zip(test_counts, phi)))
