@@ -24,7 +24,7 @@ import numpy as np
 from scipy import special
 
 from .._rng import as_generator
-from ..distributions._arrays import broadcast_params, check_real, finish
+from lpp._validation import broadcast_params, finish, real_array
 from . import mechanisms
 
 __all__ = ["tempered_params", "truncated_beta_cdf", "truncated_beta_logpdf",
@@ -58,9 +58,9 @@ def tempered_params(counts, temperature, prior=1.0):
     ValueError
         Negative counts, ``T <= 0``, a prior <= 0, or shapes that do not broadcast.
     """
-    c = check_real(counts, "counts", low=0.0)
-    t = float(check_real(temperature, "temperature", low=0.0, low_open=True))
-    pr = check_real(prior, "prior", low=0.0, low_open=True)
+    c = real_array(counts, "counts", low=0.0)
+    t = float(real_array(temperature, "temperature", low=0.0, low_open=True))
+    pr = real_array(prior, "prior", low=0.0, low_open=True)
     try:
         return (c + pr - 1.0) / t + 1.0
     except ValueError:
@@ -68,8 +68,8 @@ def tempered_params(counts, temperature, prior=1.0):
 
 
 def _check_interval(low, high):
-    lo = check_real(low, "low", low=0.0, high=1.0)
-    hi = check_real(high, "high", low=0.0, high=1.0)
+    lo = real_array(low, "low", low=0.0, high=1.0)
+    hi = real_array(high, "high", low=0.0, high=1.0)
     if np.any(np.broadcast_to(lo, np.broadcast_shapes(lo.shape, hi.shape))
               >= np.broadcast_to(hi, np.broadcast_shapes(lo.shape, hi.shape))):
         raise ValueError("need low < high")
@@ -88,10 +88,10 @@ def truncated_beta_logpdf(x, a, b, low, high):
     -------
     ndarray
     """
-    a = check_real(a, "a", low=0.0, low_open=True)
-    b = check_real(b, "b", low=0.0, low_open=True)
+    a = real_array(a, "a", low=0.0, low_open=True)
+    b = real_array(b, "b", low=0.0, low_open=True)
     lo, hi = _check_interval(low, high)
-    x = check_real(x, "x")
+    x = real_array(x, "x")
     mass = special.betainc(a, b, hi) - special.betainc(a, b, lo)
     with np.errstate(divide="ignore", invalid="ignore"):
         logf = (special.xlogy(a - 1.0, x) + special.xlog1py(b - 1.0, -x) - special.betaln(a, b)
@@ -111,10 +111,10 @@ def truncated_beta_cdf(x, a, b, low, high):
     -------
     ndarray
     """
-    a = check_real(a, "a", low=0.0, low_open=True)
-    b = check_real(b, "b", low=0.0, low_open=True)
+    a = real_array(a, "a", low=0.0, low_open=True)
+    b = real_array(b, "b", low=0.0, low_open=True)
     lo, hi = _check_interval(low, high)
-    x = np.clip(check_real(x, "x"), lo, hi)
+    x = np.clip(real_array(x, "x"), lo, hi)
     f_lo = special.betainc(a, b, lo)
     s_lo = special.betainc(b, a, 1.0 - lo)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -198,19 +198,19 @@ def sample_truncated_beta(a, b, low, high, *, size=None, rng=None):
     ValueError
         Parameters out of range or shapes that do not broadcast.
     """
-    a = check_real(a, "a", low=0.0, low_open=True)
-    b = check_real(b, "b", low=0.0, low_open=True)
+    a = real_array(a, "a", low=0.0, low_open=True)
+    b = real_array(b, "b", low=0.0, low_open=True)
     lo, hi = _check_interval(low, high)
     (a, b, lo, hi), shape = broadcast_params((a, b, lo, hi), ("a", "b", "low", "high"), size)
     return finish(_truncated_beta_flat(a, b, lo, hi, as_generator(rng)), shape)
 
 
 def _check_dirichlet(alpha, a0):
-    alpha = check_real(alpha, "alpha", low=0.0, low_open=True)
+    alpha = real_array(alpha, "alpha", low=0.0, low_open=True)
     if alpha.ndim == 0 or alpha.shape[-1] < 2:
         raise ValueError("alpha needs a last axis of >= 2 categories")
     k = alpha.shape[-1]
-    a0 = float(check_real(a0, "a0"))
+    a0 = float(real_array(a0, "a0"))
     if not 0.0 <= a0 < 1.0 / k:
         raise ValueError(f"a0 must lie in [0, 1/{k}) for {k} categories, got {a0}")
     return alpha, a0
@@ -245,7 +245,7 @@ def truncated_dirichlet_step(theta, alpha, a0, *, rng=None, n_sweeps=1):
         Shapes that disagree, or ``theta`` outside the truncated simplex.
     """
     alpha, a0 = _check_dirichlet(alpha, a0)
-    theta = check_real(theta, "theta", low=0.0, high=1.0).copy()
+    theta = real_array(theta, "theta", low=0.0, high=1.0).copy()
     if theta.shape != alpha.shape:
         raise ValueError(f"theta {theta.shape} and alpha {alpha.shape} disagree")
     if np.any(np.abs(theta.sum(axis=-1) - 1.0) > 1e-9) or np.any(theta < a0 * (1 - 1e-12)):
@@ -312,8 +312,8 @@ def sample_truncated_dirichlet(alpha, a0, *, rng=None, max_tries=64, n_sweeps=10
 
 
 def _check_bernoulli_stats(n_pos, n_neg):
-    p = check_real(n_pos, "n_pos", low=0.0)
-    n = check_real(n_neg, "n_neg", low=0.0)
+    p = real_array(n_pos, "n_pos", low=0.0)
+    n = real_array(n_neg, "n_neg", low=0.0)
     try:
         shape = np.broadcast_shapes(p.shape, n.shape)
     except ValueError:
@@ -342,7 +342,7 @@ def posterior_beta_bernoulli(n_pos, n_neg, prior=(1.0, 1.0)):
         shapes.
     """
     p, n = _check_bernoulli_stats(n_pos, n_neg)
-    a, b = (float(v) for v in check_real(prior, "prior", low=0.0, low_open=True))
+    a, b = (float(v) for v in real_array(prior, "prior", low=0.0, low_open=True))
     return p + a, n + b
 
 
@@ -377,7 +377,7 @@ def ops_beta_bernoulli(n_pos, n_neg, epsilon, a0, *, prior=(1.0, 1.0), size=None
     """
     t = mechanisms.ops_temperature(epsilon, mechanisms.ops_sensitivity_beta(a0))
     p, n = _check_bernoulli_stats(n_pos, n_neg)
-    pr = check_real(prior, "prior", low=0.0, low_open=True)
+    pr = real_array(prior, "prior", low=0.0, low_open=True)
     if pr.shape != (2,):
         raise ValueError("prior must be (a, b)")
     a = tempered_params(p, t, pr[0])
@@ -425,7 +425,7 @@ def laplace_beta_bernoulli(n_pos, n_neg, epsilon, *, relation="replace", project
 
 def bernoulli_fisher_information(p):
     """Fisher information ``1 / (p (1 - p))`` of one Bernoulli(p) record, ``0 < p < 1``."""
-    p = check_real(p, "p", low=0.0, low_open=True, high=1.0, high_open=True)
+    p = real_array(p, "p", low=0.0, low_open=True, high=1.0, high_open=True)
     return 1.0 / (p * (1.0 - p))
 
 
@@ -478,5 +478,5 @@ def relative_efficiency(estimates, truth, n, fisher_information) -> float:
     -------
     float
     """
-    e = check_real(estimates, "estimates")
+    e = real_array(estimates, "estimates")
     return float(n * np.mean((e - float(truth)) ** 2) * float(fisher_information))

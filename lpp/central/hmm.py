@@ -33,7 +33,7 @@ from scipy import special
 from tqdm import tqdm
 
 from .._rng import as_generator
-from ..distributions._arrays import check_real
+from lpp._validation import real_array
 from . import conjugate, mechanisms
 
 __all__ = ["check_fields", "chain_neighbours", "release_laplace", "ops_settings", "HMMFit",
@@ -53,7 +53,7 @@ def check_fields(counts, n_steps=None, *, integer=False):
         raise ValueError("counts must be a non-empty sequence of per-field arrays (n_steps, K_d)")
     out = []
     for d, c in enumerate(counts):
-        arr = check_real(c, f"counts[{d}]", low=0.0)
+        arr = real_array(c, f"counts[{d}]", low=0.0)
         if arr.ndim != 2 or arr.shape[1] < 2:
             raise ValueError(f"counts[{d}] must be (n_steps, K_d) with K_d >= 2, got {arr.shape}")
         if integer and np.any(arr != np.round(arr)):

@@ -36,7 +36,7 @@ import numbers
 import numpy as np
 
 from .._rng import as_generator
-from ..distributions._arrays import check_integer_valued, check_real
+from lpp._validation import integer_array, real_array
 from ..mechanism import exact_alpha, sample_two_sided_geometric
 
 __all__ = ["RELATIONS", "check_epsilon", "count_sensitivity", "laplace_mechanism",
@@ -128,11 +128,11 @@ def laplace_mechanism(statistics, epsilon, sensitivity, *, rng=None, exact=False
     """
     eps = check_epsilon(epsilon)
     if exact:
-        stats = check_integer_valued(statistics, "statistics")
+        stats = integer_array(statistics, "statistics")
         alpha = exact_alpha(epsilon, sensitivity)
         return stats + sample_two_sided_geometric(alpha, size=stats.shape, rng=rng, exact=True)
-    delta = float(check_real(sensitivity, "sensitivity", low=0.0, low_open=True))
-    stats = check_real(statistics, "statistics")
+    delta = float(real_array(sensitivity, "sensitivity", low=0.0, low_open=True))
+    stats = real_array(statistics, "statistics")
     if isinstance(rng, str):
         raise ValueError("rng='system' is only for exact=True")
     gen = as_generator(rng)
@@ -175,12 +175,12 @@ def project_counts(noisy, total=None):
     ValueError
         Non-finite input, a negative total, or a total whose shape disagrees.
     """
-    v = check_real(noisy, "noisy")
+    v = real_array(noisy, "noisy")
     if total is None:
         return np.maximum(v, 0.0)
     if v.ndim == 0:
         raise ValueError("with a total, noisy needs a category axis")
-    t = check_real(total, "total", low=0.0)
+    t = real_array(total, "total", low=0.0)
     if t.shape != v.shape[:-1]:
         raise ValueError(f"total has shape {t.shape}, expected noisy.shape[:-1] = "
                          f"{v.shape[:-1]}")
@@ -226,7 +226,7 @@ def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng
     _check_relation(relation)
     if project not in ("auto", "clip", "none"):
         raise ValueError(f"project must be 'auto', 'clip' or 'none', got {project!r}")
-    y = check_integer_valued(counts, "counts")
+    y = integer_array(counts, "counts")
     if np.any(y < 0):
         raise ValueError("counts must be non-negative")
     noisy = laplace_mechanism(y, epsilon, count_sensitivity(relation), rng=rng, exact=exact)
@@ -240,7 +240,7 @@ def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng
 
 
 def _check_a0(a0, high, what):
-    x = float(check_real(a0, "a0"))
+    x = float(real_array(a0, "a0"))
     if np.ndim(a0) != 0:
         raise ValueError("a0 must be a scalar")
     if not 0.0 < x < high:
@@ -326,15 +326,15 @@ def ops_temperature(epsilon, sensitivity, *, cap=True) -> float:
         ``epsilon <= 0`` or ``sensitivity <= 0``.
     """
     eps = check_epsilon(epsilon)
-    delta = float(check_real(sensitivity, "sensitivity", low=0.0, low_open=True))
+    delta = float(real_array(sensitivity, "sensitivity", low=0.0, low_open=True))
     t = 2.0 * delta / eps
     return max(t, 1.0) if cap else t
 
 
 def ops_epsilon(temperature, sensitivity) -> float:
     """The privacy level ``2 Delta / T`` of one sample at temperature ``T`` (> 0)."""
-    t = float(check_real(temperature, "temperature", low=0.0, low_open=True))
-    delta = float(check_real(sensitivity, "sensitivity", low=0.0, low_open=True))
+    t = float(real_array(temperature, "temperature", low=0.0, low_open=True))
+    delta = float(real_array(sensitivity, "sensitivity", low=0.0, low_open=True))
     return 2.0 * delta / t
 
 
@@ -365,7 +365,7 @@ def gibbs_scan_epsilon(sensitivity, scan="full", *, n_updates=None, n_variables=
     ValueError
         Bad sensitivity, an unknown scan, or ``Q``/``N`` missing or out of range.
     """
-    delta = float(check_real(sensitivity, "sensitivity", low=0.0, low_open=True))
+    delta = float(real_array(sensitivity, "sensitivity", low=0.0, low_open=True))
     if scan == "full":
         if n_updates is not None or n_variables is not None:
             raise ValueError("n_updates and n_variables are for scan='random'")
@@ -399,7 +399,7 @@ def gibbs_chain_epsilon(per_scan, n_scans) -> float:
     ValueError
         ``per_scan <= 0`` or ``n_scans < 1``.
     """
-    cost = float(check_real(per_scan, "per_scan", low=0.0, low_open=True))
+    cost = float(real_array(per_scan, "per_scan", low=0.0, low_open=True))
     if isinstance(n_scans, bool) or not isinstance(n_scans, (numbers.Integral, np.integer)) \
             or n_scans < 1:
         raise ValueError(f"n_scans must be an integer >= 1, got {n_scans!r}")

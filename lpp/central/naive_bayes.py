@@ -16,7 +16,7 @@ import numpy as np
 from scipy import special
 
 from .._rng import as_generator
-from ..distributions._arrays import check_real
+from lpp._validation import real_array
 from . import conjugate, mechanisms
 
 __all__ = ["field_totals", "release_laplace", "sample_posterior", "heldout_loglik"]
@@ -26,7 +26,7 @@ def field_totals(counts):
     """Per-field category totals ``(K_d,)`` from per-step counts ``(n_steps, K_d)``."""
     out = []
     for d, c in enumerate(counts):
-        arr = check_real(c, f"counts[{d}]", low=0.0)
+        arr = real_array(c, f"counts[{d}]", low=0.0)
         if arr.ndim != 2 or arr.shape[1] < 2:
             raise ValueError(f"counts[{d}] must be (n_steps, K_d) with K_d >= 2")
         out.append(arr.sum(axis=0))
@@ -92,7 +92,7 @@ def sample_posterior(totals, *, n_samples=1, temperature=1.0, a0=None, gamma=1.0
         raise ValueError(f"a0 has {len(a0)} entries for {len(totals)} fields")
     out = []
     for d, t in enumerate(totals):
-        c = check_real(t, f"totals[{d}]", low=0.0)
+        c = real_array(t, f"totals[{d}]", low=0.0)
         if c.ndim != 1 or c.size < 2:
             raise ValueError(f"totals[{d}] must be 1-d with >= 2 categories")
         alpha = np.tile(conjugate.tempered_params(c, temperature, gamma), (int(n_samples), 1))
