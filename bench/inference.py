@@ -19,8 +19,7 @@ import numpy as np
 
 from bench import machine, write_results
 from lpp.inference import GibbsSampler, TopicModel
-from lpp._rng import derive_seed
-from lpp.inference.chain import TAG_MODEL, TAG_PRIVACY
+from lpp._rng import Tag, derive_seed
 from lpp.mechanism import privatize
 
 METHODS = ("collapsed", "bessel", "naive")
@@ -48,9 +47,9 @@ def _time_sweeps(sampler, n_timed):
         state, aux, mu, seed, it = (sampler.state, sampler.aux, sampler.mu, sampler.seed,
                                     sampler.iteration)
         t0 = time.perf_counter()
-        y, _ = sampler.source.sample(mu, sampler.observed, aux, derive_seed(seed, TAG_PRIVACY), it)
+        y, _ = sampler.source.sample(mu, sampler.observed, aux, derive_seed(seed, Tag.PRIVACY), it)
         t1 = time.perf_counter()
-        state = sampler.model.step(state, y, sampler.observed, derive_seed(seed, TAG_MODEL), it)
+        state = sampler.model.step(state, y, sampler.observed, derive_seed(seed, Tag.MODEL), it)
         sampler.model.rate(state)
         t2 = time.perf_counter()
         privacy.append(t1 - t0)

@@ -11,8 +11,7 @@ or ``None`` (scipy's SPEC 7) and turn it into a 63-bit *base seed* for the kerne
 :func:`replay_seed` keeps an integer as it is (so a recorded seed replays a run) and draws one
 from a Generator or None. The phases of one run (initialisation, privacy step, model step, and
 the sub-phases of each) get independent base seeds by :func:`derive_seed` with a phase *tag*;
-the tags of each component are constants named ``TAG_*`` (or ``_TAG_*``) beside the code that
-uses them, and :data:`STREAM_TAGS` lists them all in one table so that no two collide.
+the tags of every component are in one table, :class:`Tag`.
 """
 from __future__ import annotations
 
@@ -94,13 +93,26 @@ def derive_seed(seed: int, tag: int) -> int:
     return int(_splitmix64(mixed ^ np.uint64(int(tag) & 0xFFFFFFFFFFFFFFFF))) >> 1
 
 
-#: every phase tag in use, by component: (component, tag name, value). Tags need only differ
-#: within one component (each component derives from its own parent seed); the table keeps
-#: them visible in one place.
-STREAM_TAGS = (
-    ("chain", "TAG_INIT_PRIOR", 1), ("chain", "TAG_INIT_STEP", 2),
-    ("chain", "TAG_PRIVACY", 3), ("chain", "TAG_MODEL", 4),
-    ("privacy step", "_TAG_COUNTS", 11), ("privacy step", "_TAG_LAMBDA", 12),
-    ("model step", "_TAG_ALLOCATE", 21), ("model step", "_TAG_LATENTS", 22),
-    ("fused sparse engine", "_TAG_PASS1", 41), ("fused sparse engine", "_TAG_PASS2", 42),
-)
+class Tag:
+    """The phase tags of every random stream, in one table (values never change: they key the
+    committed results' streams). A tag need only differ from its siblings under the same parent
+    seed; the groups below are those siblings.
+    """
+
+    # the chain's phases, from the run's base seed
+    INIT_PRIOR = 1
+    INIT_STEP = 2
+    PRIVACY = 3
+    MODEL = 4
+    # inside the privacy step (from the PRIVACY seed)
+    COUNTS = 11
+    LAMBDA = 12
+    # inside a model step (from the MODEL seed), then its latent updates in order
+    ALLOCATE = 21
+    LATENTS = 22
+    LATENT_1 = 1
+    LATENT_2 = 2
+    LATENT_3 = 3
+    # inside the fused sparse engine (from the PRIVACY seed)
+    PASS1 = 41
+    PASS2 = 42

@@ -1,7 +1,8 @@
 """Simulators of the paper's synthetic experiments (``make_*``, apart from the estimators).
 
-:func:`make_network` — directed networks from the mixed-membership SBM (paper §5.2, Figure 1);
-:func:`make_topics` — well-separated topics and documents (paper §5.1, Figure 3). Randomness
+:func:`make_network` — directed networks from the mixed-membership SBM (paper §5.2,
+Figure 1); :func:`make_topics` — well-separated topics and documents (paper §5.1, Figure 3).
+Randomness
 is the keyword-only ``rng`` (a Generator, an int seed or None).
 
 Networks. The paper generates ``V = 20`` actors and ``C = 5`` communities with ``theta[i, c], pi[c, d] ~

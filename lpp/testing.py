@@ -238,7 +238,7 @@ def check_model(model, shape=None, *, alpha: float = 0.7, rng=0, geweke: bool = 
         raise AssertionError(f"rate() must return finite, non-negative rates of shape {shape}")
 
     # counts large enough that every observed entry has some, so the totals are informative
-    y = np.where(observed.mask, gen.poisson(mu + 2.0), 0).astype(np.int64)
+    y = np.where(observed.is_observed, gen.poisson(mu + 2.0), 0).astype(np.int64)
     total = int(y.sum())
     seed = int(gen.integers(2**62))
     stats_ = model.allocate(state, y, observed, seed, 0)

@@ -12,7 +12,8 @@ Numba-callable scalar twins (``*_nb``; no argument checks, for use inside ``@nji
 ``sample_bessel_nb(nu, a)`` (draws with numba's ``np.random``: seed it with
 ``lpp._rng.seed_stream`` at the top of each block), ``skellam_logpmf_nb(k, mu1, mu2)``,
 ``standard_normal_nb()`` and ``standard_gamma_nb(shape)`` (exact, ziggurat-based;
-faster than numba's ``np.random`` ones), ``two_sided_geometric_logpmf_nb(k, alpha)``, ``poisson_logpmf_nb(k, lam)``,
+faster than numba's ``np.random`` ones), ``two_sided_geometric_logpmf_nb(k, alpha)``,
+``poisson_logpmf_nb(k, lam)``,
 ``poisson_logcdf_nb(k, lam)`` (log P(X <= k)) and ``poisson_logsf_nb(k, lam)`` (log P(X > k)),
 ``truncated_poisson_at_most_nb`` / ``truncated_poisson_above_nb`` (Poisson draws conditioned
 on a tail), ``gamma_rate_nb(shape, rate)`` (the models' Gamma draws; NumPy twin
@@ -34,7 +35,13 @@ from .bessel import (
     sample_bessel,
     sample_bessel_nb,
 )
-from ._gamma_sampler import TINY, gamma_rate_nb, gamma_rate_np, standard_gamma_nb, standard_normal_nb
+from ._gamma_sampler import (
+    TINY,
+    gamma_rate_nb,
+    gamma_rate_np,
+    standard_gamma_nb,
+    standard_normal_nb,
+)
 from .geometric import two_sided_geometric_logpmf, two_sided_geometric_logpmf_nb
 from .poisson import (
     poisson_logcdf,

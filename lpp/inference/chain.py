@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import derive_seed, replay_seed
+from lpp._rng import Tag, derive_seed, replay_seed
 from lpp._validation import count_array, observed_mask
 from lpp.inference.fused import select_engine
 from lpp.inference.models import make_model
@@ -23,12 +23,6 @@ from lpp.inference.sources import PrivateCounts, TrueCounts
 
 #: expectation sweeps of ``init="em"`` (each costs about three dense products of the data's size)
 EM_INIT_SWEEPS = 200
-
-#: phase tags of the chain's streams (see :func:`lpp._rng.derive_seed`)
-TAG_INIT_PRIOR = 1
-TAG_INIT_STEP = 2
-TAG_PRIVACY = 3
-TAG_MODEL = 4
 
 
 def observed_entries(model: PoissonFactorization, shape, mask) -> Observed:
@@ -103,10 +97,10 @@ class GibbsSampler:
         if isinstance(init, dict):
             state = model.check_state(init, shape)
         elif init in ("prior", "data", "em"):
-            state = model.sample_prior(shape, derive_seed(seed, TAG_INIT_PRIOR))
+            state = model.sample_prior(shape, derive_seed(seed, Tag.INIT_PRIOR))
             if init == "data":
                 # one model sweep on the best guess of the counts the data offer
-                state = model.step(state, y0, observed, derive_seed(seed, TAG_INIT_STEP), 0)
+                state = model.step(state, y0, observed, derive_seed(seed, Tag.INIT_STEP), 0)
             elif init == "em":
                 if type(model).expectation_step is PoissonFactorization.expectation_step:
                     raise ValueError(f"init='em' needs the model's expectation_step, which the "
@@ -139,7 +133,7 @@ class GibbsSampler:
         if sparse and engine is None:
             raise ValueError("sparse=True needs method='collapsed', the built-in TopicModel and "
                              "an alpha that is constant within rows (scalar or shape (D, 1))")
-        fused = engine(y_tilde, noise, observed.mask) if engine is not None else None
+        fused = engine(y_tilde, noise, observed.is_observed) if engine is not None else None
         return cls(model, PrivateCounts(y_tilde, noise, step), observed, step.name,
                    replay_seed(rng), init, fused)
 
@@ -177,7 +171,7 @@ class GibbsSampler:
         if isinstance(source, PrivateCounts):
             self.source = PrivateCounts(data, source.noise, source.step)
             if self._fused is not None:
-                self._fused = type(self._fused)(data, source.noise, self.observed.mask)
+                self._fused = type(self._fused)(data, source.noise, self.observed.is_observed)
         else:
             self.source = TrueCounts(data)
 
@@ -185,8 +179,8 @@ class GibbsSampler:
         """One iteration: privacy step, allocation, factor updates, rates."""
         snap = self._snap
         t = snap.iteration
-        privacy_seed = derive_seed(self.seed, TAG_PRIVACY)
-        model_seed = derive_seed(self.seed, TAG_MODEL)
+        privacy_seed = derive_seed(self.seed, Tag.PRIVACY)
+        model_seed = derive_seed(self.seed, Tag.MODEL)
         if self._fused is not None:
             state, y = self._fused.sweep(self.model, snap.state, self.observed, privacy_seed,
                                          model_seed, t)

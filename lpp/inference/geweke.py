@@ -28,6 +28,7 @@ from lpp._rng import as_generator, base_seed
 from lpp.inference.chain import GibbsSampler, observed_entries
 from lpp.inference.models.base import PoissonFactorization
 from lpp.inference.privacy import BesselPrivacy, make_privacy_step, noise_levels
+from lpp.mechanism import sample_two_sided_geometric
 
 
 class _Simulator:
@@ -35,7 +36,7 @@ class _Simulator:
                  sparse=None):
         self.model = model
         self.shape = tuple(shape)
-        self.mask, self.sparse = mask, sparse
+        self.user_mask, self.sparse = mask, sparse
         self.observed = observed_entries(model, self.shape, mask)
         self.step = None if method == "nonprivate" else make_privacy_step(method)
         self.bessel = isinstance(self.step, BesselPrivacy)
@@ -43,13 +44,13 @@ class _Simulator:
         if self.step is not None:
             self.alpha = noise_levels(alpha, self.shape).full()
             self.lam_mean = self.alpha / (1.0 - self.alpha)
-        self.observed_flat = np.flatnonzero(self.observed.mask)
+        self.observed_flat = np.flatnonzero(self.observed.is_observed)
         self.rng = as_generator(rng)
         self.kernel_seed = base_seed(self.rng)
 
     # ----- generative pieces (numpy, independent of the kernels) ------------------------------
     def counts(self, mu):
-        return np.where(self.observed.mask, self.rng.poisson(mu), 0)
+        return np.where(self.observed.is_observed, self.rng.poisson(mu), 0)
 
     def noise_state(self):
         if not self.bessel:
@@ -61,10 +62,8 @@ class _Simulator:
         if self.bessel:
             tau = self.rng.poisson(aux["lam_plus"]) - self.rng.poisson(aux["lam_minus"])
         else:
-            # numpy's geometric counts trials: G - 1 has P(j) = alpha^j (1 - alpha)
-            p = 1.0 - self.alpha
-            tau = self.rng.geometric(p) - self.rng.geometric(p)
-        return np.where(self.observed.mask, y + tau, 0)
+            tau = sample_two_sided_geometric(self.alpha, rng=self.rng)
+        return np.where(self.observed.is_observed, y + tau, 0)
 
     def functions(self, state, mu, y, y_tilde, aux) -> dict[str, float]:
         idx = self.observed_flat
@@ -101,11 +100,11 @@ class _Simulator:
     def chain(self, n, thin):
         state, mu, y, aux, y_tilde = self.draw_joint()
         if self.step is None:
-            sampler = GibbsSampler.nonprivate(y, self.model, rng=self.kernel_seed, mask=self.mask,
+            sampler = GibbsSampler.nonprivate(y, self.model, rng=self.kernel_seed, mask=self.user_mask,
                                               init=state)
         else:
             sampler = GibbsSampler.private(y_tilde, self.alpha_arg, self.model, method=self.step,
-                                           rng=self.kernel_seed, mask=self.mask, init=state,
+                                           rng=self.kernel_seed, mask=self.user_mask, init=state,
                                            sparse=self.sparse)
         sampler.restore(state, aux, 0)
         rows = []

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from lpp._rng import as_generator, base_seed, derive_seed, seed_stream
+from lpp._rng import Tag, as_generator, base_seed, derive_seed, seed_stream
 from lpp.inference._capabilities import lapse_overridden
 from lpp.distributions import (
     poisson_logcdf_nb,
@@ -63,8 +63,6 @@ _SERIES_TOL = 1e-17
 _RECIPROCALS = 1.0 / np.arange(1, 2 * INVERSION_MAX_COUNT + 2, dtype=np.float64)
 _N_RECIPROCALS = _RECIPROCALS.size
 
-_TAG_COUNTS = 11
-_TAG_LAMBDA = 12
 #: the methods whose behaviour each capability of a privacy step vouches for
 CAPABILITY_METHODS = {"exact_conditional": ("sample", "init_state")}
 
@@ -390,7 +388,7 @@ class CollapsedPrivacy(PrivacyStep):
         out = np.empty(y_tilde.shape, dtype=np.int64)
         _collapsed_kernel(_flat(y_tilde), _flat(np.ascontiguousarray(mu, dtype=np.float64)),
                           _flat(observed), noise.values, noise.stride,
-                          derive_seed(seed, _TAG_COUNTS), iteration, _flat(out))
+                          derive_seed(seed, Tag.COUNTS), iteration, _flat(out))
         return out, {}
 
 
@@ -409,7 +407,7 @@ class BesselPrivacy(PrivacyStep):
         return noise.values
 
     def init_state(self, y_tilde, noise, seed):
-        rng = as_generator(derive_seed(seed, _TAG_LAMBDA))
+        rng = as_generator(derive_seed(seed, Tag.LAMBDA))
         mean = noise.full() / (1.0 - noise.full())  # prior: lam ~ Exp with mean alpha / (1 - alpha)
         return {"lam_plus": rng.exponential(mean), "lam_minus": rng.exponential(mean)}
 
@@ -421,11 +419,11 @@ class BesselPrivacy(PrivacyStep):
         lam_minus = np.array(state["lam_minus"], dtype=np.float64, order="C", copy=True)
         _bessel_counts_kernel(_flat(y_tilde), _flat(np.ascontiguousarray(mu, dtype=np.float64)),
                               _flat(observed), _flat(lam_plus), _flat(lam_minus),
-                              derive_seed(seed, _TAG_COUNTS), iteration,
+                              derive_seed(seed, Tag.COUNTS), iteration,
                               _flat(y), _flat(g_plus), _flat(g_minus))
         _lambda_kernel(_flat(g_plus), _flat(g_minus), _flat(observed),
                        np.ascontiguousarray(self.lambda_scale(noise), dtype=np.float64),
-                       noise.stride, derive_seed(seed, _TAG_LAMBDA), iteration,
+                       noise.stride, derive_seed(seed, Tag.LAMBDA), iteration,
                        _flat(lam_plus), _flat(lam_minus))
         return y, {"lam_plus": lam_plus, "lam_minus": lam_minus}
 

@@ -38,7 +38,7 @@ class PrivateCounts:
 
     def sample(self, mu, observed: Observed, aux, seed: int, iteration: int):
         """``(y, aux)``: one draw of the privacy step given the rates ``mu``."""
-        return self.step.sample(self.y_tilde, self.noise, mu, observed.mask, aux, seed, iteration)
+        return self.step.sample(self.y_tilde, self.noise, mu, observed.is_observed, aux, seed, iteration)
 
     def log_noise(self, y: np.ndarray, observed: Observed) -> float:
         """Sum over observed entries of ``log 2Geo(y_tilde - y; alpha)`` (0 for a step that
@@ -46,7 +46,7 @@ class PrivateCounts:
         if not self.step.models_noise:
             return 0.0
         values, stride = self.noise.values, self.noise.stride
-        y_tilde, y, mask = self.y_tilde.reshape(-1), np.ravel(y), observed.mask.reshape(-1)
+        y_tilde, y, mask = self.y_tilde.reshape(-1), np.ravel(y), observed.is_observed.reshape(-1)
         total = 0.0
         for lo in range(0, y.size, LOG_DENSITY_BLOCK):
             hi = min(lo + LOG_DENSITY_BLOCK, y.size)
@@ -92,6 +92,6 @@ def _digest(arrays, observed: Observed) -> str:
     h = hashlib.sha256()
     for arr in arrays:
         h.update(np.ascontiguousarray(arr).tobytes())
-    h.update(observed.mask.tobytes())
+    h.update(observed.is_observed.tobytes())
     h.update(repr(observed.shape).encode())
     return h.hexdigest()

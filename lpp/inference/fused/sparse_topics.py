@@ -1,10 +1,11 @@
 """The collapsed privacy step fused with the topic model's allocation, in sparse form.
 
-(docs/design.md, "The sparse engine and its cost".) With ``mu[d, v] = sum_k theta[d, k] phi[k, v]`` and a noise level ``alpha_d``
-that is constant within row d, every observed entry with ``y_tilde <= 0`` has the exact
-conditional ``y ~ Pois(alpha_d mu[d, v])``; split over topics, its sub-counts are independent
-``Pois(alpha_d theta[d, k] phi[k, v])``. Over the set ``Neg(d)`` of such entries of row d they
-can therefore be drawn *by topic* instead of by entry:
+(docs/design.md, "The sparse engine and its cost".) With
+``mu[d, v] = sum_k theta[d, k] phi[k, v]`` and a noise level ``alpha_d`` constant within row d,
+every observed entry with
+``y_tilde <= 0`` has the exact conditional ``y ~ Pois(alpha_d mu[d, v])``; split over topics,
+its sub-counts are independent ``Pois(alpha_d theta[d, k] phi[k, v])``. Over the set ``Neg(d)``
+of such entries of row d they can therefore be drawn *by topic* instead of by entry:
 
 * ``n[d, k] = sum_{v in Neg(d)} y[d, v, k] ~ Pois(alpha_d theta[d, k] R[d, k])`` with
   ``R[d, k] = sum_{v in Neg(d)} phi[k, v] = Phi_k - sum_{v in E(d)} phi[k, v]``, where
@@ -15,17 +16,17 @@ can therefore be drawn *by topic* instead of by entry:
 
 The entries of ``E(d)`` that are observed (``y_tilde > 0``) get the exact two-piece conditional
 of the collapsed privacy step and are allocated over topics by a multinomial, as in the dense
-sampler. A sweep then costs ``O(|E| K + D K + tokens + K V)`` instead of ``O(D V K)``: the dense rates ``mu`` are
-never formed. What the Gamma updates need — the document-topic and topic-word totals — come out
-directly; the per-entry counts ``y`` are kept in compact form (:class:`TopicCountsDraw`) and made
-dense only on request (saved samples, the log joint).
+sampler. A sweep then costs ``O(|E| K + D K + tokens + K V)`` instead of ``O(D V K)``: the dense
+rates ``mu`` are never formed. What the Gamma updates need — the document-topic and topic-word
+totals — come out directly; the per-entry counts ``y`` are kept in compact form
+(:class:`TopicCountsDraw`) and made dense only on request (saved samples, the log joint).
 
 Numerical safeguards. ``R[d, k]`` is a difference of sums; when it falls below
 :data:`RESIDUAL_RECOMPUTE` times ``Phi_k`` (the positive entries hold almost all of topic k's
 mass, so the difference would lose digits) it is recomputed as an explicit sum over ``Neg(d)``.
 When the acceptance rate ``R / Phi_k`` of the alias rejection would fall below
-:data:`ALIAS_MIN_ACCEPTANCE`, the row's tokens of topic k are drawn by inversion over an explicit
-cumulative sum on ``Neg(d)`` instead.
+:data:`ALIAS_MIN_ACCEPTANCE`, the row's tokens of topic k are drawn by inversion over an
+explicit cumulative sum on ``Neg(d)`` instead.
 
 Random streams: pass 1 (positive entries and topic totals) and pass 2 (token columns) each
 reseed per row with ``(seed, iteration, row)`` (:mod:`lpp._rng`); topic-word totals are summed
@@ -43,7 +44,7 @@ import numpy as np
 from numba import njit, prange
 
 from lpp._prefetch import prefetch_row
-from lpp._rng import derive_seed, seed_stream
+from lpp._rng import Tag, derive_seed, seed_stream
 from lpp.distributions import FEW_TRIALS, allocate_count_nb, rescale_log_weights_nb
 from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
@@ -62,8 +63,6 @@ _MAX_CHUNKS = 32
 #: pass 1 hints the table rows of the entry this many places ahead (measured: 28% less time per
 #: entry at V = 10,000, where the tables exceed the L2 cache; flat between 10 and 24)
 _PREFETCH_AHEAD = 12
-_TAG_PASS1 = 41
-_TAG_PASS2 = 42
 
 
 # ---------------------------------------------------------------------------------------------
@@ -472,7 +471,7 @@ class TopicCountsDraw:
         partials.fill(0)
         ws.markers.fill(0)
         _pass1[small](lay.indptr, lay.cols, lay.values, lay.alpha_rows, theta, phi_t, phi_sums,
-                      derive_seed(self.seed, _TAG_PASS1), self.iteration, ws.bounds, pos_y,
+                      derive_seed(self.seed, Tag.PASS1), self.iteration, ws.bounds, pos_y,
                       neg_counts, ws.residual, doc_topic, partials, ws.markers)
         token_ptr = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(neg_counts.sum(axis=1), out=token_ptr[1:])
@@ -480,7 +479,7 @@ class TopicCountsDraw:
         if token_cols.size:
             _alias_tables[small](phi, phi_sums, ws.prob, ws.alias)
             _pass2[small](lay.indptr, lay.cols, phi_t, phi_sums, ws.prob, ws.alias,
-                          derive_seed(self.seed, _TAG_PASS2), self.iteration, ws.bounds,
+                          derive_seed(self.seed, Tag.PASS2), self.iteration, ws.bounds,
                           neg_counts, ws.residual, token_ptr, token_cols, partials,
                           ws.markers, ws.cumulative, ws.free_cols)
         return pos_y, doc_topic, token_ptr, token_cols

@@ -33,7 +33,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 from scipy import special
 
-from lpp._rng import as_generator, derive_seed
+from lpp._rng import Tag, as_generator, derive_seed
 from lpp.distributions import gamma_rate_np
 from lpp.inference._capabilities import lapse_overridden
 from lpp._validation import positive_float, positive_int
@@ -42,20 +42,18 @@ from lpp._validation import positive_float, positive_int
 LOG_DENSITY_BLOCK = 1 << 20
 #: the methods whose behaviour each capability vouches for (see ``capabilities``)
 CAPABILITY_METHODS = {"row_column_factors": ("rate", "allocate", "row_column_factors")}
-_TAG_ALLOCATE = 21
-_TAG_LATENTS = 22
 
 
 class Observed:
-    """Which entries carry likelihood. ``mask`` is a bool array, **True = observed**.
+    """Which entries carry likelihood: ``is_observed`` is a bool array, True = observed.
 
-    (The driver's user-facing ``mask`` argument follows ``numpy.ma``: True = missing. It is
-    inverted once, here the positive sense avoids double negatives in the kernels.)
+    The user-facing ``mask`` argument of the fit functions follows ``numpy.ma`` (True =
+    missing); it is inverted once, into this positive form, which the kernels use.
     """
 
-    def __init__(self, mask: np.ndarray):
-        self.mask = np.ascontiguousarray(mask, dtype=bool)
-        self.n_missing = int(self.mask.size - np.count_nonzero(self.mask))
+    def __init__(self, is_observed: np.ndarray):
+        self.is_observed = np.ascontiguousarray(is_observed, dtype=bool)
+        self.n_missing = int(self.is_observed.size - np.count_nonzero(self.is_observed))
         self.complete = self.n_missing == 0
         self._weights = None
         self._missing = None
@@ -63,18 +61,18 @@ class Observed:
     def missing_entries(self) -> tuple[np.ndarray, ...]:
         """Indices of the missing entries (``numpy.nonzero`` of the inverted mask), cached."""
         if self._missing is None:
-            self._missing = np.nonzero(~self.mask)
+            self._missing = np.nonzero(~self.is_observed)
         return self._missing
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.mask.shape
+        return self.is_observed.shape
 
     @property
     def weights(self) -> np.ndarray:
-        """The mask as float64 (1.0 observed, 0.0 missing), for rate sums by BLAS."""
+        """``is_observed`` as float64 (1.0 observed, 0.0 missing), for rate sums by BLAS."""
         if self._weights is None:
-            self._weights = self.mask.astype(np.float64)
+            self._weights = self.is_observed.astype(np.float64)
         return self._weights
 
 
@@ -138,7 +136,7 @@ class PoissonFactorization(ABC):
         observed entry (otherwise its factors are drawn from the prior — almost certainly a
         mistake in the mask).
         """
-        mask = observed.mask
+        mask = observed.is_observed
         for axis in range(mask.ndim):
             others = tuple(a for a in range(mask.ndim) if a != axis)
             seen = mask.any(axis=others)
@@ -222,14 +220,14 @@ class PoissonFactorization(ABC):
         ``seed`` is the sweep's model seed; the allocation and the latent updates draw from
         streams derived from it (:meth:`update_step` is the second half on its own).
         """
-        stats = self.allocate(state, y, observed, derive_seed(seed, _TAG_ALLOCATE), iteration)
+        stats = self.allocate(state, y, observed, derive_seed(seed, Tag.ALLOCATE), iteration)
         return self.update_step(state, stats, observed, seed, iteration)
 
     def update_step(self, state: dict[str, np.ndarray], stats: dict[str, np.ndarray],
                     observed: Observed, seed: int, iteration: int) -> dict[str, np.ndarray]:
         """The latent updates of :meth:`step` given allocation statistics made elsewhere (by a
         fused engine), on the same random stream that :meth:`step` would use."""
-        return self.update_latents(state, stats, observed, derive_seed(seed, _TAG_LATENTS),
+        return self.update_latents(state, stats, observed, derive_seed(seed, Tag.LATENTS),
                                    iteration)
 
     def row_column_factors(self, state: dict[str, np.ndarray]):
@@ -240,7 +238,7 @@ class PoissonFactorization(ABC):
     # ----- densities and summaries ----------------------------------------------------------
     def log_likelihood(self, y: np.ndarray, mu: np.ndarray, observed: Observed) -> float:
         """sum over observed entries of log Pois(y; mu) (in blocks of entries, fixed order)."""
-        y, mu, mask = np.ravel(y), np.ravel(mu), observed.mask.reshape(-1)
+        y, mu, mask = np.ravel(y), np.ravel(mu), observed.is_observed.reshape(-1)
         total = 0.0
         for lo in range(0, y.size, LOG_DENSITY_BLOCK):
             part = slice(lo, lo + LOG_DENSITY_BLOCK)

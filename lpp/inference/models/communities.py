@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import derive_seed
+from lpp._rng import Tag, derive_seed
 from lpp.inference.models._kernels import (
     allocate_blocks_kernel,
     gamma_matrix_kernel,
@@ -43,7 +43,7 @@ class CommunityModel(PoissonFactorization):
         return np.eye(shape[0], dtype=bool)
 
     def check_observed(self, observed: Observed) -> None:
-        mask = observed.mask
+        mask = observed.is_observed
         if np.diagonal(mask).any():
             raise ValueError("self-loops (the diagonal) must be unobserved in the community model")
         seen = mask.any(axis=0) | mask.any(axis=1)
@@ -65,7 +65,7 @@ class CommunityModel(PoissonFactorization):
 
     def allocate(self, state, y, observed: Observed, seed, iteration):
         theta, pi = state["theta"], state["pi"]
-        node_comm, block = allocate_blocks_kernel(y, observed.mask, theta, pi, seed, iteration)
+        node_comm, block = allocate_blocks_kernel(y, observed.is_observed, theta, pi, seed, iteration)
         return {"node_community": node_comm, "block": block}
 
     def update_latents(self, state, stats, observed: Observed, seed, iteration):
@@ -73,9 +73,10 @@ class CommunityModel(PoissonFactorization):
         # sum_{i != j observed} theta[i, c] theta[j, d]
         pair_mass = theta.T @ observed.weights @ theta
         pi = gamma_matrix_kernel(stats["block"], self.a0, np.ascontiguousarray(self.b0 + pair_mass),
-                                 derive_seed(seed, 1), iteration)
-        theta = update_memberships_kernel(theta, pi, stats["node_community"], observed.mask,
-                                          self.a0, self.b0, derive_seed(seed, 2), iteration)
+                                 derive_seed(seed, Tag.LATENT_1), iteration)
+        theta = update_memberships_kernel(theta, pi, stats["node_community"], observed.is_observed,
+                                          self.a0, self.b0, derive_seed(seed, Tag.LATENT_2),
+                                          iteration)
         return {"theta": theta, "pi": pi}
 
     def expectation_step(self, state, y, observed: Observed):
@@ -86,7 +87,7 @@ class CommunityModel(PoissonFactorization):
         weights = observed.weights
         mu = theta @ pi @ theta.T
         ratio = np.zeros(mu.shape)
-        np.divide(y, mu, out=ratio, where=observed.mask & (y > 0))
+        np.divide(y, mu, out=ratio, where=observed.is_observed & (y > 0))
         block = pi * (theta.T @ ratio @ theta)
         node_comm = theta * (ratio @ theta @ pi.T + ratio.T @ theta @ pi)
         pi = (self.a0 + block) / (self.b0 + theta.T @ weights @ theta)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import derive_seed
+from lpp._rng import Tag, derive_seed
 from lpp.inference.models._kernels import allocate_cp3_kernel, gamma_matrix_kernel
 from lpp.inference.models.base import Observed, PoissonFactorization
 
@@ -44,7 +44,7 @@ class CPTensorModel(PoissonFactorization):
 
     def allocate(self, state, y, observed: Observed, seed, iteration):
         f0, f1, f2 = (state[n] for n in _NAMES)
-        totals = allocate_cp3_kernel(y, observed.mask, f0, f1, f2, seed, iteration)
+        totals = allocate_cp3_kernel(y, observed.is_observed, f0, f1, f2, seed, iteration)
         return dict(zip(_NAMES, totals))
 
     def _exposure(self, mode: int, factors: list[np.ndarray], observed: Observed) -> np.ndarray:
@@ -61,5 +61,5 @@ class CPTensorModel(PoissonFactorization):
         for mode, name in enumerate(_NAMES):
             rate = np.ascontiguousarray(self.b0 + self._exposure(mode, factors, observed))
             factors[mode] = gamma_matrix_kernel(stats[name], self.a0, rate,
-                                                derive_seed(seed, mode + 1), iteration)
+                                                derive_seed(seed, Tag.LATENT_1 + mode), iteration)
         return dict(zip(_NAMES, factors))

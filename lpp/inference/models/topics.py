@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import derive_seed
+from lpp._rng import Tag, derive_seed
 from lpp.inference.models._kernels import (
     add_rows_at,
     allocate_matrix_kernel,
@@ -58,16 +58,16 @@ class TopicModel(PoissonFactorization):
     def allocate(self, state, y, observed: Observed, seed, iteration):
         theta, phi = state["theta"], state["phi"]
         phi_t = np.ascontiguousarray(phi.T)
-        doc_topic, word_topic = allocate_matrix_kernel(y, observed.mask, theta, phi_t, seed,
+        doc_topic, word_topic = allocate_matrix_kernel(y, observed.is_observed, theta, phi_t, seed,
                                                        iteration)
         return {"doc_topic": doc_topic, "topic_word": np.ascontiguousarray(word_topic.T)}
 
     def update_latents(self, state, stats, observed: Observed, seed, iteration):
         phi = gamma_matrix_kernel(stats["topic_word"], self.a0,
                                   self._phi_rate(state["theta"], observed),
-                                  derive_seed(seed, 1), iteration)
+                                  derive_seed(seed, Tag.LATENT_1), iteration)
         theta = gamma_matrix_kernel(stats["doc_topic"], self.a0, self._theta_rate(phi, observed),
-                                    derive_seed(seed, 2), iteration)
+                                    derive_seed(seed, Tag.LATENT_2), iteration)
         return {"theta": theta, "phi": phi}
 
     def expectation_step(self, state, y, observed: Observed):
@@ -80,7 +80,7 @@ class TopicModel(PoissonFactorization):
         topic_word = np.zeros_like(phi)
         for lo in range(0, theta.shape[0], _EXPECTATION_ROWS):
             rows = slice(lo, lo + _EXPECTATION_ROWS)
-            ratio = _observed_ratio(y[rows], theta[rows] @ phi, observed.mask[rows])
+            ratio = _observed_ratio(y[rows], theta[rows] @ phi, observed.is_observed[rows])
             doc_topic[rows] = theta[rows] * (ratio @ phi.T)
             topic_word += theta[rows].T @ ratio
         topic_word *= phi
@@ -126,6 +126,6 @@ def _observed_ratio(y, mu, mask) -> np.ndarray:
 
 def _few_missing(observed: Observed):
     """``(rows, cols)`` of the missing entries when they are few, else None."""
-    if observed.n_missing > _SPARSE_MISSING * observed.mask.size:
+    if observed.n_missing > _SPARSE_MISSING * observed.is_observed.size:
         return None
     return observed.missing_entries()

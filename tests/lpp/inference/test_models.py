@@ -52,7 +52,7 @@ def test_allocation_conserves_observed_counts(model, shape):
     missing.flat[0] = False
     obs = _observed(model, shape, missing)
     stats_ = model.allocate(model.sample_prior(shape, 3), y, obs, 5, 0)
-    total = int(y[obs.mask].sum())
+    total = int(y[obs.is_observed].sum())
     for name, counts in stats_.items():
         # each role of a count adds it once; a community count has a sender and a receiver
         per_count = 2 if name == "node_community" else 1
@@ -279,7 +279,7 @@ def test_expectation_step_matches_its_definition(model, shape, reference, missin
     state = model.sample_prior(shape, 4)
     got = model.expectation_step(state, y, obs)
     first, second = model.latent_shapes(shape)  # theta, then phi / pi
-    want = reference(state[first], state[second], y, obs.mask, model.a0, model.b0)
+    want = reference(state[first], state[second], y, obs.is_observed, model.a0, model.b0)
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-10, err_msg=name)
 

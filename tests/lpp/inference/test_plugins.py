@@ -160,7 +160,7 @@ class RowRates(PoissonFactorization):
         self._n_cols = shape[1]
 
     def allocate(self, state, y, observed, seed, iteration):
-        return {"row": np.where(observed.mask, y, 0).sum(axis=1, keepdims=True)}
+        return {"row": np.where(observed.is_observed, y, 0).sum(axis=1, keepdims=True)}
 
     def update_latents(self, state, stats, observed, seed, iteration):
         rng = np.random.default_rng([seed, iteration])

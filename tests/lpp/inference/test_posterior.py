@@ -33,7 +33,7 @@ class IndependentRates(PoissonFactorization):
         return state["rate"]
 
     def allocate(self, state, y, observed, seed, iteration):
-        return {"y": np.where(observed.mask, y, 0)}
+        return {"y": np.where(observed.is_observed, y, 0)}
 
     def update_latents(self, state, stats_, observed, seed, iteration):
         rng = np.random.default_rng([seed, iteration])
