@@ -35,12 +35,12 @@ BAG_OF_WORDS_FORMATS = ("uci",)
 TOPIC_FORMATS = TEXT_FORMATS + EMAIL_FORMATS + BAG_OF_WORDS_FORMATS
 NETWORK_FORMATS = ("edges",) + EMAIL_FORMATS
 
-#: the paper's settings (Schein et al. 2019, sec. 6) and this project's choices
+#: the paper's settings (Schein et al. 2019, §5) and this project's choices (``heldout_rule``)
 TOPIC_DEFAULTS = {"n_docs": 10_000, "min_tokens": 50, "vocab_size": 10_000, "max_df": 0.3,
                   "min_token_length": 1, "stop_words": "none", "body_rule": "own_text",
                   "seed": 2019}
 NETWORK_DEFAULTS = {"recipient_types": ["to", "cc"], "self_loops": "drop", "min_sent": 1,
-                    "min_total": 100, "heldout_top": 50, "heldout_rule": "rows_cols"}
+                    "min_total": 100, "heldout_top": 50, "heldout_rule": "block"}
 
 
 def _check_format(fmt: str, allowed: Sequence[str], what: str) -> None:
