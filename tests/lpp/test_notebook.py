@@ -76,3 +76,13 @@ def test_kernels_run_over_ipc_sockets_without_the_tcp_warning(tmp_path, capfd):
                  "-p", "private_dir", str(tmp_path / "missing")]) == 1
     assert "running over TCP" not in capfd.readouterr().err
     assert not list(Path.cwd().glob("kernel-ipc*")), "IPC sockets left in the working directory"
+
+
+def test_a_bad_privacy_level_fails_with_lpps_message(pipeline, tmp_path, capsys):
+    root, _ = pipeline
+    assert main([str(NOTEBOOKS / "privatize.ipynb"), str(tmp_path / "p.ipynb"),
+                 "-p", "counts_dir", str(root / "prepared"), "-p", "out_dir", str(tmp_path / "out"),
+                 "-p", "epsilon_over_n", "-1"]) == 1
+    err = capsys.readouterr().err
+    assert "epsilon_over_n (the privacy level epsilon / N) must be positive" in err
+    assert not (tmp_path / "out").exists()
