@@ -163,7 +163,23 @@ def score_community_fits(fits_dir, true_counts, heldout=None) -> pd.DataFrame:
 
 
 def write_table(table: pd.DataFrame, path) -> Path:
-    """Write a score table as CSV (6 significant digits) atomically; returns the path."""
+    """Write a score table as CSV atomically, its folder created.
+
+    Floats are written with 6 significant digits, so that the table repeats to the byte
+    across machines whose last digits differ.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A score table (:func:`score_topic_fits`, :func:`score_community_fits`).
+    path : path-like
+        The CSV file to write.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, table.to_csv(index=False, float_format="%.6g").encode())
