@@ -8,7 +8,8 @@ Community model (actor-by-actor)::
 
     python -m data_prep.corpus network --format edges --input edges.tsv --out data/prepared/net
 
-The defaults are the paper's settings (10,000 documents with at least 50 tokens, a
+An optional path or column given as ``none`` is unset (so that a pipeline can template every
+option). The defaults are the paper's settings (10,000 documents with at least 50 tokens, a
 10,000-word vocabulary of types with document frequency < 0.3; actors who sent at least 1
 and sent or received at least 100 emails; the top 50 senders/recipients held out). Every
 input is checksummed into the output's metadata; nothing is written unless the whole run
@@ -35,12 +36,12 @@ BAG_OF_WORDS_FORMATS = ("uci",)
 TOPIC_FORMATS = TEXT_FORMATS + EMAIL_FORMATS + BAG_OF_WORDS_FORMATS
 NETWORK_FORMATS = ("edges",) + EMAIL_FORMATS
 
-#: the paper's settings (Schein et al. 2019, sec. 6) and this project's choices
+#: the paper's settings (Schein et al. 2019, §5) and this project's choices (``heldout_rule``)
 TOPIC_DEFAULTS = {"n_docs": 10_000, "min_tokens": 50, "vocab_size": 10_000, "max_df": 0.3,
                   "min_token_length": 1, "stop_words": "none", "body_rule": "own_text",
                   "seed": 2019}
 NETWORK_DEFAULTS = {"recipient_types": ["to", "cc"], "self_loops": "drop", "min_sent": 1,
-                    "min_total": 100, "heldout_top": 50, "heldout_rule": "rows_cols"}
+                    "min_total": 100, "heldout_top": 50, "heldout_rule": "block"}
 
 
 def _check_format(fmt: str, allowed: Sequence[str], what: str) -> None:
@@ -211,6 +212,15 @@ def _count_or_all(text: str) -> int | None:
     return None if text == "all" else int(text)
 
 
+def _optional(text: str) -> str | None:
+    """An optional path or column; ``none`` leaves it unset.
+
+    The pipeline templates every option of a prepare stage from ``params.yaml``, so an option
+    that a corpus does not use (a node table, a type column) needs a value meaning "unset".
+    """
+    return None if text == "none" else text
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m data_prep.corpus", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -220,11 +230,12 @@ def _parser() -> argparse.ArgumentParser:
     topics.add_argument("--format", required=True, choices=TOPIC_FORMATS)
     topics.add_argument("--input", required=True, help="file or folder")
     topics.add_argument("--out", required=True, help="output folder")
-    topics.add_argument("--vocab", help="vocab file of the uci format")
+    topics.add_argument("--vocab", type=_optional, help="vocab file of the uci format")
     topics.add_argument("--text-column", default="text", help="text-csv: the text column")
     topics.add_argument("--message-column", default="message",
                         help="emails-csv: the raw-message column")
-    topics.add_argument("--id-column", help="csv formats: the document id column")
+    topics.add_argument("--id-column", type=_optional,
+                        help="csv formats: the document id column (default, or 'none': row number)")
     topics.add_argument("--sha256", help="expected sha256 of the input file")
     d = TOPIC_DEFAULTS
     topics.add_argument("--n-docs", type=_count_or_all, default=d["n_docs"],
@@ -243,14 +254,16 @@ def _parser() -> argparse.ArgumentParser:
     network.add_argument("--format", default="edges", choices=NETWORK_FORMATS)
     network.add_argument("--input", required=True)
     network.add_argument("--out", required=True)
-    network.add_argument("--nodes", help="node table (TSV/CSV)")
+    network.add_argument("--nodes", type=_optional, help="node table (TSV/CSV), or 'none'")
     network.add_argument("--node-id-column", default="id")
-    network.add_argument("--label-column", help="node-table column naming the actors")
+    network.add_argument("--label-column", type=_optional,
+                         help="node-table column naming the actors, or 'none' (the ids)")
     network.add_argument("--sender-column", default="from")
     network.add_argument("--recipient-column", default="to")
-    network.add_argument("--type-column", help="recipient type column (to/cc/bcc)")
+    network.add_argument("--type-column", type=_optional,
+                         help="recipient type column (to/cc/bcc), or 'none'")
     network.add_argument("--message-column", default="message")
-    network.add_argument("--id-column")
+    network.add_argument("--id-column", type=_optional)
     network.add_argument("--sha256")
     n = NETWORK_DEFAULTS
     network.add_argument("--recipient-types", default=",".join(n["recipient_types"]),

@@ -20,10 +20,10 @@ Input: an edge list with one row per (email, recipient) -- columns ``sender``,
    ``heldout_top`` kept actors with the largest row/column sums of the kept matrix (ties go
    to the lower id). ``heldout_rule``:
 
-   * ``"rows_cols"`` (default): entry (i, j) is held out if i is a top sender or j is a top
+   * ``"block"`` (default): held out if i is a top sender and j is a top recipient;
+   * ``"rows_cols"``: entry (i, j) is held out if i is a top sender or j is a top
      recipient -- each actor "involved" in the role it is top in;
    * ``"any"``: held out if i or j is a top sender or a top recipient (either role);
-   * ``"block"``: held out if i is a top sender and j is a top recipient;
    * ``"none"``: nothing held out.
 
    The summary reports, for every rule, the fraction of entries, of emails and of non-zero
@@ -94,7 +94,7 @@ def _actor_universe(rows: pd.DataFrame) -> np.ndarray:
 
 def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loops: str = "drop",
                   min_sent: int = 1, min_total: int = 100, heldout_top: int = 50,
-                  heldout_rule: str = "rows_cols", nodes: pd.DataFrame | None = None,
+                  heldout_rule: str = "block", nodes: pd.DataFrame | None = None,
                   label_column: str | None = None) -> NetworkCounts:
     """Build the filtered actor-by-actor counts and the held-out mask (module docstring).
 

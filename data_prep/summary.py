@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from data_prep.vocabulary import document_frequency
 
-#: what Schein et al. (2019, sec. 6) report for their Enron matrices
+#: what Schein et al. (2019, §5) report for their Enron matrices
 PAPER_TOPICS = {"documents": 10_000, "vocabulary": 10_000}
 PAPER_NETWORK = {"actors": 161}
 

@@ -1,6 +1,6 @@
 """Bags of words and the paper's vocabulary rule.
 
-Vocabulary rule (Schein et al. 2019, sec. 6): among the word types of the *sampled*
+Vocabulary rule (Schein et al. 2019, §5): among the word types of the *sampled*
 documents, keep those whose document frequency (the fraction of sampled documents that
 contain the type) is strictly below ``max_df``; of these, take the ``size`` with the most
 tokens in the sample. Ties in token count are broken alphabetically, and the columns are in

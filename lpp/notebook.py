@@ -10,6 +10,11 @@ nested values included, which DVC cannot interpolate into a command line), then 
 kernel is ``python3``, i.e. the interpreter running this module. The output folder is
 created; a failing cell makes the command exit non-zero (papermill still writes the output
 notebook with the traceback).
+
+The kernel talks to papermill over Unix domain sockets (ZeroMQ's IPC transport) in a private
+temporary folder, not over TCP on localhost: the kernel and its client are always on the
+same machine, nothing else can connect to the sockets, and the kernel has no reason to
+warn that its traffic is unencrypted.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import argparse
 import ast
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -55,6 +61,32 @@ def collect_parameters(notebook, section: str | None, overrides, params_file=PAR
     return parameters
 
 
+def ipc_kernel_manager(socket_dir):
+    """A ``jupyter_client`` kernel manager class whose kernels listen on IPC sockets.
+
+    Parameters
+    ----------
+    socket_dir : path-like
+        An existing folder for the kernel's socket files (short: Unix socket paths are
+        limited to about 100 characters).
+
+    Returns
+    -------
+    type
+        A subclass of :class:`jupyter_client.AsyncKernelManager` (what nbclient expects).
+    """
+    from jupyter_client import AsyncKernelManager
+
+    prefix = str(Path(socket_dir) / "kernel")
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            # the default IPC prefix is relative to the working directory (the repository)
+            super().__init__(transport="ipc", ip=prefix, **kwargs)
+
+    return IPCKernelManager
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lpp.notebook", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebook")
@@ -68,12 +100,14 @@ def main(argv=None) -> int:
     import papermill  # imported late: it is slow, and --help should not wait for it
 
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    try:
-        papermill.execute_notebook(args.notebook, args.output, parameters=parameters,
-                                   kernel_name="python3", progress_bar=False)
-    except papermill.PapermillExecutionError as err:
-        print(f"{args.notebook} failed; see {args.output}\n{err}", file=sys.stderr)
-        return 1
+    with tempfile.TemporaryDirectory(prefix="lpp-kernel-") as socket_dir:
+        try:
+            papermill.execute_notebook(args.notebook, args.output, parameters=parameters,
+                                       kernel_name="python3", progress_bar=False,
+                                       kernel_manager_class=ipc_kernel_manager(socket_dir))
+        except papermill.PapermillExecutionError as err:
+            print(f"{args.notebook} failed; see {args.output}\n{err}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -23,6 +23,8 @@ we (see the README).
 from __future__ import annotations
 
 import io
+import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +73,52 @@ def _seed_record(seed):
             isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seed):
         return [int(s) for s in seed]
     raise TypeError(f"seed must be an int or a non-empty sequence of ints, got {seed!r}")
+
+
+#: a privacy level enters its copy's seed key in millionths (3.0 -> 3000000)
+LEVEL_KEY_SCALE = 1_000_000
+
+
+def noise_seed(seed, replicate, epsilon_over_n) -> list[int]:
+    """The seed key of one privatized copy: ``[seed, replicate, level key]``.
+
+    Every (base seed, replicate, privacy level) gets its own noise stream, so copies at
+    different levels or replicates are independent, and the same three values always give
+    the same copy. The level enters as ``round(epsilon_over_n * 1e6)``.
+
+    Parameters
+    ----------
+    seed : int
+        The experiment's base seed (>= 0).
+    replicate : int
+        Which privatized copy at this level (>= 0).
+    epsilon_over_n : float
+        The privacy level epsilon / N (> 0, finite).
+
+    Returns
+    -------
+    list of int
+        A key for ``numpy.random.default_rng`` (``privatize_counts(seed=...)``).
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` or ``replicate`` is not an integer, or ``epsilon_over_n`` not a number.
+    ValueError
+        If ``seed`` or ``replicate`` is negative, or ``epsilon_over_n`` is not positive and
+        finite.
+    """
+    for name, value in (("seed", seed), ("replicate", replicate)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+        if value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value}")
+    if isinstance(epsilon_over_n, bool) or not isinstance(epsilon_over_n, numbers.Real):
+        raise TypeError(f"epsilon_over_n must be a number, got {epsilon_over_n!r}")
+    if not (math.isfinite(epsilon_over_n) and epsilon_over_n > 0):
+        raise ValueError(f"epsilon_over_n (the privacy level epsilon / N) must be positive "
+                         f"and finite, got {epsilon_over_n}")
+    return [int(seed), int(replicate), int(round(epsilon_over_n * LEVEL_KEY_SCALE))]
 
 
 def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, seed, mechanism: str, source: str,

@@ -1,7 +1,9 @@
 """The three dependency lists (pyproject.toml, requirements.txt, environment.yml) must agree.
 
 conda cannot be solved on our machines, so this comparison is what keeps environment.yml
-honest: same packages, same exact pins, same Python.
+honest: same packages, same exact pins, same Python. pyproject.toml keeps the tools that only
+run the tests and the pipeline (pytest, dvc) out of the runtime dependencies, in the extras
+``test`` and ``pipeline``; requirements.txt and environment.yml install those too.
 """
 import re
 import tomllib
@@ -15,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CONDA_TO_PYPI = {"matplotlib-base": "matplotlib", "seaborn-base": "seaborn"}
 CONDA_ONLY = {"python", "pip"}
 PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s;#]+)\s*$")
+#: pyproject extras that requirements.txt and environment.yml install as well
+INSTALLED_EXTRAS = ("test", "pipeline")
 
 
 def _norm(name: str) -> str:
@@ -35,10 +39,20 @@ def _parse_pins(specs, source):
 
 
 def pyproject_pins():
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    return _parse_pins(data["project"]["dependencies"], "pyproject.toml"), data["project"][
-        "requires-python"
-    ]
+    """The runtime pins plus those of :data:`INSTALLED_EXTRAS`, and ``requires-python``."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = list(project["dependencies"])
+    for extra in INSTALLED_EXTRAS:
+        specs += project["optional-dependencies"][extra]
+    return _parse_pins(specs, "pyproject.toml"), project["requires-python"]
+
+
+def test_test_and_pipeline_tools_are_not_runtime_dependencies():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = _parse_pins(project["dependencies"], "pyproject.toml")
+    assert not {"pytest", "dvc"} & runtime.keys()
+    assert "pytest" in _parse_pins(project["optional-dependencies"]["test"], "test")
+    assert "dvc" in _parse_pins(project["optional-dependencies"]["pipeline"], "pipeline")
 
 
 def requirements_pins():

@@ -4,8 +4,12 @@ True counts live under ``data/raw`` and ``data/prepared``. The ``privatize`` sta
 owners' side) are the only bridge from them to ``data/private``. No private inference stage
 may reach a true-count file, directly or through any chain of stages, except through a
 ``privatize`` stage; and the private notebook must not load true counts itself.
+
+Also: every stage declares, as DVC dependencies, all the local code it runs (below).
 """
+import ast
 import json
+import shlex
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -108,3 +112,122 @@ def test_profiles_have_the_same_settings():
     paper = yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text())
     assert keys(quick) == keys(paper)
     assert paper["prepare_topics"]["n_docs"] == 10_000 and paper["topics"]["K"] == 50
+
+
+# ---------------------------------------------------------------- complete dependencies
+#
+# A stage must re-run when any local code it runs changes: the module its command runs
+# (``python -m ...``), the notebook's imports, and everything those import in turn. The
+# imports are read statically (ast), including imports inside functions and the dotted
+# module names that lazy loaders (``importlib.import_module``) hold as strings.
+
+LOCAL_PACKAGES = ("lpp", "data_prep")
+
+
+def _module_path(name, root=ROOT):
+    """The source file of local module ``name`` (relative to ``root``), or None."""
+    if name.split(".")[0] not in LOCAL_PACKAGES:
+        return None
+    base = PurePosixPath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if (root / candidate).is_file():
+            return candidate
+    return None
+
+
+def _imported_names(source, module=None):
+    """Dotted names that ``source`` may import (``from a import b`` gives ``a`` and ``a.b``)."""
+    names = set()
+    package = module.rsplit(".", 1)[0] if module else None
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level and package:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            names.add(base)
+            names |= {f"{base}.{alias.name}" for alias in node.names}
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and node.value.split(".")[0] in LOCAL_PACKAGES and node.value.isascii()
+              and all(part.isidentifier() for part in node.value.split("."))):
+            names.add(node.value)  # a lazy import by name
+    return names
+
+
+def _local_files(names, root=ROOT):
+    """Every local source file that importing ``names`` runs (parents' __init__ included)."""
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__
+            prefix = ".".join(parts[:i])
+            path = _module_path(prefix, root)
+            if path is None or path in seen:
+                continue
+            seen.add(path)
+            is_package = path.name == "__init__.py"
+            todo += _imported_names((root / path).read_text(),
+                                    f"{prefix}.__init__" if is_package else prefix)
+    return seen
+
+
+def _notebook_imports(path):
+    nb = json.loads(Path(path).read_text())
+    names = set()
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            names |= _imported_names("".join(cell["source"]))
+    return names
+
+
+def _command_imports(cmd, root=ROOT):
+    """Modules a stage command runs: ``python -m M`` and, for the notebook runner, its notebook."""
+    words = shlex.split(cmd)
+    names = set()
+    for i, word in enumerate(words[:-1]):
+        if word == "-m":
+            names.add(words[i + 1])
+            if words[i + 1] == "lpp.notebook":
+                names |= _notebook_imports(root / words[i + 2])
+    return names
+
+
+def _undeclared(cmd, deps, root=ROOT):
+    """Local source files the command imports that no declared dependency covers."""
+    return sorted(str(path) for path in _local_files(_command_imports(cmd, root), root)
+                  if not _is_under(path, deps))
+
+
+@pytest.fixture(scope="module")
+def commands():
+    from dvc.repo import Repo
+
+    with Repo(str(ROOT)) as repo:
+        return {s.addressing.split(":")[-1]: (s.cmd, [d.def_path for d in s.deps])
+                for s in repo.index.stages}
+
+
+def test_every_stage_declares_the_local_code_it_imports(commands):
+    assert len(commands) >= 10
+    missing = {name: _undeclared(cmd, deps) for name, (cmd, deps) in commands.items()}
+    assert not {name: files for name, files in missing.items() if files}
+
+
+def test_import_reading_follows_notebooks_lazy_exports_and_relative_imports():
+    names = _command_imports("python -m lpp.notebook notebooks/report_topics.ipynb out.ipynb")
+    files = {str(p) for p in _local_files(names)}
+    # the notebook imports data_prep's lazy export load_counts -> lpp/counts.py -> lpp/io.py
+    assert {"lpp/notebook.py", "data_prep/__init__.py", "lpp/counts.py", "lpp/io.py",
+            "lpp/evaluation.py"} <= files
+    assert _imported_names("from . import b\nfrom .c import d", "pkg.sub.mod") >= {
+        "pkg.sub", "pkg.sub.b", "pkg.sub.c", "pkg.sub.c.d"}
+
+
+def test_the_check_catches_an_undeclared_import():
+    cmd = "python -m data_prep.corpus topics --input x --out y"
+    assert _undeclared(cmd, ["data_prep", "lpp"]) == []
+    missing = _undeclared(cmd, ["data_prep"])
+    assert "lpp/io.py" in missing and all(m.startswith("lpp/") for m in missing)

@@ -43,7 +43,7 @@ def rescale_log_weights_nb(log_weights):
     return total
 
 
-@njit
+@njit(inline="always")
 def allocate_count_nb(count, weights, total, uniforms, cells, counts):
     """Draw ``Multinomial(count, weights / total)`` as pairs ``(cells[i], counts[i])``.
 
@@ -65,6 +65,12 @@ def allocate_count_nb(count, weights, total, uniforms, cells, counts):
     int
         The number of pairs written; cells come in increasing order and a cell of zero weight
         never receives a trial.
+
+    Notes
+    -----
+    Inlined into its callers (numba IR inlining): the small counts that dominate every sweep
+    then cost no call, as a kernel's own loop would; larger counts go through
+    :func:`_allocate_many`.
     """
     n_cells = weights.size
     last = n_cells - 1
@@ -108,27 +114,36 @@ def allocate_count_nb(count, weights, total, uniforms, cells, counts):
             if i == count:
                 break
         return n_hit
-    if count <= LARGE_COUNT:
-        acc = 0.0
-        for k in range(n_cells):
-            counts[k] = 0
-            acc += weights[k]
-            weights[k] = acc
-        for _ in range(count):
-            u = np.random.random() * acc
-            lo = 0
-            hi = last
-            while lo < hi:  # first cell whose running sum exceeds u
-                mid = (lo + hi) // 2
-                if weights[mid] > u:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            while lo > 0 and weights[lo] == weights[lo - 1]:  # u rounded onto the total
-                lo -= 1
-            counts[lo] += 1
-        return _compact(counts, cells, n_cells)
-    return _binomial_split(count, weights, cells, counts)
+    return _allocate_many(count, weights, cells, counts)
+
+
+@njit
+def _allocate_many(count, weights, cells, counts):
+    """More than :data:`FEW_TRIALS` trials: a binary search per trial up to
+    :data:`LARGE_COUNT`, conditional binomials above."""
+    if count > LARGE_COUNT:
+        return _binomial_split(count, weights, cells, counts)
+    n_cells = weights.size
+    last = n_cells - 1
+    acc = 0.0
+    for k in range(n_cells):
+        counts[k] = 0
+        acc += weights[k]
+        weights[k] = acc
+    for _ in range(count):
+        u = np.random.random() * acc
+        lo = 0
+        hi = last
+        while lo < hi:  # first cell whose running sum exceeds u
+            mid = (lo + hi) // 2
+            if weights[mid] > u:
+                hi = mid
+            else:
+                lo = mid + 1
+        while lo > 0 and weights[lo] == weights[lo - 1]:  # u rounded onto the total
+            lo -= 1
+        counts[lo] += 1
+    return _compact(counts, cells, n_cells)
 
 
 @njit

@@ -256,3 +256,18 @@ def test_uci_gzip(tmp_path):
     ids, counts, vocab = read_uci(tmp_path / "docword.txt.gz", tmp_path / "vocab.txt")
     assert ids == ["1", "2"] and vocab == ["gas", "power"]
     np.testing.assert_array_equal(counts.toarray(), [[2, 0], [1, 4]])
+
+
+def test_cli_none_leaves_an_optional_input_unset(tmp_path, message, capsys):
+    """The pipeline templates every option; 'none' must mean the same as leaving it out."""
+    _, tsv, _ = _email_network_fixture(tmp_path, message)
+    argv = ["network", "--input", str(tsv), "--type-column", "reciptype", "--min-total", "3",
+            "--heldout-top", "2"]
+    assert main(argv + ["--out", str(tmp_path / "a")]) == 0
+    assert main(argv + ["--nodes", "none", "--label-column", "none", "--id-column", "none",
+                        "--out", str(tmp_path / "b")]) == 0
+    for name in (COUNTS_FILE, META_FILE):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert main(["network", "--input", str(tsv), "--type-column", "none", "--min-total", "3",
+                 "--heldout-top", "2", "--out", str(tmp_path / "c")]) == 0
+    assert load_counts(tmp_path / "c").meta["params"]["type_column"] is None

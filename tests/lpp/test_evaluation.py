@@ -1,10 +1,13 @@
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from lpp.evaluation import community_scores, topic_scores
+from lpp.evaluation import (best_aligned_topics, community_scores, plot_scores,
+                            score_community_fits, score_topic_fits, topic_scores, write_table)
+from lpp.fits import save_fit
 from lpp.metrics import mean_over_topics, mimno_coherence, npmi, top_words
 
 
@@ -40,3 +43,110 @@ def test_shape_errors():
         topic_scores(_fit(np.ones((2, 2))), np.ones((2, 2), dtype=int))
     with pytest.raises(ValueError, match="square"):
         community_scores(_fit(np.ones((2, 3))), np.ones((2, 3), dtype=int), None)
+
+
+# ---------------------------------------------------------------- score tables and the figure
+
+def _save(fits_dir, name, method, mu_hat, phi=None, **extra):
+    """A saved fit with the given posterior mean (and phi samples), as an inference stage writes."""
+    samples = {} if phi is None else {"phi": phi}
+    n_saved = 1 if phi is None else phi.shape[0]
+    result = SimpleNamespace(
+        mu_hat=mu_hat, samples=samples, log_joint=np.zeros(n_saved),
+        saved_iterations=np.arange(n_saved), iter_seconds=np.full(4, 0.25), method=method,
+        model={"name": "test"}, seed=1, n_iter=4, burn_in=2, thin=1, iterations_done=4,
+        interrupted=False, n_saved=n_saved)
+    save_fit(result, fits_dir / name, data="somewhere", extra=extra)
+
+
+def test_score_topic_fits_tabulates_every_fit_in_name_order(tmp_path):
+    rng = np.random.default_rng(2)
+    y = sp.csr_array(rng.poisson(1.0, (20, 8)))
+    phi = rng.gamma(1.0, 1.0, (2, 3, 8))
+    _save(tmp_path, "naive_eps1.0_rep0", "naive", np.full((20, 8), 2.0), phi, epsilon_over_n=1.0)
+    _save(tmp_path, "collapsed_eps1.0_rep0", "collapsed", np.ones((20, 8)), phi,
+          epsilon_over_n=1.0)
+    _save(tmp_path, "nonprivate", "nonprivate", np.ones((20, 8)), phi)
+    table = score_topic_fits(tmp_path, y, n_top=3)
+    assert list(table.fit) == ["collapsed_eps1.0_rep0", "naive_eps1.0_rep0", "nonprivate"]
+    assert list(table.columns) == ["fit", "method", "epsilon_over_n", "mae", "npmi", "coherence",
+                                   "n_samples"]
+    expect = topic_scores(_fit(np.full((20, 8), 2.0), phi=phi), y, n_top=3)
+    assert table.iloc[1][["mae", "npmi", "coherence"]].tolist() == pytest.approx(
+        [expect["mae"], expect["npmi"], expect["coherence"]])
+    assert table.attrs["seconds"]["nonprivate"] == pytest.approx(1.0)
+    path = write_table(table, tmp_path / "eval" / "t.csv")
+    assert path.read_text().splitlines()[0] == "fit,method,epsilon_over_n,mae,npmi,coherence,n_samples"
+
+
+def test_score_community_fits_adds_the_heldout_error(tmp_path):
+    y = np.array([[0, 1, 2], [3, 0, 4], [5, 6, 0]])
+    heldout = np.zeros((3, 3), dtype=bool)
+    heldout[2, 1] = True
+    _save(tmp_path, "collapsed_C2_eps1.0_rep0", "collapsed", np.zeros((3, 3)),
+          epsilon_over_n=1.0, n_components=2)
+    _save(tmp_path, "nonprivate_C2", "nonprivate", np.ones((3, 3)), n_components=2)
+    table = score_community_fits(tmp_path, sp.csr_array(y), heldout)
+    assert list(table.columns) == ["fit", "method", "C", "epsilon_over_n", "mae", "heldout_mae"]
+    assert table.mae.tolist() == pytest.approx([3.5, 2.5])
+    assert table.heldout_mae.tolist() == pytest.approx([6.0, 5.0])
+
+
+def test_scoring_an_empty_folder_is_refused(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no fit"):
+        score_topic_fits(tmp_path, np.ones((2, 2), dtype=int))
+
+
+def _table(methods, by=None):
+    rows = [{"fit": f"{m}_{e}_{r}", "method": m, "epsilon_over_n": e, "mae": 1.0 + r + e,
+             "npmi": 0.1 * r, **({by: c} if by else {})}
+            for m in methods for e in (1.0, 2.0) for r in (0, 1)
+            for c in ((5, 10) if by else (None,))]
+    rows += [{"fit": "nonprivate", "method": "nonprivate", "epsilon_over_n": None, "mae": 0.5,
+              "npmi": 0.3, **({by: c} if by else {})} for c in ((5, 10) if by else (None,))]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("methods", [["collapsed", "naive"], ["bessel", "collapsed", "naive"],
+                                     ["bessel", "collapsed", "naive", "other"]])
+def test_the_legend_names_every_method_present(methods):
+    import matplotlib.pyplot as plt
+
+    fig = plot_scores(_table(methods), ["mae", "npmi", "coherence"])
+    try:
+        (legend,) = fig.legends
+        assert [t.get_text() for t in legend.get_texts()] == [*methods, "non-private"]
+        assert len(fig.axes) == 2  # 'coherence' is not in the table: skipped
+        assert all(ax.get_legend() is None for ax in fig.axes)
+    finally:
+        plt.close(fig)
+
+
+def test_panels_split_by_a_column_and_the_figure_is_written(tmp_path):
+    import matplotlib.pyplot as plt
+
+    fig = plot_scores(_table(["bessel", "collapsed", "naive"], by="C"), ["mae"], by="C",
+                      figure=tmp_path / "fig" / "f.png")
+    try:
+        assert [ax.get_title() for ax in fig.axes] == ["C = 5", "C = 10"]
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+            "bessel", "collapsed", "naive", "non-private"]
+        assert (tmp_path / "fig" / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        plt.close(fig)
+
+
+def test_nothing_to_plot_is_refused():
+    with pytest.raises(ValueError, match="nothing to plot"):
+        plot_scores(_table(["collapsed"]), ["heldout_mae"])
+
+
+def test_best_aligned_topics_picks_the_most_probable_sample_and_aligns_it():
+    true_phi = np.array([[5.0, 1, 1], [1, 5, 1], [1, 1, 5]])
+    good = true_phi[[2, 0, 1]]
+    phi = np.stack([np.ones((3, 3)), good])
+    fit = SimpleNamespace(samples={"phi": phi}, log_joint=np.array([-10.0, -1.0]))
+    aligned, distance = best_aligned_topics(fit, true_phi)
+    assert np.array_equal(aligned, true_phi) and distance == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="phi"):
+        best_aligned_topics(SimpleNamespace(samples={}, log_joint=np.zeros(1)), true_phi)

@@ -11,7 +11,7 @@ import pytest
 
 from lpp.counts import write_counts
 from lpp.fits import load_fit
-from lpp.notebook import collect_parameters, main
+from lpp.notebook import collect_parameters, ipc_kernel_manager, main
 from lpp.privatized import DATA_FILE, load_privatized
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
@@ -67,3 +67,22 @@ def test_section_parameters_and_overrides(tmp_path):
     assert got == {"seed": 4, "alpha0_levels": [0.1, 0.5], "n_iter": 10, "figure": "x.png"}
     with pytest.raises(ValueError, match="no section"):
         collect_parameters(NOTEBOOKS / "synthetic_topics.ipynb", "nope", [], params_file=params)
+
+
+def test_kernels_run_over_ipc_sockets_without_the_tcp_warning(tmp_path, capfd):
+    manager = ipc_kernel_manager(tmp_path)(kernel_name="python3")
+    assert manager.transport == "ipc" and manager.ip == str(tmp_path / "kernel")
+    assert main([str(NOTEBOOKS / "infer_private.ipynb"), str(tmp_path / "o.ipynb"),
+                 "-p", "private_dir", str(tmp_path / "missing")]) == 1
+    assert "running over TCP" not in capfd.readouterr().err
+    assert not list(Path.cwd().glob("kernel-ipc*")), "IPC sockets left in the working directory"
+
+
+def test_a_bad_privacy_level_fails_with_lpps_message(pipeline, tmp_path, capsys):
+    root, _ = pipeline
+    assert main([str(NOTEBOOKS / "privatize.ipynb"), str(tmp_path / "p.ipynb"),
+                 "-p", "counts_dir", str(root / "prepared"), "-p", "out_dir", str(tmp_path / "out"),
+                 "-p", "epsilon_over_n", "-1"]) == 1
+    err = capsys.readouterr().err
+    assert "epsilon_over_n (the privacy level epsilon / N) must be positive" in err
+    assert not (tmp_path / "out").exists()

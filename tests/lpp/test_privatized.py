@@ -5,7 +5,8 @@ import pytest
 from scipy import stats
 
 from lpp.distributions import two_sided_geometric_logpmf
-from lpp.privatized import DATA_FILE, META_FILE, load_privatized, privatize_counts, save_privatized
+from lpp.privatized import (DATA_FILE, META_FILE, load_privatized, noise_seed, privatize_counts,
+                            save_privatized)
 from lpp.testing import FALSE_ALARM, chisquare_gof
 
 IDS = dict(row_ids=[f"d{i}" for i in range(40)], column_ids=[f"w{j}" for j in range(30)])
@@ -105,3 +106,25 @@ def test_bad_input_writes_nothing(tmp_path, kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
         save_privatized(tmp_path / "out", y_tilde, alpha, **args)
     assert not (tmp_path / "out").exists()
+
+
+def test_noise_seed_keys_each_copy_by_seed_replicate_and_level():
+    assert noise_seed(2019, 0, 3.0) == [2019, 0, 3_000_000]
+    assert noise_seed(2019, 2, 1) == [2019, 2, 1_000_000]
+    keys = {tuple(noise_seed(7, r, level)) for r in range(3) for level in (0.5, 1.0, 2.0)}
+    assert len(keys) == 9
+
+
+@pytest.mark.parametrize("args, error, match", [
+    ((2019, 0, -1), ValueError, "epsilon_over_n .* must be positive"),
+    ((2019, 0, 0.0), ValueError, "epsilon_over_n .* must be positive"),
+    ((2019, 0, float("inf")), ValueError, "finite"),
+    ((2019, -1, 1.0), ValueError, "replicate must be a non-negative"),
+    ((-5, 0, 1.0), ValueError, "seed must be a non-negative"),
+    ((2019, 0.5, 1.0), TypeError, "replicate must be an integer"),
+    ((True, 0, 1.0), TypeError, "seed must be an integer"),
+    ((2019, 0, "1"), TypeError, "epsilon_over_n must be a number"),
+])
+def test_noise_seed_refuses_bad_settings(args, error, match):
+    with pytest.raises(error, match=match):
+        noise_seed(*args)

@@ -1,4 +1,5 @@
-"""The sparse collapsed sampler of the topic model (design §2c) against exact laws and the dense path.
+"""The sparse collapsed sampler of the topic model against exact laws and the dense path
+(docs/design.md, *The sparse engine and its cost*).
 
 At fixed factors, one fused draw gives per row: the true count of every entry and the row's
 split over topics. Rows of four kinds are stacked (50 000 of each, so one draw gives 50 000 iid

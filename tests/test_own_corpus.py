@@ -1,0 +1,130 @@
+"""Swapping the corpus is a change of parameters: the pipeline, end to end, on a user's corpus.
+
+A temporary copy of the repository (the pipeline, the notebooks and the two packages only)
+gets a small corpus of its own — a few dozen emails in an mbox file for the topic model and
+an edge list for the network — and a params file that points the prepare stages at it, with
+tiny sizes and sweeps. ``dvc repro`` of the two report stages must then run every stage
+from preparation to the score tables and figures without any edit of ``dvc.yaml``.
+
+Kept fast: one privacy level, one replicate, one private method, a few sweeps, one numba
+thread; the synthetic stages are not asked for. It still starts a dozen notebook kernels,
+each compiling the samplers it uses, so it is marked slow (about two minutes on 2 cores).
+"""
+import mailbox
+import os
+import shutil
+import subprocess
+import sys
+from email.message import EmailMessage
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+#: what the pipeline needs from the repository (outputs, data and the DVC cache stay behind)
+PIPELINE_FILES = ("dvc.yaml", "notebooks", "lpp", "data_prep")
+CORPUS = "data/raw/mine"
+#: two vocabularies, so that the corpus has topics to find
+WORDS = ("gas pipeline power plant tariff supply demand traders capacity volume",
+         "lunch pizza salad friday cafeteria menu pasta monday coffee dessert")
+ACTORS = [f"user{i}@example.com" for i in range(6)]
+
+
+def write_mbox(path, n_emails=36, seed=0):
+    """``n_emails`` distinct emails, each mostly about one of two topics."""
+    rng = np.random.default_rng(seed)
+    pools = [w.split() for w in WORDS]
+    box = mailbox.mbox(path)
+    try:
+        for i in range(n_emails):
+            main, other = pools[i % 2], pools[1 - i % 2]
+            words = list(rng.choice(main, 25)) + list(rng.choice(other, 5))
+            message = EmailMessage()
+            message["Message-ID"] = f"<{i}@example.com>"
+            message["Date"] = f"Mon, {1 + i % 28} Jan 2001 10:00:00 -0800"
+            message["From"] = ACTORS[i % len(ACTORS)]
+            message["To"] = ACTORS[(i + 1 + i // 6) % len(ACTORS)]
+            message["Subject"] = f"note {i}"
+            message.set_content(" ".join(words) + "\n")
+            box.add(message)
+    finally:
+        box.close()
+
+
+def write_edges(path, seed=1):
+    """An edge list (one row per email and recipient) among six actors."""
+    rng = np.random.default_rng(seed)
+    rows = [(ACTORS[i], ACTORS[j]) for i in range(6) for j in range(6) if i != j
+            for _ in range(int(rng.poisson(4 if (i < 3) == (j < 3) else 1)))]
+    pd.DataFrame(rows, columns=["sender", "recipient"]).to_csv(path, sep="\t", index=False)
+
+
+def tiny_params():
+    """params.yaml pointed at the corpus under CORPUS, at toy scale (same keys)."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["prepare_topics"].update(
+        corpus=CORPUS, input=f"{CORPUS}/mail.mbox", format="mbox", id_column="none",
+        n_docs=30, min_tokens=10, vocab_size=15, max_df=0.9, seed=5)
+    params["prepare_network"].update(
+        corpus=CORPUS, input=f"{CORPUS}/edges.tsv", format="edges", nodes="none",
+        label_column="none", type_column="none", sender_column="sender",
+        recipient_column="recipient", min_total=1, heldout_top=2)
+    params["privacy"].update(levels=[1.0], replicates=[0])
+    small = {"n_iter": 6, "burn_in": 2, "thin": 2, "methods": ["collapsed"]}
+    params["topics"].update(K=2, **small)
+    params["network"].update(C=[2], **small)
+    return params
+
+
+@pytest.fixture(scope="module")
+def own_corpus_run(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("repo")
+    for name in PIPELINE_FILES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, repo / name)
+    (repo / CORPUS).mkdir(parents=True)
+    write_mbox(repo / CORPUS / "mail.mbox")
+    write_edges(repo / CORPUS / "edges.tsv")
+    (repo / "params.yaml").write_text(yaml.safe_dump(tiny_params(), sort_keys=False))
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "DVC_NO_ANALYTICS": "1"}
+    # the copy, not an installed lpp, must run: the stages start in the copy's root
+    env.pop("PYTHONPATH", None)
+    dvc = [sys.executable, "-m", "dvc"]
+    subprocess.run(dvc + ["init", "--no-scm", "-q"], cwd=repo, env=env, check=True)
+    run = subprocess.run(dvc + ["repro", "report_topics", "report_network"], cwd=repo, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    return repo, run.stdout + run.stderr
+
+
+@pytest.mark.slow
+def test_a_user_corpus_runs_to_score_tables_and_figures(own_corpus_run):
+    repo, log = own_corpus_run
+    topics = pd.read_csv(repo / "results/eval/topics.csv")
+    assert sorted(topics.fit) == ["collapsed_eps1.0_rep0", "nonprivate"]
+    assert topics[["mae", "npmi", "coherence"]].notna().all().all()
+    network = pd.read_csv(repo / "results/eval/network.csv")
+    assert sorted(network.fit) == ["collapsed_C2_eps1.0_rep0", "nonprivate_C2"]
+    for figure in ("enron_topics.png", "enron_network.png"):
+        assert (repo / "figures" / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "running over TCP" not in log
+
+
+@pytest.mark.slow
+def test_the_prepared_data_come_from_the_user_corpus(own_corpus_run):
+    from data_prep import load_counts
+
+    repo, _ = own_corpus_run
+    topics = load_counts(repo / "data/prepared/topics")
+    assert topics.meta["params"]["format"] == "mbox"
+    assert topics.meta["inputs"]["input"]["name"] == "mail.mbox"
+    assert topics.counts.shape[0] == 30 and set(topics.column_ids) <= set(" ".join(WORDS).split())
+    network = load_counts(repo / "data/prepared/network")
+    assert network.row_ids == ACTORS and network.meta["inputs"]["input"]["name"] == "edges.tsv"
+    assert not (repo / "data/raw/enron").exists()  # nothing of the shipped corpus was needed
