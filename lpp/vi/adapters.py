@@ -28,6 +28,11 @@ from lpp.vi.gamma import GammaFactor, gamma_elbo_term
 _INIT_CONCENTRATION = 100.0
 
 
+def _concentrated(means: np.ndarray) -> GammaFactor:
+    """Gamma factors with the given means and shape ``_INIT_CONCENTRATION``."""
+    return GammaFactor(np.full(means.shape, _INIT_CONCENTRATION), _INIT_CONCENTRATION / means)
+
+
 class VariationalModel:
     """Base adapter; subclasses implement the model-specific pieces listed above."""
 
@@ -48,16 +53,18 @@ class VariationalModel:
         """How many components are summed in one rate (K, or C^2 for communities)."""
         return self.model.n_components
 
-    def init_factors(self, shape, level: float, rng: np.random.Generator) -> dict:
-        """Random Gamma factors with means near ``c`` where ``terms * c^p = level``."""
-        c = (max(level, 1e-3) / self.terms_per_entry()) ** (1.0 / self.factors_per_term)
-        q = {}
-        for name, s in self.model.latent_shapes(shape).items():
-            shp = _INIT_CONCENTRATION * rng.gamma(_INIT_CONCENTRATION, 1.0 / _INIT_CONCENTRATION, s)
-            rte = (_INIT_CONCENTRATION * rng.gamma(_INIT_CONCENTRATION, 1.0 / _INIT_CONCENTRATION, s)
-                   / c)
-            q[name] = GammaFactor(shp, rte)
-        return q
+    def init_factors(self, counts: np.ndarray, observed: Observed,
+                     rng: np.random.Generator) -> dict:
+        """Random Gamma factors with means near ``c`` where ``terms * c^p`` is the mean of
+        ``max(counts, 0)`` over observed entries (10% spread, concentration 100)."""
+        c = self._level(counts, observed)
+        return {name: _concentrated(c * rng.gamma(_INIT_CONCENTRATION, 1.0 / _INIT_CONCENTRATION,
+                                                  s))
+                for name, s in self.model.latent_shapes(counts.shape).items()}
+
+    def _level(self, counts, observed):
+        level = max(float(np.maximum(counts, 0)[observed.mask].mean()), 1e-3)
+        return (level / self.terms_per_entry()) ** (1.0 / self.factors_per_term)
 
     def prior_term(self, q: dict) -> float:
         return sum(gamma_elbo_term(f, self.a0, self.b0) for f in q.values())
@@ -99,6 +106,24 @@ class TopicVI(VariationalModel):
 
     model_type = TopicModel
     factors_per_term = 2
+
+    def init_factors(self, counts, observed, rng):
+        """``phi[k]`` centred on distinct random rows of ``max(counts, 0)`` (each smoothed by
+        the mean count, as in "random rows" NMF starts), ``theta`` near a constant.
+
+        From a near-uniform start the topics stay exchangeable for tens of iterations on
+        dense data; data rows make them distinct at once, and the fit converges in a fraction
+        of the iterations to a better optimum (measured in ``bench/vi.py``).
+        """
+        c = self._level(counts, observed)
+        n_rows, k = counts.shape[0], self.model.n_components
+        rows = rng.choice(n_rows, size=k, replace=k > n_rows)
+        x = np.where(observed.mask[rows], np.maximum(counts[rows], 0), 0).astype(np.float64)
+        level = max(float(np.maximum(counts, 0)[observed.mask].mean()), 1e-3)
+        x += level
+        phi = c * x / x.mean(axis=1, keepdims=True)
+        theta = c * rng.gamma(_INIT_CONCENTRATION, 1.0 / _INIT_CONCENTRATION, (n_rows, k))
+        return {"theta": _concentrated(theta), "phi": _concentrated(phi)}
 
     def allocation_stats(self, g, r, observed):
         gt, gp = g["theta"], g["phi"]

@@ -13,7 +13,8 @@ Methods (for privatized counts ``y_tilde`` and the mechanism's ``alpha``):
 * ``"naive"`` — standard CAVI on ``max(y_tilde, 0)`` as if it were the true counts.
 
 Convergence of the collapsed and naive CAVI: the relative change of the bound between two
-iterations is below ``tol`` (default 1e-6), or ``max_iter`` (default 500) is reached. An
+iterations is below ``tol`` (default 1e-4, the paper's rule, so that the methods stop
+alike), or ``max_iter`` (default 500) is reached. An
 interrupted fit (Ctrl-C) returns what it has, with ``interrupted=True``.
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ from lpp.vi.gamma import GammaFactor
 from lpp.vi.paper import PAPER_MAX_ITER, PAPER_TOL, paper_entries_step
 
 METHODS = ("collapsed", "bessel-mode", "naive")
-DEFAULT_TOL = 1e-6
+DEFAULT_TOL = 1e-4
 DEFAULT_MAX_ITER = 500
 
 
@@ -138,8 +139,7 @@ def _init_q(adapter, shape, counts, obs, seed, init):
                                              for n, s in expected.items()):
             raise ValueError(f"init must hold factors of shapes {expected}")
         return dict(init)
-    level = float(np.maximum(counts, 0)[obs.mask].mean())
-    return adapter.init_factors(shape, level, np.random.default_rng(seed))
+    return adapter.init_factors(counts, obs, np.random.default_rng(seed))
 
 
 class _CollapsedEngine:
@@ -271,8 +271,8 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     max_iter : int, optional
         Iteration cap (500; 200 for ``"bessel-mode"``, the authors' cap).
     tol : float, optional
-        Relative change of the objective that stops the fit (1e-6; 1e-4 for
-        ``"bessel-mode"``).
+        Relative change of the objective that stops the fit (1e-4 for every
+        method).
     rng : numpy.random.Generator, int or None
         Randomness of the start (recorded as ``seed``).
     mask : bool array, optional
