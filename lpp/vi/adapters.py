@@ -26,6 +26,8 @@ from lpp.vi.gamma import GammaFactor, gamma_elbo_term
 
 #: concentration of the random initial factors (mean about the chosen level, sd 10%)
 _INIT_CONCENTRATION = 100.0
+#: data rows averaged into each topic's starting word rates
+_ROWS_PER_TOPIC = 3
 
 
 def _concentrated(means: np.ndarray) -> GammaFactor:
@@ -108,8 +110,8 @@ class TopicVI(VariationalModel):
     factors_per_term = 2
 
     def init_factors(self, counts, observed, rng):
-        """``phi[k]`` centred on distinct random rows of ``max(counts, 0)`` (each smoothed by
-        the mean count, as in "random rows" NMF starts), ``theta`` near a constant.
+        """``phi[k]`` centred on the average of 3 random rows of ``max(counts, 0)`` (smoothed
+        by the mean count, a "random rows" NMF start), ``theta`` near a constant.
 
         From a near-uniform start the topics stay exchangeable for tens of iterations on
         dense data; data rows make them distinct at once, and the fit converges in a fraction
@@ -117,11 +119,12 @@ class TopicVI(VariationalModel):
         """
         c = self._level(counts, observed)
         n_rows, k = counts.shape[0], self.model.n_components
-        rows = rng.choice(n_rows, size=k, replace=k > n_rows)
-        x = np.where(observed.mask[rows], np.maximum(counts[rows], 0), 0).astype(np.float64)
-        level = max(float(np.maximum(counts, 0)[observed.mask].mean()), 1e-3)
-        x += level
-        phi = c * x / x.mean(axis=1, keepdims=True)
+        x = np.where(observed.mask, np.maximum(counts, 0), 0).astype(np.float64)
+        level = max(float(x[observed.mask].mean()), 1e-3)
+        picks = [rng.choice(n_rows, size=min(_ROWS_PER_TOPIC, n_rows), replace=False)
+                 for _ in range(k)]
+        rows = np.stack([x[p].mean(axis=0) for p in picks]) + level
+        phi = c * rows / rows.mean(axis=1, keepdims=True)
         theta = c * rng.gamma(_INIT_CONCENTRATION, 1.0 / _INIT_CONCENTRATION, (n_rows, k))
         return {"theta": _concentrated(theta), "phi": _concentrated(phi)}
 
