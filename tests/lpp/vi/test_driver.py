@@ -8,8 +8,8 @@ from lpp.inference import CommunityModel, CPTensorModel, TopicModel, fit_private
 from lpp.mechanism import privatize
 from lpp.vi import (
     GammaFactor,
+    TopicVI,
     collapsed_bound,
-    count_factor,
     fit_variational,
     fit_variational_nonprivate,
     gamma_elbo_term,
@@ -148,11 +148,15 @@ def test_same_seed_same_fit_and_seed_recorded():
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
 def test_private_vi_beats_naive_vi_in_mae(eps):
-    mu, _, y_tilde, alpha = topic_problem(n_docs=80, n_words=60, k=3, eps=eps, seed=7)
-    mae = {m: np.abs(fit_variational(y_tilde, alpha, TopicModel(3), method=m, rng=1,
-                                     max_iter=300).mu_hat - mu).mean()
-           for m in ("collapsed", "naive")}
-    assert mae["collapsed"] < mae["naive"], mae
+    """Mean MAE over four data sets (one fit can land in a poorer local optimum)."""
+    mae = {"collapsed": [], "naive": []}
+    for seed in range(4):
+        mu, _, y_tilde, alpha = topic_problem(n_docs=80, n_words=60, k=3, eps=eps, seed=seed)
+        for method in mae:
+            fit = fit_variational(y_tilde, alpha, TopicModel(3), method=method, rng=1,
+                                  max_iter=500, tol=1e-6)
+            mae[method].append(np.abs(fit.mu_hat - mu).mean())
+    assert np.mean(mae["collapsed"]) < np.mean(mae["naive"]), mae
 
 
 def test_to_init_starts_the_gibbs_sampler():
@@ -210,3 +214,28 @@ def test_bad_input_raises_clear_errors():
                         model, sparse=True)
     with pytest.raises(TypeError, match="init"):
         fit_variational(y_tilde, alpha, model, init={"theta": np.ones((40, 3))})
+
+
+class _InterruptingTopics(TopicVI):
+    """Raises KeyboardInterrupt in the third Gamma update, as Ctrl-C would."""
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.calls = 0
+
+    def update(self, q, stats, observed):
+        self.calls += 1
+        if self.calls == 3:
+            raise KeyboardInterrupt
+        return super().update(q, stats, observed)
+
+
+def test_interruption_returns_the_last_complete_iterate():
+    _, _, y_tilde, alpha = topic_problem()
+    res = fit_variational(y_tilde, alpha, _InterruptingTopics(TopicModel(3)), rng=1,
+                          max_iter=50, progress=True)
+    assert res.interrupted and not res.converged
+    assert res.iterations == 2  # the third iteration's bound was never recorded
+    ref = fit_variational(y_tilde, alpha, TopicModel(3), rng=1, max_iter=2, tol=0)
+    np.testing.assert_array_equal(res.objective, ref.objective)
+    np.testing.assert_array_equal(res.mu_hat, ref.mu_hat)
