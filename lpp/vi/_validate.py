@@ -71,3 +71,11 @@ def tolerance(value) -> float:
     if not np.isfinite(value) or value < 0.0:
         raise ValueError(f"tol must be a finite number >= 0, got {value}")
     return value
+
+
+def non_negative(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return int(value)

@@ -45,8 +45,9 @@ def _dense_kernel(yt, alpha, g, observed, private, r, block_sums):
             else:
                 mean = float(yt[e])
                 if yt[e] > 0:
-                    acc += yt[e] * math.log(ge) - math.lgamma(yt[e] + 1.0)
-            r[e] = mean / ge if mean > 0.0 else 0.0
+                    lg = math.log(ge) if ge > 0.0 else -math.inf
+                    acc += yt[e] * lg - math.lgamma(yt[e] + 1.0)
+            r[e] = mean / ge if mean > 0.0 and ge > 0.0 else 0.0
         block_sums[b] = acc
 
 
@@ -161,9 +162,12 @@ def _rows_kernel(indptr, cols, values, missing, alpha, private, g_theta, g_phi_t
                 log_z, mean = count_factor_nb(values[e], a, ge)
                 bound += log_z
                 we = mean / ge - a if ge > 0.0 else -a
-            else:
+            elif ge > 0.0:
                 bound += values[e] * math.log(ge) - math.lgamma(values[e] + 1.0)
                 we = values[e] / ge
+            else:  # a zero rate under a positive count: the bound is -inf
+                bound = -math.inf
+                we = 0.0
             w[e] = we
             for kk in range(k):
                 acc[kk] += we * gp[kk]
