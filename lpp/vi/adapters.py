@@ -113,9 +113,10 @@ class TopicVI(VariationalModel):
         """``phi[k]`` centred on the average of 3 random rows of ``max(counts, 0)`` (smoothed
         by the mean count, a "random rows" NMF start), ``theta`` near a constant.
 
-        From a near-uniform start the topics stay exchangeable for tens of iterations on
-        dense data; data rows make them distinct at once, and the fit converges in a fraction
-        of the iterations to a better optimum (measured in ``bench/vi.py``).
+        This is the random start (``em_sweeps=0``). From a near-uniform start the topics stay
+        exchangeable for tens of iterations on dense data; data rows make them distinct at
+        once (on the benchmark data: MAE 0.50 against 0.54 from a near-uniform start, in
+        about half the iterations). The default EM-like start does better still.
         """
         c = self._level(counts, observed)
         n_rows, k = counts.shape[0], self.model.n_components
