@@ -57,6 +57,16 @@ def positive_float(value, name: str) -> float:
     return value
 
 
+def non_negative_float(value, name: str) -> float:
+    """``value`` as a finite Python float >= 0 (e.g. a convergence tolerance)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0.0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    return value
+
+
 # ----- arrays --------------------------------------------------------------------------------
 
 def numeric_array(x, name: str) -> np.ndarray:

@@ -1,0 +1,30 @@
+"""Coordinate-ascent variational inference for (locally private) Poisson factorization.
+
+* :func:`fit_variational` — from privatized counts: the exact collapsed CAVI (``"collapsed"``),
+  the CAVI of Schofield et al. (``"bessel-mode"``), or standard CAVI on ``max(y_tilde, 0)``
+  (``"naive"``);
+* :func:`fit_variational_nonprivate` — standard CAVI on true counts;
+* :func:`collapsed_bound` — the exact bound of any Gamma factors, to compare methods;
+* :class:`VariationalModel` — the per-model protocol (adapters for the topic, community and CP
+  models of :mod:`lpp.inference`).
+
+A result's ``to_init()`` gives start values for the Gibbs samplers
+(``lpp.inference.fit_private(..., init=result.to_init())``). The derivation is in ``docs/vi.md``.
+"""
+from lpp.vi.adapters import CommunityVI, CPVI, TopicVI, VariationalModel, variational_model
+from lpp.vi.counts import bessel_mode_point_nb, count_factor
+from lpp.vi.driver import (
+    METHODS,
+    VIResult,
+    collapsed_bound,
+    fit_variational,
+    fit_variational_nonprivate,
+)
+from lpp.vi.gamma import GammaFactor, gamma_elbo_term
+from lpp.vi.paper import delta_log_mean
+
+__all__ = [
+    "CPVI", "CommunityVI", "GammaFactor", "METHODS", "TopicVI", "VIResult", "VariationalModel",
+    "bessel_mode_point_nb", "collapsed_bound", "count_factor", "delta_log_mean",
+    "fit_variational", "fit_variational_nonprivate", "gamma_elbo_term", "variational_model",
+]

@@ -1,0 +1,429 @@
+"""Entry points of variational inference: ``fit_variational``, ``fit_variational_nonprivate``.
+
+Methods (for privatized counts ``y_tilde`` and the mechanism's ``alpha``):
+
+* ``"collapsed"`` — exact collapsed CAVI: the noise is integrated out, each true count gets its
+  optimal factor ``q(y) ∝ G^y / y! alpha^|y_tilde - y|`` (:mod:`lpp.vi.counts`), the allocation
+  ``Mult(y, G_ik / G_i)`` and the latents Gamma factors. Its bound is exact and is tracked every
+  iteration; it never decreases. The topic model uses the sparse engine (work on positive
+  entries only) when ``alpha`` is constant within rows.
+* ``"bessel-mode"`` — the paper's CAVI (:mod:`lpp.vi.paper`): Bessel mode point mass, noise
+  rates' Gamma factors, delta-method geometric expectations; the authors' surrogate objective
+  and stopping rule.
+* ``"naive"`` — standard CAVI on ``max(y_tilde, 0)`` as if it were the true counts.
+
+Convergence of the collapsed and naive CAVI: the relative change of the bound between two
+iterations is below ``tol`` (default 1e-4, the paper's rule, so that the methods stop
+alike), or ``max_iter`` (default 500) is reached. An
+interrupted fit (Ctrl-C) returns what it has, with ``interrupted=True``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from tqdm import tqdm
+
+from lpp._rng import as_generator
+from lpp.inference import Observed
+from lpp._validation import (
+    count_array,
+    non_negative_float,
+    non_negative_int,
+    observed_mask,
+    positive_int,
+)
+from lpp.inference.privacy import noise_levels
+from lpp.vi.adapters import TopicVI, VariationalModel, variational_model
+from lpp.vi.engines import SparseTopicCounts, dense_count_step
+from lpp.vi.gamma import GammaFactor
+from lpp.vi.paper import PAPER_MAX_ITER, PAPER_TOL, paper_entries_step
+
+METHODS = ("collapsed", "bessel-mode", "naive")
+DEFAULT_TOL = 1e-4
+DEFAULT_MAX_ITER = 500
+#: EM-like sweeps of the default start, and the shape of the Gamma factors centred on it
+DEFAULT_EM_SWEEPS = 200
+START_CONCENTRATION = 100.0
+
+
+@dataclass
+class VIResult:
+    """A variational fit.
+
+    Attributes
+    ----------
+    method : str
+        ``"collapsed"``, ``"bessel-mode"``, ``"naive"`` or ``"nonprivate"``.
+    model : dict
+        The model's hyperparameters.
+    q : dict of GammaFactor
+        The latents' Gamma factors (``q[name].shape``, ``q[name].rate``).
+    mu_hat : ndarray
+        ``E_q[mu]``, the rates at the variational means.
+    objective : ndarray
+        The tracked objective per iteration (the exact bound for the collapsed, naive and
+        non-private methods; the paper's surrogate for ``"bessel-mode"``).
+    iterations : int
+    iter_seconds : ndarray
+        Wall time of each iteration.
+    seconds : float
+        Total wall time (set-up and start included).
+    start_seconds : float
+        Wall time of the start (the EM-like sweeps).
+    converged : bool
+    interrupted : bool
+    seed : int
+        The integer seed of the random start (replays the fit).
+    tol, max_iter : float, int
+    engine : str
+        ``"sparse"`` or ``"dense"``.
+    extra : dict
+        Method-specific final state (the paper's Bessel modes and noise-rate shapes).
+    """
+
+    method: str
+    model: dict
+    q: dict
+    mu_hat: np.ndarray
+    objective: np.ndarray
+    iterations: int
+    iter_seconds: np.ndarray
+    seconds: float
+    converged: bool
+    interrupted: bool
+    seed: int
+    tol: float
+    max_iter: int
+    engine: str
+    start_seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def means(self) -> dict:
+        """``E_q`` of every latent array."""
+        return {name: f.mean for name, f in self.q.items()}
+
+    def to_init(self, rng=None) -> dict:
+        """Start values for :func:`lpp.inference.fit_private` (``init=``).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator, int or None
+            ``None`` gives the variational means; otherwise one draw of every latent from ``q``
+            (near the means: the factors are concentrated where the data are informative).
+
+        Returns
+        -------
+        dict of ndarray
+        """
+        if rng is None:
+            return self.means()
+        gen = as_generator(rng)
+        return {name: f.sample(gen) for name, f in self.q.items()}
+
+
+def _seed_of(rng) -> int:
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        as_generator(rng)  # validates
+        return int(rng)
+    return int(as_generator(rng).integers(0, 2**63 - 1))
+
+
+def _prepare(model, shape, mask):
+    adapter = variational_model(model)
+    adapter.model.check_shape(shape)
+    observed = observed_mask(mask, shape)
+    never = adapter.model.always_missing(shape)
+    if never is not None:
+        observed = observed & ~never
+    obs = Observed(observed)
+    adapter.model.check_observed(obs)
+    return adapter, obs
+
+
+def _em_start(engine, adapter, shape, seed, sweeps):
+    """Gamma factors (shape ``START_CONCENTRATION``) centred on ``sweeps`` EM-like sweeps
+    from a prior draw.
+
+    CAVI converges to a local optimum that depends on its start. On dense data a random
+    start leaves the components exchangeable for tens of iterations and ends in a poor
+    optimum; point-value sweeps from a sparse prior draw (the Gamma(a0 < 1) prior puts most
+    of each factor's mass near zero) separate the components at once, and CAVI from there
+    reaches a far higher bound (measured in ``bench/vi.py``).
+    """
+    point = adapter.model.sample_prior(shape, seed)
+    for _ in range(sweeps):
+        point = engine.expectation_sweep(point)
+    return {n: GammaFactor(np.full(x.shape, START_CONCENTRATION), START_CONCENTRATION / x)
+            for n, x in point.items()}
+
+
+def _init_q(adapter, shape, counts, obs, seed, init, start_engine=None, em_sweeps=0):
+    if init is None and start_engine is not None and em_sweeps > 0:
+        return _em_start(start_engine, adapter, shape, seed, em_sweeps)
+    if init is not None:
+        if not isinstance(init, dict) or not all(isinstance(v, GammaFactor)
+                                                 for v in init.values()):
+            raise TypeError("init must be a dict of GammaFactor (e.g. a previous result's q)")
+        expected = adapter.model.latent_shapes(shape)
+        if set(init) != set(expected) or any(init[n].shape.shape != s
+                                             for n, s in expected.items()):
+            raise ValueError(f"init must hold factors of shapes {expected}")
+        return dict(init)
+    return adapter.init_factors(counts, obs, np.random.default_rng(seed))
+
+
+class _CollapsedEngine:
+    """One collapsed (or non-private) CAVI iteration: the count step, bound, Gamma updates."""
+
+    def __init__(self, adapter: VariationalModel, counts, alpha_full, obs: Observed,
+                 private: bool, sparse):
+        self.adapter, self.obs, self.private = adapter, obs, private
+        self.counts = counts
+        self.alpha = alpha_full if private else np.full(counts.shape, 0.5)
+        per_row = None
+        if isinstance(adapter, TopicVI) and sparse is not False:
+            if not private:
+                per_row = np.zeros(counts.shape[0])
+            elif np.all(self.alpha.min(axis=1) == self.alpha.max(axis=1)):
+                per_row = self.alpha[:, 0].copy()
+        if sparse is True and per_row is None:
+            raise ValueError("the sparse engine needs the topic model with alpha constant "
+                             "within rows")
+        self.sparse = (SparseTopicCounts(counts, per_row, obs.is_observed, private)
+                       if per_row is not None else None)
+        self.name = "sparse" if self.sparse is not None else "dense"
+
+    def bound_and_stats(self, q):
+        """``(bound at q with q(y) optimal, allocation statistics)``."""
+        g = self.adapter.geometric(q)
+        if self.sparse is not None:
+            doc_topic, topic_word, entries = self.sparse.step(g["theta"], g["phi"])
+            stats = {"theta": doc_topic, "phi": topic_word}
+            e_theta, e_phi = q["theta"].mean, q["phi"].mean
+            mu_sum = float(e_theta.sum(axis=0) @ e_phi.sum(axis=1))
+            if not self.obs.complete:
+                mu_sum -= self.sparse.missing_sums(e_theta, e_phi)[2]
+        else:
+            g_rate = self.adapter.geometric_rate(g)
+            r, entries = dense_count_step(self.counts, self.alpha, g_rate, self.obs.is_observed,
+                                          self.private)
+            stats = self.adapter.allocation_stats(g, r, self.obs)
+            mu_sum = self.adapter.observed_mean_sum(q, self.obs)
+        return entries - mu_sum + self.adapter.prior_term(q), stats
+
+    def iterate(self, q):
+        bound, stats = self.bound_and_stats(q)
+        return bound, self.adapter.update(q, stats, self.obs), {}
+
+    def expectation_sweep(self, point: dict) -> dict:
+        """One EM-like sweep on point values of the latents: the count step and allocation
+        with ``G`` replaced by the latents themselves (``E[y | y_tilde, mu]`` for private
+        data), then each latent set to the mean of its Gamma conditional."""
+        as_q = {n: GammaFactor(x, np.ones_like(x)) for n, x in point.items()}
+        if self.sparse is not None:
+            doc_topic, topic_word, _ = self.sparse.step(point["theta"], point["phi"])
+            stats = {"theta": doc_topic, "phi": topic_word}
+        else:
+            r, _ = dense_count_step(self.counts, self.alpha, self.adapter.model.rate(point),
+                                    self.obs.is_observed, self.private)
+            stats = self.adapter.allocation_stats(point, r, self.obs)
+        return {n: f.mean for n, f in self.adapter.update(as_q, stats, self.obs).items()}
+
+
+class _PaperEngine:
+    """One iteration of the paper's CAVI (dense, any adapter)."""
+
+    name = "dense"
+
+    def __init__(self, adapter, y_tilde, alpha_full, obs: Observed):
+        self.adapter, self.obs, self.y_tilde = adapter, obs, y_tilde
+        self.lam_rate = 1.0 / alpha_full
+        # q(lam±) start at the prior's shape 1 with the rate the updates give (1 / alpha)
+        self.lp_shape = np.ones(y_tilde.shape)
+        self.lm_shape = np.ones(y_tilde.shape)
+        self.mode = np.zeros(y_tilde.shape, dtype=np.int64)
+
+    def iterate(self, q):
+        adapter = self.adapter
+        e_mu, v_mu = adapter.rate_moments(q)
+        g = adapter.geometric(q)
+        g_rate = adapter.geometric_rate(g)
+        r, lp, lm, mode, ey_log_g = paper_entries_step(
+            self.y_tilde, self.obs.is_observed, e_mu, v_mu, g_rate, self.lp_shape, self.lm_shape,
+            self.lam_rate)
+        mu_sum = float(e_mu.sum() if self.obs.complete else e_mu[self.obs.is_observed].sum())
+        objective = ey_log_g - mu_sum + adapter.prior_term(q)
+        stats = adapter.allocation_stats(g, r, self.obs)
+        new_q = adapter.update(q, stats, self.obs)
+        self.lp_shape, self.lm_shape, self.mode = lp, lm, mode
+        return objective, new_q, {}
+
+    def extra(self):
+        return {"bessel_mode": self.mode, "lam_plus_shape": self.lp_shape,
+                "lam_minus_shape": self.lm_shape, "lam_rate": self.lam_rate}
+
+
+def _run(engine, q, *, method, adapter, tol, max_iter, progress, seed, start, stop_rule):
+    objective, times = [], []
+    converged = interrupted = False
+    bar = tqdm(total=max_iter, desc=f"VI ({method})", disable=not progress, leave=False)
+    try:
+        for it in range(max_iter):
+            t0 = time.perf_counter()
+            value, new_q, _ = engine.iterate(q)
+            times.append(time.perf_counter() - t0)
+            objective.append(value)
+            bar.update(1)
+            bar.set_postfix(objective=f"{value:.6g}")
+            if it > 0 and stop_rule(objective[-2], value, tol):
+                converged = True
+            q = new_q  # the update never lowers the bound: q is at least as good as recorded
+            if converged:
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        bar.close()
+    extra = engine.extra() if hasattr(engine, "extra") else {}
+    return VIResult(method=method, model=adapter.model.params(), q=q,
+                    mu_hat=adapter.mean_rate(q), objective=np.array(objective),
+                    iterations=len(objective), iter_seconds=np.array(times),
+                    seconds=time.perf_counter() - start, converged=converged,
+                    interrupted=interrupted, seed=seed, tol=tol, max_iter=max_iter,
+                    engine=engine.name, extra=extra)
+
+
+def _relative_change(old, new, tol):
+    return abs(new - old) <= tol * abs(new)
+
+
+def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_iter=None,
+                    tol=None, rng=None, mask=None, progress: bool = False, init=None,
+                    em_sweeps: int = DEFAULT_EM_SWEEPS, sparse=None) -> VIResult:
+    """Coordinate-ascent variational inference from privatized counts.
+
+    Parameters
+    ----------
+    y_tilde : array_like of int
+        Privatized counts (may be negative), shaped as the model expects.
+    alpha : float or array_like
+        The mechanism's noise level(s) in (0, 1), broadcastable to ``y_tilde``.
+    model : TopicModel, CommunityModel, CPTensorModel or VariationalModel
+        The model (its priors ``a0``, ``b0`` and number of components).
+    method : {"collapsed", "bessel-mode", "naive"}
+        See the module notes.
+    max_iter : int, optional
+        Iteration cap (500; 200 for ``"bessel-mode"``, the authors' cap).
+    tol : float, optional
+        Relative change of the objective that stops the fit (1e-4 for every
+        method).
+    rng : numpy.random.Generator, int or None
+        Randomness of the start (recorded as ``seed``).
+    mask : bool array, optional
+        True marks a missing entry (no likelihood).
+    progress : bool
+        Show a progress bar.
+    init : dict of GammaFactor, optional
+        Start from these factors (e.g. a previous result's ``q``).
+    em_sweeps : int
+        Without ``init``: EM-like sweeps (point values, the collapsed count step) from a prior
+        draw, on which the factors are centred (default 200; the same start for every
+        method, on the data the method sees). 0 gives a random start near the data's scale
+        (topics: word rates from random data rows).
+    sparse : bool or None
+        Topic model only: force (True) or forbid (False) the sparse engine; None chooses.
+
+    Returns
+    -------
+    VIResult
+
+    Raises
+    ------
+    ValueError
+        Bad counts, ``alpha`` outside (0, 1) or of the wrong shape, a mask of the wrong shape,
+        an unknown method, ``max_iter < 1`` or ``tol < 0``.
+    TypeError
+        Non-integer counts, a model without an adapter, arguments of the wrong type.
+    """
+    start = time.perf_counter()
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    y_tilde = count_array(y_tilde, "y_tilde", signed=True)
+    alpha_full = noise_levels(alpha, y_tilde.shape).full()
+    adapter, obs = _prepare(model, y_tilde.shape, mask)
+    paper = method == "bessel-mode"
+    if max_iter is None:
+        max_iter = PAPER_MAX_ITER if paper else DEFAULT_MAX_ITER
+    max_iter = positive_int(max_iter, "max_iter")
+    tol = non_negative_float(tol if tol is not None else (PAPER_TOL if paper else DEFAULT_TOL),
+                             "tol")
+    em_sweeps = non_negative_int(em_sweeps, "em_sweeps")
+    seed = _seed_of(rng)
+    if method == "naive":
+        collapsed = _CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
+    else:
+        collapsed = _CollapsedEngine(adapter, y_tilde, alpha_full, obs, True, sparse)
+    t0 = time.perf_counter()
+    q = _init_q(adapter, y_tilde.shape, y_tilde, obs, seed, init, collapsed, em_sweeps)
+    start_seconds = time.perf_counter() - t0
+    engine = _PaperEngine(adapter, y_tilde, alpha_full, obs) if paper else collapsed
+    res = _run(engine, q, method=method, adapter=adapter, tol=tol, max_iter=max_iter,
+               progress=progress, seed=seed, start=start, stop_rule=_relative_change)
+    res.start_seconds = start_seconds
+    return res
+
+
+def fit_variational_nonprivate(y, model, *, max_iter=None, tol=None, rng=None, mask=None,
+                               progress: bool = False, init=None,
+                               em_sweeps: int = DEFAULT_EM_SWEEPS, sparse=None) -> VIResult:
+    """Standard CAVI for Poisson factorization of true counts ``y`` (the reference method).
+
+    Parameters and returns as :func:`fit_variational` (no ``alpha``, no ``method``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`fit_variational`; negative counts are a ValueError.
+    """
+    start = time.perf_counter()
+    y = count_array(y, "y", signed=False)
+    adapter, obs = _prepare(model, y.shape, mask)
+    max_iter = positive_int(max_iter if max_iter is not None else DEFAULT_MAX_ITER, "max_iter")
+    tol = non_negative_float(tol if tol is not None else DEFAULT_TOL, "tol")
+    em_sweeps = non_negative_int(em_sweeps, "em_sweeps")
+    seed = _seed_of(rng)
+    engine = _CollapsedEngine(adapter, y, None, obs, False, sparse)
+    t0 = time.perf_counter()
+    q = _init_q(adapter, y.shape, y, obs, seed, init, engine, em_sweeps)
+    start_seconds = time.perf_counter() - t0
+    res = _run(engine, q, method="nonprivate", adapter=adapter, tol=tol, max_iter=max_iter,
+               progress=progress, seed=seed, start=start, stop_rule=_relative_change)
+    res.start_seconds = start_seconds
+    return res
+
+
+def collapsed_bound(y_tilde, alpha, model, q: dict, *, mask=None, sparse=None) -> float:
+    """The exact evidence lower bound of the collapsed model at the Gamma factors ``q``.
+
+    ``q(y)`` is set to its optimum given ``q``, so this is the best bound any method's Gamma
+    factors reach; it lets fits by different methods be compared on one scale.
+
+    Parameters
+    ----------
+    y_tilde, alpha, model, mask, sparse
+        As :func:`fit_variational`.
+    q : dict of GammaFactor
+        The latents' factors (e.g. ``result.q``).
+
+    Returns
+    -------
+    float
+        A lower bound on ``log p(y_tilde)``.
+    """
+    y_tilde = count_array(y_tilde, "y_tilde", signed=True)
+    alpha_full = noise_levels(alpha, y_tilde.shape).full()
+    adapter, obs = _prepare(model, y_tilde.shape, mask)
+    engine = _CollapsedEngine(adapter, y_tilde, alpha_full, obs, True, sparse)
+    return engine.bound_and_stats(q)[0]

@@ -1,0 +1,194 @@
+"""The count step of the collapsed CAVI: ``q(y)`` for every entry, ``r = E[y] / G`` and the
+entries' part of the bound.
+
+* :func:`dense_count_step` — any model: every entry visited (compiled, blocks of
+  :data:`BLOCK` entries in parallel; each block's partial sum is formed on one thread and the
+  blocks are added in order, so the result does not depend on the number of threads).
+* :class:`SparseTopicCounts` — the topic model: only the positive (and missing) entries are
+  visited; on the others ``q(y) = Pois(alpha G)``, so their expected allocations
+  ``alpha G_dk`` are summed per row and per column from ``sum_v G_phi[k, v]`` and
+  ``sum_d alpha_d G_theta[d, k]``, minus the visited entries' share. A sweep costs
+  ``O(positive entries x K + (D + V) x K)``. Rows (then columns, through a fixed permutation)
+  are processed in parallel, each by one thread in a fixed order.
+
+The entries' part of the bound is ``sum_obs [log Z_i + log((1 - a)/(1 + a)) - E mu_i]``
+(private) or ``sum_obs [y_i log G_i - log y_i! - E mu_i]`` (true counts); the ``E mu`` part is
+left to the caller (it is a sum of products of means).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from lpp.vi.counts import count_factor_nb
+
+#: entries per block of the dense kernel
+BLOCK = 8192
+
+
+@njit(parallel=True)
+def _dense_kernel(yt, alpha, g, observed, private, r, block_sums):
+    n = yt.size
+    for b in prange(block_sums.size):
+        acc = 0.0
+        for e in range(b * BLOCK, min(n, (b + 1) * BLOCK)):
+            if not observed[e]:
+                r[e] = 0.0
+                continue
+            ge = g[e]
+            if private:
+                a = alpha[e]
+                log_z, mean = count_factor_nb(yt[e], a, ge)
+                acc += log_z + math.log((1.0 - a) / (1.0 + a))
+            else:
+                mean = float(yt[e])
+                if yt[e] > 0:
+                    lg = math.log(ge) if ge > 0.0 else -math.inf
+                    acc += yt[e] * lg - math.lgamma(yt[e] + 1.0)
+            r[e] = mean / ge if mean > 0.0 and ge > 0.0 else 0.0
+        block_sums[b] = acc
+
+
+def dense_count_step(y, alpha, g, observed, private: bool):
+    """``(r, entries' bound without -E mu)`` for data-shaped ``y`` (privatized if ``private``,
+    else true counts), ``alpha`` (full shape, ignored unless private), ``g`` (geometric rates)
+    and the bool ``observed`` array."""
+    n = y.size
+    r = np.empty(y.shape)
+    sums = np.zeros((n + BLOCK - 1) // BLOCK)
+    _dense_kernel(y.reshape(-1), alpha.reshape(-1), np.ascontiguousarray(g).reshape(-1),
+                  observed.reshape(-1), private, r.reshape(-1), sums)
+    return r, float(sums.sum())
+
+
+class SparseTopicCounts:
+    """Positive and missing entries of a D x V matrix, by row (CSR) and by column.
+
+    Parameters
+    ----------
+    y : int64 array (D, V)
+        Privatized counts (``private``) or true counts.
+    alpha_rows : float array (D,)
+        Noise level per row (ignored unless ``private``).
+    observed : bool array (D, V)
+        True where the entry carries likelihood.
+    private : bool
+    """
+
+    def __init__(self, y, alpha_rows, observed, private: bool):
+        self.shape = y.shape
+        self.private = bool(private)
+        special = (y > 0) | ~observed
+        rows, cols = np.nonzero(special)  # row-major: CSR order
+        self.indptr = np.zeros(y.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=y.shape[0]), out=self.indptr[1:])
+        self.cols = cols.astype(np.int64)
+        self.rows = rows.astype(np.int64)
+        self.values = y[rows, cols].astype(np.int64)
+        self.missing = ~observed[rows, cols]
+        order = np.lexsort((rows, cols))  # by column, rows ascending within a column
+        self.col_order = order.astype(np.int64)
+        self.col_ptr = np.zeros(y.shape[1] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols, minlength=y.shape[1]), out=self.col_ptr[1:])
+        self.alpha_rows = np.ascontiguousarray(alpha_rows, dtype=np.float64)
+        nonpos = observed & (y <= 0)
+        if self.private:
+            # constant part of the aggregated log Z: -log(alpha_d) sum of y_tilde <= 0
+            const = -np.log(self.alpha_rows) * np.where(nonpos, y, 0).sum(axis=1)
+            const += (np.log((1 - self.alpha_rows) / (1 + self.alpha_rows))
+                      * observed.sum(axis=1))
+            self.row_constant = np.ascontiguousarray(const, dtype=np.float64)
+        else:
+            self.row_constant = np.zeros(y.shape[0])
+        self.n_special = int(self.values.size)
+
+    def step(self, g_theta, g_phi):
+        """``(doc_topic, topic_word, entries' bound without -E mu)`` for the geometric factors
+        ``g_theta`` (D x K) and ``g_phi`` (K x V)."""
+        g_theta = np.ascontiguousarray(g_theta)
+        g_phi_t = np.ascontiguousarray(g_phi.T)
+        alpha = self.alpha_rows if self.private else np.zeros(self.shape[0])
+        col_total = g_phi_t.sum(axis=0)                     # K: sum_v G_phi[k, v]
+        weighted = (alpha[:, None] * g_theta).sum(axis=0)   # K: sum_d alpha_d G_theta[d, k]
+        w = np.empty(self.n_special)
+        doc_topic = np.empty_like(g_theta)
+        row_bound = np.empty(self.shape[0])
+        _rows_kernel(self.indptr, self.cols, self.values, self.missing, alpha, self.private,
+                     g_theta, g_phi_t, col_total, w, doc_topic, row_bound)
+        word_topic = np.empty_like(g_phi_t)
+        _cols_kernel(self.col_ptr, self.col_order, self.rows, w, g_theta, g_phi_t, weighted,
+                     word_topic)
+        bound = float((row_bound + self.row_constant).sum())
+        return doc_topic, np.ascontiguousarray(word_topic.T), bound
+
+    def missing_sums(self, e_theta, e_phi):
+        """``(sum over missing v of E phi[:, v] per row (D x K), sum over missing d of
+        E theta[d] per column (V x K), sum over missing entries of E mu)``."""
+        e_phi_t = np.ascontiguousarray(e_phi.T)
+        by_row = np.zeros_like(e_theta)
+        by_col = np.zeros_like(e_phi_t)
+        idx = np.flatnonzero(self.missing)
+        if idx.size:
+            r, c = self.rows[idx], self.cols[idx]
+            np.add.at(by_row, r, e_phi_t[c])
+            np.add.at(by_col, c, e_theta[r])
+            mu = float(np.einsum("ek,ek->", e_theta[r], e_phi_t[c]))
+        else:
+            mu = 0.0
+        return by_row, by_col, mu
+
+
+@njit(parallel=True)
+def _rows_kernel(indptr, cols, values, missing, alpha, private, g_theta, g_phi_t, col_total,
+                 w, doc_topic, row_bound):
+    n_rows, k = g_theta.shape
+    for d in prange(n_rows):
+        a = alpha[d]
+        gt = g_theta[d]
+        acc = np.zeros(k)
+        special_g = 0.0
+        bound = 0.0
+        for e in range(indptr[d], indptr[d + 1]):
+            gp = g_phi_t[cols[e]]
+            ge = 0.0
+            for kk in range(k):
+                ge += gt[kk] * gp[kk]
+            special_g += ge
+            if missing[e]:
+                we = -a
+            elif private:
+                log_z, mean = count_factor_nb(values[e], a, ge)
+                bound += log_z
+                we = mean / ge - a if ge > 0.0 else -a
+            elif ge > 0.0:
+                bound += values[e] * math.log(ge) - math.lgamma(values[e] + 1.0)
+                we = values[e] / ge
+            else:  # a zero rate under a positive count: the bound is -inf
+                bound = -math.inf
+                we = 0.0
+            w[e] = we
+            for kk in range(k):
+                acc[kk] += we * gp[kk]
+        row_g = 0.0
+        for kk in range(k):
+            row_g += gt[kk] * col_total[kk]
+            doc_topic[d, kk] = gt[kk] * (a * col_total[kk] + acc[kk])
+        # non-positive observed entries: log Z = -y_tilde log a (in row_constant) + a G
+        row_bound[d] = bound + a * (row_g - special_g)
+
+
+@njit(parallel=True)
+def _cols_kernel(col_ptr, col_order, rows, w, g_theta, g_phi_t, weighted, word_topic):
+    n_cols, k = g_phi_t.shape
+    for v in prange(n_cols):
+        acc = weighted.copy()
+        for p in range(col_ptr[v], col_ptr[v + 1]):
+            e = col_order[p]
+            we = w[e]
+            gt = g_theta[rows[e]]
+            for kk in range(k):
+                acc[kk] += we * gt[kk]
+        for kk in range(k):
+            word_topic[v, kk] = g_phi_t[v, kk] * acc[kk]
