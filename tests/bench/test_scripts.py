@@ -14,6 +14,7 @@ SCRIPTS = {
     "sweep": lambda m: m.main(["numpy", "scaling", "--quick"]),
     "accuracy": lambda m: m.main(["long", "curve", "truth", "--quick"]),
     "tables": lambda m: m.main(),
+    "npmi_anomaly": lambda m: m.main(["--quick"]),
 }
 
 
