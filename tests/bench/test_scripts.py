@@ -15,6 +15,7 @@ SCRIPTS = {
     "accuracy": lambda m: m.main(["long", "curve", "truth", "--quick"]),
     "tables": lambda m: m.main(),
     "npmi_anomaly": lambda m: m.main(["--quick"]),
+    "convergence": lambda m: m.main(["--quick"]),
 }
 
 
