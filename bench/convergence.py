@@ -21,7 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from bench import RESULTS, machine, write_results

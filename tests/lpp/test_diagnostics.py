@@ -2,18 +2,15 @@
 disagree and passes chains that agree; trace figure; bad input."""
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.figure
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from lpp import diagnostics  # noqa: E402
-from lpp.fits import SavedFit, load_fit, save_fit  # noqa: E402
-from lpp.inference import TopicModel, fit_nonprivate  # noqa: E402
-from lpp.simulate import make_topics  # noqa: E402
+from lpp import diagnostics
+from lpp.fits import SavedFit, load_fit, save_fit
+from lpp.inference import TopicModel, fit_nonprivate
+from lpp.simulate import make_topics
 
 N_ITER, BURN_IN, THIN = 14, 4, 2
 
