@@ -11,6 +11,8 @@ counts (``data/prepared/topics``) under each suspect, one column each:
   D = 10,000 and to every eligible email (needs ``data/raw``; skipped when absent);
 - ``mean-phi``: the top words of the posterior mean of ``phi`` instead of the paper's average
   of per-sample scores;
+- ``--nonprivate-seeds 2 3``: the non-private chain rerun with other seeds at the pipeline's
+  settings (one row each, with the chain's mean log joint), to see its seed-to-seed spread;
 - ``never``: the share of top-word pairs that never co-occur in the fitted documents, and
   ``log10 DF``: the mean log10 document frequency of the top words.
 
@@ -80,7 +82,7 @@ def analyse(fits: dict, references: dict) -> dict:
     for name in sorted(fits):
         scores, t_npmi, t_df = sample_scores(fits[name], references)
         groups.setdefault(group_of(name), []).append(scores)
-        kind = "nonprivate" if name == "nonprivate" else name.split("_")[0]
+        kind = "nonprivate" if name.startswith("nonprivate") else name.split("_")[0]
         pooled.setdefault(kind, ([], []))
         pooled[kind][0].append(t_npmi)
         pooled[kind][1].append(t_df)
@@ -123,6 +125,23 @@ def load_fits(folder: Path) -> dict:
     if not fits:
         raise FileNotFoundError(f"no fit under {folder}")
     return fits
+
+
+def refit_nonprivate(counts, seeds, fits: dict, log_joints: dict) -> None:
+    """Rerun the non-private chain with other seeds at the pipeline's settings (params.yaml),
+    adding ``"nonprivate seed s"`` to ``fits`` and its mean log joint to ``log_joints``."""
+    import yaml
+
+    from lpp.inference import fit_nonprivate
+
+    settings = yaml.safe_load((ROOT / "params.yaml").read_text())["topics"]
+    y = counts.counts.toarray()
+    for seed in seeds:
+        fit = fit_nonprivate(y, "topics", n_components=settings["K"], n_iter=settings["n_iter"],
+                             burn_in=settings["burn_in"], thin=settings["thin"], rng=seed,
+                             progress=False)
+        fits[f"nonprivate seed {seed}"] = fit.samples["phi"]
+        log_joints[f"nonprivate seed {seed}"] = float(fit.log_joint.mean())
 
 
 def extended_references(counts, raw: Path, sizes) -> dict:
@@ -181,8 +200,11 @@ def main(argv=()) -> dict:
     parser.add_argument("--counts", type=Path, default=ROOT / "data/prepared/topics")
     parser.add_argument("--raw", type=Path,
                         default=ROOT / "data/raw/enron/enron_emails_subset.csv.gz")
+    parser.add_argument("--nonprivate-seeds", type=int, nargs="*", default=[],
+                        help="rerun the non-private chain with these seeds too")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(list(argv))
+    log_joints = {}
     if args.quick:
         fits, references = quick_inputs()
     else:
@@ -196,7 +218,15 @@ def main(argv=()) -> dict:
         else:
             print(f"({args.raw} is absent: no larger reference corpus)")
         fits = load_fits(args.fits)
+        if args.nonprivate_seeds:
+            from lpp.fits import load_fit
+
+            log_joints["nonprivate"] = float(load_fit(args.fits / "nonprivate").log_joint.mean())
+            refit_nonprivate(counts, args.nonprivate_seeds, fits, log_joints)
     result = analyse(fits, references)
+    result["mean_log_joint"] = log_joints
+    for name, value in log_joints.items():
+        print(f"{name}: mean log joint {value:.0f}")
     print_report(result)
     if not args.quick:
         result["inputs"] = {"fits": str(args.fits), "counts": str(args.counts),
