@@ -15,6 +15,8 @@ SCRIPTS = {
     "accuracy": lambda m: m.main(["long", "curve", "truth", "--quick"]),
     "tables": lambda m: m.main(),
     "vi": lambda m: m.main(["--quick"]),
+    "npmi_anomaly": lambda m: m.main(["--quick"]),
+    "convergence": lambda m: m.main(["--quick"]),
 }
 
 

@@ -1,0 +1,329 @@
+"""Convergence diagnostics of Gibbs chains with ArviZ: InferenceData, R-hat, ESS, trace plots.
+
+Several chains of the same model on the same data (different seeds) are exported to
+``arviz.InferenceData``, so that the field's standard diagnostics apply unchanged: split
+R-hat (Vehtari et al. 2021) and the bulk and tail effective sample sizes.
+
+Only quantities that do not depend on how the components are labelled are exported: a
+topic or community model is invariant to permuting its components, so chains that land on
+the same mode with their components in another order must still agree. The exported
+quantities, one value per saved sample, are
+
+``log_joint``
+    ``log p(Z, y, y_tilde)`` (``log p(Z, y)`` without a noise model) as the sampler recorded it;
+``total_rate``
+    ``sum mu`` over all entries (the diagonal of a network is 0 by construction);
+``mu``
+    the rates ``mu`` of a few fixed entries (``entry`` dimension, labelled ``"i,j"``).
+
+``sample_stats`` holds the log joint again under ArviZ's name ``lp``. The ``draw``
+coordinate is the 1-based sweep of each saved sample.
+
+ArviZ is imported lazily (importing it costs about a second), so ``import lpp`` does not pay
+for it.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from lpp.fits import SavedFit
+from lpp.inference import FitResult, make_model
+
+__all__ = ["rate_samples", "chain_quantities", "default_entries", "to_inference_data",
+           "convergence_summary", "plot_traces"]
+
+#: the exported quantities with their per-sample dimensions
+QUANTITIES = ("log_joint", "total_rate", "mu")
+
+
+def _arviz():
+    with warnings.catch_warnings():
+        # arviz announces its coming refactor once a day with a FutureWarning at import
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz
+    return arviz
+
+
+def _check_fit(fit) -> None:
+    if not isinstance(fit, (FitResult, SavedFit)):
+        raise TypeError(f"a fit must be an lpp.inference.FitResult or lpp.fits.SavedFit; "
+                        f"got {type(fit).__name__}")
+    if np.size(fit.log_joint) == 0:
+        raise ValueError("the fit saved no sample: nothing to diagnose")
+    if not fit.samples:
+        raise ValueError("the fit saved no latents (save_latents=False): its rates are unknown")
+
+
+def _model_of(fit):
+    params = dict(fit.model if isinstance(fit, FitResult) else fit.meta["model"])
+    return make_model(params.pop("model"), **params)
+
+
+def _state(fit, s: int) -> dict:
+    return {name: draws[s] for name, draws in fit.samples.items() if name != "y"}
+
+
+def rate_samples(fit) -> Iterator[np.ndarray]:
+    """The Poisson rates ``mu`` of each saved sample, one data-shaped array at a time.
+
+    Parameters
+    ----------
+    fit : lpp.inference.FitResult or lpp.fits.SavedFit
+        A fit that saved its latents.
+
+    Yields
+    ------
+    ndarray of float64
+        ``model.rate(state_s)`` for each saved sample ``s`` in order; pass the iterator to
+        :func:`lpp.metrics.predictive_log_likelihood`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an object that is not a fit, or a fit without saved samples or latents.
+    """
+    _check_fit(fit)
+    model = _model_of(fit)
+    for s in range(np.size(fit.log_joint)):
+        yield model.rate(_state(fit, s))
+
+
+def _entry_rates(model, state, entries: np.ndarray) -> tuple[float, np.ndarray]:
+    """Total rate and the rates at ``entries`` (n x ndim), without the full rate when the model
+    factors as theta @ phi (a 10,000 x 10,000 rate matrix is 800 MB)."""
+    if "row_column_factors" in model.capabilities:
+        theta, phi = model.row_column_factors(state)
+        total = float(theta.sum(axis=0) @ phi.sum(axis=1))
+        picked = np.einsum("nk,kn->n", theta[entries[:, 0]], phi[:, entries[:, 1]])
+        return total, picked
+    mu = model.rate(state)
+    return float(mu.sum()), mu[tuple(entries.T)]
+
+
+def default_entries(fit, n: int = 4) -> np.ndarray:
+    """``n`` fixed entries to follow: those with the largest posterior mean rate in ``fit``.
+
+    Rates near 0 carry little information on mixing, so the largest are followed. Ties go to
+    the lower flat index. Returns an ``n x ndim`` int64 array of indices.
+    """
+    _check_fit(fit)
+    mu_hat = np.asarray(fit.mu_hat)
+    n = int(n)
+    if not (1 <= n <= mu_hat.size):
+        raise ValueError(f"n must lie in [1, {mu_hat.size}]; got {n}")
+    flat = np.argsort(-mu_hat.ravel(), kind="stable")[:n]
+    return np.stack(np.unravel_index(flat, mu_hat.shape), axis=1).astype(np.int64)
+
+
+def _as_entries(entries, shape) -> np.ndarray:
+    entries = np.asarray(entries)
+    if entries.ndim != 2 or entries.shape[1] != len(shape) or entries.shape[0] == 0:
+        raise ValueError(f"entries must be a non-empty n x {len(shape)} array of indices; "
+                         f"got shape {entries.shape}")
+    if not np.issubdtype(entries.dtype, np.integer):
+        raise TypeError(f"entries must be integer indices; got dtype {entries.dtype}")
+    if (entries < 0).any() or (entries >= np.asarray(shape)).any():
+        raise ValueError(f"entries must lie inside the data's shape {tuple(shape)}")
+    return entries.astype(np.int64)
+
+
+def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
+    """The exported quantities of one chain: ``{"log_joint": (S,), "total_rate": (S,),
+    "mu": (S, n)}`` for its ``S`` saved samples and the ``n`` given entries.
+
+    Parameters
+    ----------
+    fit : lpp.inference.FitResult or lpp.fits.SavedFit
+    entries : array_like of int
+        ``n x ndim`` indices of the followed entries (e.g. :func:`default_entries`).
+
+    Returns
+    -------
+    dict of ndarray
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad fit or entries outside the data.
+    """
+    _check_fit(fit)
+    model = _model_of(fit)
+    entries = _as_entries(entries, np.shape(fit.mu_hat))
+    n_saved = np.size(fit.log_joint)
+    total = np.empty(n_saved)
+    picked = np.empty((n_saved, entries.shape[0]))
+    for s in range(n_saved):
+        total[s], picked[s] = _entry_rates(model, _state(fit, s), entries)
+    return {"log_joint": np.asarray(fit.log_joint, dtype=np.float64).copy(),
+            "total_rate": total, "mu": picked}
+
+
+def _as_fits(fits) -> list:
+    if isinstance(fits, (FitResult, SavedFit)):
+        return [fits]
+    if not isinstance(fits, Sequence) or not fits:
+        raise TypeError("fits must be a fit or a non-empty sequence of fits (one per chain)")
+    fits = list(fits)
+    for fit in fits:
+        _check_fit(fit)
+    first = fits[0]
+    model = _model_of(first).params()
+    for c, fit in enumerate(fits[1:], start=1):
+        if _model_of(fit).params() != model:
+            raise ValueError(f"chain {c} fits another model ({_model_of(fit).params()}) than "
+                             f"chain 0 ({model})")
+        if np.shape(fit.mu_hat) != np.shape(first.mu_hat):
+            raise ValueError(f"chain {c} was fitted to data of shape {np.shape(fit.mu_hat)}; "
+                             f"chain 0 to {np.shape(first.mu_hat)}")
+        if not np.array_equal(fit.saved_iterations, first.saved_iterations):
+            raise ValueError(f"chain {c} saved other iterations than chain 0; chains must share "
+                             "n_iter, burn_in and thin")
+    return fits
+
+
+def to_inference_data(fits, *, entries=None, n_entries: int = 4):
+    """Export one or several chains (fits of one model to the same data) to InferenceData.
+
+    Parameters
+    ----------
+    fits : FitResult, SavedFit or sequence of them
+        One fit per chain, typically the same run with different seeds. They must share the
+        model, the data's shape and the saved iterations.
+    entries : array_like of int, optional
+        ``n x ndim`` indices of the entries whose rates are followed; by default the
+        ``n_entries`` largest of the first chain's posterior mean (:func:`default_entries`).
+    n_entries : int
+        How many entries to follow when ``entries`` is not given.
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``posterior`` with ``log_joint``, ``total_rate`` (chain, draw) and ``mu`` (chain, draw,
+        entry); ``sample_stats`` with ``lp`` (the log joint). The posterior's attributes record
+        the model and each chain's method and seed.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For objects that are not fits, or chains that disagree (model, shape, iterations).
+    """
+    fits = _as_fits(fits)
+    shape = np.shape(fits[0].mu_hat)
+    entries = (default_entries(fits[0], n_entries) if entries is None
+               else _as_entries(entries, shape))
+    per_chain = [chain_quantities(fit, entries) for fit in fits]
+    posterior = {name: np.stack([q[name] for q in per_chain]) for name in QUANTITIES}
+    labels = [",".join(str(int(i)) for i in e) for e in entries]
+    arviz = _arviz()
+    methods = [fit.method for fit in fits]
+    seeds = [int(fit.seed if isinstance(fit, FitResult) else fit.meta["seed"]) for fit in fits]
+    return arviz.from_dict(
+        posterior=posterior,
+        sample_stats={"lp": posterior["log_joint"].copy()},
+        coords={"draw": np.asarray(fits[0].saved_iterations, dtype=np.int64), "entry": labels},
+        dims={"mu": ["entry"]},
+        posterior_attrs={"model": str(_model_of(fits[0]).params()),
+                         "methods": ",".join(methods), "seeds": ",".join(map(str, seeds))},
+    )
+
+
+def _as_idata(data, **kwargs):
+    arviz = _arviz()
+    if isinstance(data, arviz.InferenceData):
+        return data
+    return to_inference_data(data, **kwargs)
+
+
+def convergence_summary(data, **kwargs):
+    """R-hat and bulk / tail ESS of every exported quantity, one row per scalar.
+
+    Parameters
+    ----------
+    data : arviz.InferenceData or fits
+        An InferenceData from :func:`to_inference_data`, or the fits themselves (then
+        ``kwargs`` go to :func:`to_inference_data`). R-hat needs at least 2 chains.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``r_hat``, ``ess_bulk``, ``ess_tail`` (ArviZ's rank-normalised split R-hat
+        and ESS), indexed by quantity (``mu[i,j]`` for the followed entries).
+
+    Raises
+    ------
+    ValueError
+        With fewer than 2 chains, or fewer than 4 draws per chain (split R-hat halves them).
+    """
+    idata = _as_idata(data, **kwargs)
+    posterior = idata.posterior
+    if posterior.sizes["chain"] < 2:
+        raise ValueError("R-hat compares chains: give at least 2 (fits with different seeds)")
+    if posterior.sizes["draw"] < 4:
+        raise ValueError("need at least 4 saved samples per chain for split R-hat and ESS")
+    arviz = _arviz()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return arviz.summary(idata, kind="diagnostics", var_names=list(QUANTITIES),
+                             round_to="none")[["r_hat", "ess_bulk", "ess_tail"]]
+
+
+def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None, **kwargs):
+    """Trace figure: a row per quantity, its per-chain histograms (left) and values by sweep
+    (right), one colour per chain (``mu``: one line style per followed entry).
+
+    Drawn with matplotlib directly rather than ``arviz.plot_trace``, whose 0.23 release calls
+    matplotlib API deprecated in 3.11.
+
+    Parameters
+    ----------
+    data : arviz.InferenceData or fits
+        As for :func:`convergence_summary` (one chain is enough here).
+    var_names : sequence of str
+        Which quantities to draw.
+    title : str, optional
+        The figure's title (e.g. the profile, sweeps and data set).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        For quantities that were not exported.
+    """
+    import matplotlib.pyplot as plt
+
+    var_names = list(var_names)
+    unknown = set(var_names) - set(QUANTITIES)
+    if unknown or not var_names:
+        raise ValueError(f"unknown quantities {sorted(unknown)}; choose from {QUANTITIES}")
+    posterior = _as_idata(data, **kwargs).posterior
+    sweeps = posterior["draw"].values
+    figure, axes = plt.subplots(len(var_names), 2, figsize=(10, 2.4 * len(var_names)),
+                                gridspec_kw={"width_ratios": [1, 2.5]}, squeeze=False)
+    styles = ["-", "--", ":", "-."]
+    for row, name in zip(axes, var_names):
+        values = posterior[name].values  # (chain, draw) or (chain, draw, entry)
+        values = values[..., None] if values.ndim == 2 else values
+        for c in range(values.shape[0]):
+            colour = f"C{c % 10}"
+            for e in range(values.shape[2]):
+                style = styles[e % len(styles)]
+                row[0].hist(values[c, :, e], bins="auto", histtype="step", color=colour,
+                            linestyle=style)
+                row[1].plot(sweeps, values[c, :, e], color=colour, linestyle=style, lw=0.8,
+                            label=f"chain {c}" if e == 0 else None)
+        row[0].set_title(name)
+        row[0].set_yticks([])
+        row[1].set_title(name if values.shape[2] == 1 else
+                         f"{name} at entries {', '.join(map(str, posterior['entry'].values))}")
+        row[1].set_xlabel("sweep")
+    axes[0, 1].legend(fontsize="small", loc="best")
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    return figure

@@ -1,0 +1,123 @@
+"""lpp.diagnostics: InferenceData holds exactly the saved samples; R-hat flags chains that
+disagree and passes chains that agree; trace figure; bad input."""
+from __future__ import annotations
+
+import matplotlib.figure
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from lpp import diagnostics
+from lpp.fits import SavedFit, load_fit, save_fit
+from lpp.inference import TopicModel, fit_nonprivate
+from lpp.simulate import make_topics
+
+N_ITER, BURN_IN, THIN = 14, 4, 2
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_topics(rng=4, n_docs=24, n_topics=2, n_words=10)
+
+
+@pytest.fixture(scope="module")
+def chains(corpus):
+    return [fit_nonprivate(corpus.y, "topics", n_components=2, n_iter=N_ITER, burn_in=BURN_IN,
+                           thin=THIN, rng=seed, progress=False) for seed in (11, 12)]
+
+
+def test_inference_data_holds_exactly_the_saved_samples(chains):
+    entries = np.array([[0, 0], [3, 7], [23, 9]])
+    idata = diagnostics.to_inference_data(chains, entries=entries)
+    post = idata.posterior
+    assert dict(post.sizes) == {"chain": 2, "draw": (N_ITER - BURN_IN) // THIN, "entry": 3}
+    np.testing.assert_array_equal(post["draw"].values, chains[0].saved_iterations)
+    assert list(post["entry"].values) == ["0,0", "3,7", "23,9"]
+    model = TopicModel(2)
+    for c, fit in enumerate(chains):
+        np.testing.assert_array_equal(post["log_joint"].values[c], fit.log_joint)
+        np.testing.assert_array_equal(idata.sample_stats["lp"].values[c], fit.log_joint)
+        for s in range(fit.n_saved):
+            mu = model.rate({"theta": fit.samples["theta"][s], "phi": fit.samples["phi"][s]})
+            np.testing.assert_allclose(post["mu"].values[c, s], mu[tuple(entries.T)],
+                                       rtol=1e-12)
+            assert post["total_rate"].values[c, s] == pytest.approx(mu.sum(), rel=1e-12)
+    assert post.attrs["seeds"] == "11,12" and post.attrs["methods"] == "nonprivate,nonprivate"
+
+
+def test_saved_fits_export_like_the_results(chains, tmp_path):
+    saved = [load_fit(save_fit(fit, tmp_path / f"chain{c}", data="memory"))
+             for c, fit in enumerate(chains)]
+    from_results = diagnostics.to_inference_data(chains)
+    from_saved = diagnostics.to_inference_data(saved)
+    for name in diagnostics.QUANTITIES:
+        np.testing.assert_array_equal(from_saved.posterior[name].values,
+                                      from_results.posterior[name].values)
+
+
+def test_rate_samples_are_the_model_rates(chains):
+    fit = chains[0]
+    rates = list(diagnostics.rate_samples(fit))
+    assert len(rates) == fit.n_saved
+    np.testing.assert_allclose(np.mean(rates, axis=0), fit.mu_hat, rtol=1e-12)
+
+
+def test_default_entries_are_the_largest_rates(chains):
+    entries = diagnostics.default_entries(chains[0], 3)
+    mu_hat = chains[0].mu_hat
+    picked = mu_hat[tuple(entries.T)]
+    assert np.all(np.diff(picked) <= 0) and picked[-1] >= np.sort(mu_hat.ravel())[-3]
+
+
+def _fake_chain(draws_theta, seed=0):
+    """A SavedFit of the 2 x 2 topic model with the given theta draws (phi = identity)."""
+    n = draws_theta.shape[0]
+    phi = np.broadcast_to(np.eye(2), (n, 2, 2)).copy()
+    return SavedFit(mu_hat=draws_theta.mean(axis=0), samples={"theta": draws_theta, "phi": phi},
+                    log_joint=-draws_theta.sum(axis=(1, 2)),
+                    saved_iterations=np.arange(1, n + 1), iter_seconds=np.ones(n),
+                    meta={"model": TopicModel(2).params(), "method": "fake", "seed": seed})
+
+
+def test_rhat_passes_agreeing_chains_and_flags_stuck_ones():
+    rng = np.random.default_rng(0)
+    same = [_fake_chain(rng.gamma(5.0, 1.0, size=(400, 2, 2)), c) for c in range(4)]
+    summary = diagnostics.convergence_summary(same)
+    assert list(summary.columns) == ["r_hat", "ess_bulk", "ess_tail"]
+    assert len(summary) == 2 + 4  # log_joint, total_rate and four entries
+    assert (summary["r_hat"] < 1.01).all()
+    assert (summary["ess_bulk"] > 1000).all()  # iid draws: ESS near 4 x 400
+    # one chain stuck at another level: every quantity's R-hat must flag it
+    stuck = same[:3] + [_fake_chain(rng.gamma(5.0, 1.0, size=(400, 2, 2)) + 3.0, 3)]
+    assert (diagnostics.convergence_summary(stuck)["r_hat"] > 1.1).all()
+
+
+def test_trace_figure(chains):
+    figure = diagnostics.plot_traces(chains, title="quick profile, 14 sweeps")
+    assert isinstance(figure, matplotlib.figure.Figure)
+    assert figure._suptitle.get_text() == "quick profile, 14 sweeps"
+    assert len(figure.axes) == 6  # three quantities, density and trace each
+    plt.close(figure)
+
+
+def test_bad_input(chains, corpus):
+    with pytest.raises(TypeError, match="FitResult or lpp.fits.SavedFit"):
+        diagnostics.to_inference_data([chains[0], "chain"])
+    with pytest.raises(TypeError, match="non-empty sequence"):
+        diagnostics.to_inference_data([])
+    with pytest.raises(ValueError, match="at least 2"):
+        diagnostics.convergence_summary(chains[0])
+    with pytest.raises(ValueError, match="inside the data"):
+        diagnostics.to_inference_data(chains, entries=[[0, 10]])
+    with pytest.raises(ValueError, match="n x 2"):
+        diagnostics.to_inference_data(chains, entries=[0, 1])
+    with pytest.raises(ValueError, match="unknown quantities"):
+        diagnostics.plot_traces(chains, var_names=["theta"])
+    rng = np.random.default_rng(1)
+    short = _fake_chain(rng.gamma(5.0, 1.0, size=(3, 2, 2)))
+    with pytest.raises(ValueError, match="other iterations"):
+        diagnostics.to_inference_data([_fake_chain(rng.gamma(5.0, 1.0, size=(4, 2, 2))), short])
+    other = SavedFit(**{**short.__dict__, "meta": {**short.meta,
+                                                    "model": TopicModel(3).params()}})
+    with pytest.raises(ValueError, match="another model"):
+        diagnostics.to_inference_data([short, other])
