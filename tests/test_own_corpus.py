@@ -92,7 +92,9 @@ def own_corpus_run(tmp_path_factory):
     write_mbox(repo / CORPUS / "mail.mbox")
     write_edges(repo / CORPUS / "edges.tsv")
     (repo / "params.yaml").write_text(yaml.safe_dump(tiny_params(), sort_keys=False))
-    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "DVC_NO_ANALYTICS": "1"}
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "DVC_NO_ANALYTICS": "1",
+           # the stages call `python`: the interpreter running the tests, venv or not
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     # the copy, not an installed lpp, must run: the stages start in the copy's root
     env.pop("PYTHONPATH", None)
     dvc = [sys.executable, "-m", "dvc"]
