@@ -60,7 +60,7 @@ from lpp.inference.privacy import noise_levels
 from lpp.inference.result import FitResult
 from lpp.privatized_blocks import PrivatizedBlocks
 
-__all__ = ["fit_private_distributed", "pairwise_plan", "DEFAULT_WORKERS"]
+__all__ = ["DEFAULT_WORKERS", "DistributedChain", "fit_private_distributed", "pairwise_plan"]
 
 log = logging.getLogger(__name__)
 
@@ -220,9 +220,9 @@ def _mu_hat_block(theta_samples: np.ndarray, phi_samples: np.ndarray) -> np.ndar
 
 
 def _worker_memory() -> int:
-    import psutil
+    import resource
 
-    return int(psutil.Process().memory_info().rss)
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,6 +277,9 @@ class DistributedChain:
         The base seed of every random stream.
     bytes_moved : int
         Bytes of task inputs and results that crossed between client and workers so far.
+    last_seconds : dict
+        Wall time of the last sweep's two halves: ``"blocks"`` (the workers' passes and the
+        reduction) and ``"client"`` (the latent updates on the client).
     """
 
     def __init__(self, client, data: PrivatizedBlocks, model: TopicModel, seed: int, init):
@@ -302,6 +305,7 @@ class DistributedChain:
                              f"latent arrays, got {init!r}")
         self.state, self.iteration = state, 0
         self.bytes_moved = 0
+        self.last_seconds = {}
         n_cols = self.shape[1]
         starts = [lo * n_cols for lo, _ in self.rows]
         ends = [hi * n_cols for _, hi in self.rows]
@@ -331,6 +335,7 @@ class DistributedChain:
         """One iteration; the client's point changes in one assignment at the end."""
         client = self.client
         t = self.iteration
+        start = time.perf_counter()
         theta, phi = self.state["theta"], self.state["phi"]
         privacy_seed = derive_seed(self.seed, TAG_PRIVACY)
         model_seed = derive_seed(self.seed, TAG_MODEL)
@@ -346,9 +351,12 @@ class DistributedChain:
             topic_word += c[1]
         self.bytes_moved += (theta.nbytes + phi.nbytes * len(futures) + doc_topic.nbytes
                              + topic_word.nbytes * len(futures))
+        reduced = time.perf_counter()
         state = self.model.update_step(self.state, {"doc_topic": doc_topic,
                                                     "topic_word": topic_word},
                                        self.observed, model_seed, t)
+        self.last_seconds = {"blocks": reduced - start,
+                             "client": time.perf_counter() - reduced}
         self.state, self.iteration, self._last = state, t + 1, futures  # the commit point
 
     def log_joint(self) -> float:
@@ -372,7 +380,7 @@ class DistributedChain:
         self._last = None
 
     def worker_memory(self) -> dict[str, int]:
-        """Resident bytes of each worker process now."""
+        """Peak resident bytes of each worker process so far."""
         return self.client.run(_worker_memory)
 
     def fingerprint(self) -> str:
