@@ -33,6 +33,7 @@ import os
 import sys
 import tempfile
 import time
+from itertools import pairwise
 
 import numba
 import numpy as np
@@ -54,7 +55,7 @@ def _write_blocks(y_tilde, alpha, path):
     cuts = np.linspace(0, n, N_BLOCKS + 1).astype(int)
     with PrivatizedBlockWriter(path, n_cols=v, epsilon=EPS, N=1.0, seed=0, mechanism="fast",
                                source="bench", column_ids=[str(i) for i in range(v)]) as w:
-        for lo, hi in zip(cuts[:-1], cuts[1:]):
+        for lo, hi in pairwise(cuts):
             w.write(y_tilde[lo:hi], alpha, [str(r) for r in range(lo, hi)])
 
 
@@ -182,8 +183,6 @@ def main(argv=()):
         with tempfile.TemporaryDirectory() as tmp:
             _write_blocks(y_tilde, alpha, tmp)
             del y_tilde
-            from lpp.inference import TopicModel  # noqa: F401 - warm import outside timing
-
             for workers in (1, 2):
                 r = _distributed(tmp, workers, n_warm, n_timed)
                 r.update({"D": n, "V": n, "workers": workers, "nnz": nnz,

@@ -104,7 +104,7 @@ def pairwise_plan(n_total: int, starts) -> list:
     to ``0.0`` in order gives exactly the float that the in-process log densities compute over
     the whole flat array.
     """
-    cuts = np.asarray(sorted(set(int(s) for s in starts) | {0}), dtype=np.int64)[1:]
+    cuts = np.asarray(sorted({int(s) for s in starts} | {0}), dtype=np.int64)[1:]
     return [_pairwise_tree(lo, min(LOG_DENSITY_BLOCK, n_total - lo), cuts)
             for lo in range(0, n_total, LOG_DENSITY_BLOCK)]
 
@@ -448,7 +448,7 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     data = data if isinstance(data, PrivatizedBlocks) else PrivatizedBlocks(data)
     model = make_model(model, n_components, a0, b0)
     if not isinstance(model, TopicModel):
-        raise ValueError(f"the distributed fit runs the topic model's sparse engine, not the "
+        raise TypeError(f"the distributed fit runs the topic model's sparse engine, not the "
                          f"{model.name!r} model")
     n_iter = positive_int(n_iter, "n_iter")
     burn_in = non_negative_int(burn_in, "burn_in")

@@ -3,6 +3,7 @@
 The cluster tests share one LocalCluster with 2 worker processes (module fixture); they are
 marked slow because each fresh worker process compiles the engine's kernels.
 """
+import contextlib
 import os
 
 import numpy as np
@@ -154,8 +155,8 @@ def test_interrupt_and_resume_from_checkpoint(client, corpus, tmp_path):
         if chain.iteration == 4:
             raise KeyboardInterrupt
 
-    common = dict(n_components=K, n_iter=N_ITER, burn_in=BURN_IN, rng=SEED, cluster=client,
-                  progress=False, checkpoint=ckpt)
+    common = {"n_components": K, "n_iter": N_ITER, "burn_in": BURN_IN, "rng": SEED,
+              "cluster": client, "progress": False, "checkpoint": ckpt}
     partial = fit_private_distributed(data, "topics", callback=interrupt, **common)
     assert partial.interrupted and partial.iterations_done == 4
     _assert_same_chain(partial, reference, upto=2)
@@ -174,10 +175,8 @@ def test_a_killed_worker_leaves_the_same_chain(client, corpus):
         if chain.iteration == 3 and not killed:
             victim = chain.placement[0]
             killed.append(victim)
-            try:
+            with contextlib.suppress(Exception):  # the worker dies while answering
                 client.run(os._exit, 1, workers=[victim])
-            except Exception:  # noqa: BLE001 - the worker dies while answering
-                pass
 
     result = fit_private_distributed(data, "topics", n_components=K, n_iter=N_ITER,
                                      burn_in=BURN_IN, rng=SEED, cluster=client,
