@@ -1,7 +1,9 @@
 """In-process vs distributed sweeps of the sparse topic chain, and a cost model for big corpora.
 
-``python -m bench.distributed [--quick] [--large]``: text-like data (:func:`bench.sweep.text_data`,
-K = 50, epsilon/N = 1) of D = V = 3000 (300 with ``--quick``; ``--large`` adds 10,000), written
+``python -m bench.distributed [--quick] [--large | --only-large]``: text-like data
+(:func:`bench.sweep.text_data`, K = 50, epsilon/N = 1) of D = V = 3000 (300 with ``--quick``;
+``--large`` adds 10,000; ``--only-large`` runs 10,000 and keeps the other sizes' rows of the
+results file, refitting the cost model on all of them), written
 in the row-block format (8 blocks). In one run:
 
 * the in-process sparse sweep (:class:`lpp.inference.GibbsSampler`) with 1 and 2 numba threads;
@@ -29,6 +31,7 @@ Writes ``bench/results/distributed.json`` (not with ``--quick``).
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -38,7 +41,7 @@ from itertools import pairwise
 import numba
 import numpy as np
 
-from bench import machine, write_results
+from bench import RESULTS, machine, write_results
 from bench.sweep import text_data
 
 K, EPS, SEED = 50, 1.0, 1
@@ -174,8 +177,13 @@ def main(argv=()):
     quick = "--quick" in argv
     # quick: blocks under the serial threshold, so fresh workers compile the serial kernels only
     sizes = [300] if quick else [3000] + ([10000] if "--large" in argv else [])
-    n_warm, n_timed = (1, 2) if quick else (3, 5)
     rows, in_proc = [], {}
+    if "--only-large" in argv and not quick:
+        sizes = [10000]
+        old = json.loads((RESULTS / "distributed.json").read_text())
+        rows = [r for r in old["rows"] if r["D"] not in sizes]
+        in_proc = {int(k): v for k, v in old["in_process"].items() if int(k) not in sizes}
+    n_warm, n_timed = (1, 2) if quick else (3, 5)
     for n in sizes:
         y_tilde, alpha, _, _, info = text_data(n, K, EPS)
         nnz = _layout_size(y_tilde)
