@@ -220,9 +220,13 @@ def _mu_hat_block(theta_samples: np.ndarray, phi_samples: np.ndarray) -> np.ndar
 
 
 def _worker_memory() -> int:
-    import resource
-
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across execve, so a worker spawned by a big
+    # client process would report the client's peak
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------
