@@ -14,7 +14,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 # conda-forge names that differ from PyPI names
-CONDA_TO_PYPI = {"matplotlib-base": "matplotlib", "seaborn-base": "seaborn"}
+CONDA_TO_PYPI = {"matplotlib-base": "matplotlib", "seaborn-base": "seaborn", "dask-core": "dask"}
 CONDA_ONLY = {"python", "pip"}
 PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s;#]+)\s*$")
 #: pyproject extras that requirements.txt and environment.yml install as well

@@ -75,11 +75,17 @@ class SparseLayout:
     CSR arrays: ``indptr`` (D + 1, int64), ``cols`` (int32), ``values`` (the privatized count
     for an observed positive entry, 0 for an unobserved one; int32 when the counts fit, else
     int64). ``alpha_rows`` holds one noise level per row. Built once per data set.
+
+    ``first_row`` is the global index of row 0 when the layout holds a block of a larger
+    matrix's rows: the random streams are keyed by global row, so a row block draws exactly
+    what the whole matrix would draw for those rows (the distributed sweep relies on it).
     """
 
-    def __init__(self, y_tilde: np.ndarray, observed: np.ndarray, alpha_rows: np.ndarray):
+    def __init__(self, y_tilde: np.ndarray, observed: np.ndarray, alpha_rows: np.ndarray,
+                 first_row: int = 0):
         n_rows, n_cols = y_tilde.shape
         self.shape = (n_rows, n_cols)
+        self.first_row = int(first_row)
         self.alpha_rows = np.ascontiguousarray(alpha_rows, dtype=np.float64)
         big = y_tilde.size and int(np.abs(y_tilde).max()) >= 2**31 - 1
         value_type = np.int64 if big else np.int32
@@ -102,13 +108,15 @@ class SparseLayout:
         return int(self.cols.size)
 
 
-def build_layout(y_tilde: np.ndarray, observed: np.ndarray, noise: NoiseLevels) -> SparseLayout:
-    """The :class:`SparseLayout` of a data set; ValueError when alpha is not row-constant."""
+def build_layout(y_tilde: np.ndarray, observed: np.ndarray, noise: NoiseLevels,
+                 first_row: int = 0) -> SparseLayout:
+    """The :class:`SparseLayout` of a data set (or of a row block starting at global row
+    ``first_row``); ValueError when alpha is not row-constant."""
     rows = noise.per_row()
     if rows is None:
         raise ValueError("the sparse topic sampler needs alpha constant within rows "
                          "(a scalar or shape (D, 1)); per-entry alpha uses the dense sampler")
-    return SparseLayout(y_tilde, observed, rows)
+    return SparseLayout(y_tilde, observed, rows, first_row)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,7 +204,7 @@ def _complement_sums(row_cols, lo, hi, phi_t, marker, tag, need, out):
 
 @njit
 def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
-                row_lo, row_hi, pos_y, neg_counts, residual, doc_topic, col_partial, marker):
+                first_row, row_lo, row_hi, pos_y, neg_counts, residual, doc_topic, col_partial, marker):
     n_topics = theta.shape[1]
     weights = np.empty(n_topics)
     cells = np.empty(n_topics, dtype=np.int64)
@@ -206,7 +214,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
     need = np.zeros(n_topics, dtype=np.bool_)
     last_entry = indptr[row_hi]
     for d in range(row_lo, row_hi):
-        seed_stream(seed, iteration, d)
+        seed_stream(seed, iteration, first_row + d)
         alpha = alpha_rows[d]
         lo = indptr[d]
         hi = indptr[d + 1]
@@ -255,10 +263,10 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
 
 
 def _pass1_loop(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
-                bounds, pos_y, neg_counts, residual, doc_topic, col_partials, markers):
+                first_row, bounds, pos_y, neg_counts, residual, doc_topic, col_partials, markers):
     for ch in prange(col_partials.shape[0]):
         _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
-                    bounds[ch], bounds[ch + 1], pos_y, neg_counts,
+                    first_row, bounds[ch], bounds[ch + 1], pos_y, neg_counts,
                     residual, doc_topic, col_partials[ch], markers[ch])
 
 
@@ -270,7 +278,8 @@ _pass1 = parallel_and_serial(_pass1_loop)
 # ---------------------------------------------------------------------------------------------
 
 @njit
-def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, row_lo, row_hi,
+def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row, row_lo,
+                row_hi,
                 neg_counts, residual, token_ptr, token_cols, col_partial, marker, cumulative,
                 free_cols):
     n_cols, n_topics = phi_t.shape
@@ -278,7 +287,7 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, row
         pos = token_ptr[d]
         if token_ptr[d + 1] == pos:
             continue
-        seed_stream(seed, iteration, d)
+        seed_stream(seed, iteration, first_row + d)
         tag = d + 1
         for idx in range(indptr[d], indptr[d + 1]):
             marker[cols[idx]] = tag
@@ -326,11 +335,12 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, row
                     pos += 1
 
 
-def _pass2_loop(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, bounds,
+def _pass2_loop(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row, bounds,
                 neg_counts, residual, token_ptr, token_cols, col_partials, markers, cumulative,
                 free_cols):
     for ch in prange(col_partials.shape[0]):
-        _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, bounds[ch],
+        _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row,
+                    bounds[ch],
                     bounds[ch + 1], neg_counts, residual, token_ptr,
                     token_cols, col_partials[ch], markers[ch], cumulative[ch], free_cols[ch])
 
@@ -471,7 +481,8 @@ class TopicCountsDraw:
         partials.fill(0)
         ws.markers.fill(0)
         _pass1[small](lay.indptr, lay.cols, lay.values, lay.alpha_rows, theta, phi_t, phi_sums,
-                      derive_seed(self.seed, Tag.PASS1), self.iteration, ws.bounds, pos_y,
+                      derive_seed(self.seed, Tag.PASS1), self.iteration, lay.first_row,
+                      ws.bounds, pos_y,
                       neg_counts, ws.residual, doc_topic, partials, ws.markers)
         token_ptr = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(neg_counts.sum(axis=1), out=token_ptr[1:])
@@ -479,7 +490,8 @@ class TopicCountsDraw:
         if token_cols.size:
             _alias_tables[small](phi, phi_sums, ws.prob, ws.alias)
             _pass2[small](lay.indptr, lay.cols, phi_t, phi_sums, ws.prob, ws.alias,
-                          derive_seed(self.seed, Tag.PASS2), self.iteration, ws.bounds,
+                          derive_seed(self.seed, Tag.PASS2), self.iteration, lay.first_row,
+                          ws.bounds,
                           neg_counts, ws.residual, token_ptr, token_cols, partials,
                           ws.markers, ws.cumulative, ws.free_cols)
         return pos_y, doc_topic, token_ptr, token_cols
@@ -511,8 +523,9 @@ class SparseTopicPrivacy:
 
     name = "collapsed"
 
-    def __init__(self, y_tilde: np.ndarray, noise: NoiseLevels, observed: np.ndarray):
-        self.layout = build_layout(y_tilde, observed, noise)
+    def __init__(self, y_tilde: np.ndarray, noise: NoiseLevels, observed: np.ndarray,
+                 first_row: int = 0):
+        self.layout = build_layout(y_tilde, observed, noise, first_row)
         self._workspace = None
 
     def workspace(self, n_topics: int) -> _Workspace:

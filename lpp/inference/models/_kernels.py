@@ -55,6 +55,49 @@ def rows_per_chunk(n_rows: int, chunks: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# rates of row/column factors
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def _product_rows(left, right, lo, hi, out):
+    n_inner, n_cols = right.shape
+    for d in range(lo, hi):
+        row = out[d]
+        for v in range(n_cols):
+            row[v] = 0.0
+        for k in range(n_inner):
+            weight = left[d, k]
+            for v in range(n_cols):  # vectorised across v; each entry adds over k in order
+                row[v] += weight * right[k, v]
+
+
+def _product_loop(left, right, rows_per_chunk, out):
+    n_chunks = (left.shape[0] + rows_per_chunk - 1) // rows_per_chunk
+    for ch in prange(n_chunks):
+        _product_rows(left, right, ch * rows_per_chunk,
+                      min((ch + 1) * rows_per_chunk, left.shape[0]), out)
+
+
+_product = _twins(_product_loop)
+_PRODUCT_ROWS = 16
+
+
+def product_kernel(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``left @ right`` with every entry summed over the inner index in order.
+
+    Unlike BLAS, whose rounding depends on the thread count and on where a row falls in its
+    blocking, entry ``[d, v]`` depends only on row d of ``left`` and ``right``: the same on
+    any number of threads, and the same for a block of rows as for the whole matrix (the
+    distributed sweep computes the rates of its row blocks on separate machines).
+    """
+    left = np.ascontiguousarray(left, dtype=np.float64)
+    right = np.ascontiguousarray(right, dtype=np.float64)
+    out = np.empty((left.shape[0], right.shape[1]))
+    _product[out.size < SERIAL_BELOW](left, right, _PRODUCT_ROWS, out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # Gamma draws
 # ---------------------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from lpp.inference.models._kernels import (
     add_rows_at,
     allocate_matrix_kernel,
     gamma_matrix_kernel,
+    product_kernel,
 )
 from lpp.inference.models.base import Observed, PoissonFactorization
 
@@ -50,7 +51,9 @@ class TopicModel(PoissonFactorization):
         return {"theta": (n_docs, k), "phi": (k, n_words)}
 
     def rate(self, state):
-        return state["theta"] @ state["phi"]
+        # a fixed summation order (not BLAS): the same rates on any thread count and for any
+        # row block, so saved rates and log joints replay bit for bit, in-process or distributed
+        return product_kernel(state["theta"], state["phi"])
 
     def row_column_factors(self, state):
         return state["theta"], state["phi"]

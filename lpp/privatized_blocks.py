@@ -1,0 +1,234 @@
+"""Privatized data sets split into row blocks: written block by block, read by row block.
+
+The single-file format (:mod:`lpp.privatized`) holds the whole matrix in one ``.npz``; a corpus
+of millions of documents does not fit one machine's memory. Here a directory holds
+
+``block_NNNNN.npz``
+    ``y_tilde`` of one block of consecutive rows (smallest signed integer type) and ``alpha``
+    of those rows (shape ``(rows, 1)``): each block can be privatized and written by whoever
+    holds its documents, and read by the worker that owns its rows.
+``meta.json``
+    ``format``/``format_version``, ``shape``, ``bounds`` (the D + 1 ... row boundaries, i.e.
+    block b holds rows ``bounds[b]:bounds[b + 1]``), the sha256 of every block file, the
+    mechanism's settings and the row and column ids. Written last: a directory without it is
+    an unfinished write.
+
+No process ever needs the whole matrix: :class:`PrivatizedBlockWriter` takes one block at a
+time and :class:`PrivatizedBlocks` reads one block at a time (checking its sha256). As with
+the single-file format, true counts never enter it; :func:`privatize_blocks` is the data
+owners' side, noising each block with its own stream ``[seed, block]``.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
+from lpp.mechanism import alpha_from_epsilon, privatize
+from lpp.privatized import _seed_record, _smallest_signed
+
+FORMAT_NAME = "lpp.privatized_blocks"
+FORMAT_VERSION = 1
+META_FILE = "meta.json"
+
+
+def _block_name(b: int) -> str:
+    return f"block_{b:05d}.npz"
+
+
+class PrivatizedBlockWriter:
+    """Write a privatized data set one row block at a time; :meth:`close` writes ``meta.json``.
+
+    Parameters
+    ----------
+    out_dir : path
+        The directory (created; an existing ``meta.json`` there is replaced at close).
+    n_cols : int
+        Columns of every block.
+    epsilon, N : float
+        The mechanism's privacy level and its count bound (recorded).
+    seed : int or list of int
+        The seed the noise was drawn with (recorded).
+    mechanism, source : str
+        ``"fast"`` or ``"exact"``; the name of the data set the blocks were made from.
+    column_ids : sequence of str
+        One id per column.
+
+    Use as a context manager; a block is written atomically by :meth:`write`, the directory is
+    readable only after :meth:`close` (on an exception no ``meta.json`` is written).
+    """
+
+    def __init__(self, out_dir, *, n_cols: int, epsilon, N, seed, mechanism: str, source: str,
+                 column_ids):
+        if len(column_ids) != n_cols:
+            raise ValueError(f"{len(column_ids)} column ids for {n_cols} columns")
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        (self.out_dir / META_FILE).unlink(missing_ok=True)
+        self.n_cols = int(n_cols)
+        self._meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
+                      "epsilon": float(epsilon), "N": float(N),
+                      "epsilon_over_n": float(epsilon) / float(N), "mechanism": mechanism,
+                      "seed": _seed_record(seed), "source": str(source),
+                      "column_ids": [str(c) for c in column_ids]}
+        self._bounds, self._sha, self._row_ids = [0], [], []
+
+    def write(self, y_tilde, alpha, row_ids) -> None:
+        """Append the next block of rows.
+
+        Parameters
+        ----------
+        y_tilde : array_like of int, shape (rows, n_cols)
+            The block's privatized counts.
+        alpha : float or array_like, shape (rows, 1)
+            The mechanism's parameter of each row, in (0, 1).
+        row_ids : sequence of str
+            One id per row.
+
+        Raises
+        ------
+        ValueError
+            For a block of the wrong shape or type, alpha outside (0, 1), or ids that do not fit.
+        """
+        y_tilde = np.asarray(y_tilde)
+        if y_tilde.ndim != 2 or y_tilde.dtype.kind not in "iu" or y_tilde.shape[1] != self.n_cols:
+            raise ValueError(f"a block must be an integer matrix with {self.n_cols} columns, got "
+                             f"{y_tilde.dtype} with shape {y_tilde.shape}")
+        n_rows = y_tilde.shape[0]
+        if n_rows == 0:
+            raise ValueError("a block must hold at least one row")
+        if len(row_ids) != n_rows:
+            raise ValueError(f"{len(row_ids)} row ids for a block of {n_rows} rows")
+        alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n_rows, 1))
+        if not np.all((alpha > 0) & (alpha < 1)):
+            raise ValueError("alpha must lie in (0, 1)")
+        payload = npz_bytes({"y_tilde": _smallest_signed(y_tilde),
+                             "alpha": np.ascontiguousarray(alpha)})
+        atomic_write_bytes(self.out_dir / _block_name(len(self._sha)), payload)
+        self._sha.append(hashlib.sha256(payload).hexdigest())
+        self._bounds.append(self._bounds[-1] + n_rows)
+        self._row_ids += [str(r) for r in row_ids]
+
+    def close(self) -> Path:
+        """Write ``meta.json``; return the directory."""
+        if not self._sha:
+            raise ValueError("no block was written")
+        meta = {**self._meta, "shape": [self._bounds[-1], self.n_cols], "bounds": self._bounds,
+                "block_sha256": self._sha, "row_ids": self._row_ids}
+        atomic_write_bytes(self.out_dir / META_FILE, json_bytes(meta))
+        return self.out_dir
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+
+
+class PrivatizedBlocks:
+    """A privatized data set in row blocks, opened for reading (reads ``meta.json`` only).
+
+    Attributes
+    ----------
+    path : Path
+    shape : tuple of int
+        ``(D, V)`` of the whole matrix.
+    bounds : ndarray of int64
+        Row boundaries: block b holds rows ``bounds[b]:bounds[b + 1]``.
+    meta : dict
+    """
+
+    def __init__(self, path):
+        path = Path(path)
+        self.path = path.parent if path.name == META_FILE else path
+        meta_path = self.path / META_FILE
+        if not meta_path.exists():
+            raise ValueError(f"{self.path} holds no {META_FILE} (not a block format directory, "
+                             "or its write did not finish)")
+        meta = json.loads(meta_path.read_text())
+        if (meta.get("format"), meta.get("format_version")) != (FORMAT_NAME, FORMAT_VERSION):
+            raise ValueError(f"{meta_path}: format {meta.get('format')!r} version "
+                             f"{meta.get('format_version')!r}, expected {FORMAT_NAME!r} "
+                             f"version {FORMAT_VERSION}")
+        self.meta = meta
+        self.shape = tuple(int(s) for s in meta["shape"])
+        self.bounds = np.asarray(meta["bounds"], dtype=np.int64)
+
+    @property
+    def n_blocks(self) -> int:
+        return int(self.bounds.size - 1)
+
+    def read_block(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(y_tilde (rows x V, int64), alpha (rows x 1))`` of block ``b``, sha256-checked.
+
+        Raises
+        ------
+        ValueError
+            For a block index out of range, or a file whose checksum or shape disagrees.
+        """
+        if not 0 <= b < self.n_blocks:
+            raise ValueError(f"block {b} of a data set with {self.n_blocks} blocks")
+        path = self.path / _block_name(b)
+        payload = path.read_bytes()
+        if hashlib.sha256(payload).hexdigest() != self.meta["block_sha256"][b]:
+            raise ValueError(f"{path}: sha256 disagrees with {META_FILE}")
+        with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
+            y_tilde = npz["y_tilde"].astype(np.int64)
+            alpha = npz["alpha"]
+        rows = int(self.bounds[b + 1] - self.bounds[b])
+        if y_tilde.shape != (rows, self.shape[1]) or alpha.shape != (rows, 1):
+            raise ValueError(f"{path}: shapes {y_tilde.shape}, {alpha.shape} disagree with "
+                             f"{META_FILE} ({rows} rows, {self.shape[1]} columns)")
+        return y_tilde, alpha
+
+    def to_dense(self) -> tuple[np.ndarray, np.ndarray]:
+        """The whole ``(y_tilde, alpha)`` in memory (small data sets and tests only)."""
+        parts = [self.read_block(b) for b in range(self.n_blocks)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, seed: int, source: str,
+                     column_ids, row_ids=None) -> PrivatizedBlocks:
+    """Noise blocks of true counts with the geometric mechanism and write the block format.
+
+    The data owners' side of the boundary, one block in memory at a time: block b gets
+    ``2Geo(exp(-epsilon/N))`` noise from ``numpy.random.default_rng([seed, b])``, so the
+    result does not depend on how many blocks are noised at once or where.
+
+    Parameters
+    ----------
+    count_blocks : iterable of array_like
+        Consecutive row blocks of the true counts (non-negative integers, ``n_cols`` columns).
+    out_dir : path
+    n_cols : int
+    epsilon, N : float
+    seed : int
+    source : str
+    column_ids : sequence of str
+    row_ids : sequence of str, optional
+        Default ``"0", "1", ...``.
+
+    Returns
+    -------
+    PrivatizedBlocks
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise TypeError(f"seed must be a non-negative int, got {seed!r}")
+    alpha = float(alpha_from_epsilon(epsilon, N))
+    with PrivatizedBlockWriter(out_dir, n_cols=n_cols, epsilon=epsilon, N=N, seed=seed,
+                               mechanism="fast", source=source,
+                               column_ids=column_ids) as writer:
+        lo = 0
+        for b, counts in enumerate(count_blocks):
+            counts = np.asarray(counts)
+            rng = np.random.default_rng([int(seed), b])
+            ids = (row_ids[lo:lo + counts.shape[0]] if row_ids is not None
+                   else [str(r) for r in range(lo, lo + counts.shape[0])])
+            writer.write(privatize(counts, alpha, rng=rng), alpha, ids)
+            lo += counts.shape[0]
+    return PrivatizedBlocks(out_dir)

@@ -1,0 +1,186 @@
+"""The distributed sparse topic chain: the same chain as in-process, bit for bit.
+
+The cluster tests share one LocalCluster with 2 worker processes (module fixture); they are
+marked slow because each fresh worker process compiles the engine's kernels.
+"""
+import contextlib
+import os
+
+import numpy as np
+import pytest
+
+from lpp.inference import fit_private
+from lpp.inference.distributed import (
+    _answer,
+    _segment_requests,
+    evaluate_plan,
+    fit_private_distributed,
+    pairwise_plan,
+)
+from lpp.inference.models._kernels import product_kernel
+from lpp.inference.models.base import LOG_DENSITY_BLOCK
+from lpp.privatized_blocks import privatize_blocks
+
+D, V, K = 120, 130, 4  # under the serial threshold: the workers compile the serial kernels only
+N_ITER, BURN_IN, SEED = 6, 2, 123
+
+
+def _plan_total(terms, starts):
+    """The plan's total of ``terms`` cut into segments at ``starts``."""
+    ends = list(starts[1:]) + [terms.size]
+    plan = pairwise_plan(terms.size, starts)
+    requests = _segment_requests(plan, starts, ends)
+    pieces = []
+    for s, (a, b) in enumerate(zip(starts, ends)):
+        kinds = []
+        for tree in plan:
+            stack = [tree]
+            while stack:
+                node = stack.pop(0)
+                if node[0] == "+":
+                    stack[:0] = [node[1], node[2]]
+                elif max(a, node[1]) < min(b, node[1] + node[2]):
+                    kinds.append(node[0])
+        pieces.append(_answer(terms[a:b], requests[s], kinds))
+    return evaluate_plan(plan, starts, ends, pieces)
+
+
+@pytest.mark.parametrize("n, starts", [
+    (1000, [0, 1]), (1000, [0, 7, 500, 999]), (30_000, [0, 130, 12_345, 29_990]),
+    (LOG_DENSITY_BLOCK + 4097, [0, 3, LOG_DENSITY_BLOCK - 5, LOG_DENSITY_BLOCK + 100]),
+])
+def test_pairwise_plan_reproduces_the_blockwise_numpy_sum(n, starts):
+    rng = np.random.default_rng(n)
+    terms = rng.normal(size=n) * np.exp(4 * rng.normal(size=n))  # rounding matters here
+    expected = 0.0
+    for lo in range(0, n, LOG_DENSITY_BLOCK):
+        expected += float(terms[lo:lo + LOG_DENSITY_BLOCK].sum())
+    assert _plan_total(terms, starts) == expected
+    # a plain sum of the segments' sums is a different float: the plan is doing the work
+    ends = list(starts[1:]) + [n]
+    naive = sum(float(terms[a:b].sum()) for a, b in zip(starts, ends))
+    assert naive != expected
+
+
+def test_rates_of_a_row_block_are_the_rows_of_the_rates():
+    rng = np.random.default_rng(1)
+    theta, phi = rng.gamma(0.3, size=(301, 50)), rng.gamma(0.3, size=(50, 299))
+    full = product_kernel(theta, phi)
+    np.testing.assert_allclose(full, theta @ phi, rtol=1e-12)
+    for lo, hi in [(0, 41), (41, 300), (300, 301), (7, 8)]:
+        assert np.array_equal(product_kernel(theta[lo:hi], phi), full[lo:hi])
+
+
+def test_refuses_what_it_cannot_run(tmp_path):
+    with pytest.raises(TypeError, match="row blocks"):
+        fit_private_distributed(np.zeros((3, 3), dtype=int), "topics", n_components=2)
+    with pytest.raises(ValueError, match="no meta.json"):
+        fit_private_distributed(tmp_path, "topics", n_components=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# on a LocalCluster with 2 worker processes
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(0.5, size=(D, V))
+    path = tmp_path_factory.mktemp("blocks")
+    # blocks of unequal sizes, none aligned to anything
+    data = privatize_blocks([counts[:50], counts[50:80], counts[80:]], path, n_cols=V,
+                            epsilon=2.0, N=1.0, seed=5, source="toy",
+                            column_ids=[str(i) for i in range(V)])
+    y_tilde, alpha = data.to_dense()
+    reference = fit_private(y_tilde, alpha, "topics", n_components=K, n_iter=N_ITER,
+                            burn_in=BURN_IN, rng=SEED, init="prior", sparse=True,
+                            progress=False)
+    return data, counts, reference
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _assert_same_chain(result, reference, upto=None):
+    n = reference.n_saved if upto is None else upto
+    assert result.engine == "sparse-distributed" and result.seed == reference.seed
+    assert np.array_equal(result.saved_iterations, reference.saved_iterations[:n])
+    for name in ("theta", "phi"):
+        assert np.array_equal(result.samples[name], reference.samples[name][:n]), name
+    assert np.array_equal(result.log_joint, reference.log_joint[:n])
+
+
+@pytest.mark.slow
+def test_same_chain_as_in_process_bit_for_bit(client, corpus):
+    data, _, reference = corpus
+    result = fit_private_distributed(data, "topics", n_components=K, n_iter=N_ITER,
+                                     burn_in=BURN_IN, rng=SEED, cluster=client,
+                                     progress=False)
+    _assert_same_chain(result, reference)
+    assert np.array_equal(np.asarray(result.mu_hat), reference.mu_hat)
+    for name in ("theta", "phi"):
+        assert np.array_equal(result.state[name], reference.state[name])
+    # the workers run this checkout's lpp, each with its own blocks
+    files = client.run(lambda: __import__("lpp").__file__)
+    assert len(files) == 2 and all(f == __import__("lpp").__file__ for f in files.values())
+
+
+@pytest.mark.slow
+def test_workers_hold_only_privatized_blocks(client, corpus):
+    data, counts, _ = corpus
+    seen = []
+    fit_private_distributed(data, "topics", n_components=K, n_iter=1, rng=SEED,
+                            cluster=client, progress=False,
+                            callback=lambda chain: seen.append(chain))
+    chain = seen[0]
+    held = client.gather([client.submit(lambda blk: blk.y_tilde, f) for f in chain.blocks])
+    y_tilde, _ = data.to_dense()
+    assert np.array_equal(np.concatenate(held), y_tilde)
+    assert not np.array_equal(y_tilde, counts)
+
+
+@pytest.mark.slow
+def test_interrupt_and_resume_from_checkpoint(client, corpus, tmp_path):
+    data, _, reference = corpus
+    ckpt = tmp_path / "chain.npz"
+
+    def interrupt(chain):
+        if chain.iteration == 4:
+            raise KeyboardInterrupt
+
+    common = {"n_components": K, "n_iter": N_ITER, "burn_in": BURN_IN, "rng": SEED,
+              "cluster": client, "progress": False, "checkpoint": ckpt}
+    partial = fit_private_distributed(data, "topics", callback=interrupt, **common)
+    assert partial.interrupted and partial.iterations_done == 4
+    _assert_same_chain(partial, reference, upto=2)
+    resumed = fit_private_distributed(data, "topics", resume=True, **common)
+    assert not resumed.interrupted and resumed.iterations_done == N_ITER
+    _assert_same_chain(resumed, reference)
+    assert np.array_equal(np.asarray(resumed.mu_hat), reference.mu_hat)
+
+
+@pytest.mark.slow
+def test_a_killed_worker_leaves_the_same_chain(client, corpus):
+    data, _, reference = corpus
+    killed = []
+
+    def kill_one(chain):
+        if chain.iteration == 3 and not killed:
+            victim = chain.placement[0]
+            killed.append(victim)
+            with contextlib.suppress(Exception):  # the worker dies while answering
+                client.run(os._exit, 1, workers=[victim])
+
+    result = fit_private_distributed(data, "topics", n_components=K, n_iter=N_ITER,
+                                     burn_in=BURN_IN, rng=SEED, cluster=client,
+                                     progress=False, callback=kill_one)
+    assert killed and killed[0] not in client.scheduler_info()["workers"]  # it did die
+    _assert_same_chain(result, reference)
+    assert np.array_equal(np.asarray(result.mu_hat), reference.mu_hat)
