@@ -99,7 +99,7 @@ def _distributed(path, n_workers, n_warm, n_timed):
     from lpp.privatized_blocks import PrivatizedBlocks
 
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         chain = DistributedChain(client, PrivatizedBlocks(path), TopicModel(K), SEED, "prior")
         before = [0]
 

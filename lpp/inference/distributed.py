@@ -249,7 +249,7 @@ def _connect(cluster, n_workers: int):
 
     if cluster is None:
         local = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                             dashboard_address=None)
+                             dashboard_address=":0")
         return Client(local), [local]
     if isinstance(cluster, Client):
         return cluster, []
@@ -421,8 +421,9 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     model : TopicModel or "topics"
         The topic model (with ``n_components``, ``a0``, ``b0`` as for ``fit_private``).
     cluster : None, str, dask.distributed.Client or Cluster
-        None starts a ``LocalCluster(n_workers, threads_per_worker=1, processes=True)`` for
-        the run; a scheduler address or a Client uses a running cluster.
+        None starts a ``LocalCluster(n_workers, threads_per_worker=1, processes=True)`` (its
+        HTTP server on a free port) for the run; a scheduler address or a Client uses a
+        running cluster.
     n_workers : int
         Workers of the LocalCluster started when ``cluster`` is None.
     n_iter, burn_in, thin, rng, progress, checkpoint, checkpoint_every, resume

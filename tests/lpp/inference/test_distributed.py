@@ -102,7 +102,7 @@ def corpus(tmp_path_factory):
 def client():
     distributed = pytest.importorskip("dask.distributed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
