@@ -1,7 +1,7 @@
 """Two versions of the sampler side by side: seconds per sweep of a base revision and of the
 working tree, on the same data, in alternating runs (so drift of a shared machine hits both).
 
-    python -m bench.ab [--base REV] [--rounds R] [--quick]
+    python -m bench.ab [--base REV] [--rounds R] [--cases A,B] [--quick]
 
 Each run is a fresh interpreter with one numba thread that imports ``lpp`` from its version's
 tree (the base is exported with ``git archive`` to a temporary folder), builds the chain, warms it
@@ -72,10 +72,14 @@ def _run(tree: Path, data: Path, opts: dict, n_warm: int, n_timed: int, k: int) 
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(base: str = "HEAD", rounds: int = 3, quick: bool = False) -> dict:
+def main(base: str = "HEAD", rounds: int = 3, quick: bool = False, cases=None) -> dict:
     n, k = (200, 10) if quick else (1000, 50)
     n_warm, n_timed = (1, 2) if quick else (3, 10)
-    cases = dict(list(CASES.items())[:1]) if quick else CASES
+    names = list(CASES)[:1] if quick else (cases or list(CASES))
+    unknown = set(names) - set(CASES)
+    if unknown:
+        raise ValueError(f"unknown cases {sorted(unknown)}; choose from {list(CASES)}")
+    cases = {name: CASES[name] for name in names}
     rounds = 1 if quick else rounds
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,5 +115,6 @@ if __name__ == "__main__":
     parser.add_argument("--base", default="HEAD", help="git revision to compare with")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cases", help="comma-separated case names (default: all)")
     args = parser.parse_args()
-    main(args.base, args.rounds, args.quick)
+    main(args.base, args.rounds, args.quick, args.cases.split(",") if args.cases else None)
