@@ -42,7 +42,7 @@ from scipy import special
 from tqdm import tqdm
 
 from lpp._rng import Tag, derive_seed, replay_seed
-from lpp._validation import non_negative_int, positive_int
+from lpp._validation import positive_int
 from lpp.distributions import two_sided_geometric_logpmf
 from lpp.inference.checkpoint import (
     CHECKPOINT_VERSION,
@@ -51,6 +51,7 @@ from lpp.inference.checkpoint import (
     write_checkpoint,
 )
 from lpp.inference.fused.sparse_topics import SparseTopicPrivacy
+from lpp.inference.fit import check_schedule
 from lpp.inference.models import make_model
 from lpp.inference.models._kernels import product_kernel
 from lpp.inference.models.base import LOG_DENSITY_BLOCK, Observed
@@ -454,12 +455,8 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     if not isinstance(model, TopicModel):
         raise TypeError(f"the distributed fit runs the topic model's sparse engine, not the "
                          f"{model.name!r} model")
-    n_iter = positive_int(n_iter, "n_iter")
-    burn_in = non_negative_int(burn_in, "burn_in")
-    thin = positive_int(thin, "thin")
-    if burn_in >= n_iter:
-        raise ValueError(f"burn_in ({burn_in}) must be smaller than n_iter ({n_iter})")
-    checkpoint_every = positive_int(checkpoint_every, "checkpoint_every")
+    n_iter, burn_in, thin, checkpoint_every = check_schedule(n_iter, burn_in, thin,
+                                                             checkpoint_every)
     n_workers = positive_int(n_workers, "n_workers")
     path = Path(checkpoint) if checkpoint is not None else None
     if resume and path is None:

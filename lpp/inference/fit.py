@@ -31,14 +31,20 @@ __all__ = ["fit_nonprivate", "fit_private"]
 log = logging.getLogger(__name__)
 
 
-def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_counts, progress,
-         checkpoint, checkpoint_every, resume) -> FitResult:
+def check_schedule(n_iter, burn_in, thin, checkpoint_every) -> tuple[int, int, int, int]:
+    """Validated ``(n_iter, burn_in, thin, checkpoint_every)`` of a run (burn_in < n_iter)."""
     n_iter = positive_int(n_iter, "n_iter")
     burn_in = non_negative_int(burn_in, "burn_in")
     thin = positive_int(thin, "thin")
     if burn_in >= n_iter:
         raise ValueError(f"burn_in ({burn_in}) must be smaller than n_iter ({n_iter})")
-    checkpoint_every = positive_int(checkpoint_every, "checkpoint_every")
+    return n_iter, burn_in, thin, positive_int(checkpoint_every, "checkpoint_every")
+
+
+def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_counts, progress,
+         checkpoint, checkpoint_every, resume) -> FitResult:
+    n_iter, burn_in, thin, checkpoint_every = check_schedule(n_iter, burn_in, thin,
+                                                             checkpoint_every)
     names = list(sampler.state) if save_latents else []
     if save_counts:
         names.append("y")

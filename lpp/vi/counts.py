@@ -91,6 +91,13 @@ def count_factor_nb(y_tilde, alpha, g):
     if y_tilde <= DIRECT_MAX_COUNT and lam_low <= DIRECT_MAX_RATE:
         log_z, mean = _direct(y_tilde, lam_low, lam_high)
         return y_tilde * log_alpha + log_z, mean
+    return _log_space(y_tilde, log_alpha, lam_low, lam_high)
+
+
+@njit
+def _log_space(y_tilde, log_alpha, lam_low, lam_high):
+    """``(log Z, E[y])`` of the two-piece count factor for ``y_tilde > 0`` from Poisson log-cdf
+    and log-survival values (any size of count or rate)."""
     log_w_low = y_tilde * log_alpha + lam_low + poisson_logcdf_nb(y_tilde, lam_low)
     log_w_high = -y_tilde * log_alpha + lam_high + poisson_logsf_nb(y_tilde, lam_high)
     log_z = _logaddexp(log_w_low, log_w_high)
@@ -109,14 +116,7 @@ def count_factor_log_space_nb(y_tilde, alpha, g):
         return count_factor_nb(y_tilde, alpha, g)
     lam_low = g / alpha
     lam_high = alpha * g
-    log_w_low = y_tilde * log_alpha + lam_low + poisson_logcdf_nb(y_tilde, lam_low)
-    log_w_high = -y_tilde * log_alpha + lam_high + poisson_logsf_nb(y_tilde, lam_high)
-    log_z = _logaddexp(log_w_low, log_w_high)
-    m_low = math.exp(math.log(lam_low) + y_tilde * log_alpha + lam_low
-                     + poisson_logcdf_nb(y_tilde - 1, lam_low) - log_z)
-    m_high = math.exp(math.log(lam_high) - y_tilde * log_alpha + lam_high
-                      + poisson_logsf_nb(y_tilde - 1, lam_high) - log_z)
-    return log_z, m_low + m_high
+    return _log_space(y_tilde, log_alpha, lam_low, lam_high)
 
 
 def count_factor(y_tilde, alpha, g, *, log_space: bool = False):
