@@ -15,12 +15,18 @@ The kernel talks to papermill over Unix domain sockets (ZeroMQ's IPC transport) 
 temporary folder, not over TCP on localhost: the kernel and its client are always on the
 same machine, nothing else can connect to the sockets, and the kernel has no reason to
 warn that its traffic is unencrypted.
+
+What the kernel prints (progress bars included) is streamed to this process's stdout and
+stderr as it runs, so a long stage under ``dvc repro`` reports its progress in the terminal;
+progress bars refresh at most every ``TQDM_MININTERVAL`` seconds (default here: 10), which
+keeps the executed notebook small.
 """
 from __future__ import annotations
 
 import argparse
 import ast
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -100,10 +106,13 @@ def main(argv=None) -> int:
     import papermill  # imported late: it is slow, and --help should not wait for it
 
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("TQDM_MININTERVAL", "10")  # read by tqdm in the kernel it inherits to
     with tempfile.TemporaryDirectory(prefix="lpp-kernel-") as socket_dir:
         try:
             papermill.execute_notebook(args.notebook, args.output, parameters=parameters,
                                        kernel_name="python3", progress_bar=False,
+                                       log_output=True, stdout_file=sys.stdout,
+                                       stderr_file=sys.stderr,
                                        kernel_manager_class=ipc_kernel_manager(socket_dir))
         except papermill.PapermillExecutionError as err:
             print(f"{args.notebook} failed; see {args.output}\n{err}", file=sys.stderr)
