@@ -111,8 +111,7 @@ def main(argv=None) -> int:
         try:
             papermill.execute_notebook(args.notebook, args.output, parameters=parameters,
                                        kernel_name="python3", progress_bar=False,
-                                       log_output=True, stdout_file=sys.stdout,
-                                       stderr_file=sys.stderr,
+                                       stdout_file=sys.stdout, stderr_file=sys.stderr,
                                        kernel_manager_class=ipc_kernel_manager(socket_dir))
         except papermill.PapermillExecutionError as err:
             print(f"{args.notebook} failed; see {args.output}\n{err}", file=sys.stderr)
