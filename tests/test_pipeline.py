@@ -8,6 +8,7 @@ may reach a true-count file, directly or through any chain of stages, except thr
 Also: every stage declares, as DVC dependencies, all the local code it runs (below).
 """
 import ast
+import importlib.util
 import json
 import shlex
 from pathlib import Path, PurePosixPath
@@ -231,3 +232,28 @@ def test_the_check_catches_an_undeclared_import():
     assert _undeclared(cmd, ["data_prep", "lpp"]) == []
     missing = _undeclared(cmd, ["data_prep"])
     assert "lpp/io.py" in missing and all(m.startswith("lpp/") for m in missing)
+
+
+def _profile_runner():
+    spec = importlib.util.spec_from_file_location("profile_runner", ROOT / "profiles" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_paper_cuts_name_settings_of_the_paper_profile():
+    runner = _profile_runner()
+    paper = ROOT / "profiles" / "paper.yaml"
+    merged = runner.merged_settings(paper, ROOT / "profiles" / "paper_cuts.yaml")
+    full = yaml.safe_load(paper.read_text())
+    assert merged["topics"]["K"] == full["topics"]["K"] == 50
+    assert merged["topics"]["n_iter"] < full["topics"]["n_iter"]
+    assert set(runner.STAGES) <= set(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"])
+
+
+def test_a_cut_of_an_unknown_setting_is_refused(tmp_path):
+    runner = _profile_runner()
+    cuts = tmp_path / "cuts.yaml"
+    cuts.write_text("topics:\n  n_iterations: 10\n")
+    with pytest.raises(ValueError, match="n_iterations"):
+        runner.merged_settings(ROOT / "profiles" / "paper.yaml", cuts)

@@ -1,0 +1,117 @@
+"""Run the case studies under another profile, beside the quick results, and collect them.
+
+    python profiles/run.py                     # paper profile with the cuts of paper_cuts.yaml
+    python profiles/run.py --no-cuts           # the paper's full design (weeks of CPU)
+    python profiles/run.py --collect-only      # copy what an earlier run left in the work tree
+
+DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
+quick one without overwriting its lock. This script runs the profile in a separate git work
+tree (default ``../lpp-paper``, created at ``HEAD`` when missing) with ``params.yaml`` =
+``profiles/paper.yaml`` updated by ``profiles/paper_cuts.yaml``, reproduces the case-study
+stages one by one (their progress streams to the terminal) and copies back what is
+committed: the score tables and figures, the settings that ran, that work tree's ``dvc.lock``
+(the hashes of every input and output) and the wall time of each stage, into ``--results``
+and ``--figures`` (default ``results/paper`` and ``figures/paper``). Re-running resumes: DVC
+skips the stages whose inputs did not change.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the case-study stages, cheapest first, so a cut-short run has the complete network study
+STAGES = ("prepare_topics", "prepare_network", "privatize", "infer_nonprivate_network",
+          "infer_private_network", "report_network", "infer_nonprivate_topics",
+          "infer_private_topics", "report_topics")
+
+#: what is copied back: work-tree path -> path under --results (tables) or --figures
+TABLES = {"results/eval/topics.csv": "eval/topics.csv",
+          "results/eval/network.csv": "eval/network.csv",
+          "data/prepared/topics/summary.json": "data/topics_summary.json",
+          "data/prepared/network/summary.json": "data/network_summary.json",
+          "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
+FIGURES = ("figures/enron_topics.png", "figures/enron_network.png")
+
+
+def merged_settings(profile: Path, cuts: Path | None) -> dict:
+    """``profile``'s settings with the keys of ``cuts`` replaced (section by section)."""
+    settings = yaml.safe_load(profile.read_text())
+    if cuts is None:
+        return settings
+    for section, values in (yaml.safe_load(cuts.read_text()) or {}).items():
+        if section not in settings or not isinstance(values, dict):
+            raise ValueError(f"{cuts}: {section!r} is not a section of {profile}")
+        unknown = set(values) - set(settings[section])
+        if unknown:
+            raise ValueError(f"{cuts}: {sorted(unknown)} are not settings of {section!r}")
+        settings[section].update(values)
+    return settings
+
+
+def _work_tree(path: Path) -> Path:
+    if not path.exists():
+        subprocess.run(["git", "worktree", "add", "--detach", str(path), "HEAD"], cwd=ROOT,
+                       check=True)
+    return path
+
+
+def run_stages(work: Path, stages=STAGES) -> dict[str, float]:
+    seconds = {}
+    for stage in stages:
+        print(f"=== {stage}", flush=True)
+        start = time.perf_counter()
+        subprocess.run(["dvc", "repro", stage], cwd=work, check=True)
+        seconds[stage] = round(time.perf_counter() - start, 1)
+        print(f"=== {stage}: {seconds[stage]:.0f} s", flush=True)
+    return seconds
+
+
+def collect(work: Path, results: Path, figures: Path, seconds: dict | None) -> None:
+    for source, target in TABLES.items():
+        if (work / source).exists():
+            (results / target).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(work / source, results / target)
+    figures.mkdir(parents=True, exist_ok=True)
+    for source in FIGURES:
+        if (work / source).exists():
+            shutil.copyfile(work / source, figures / Path(source).name)
+    if seconds:
+        times = results / "stage_seconds.json"
+        earlier = json.loads(times.read_text()) if times.exists() else {}
+        times.write_text(json.dumps({**earlier, **seconds}, indent=1) + "\n")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", type=Path, default=ROOT / "profiles" / "paper.yaml")
+    parser.add_argument("--cuts", type=Path, default=ROOT / "profiles" / "paper_cuts.yaml")
+    parser.add_argument("--no-cuts", action="store_true", help="run the profile as it is")
+    parser.add_argument("--work-tree", type=Path, default=ROOT.parent / "lpp-paper")
+    parser.add_argument("--results", type=Path, default=ROOT / "results" / "paper")
+    parser.add_argument("--figures", type=Path, default=ROOT / "figures" / "paper")
+    parser.add_argument("--stages", nargs="+", default=list(STAGES))
+    parser.add_argument("--collect-only", action="store_true")
+    args = parser.parse_args(argv)
+
+    work = args.work_tree.resolve()
+    seconds = None
+    if not args.collect_only:
+        settings = merged_settings(args.profile, None if args.no_cuts else args.cuts)
+        _work_tree(work)
+        (work / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+        seconds = run_stages(work, args.stages)
+    collect(work, args.results, args.figures, seconds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
