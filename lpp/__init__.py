@@ -20,6 +20,10 @@ explains the design the code relies on.
 """
 from importlib.metadata import PackageNotFoundError, version
 
+from lpp import _numba_cache
+
+_numba_cache.configure()
+
 try:
     __version__ = version("lpp")
 except PackageNotFoundError:  # a source tree that was never installed

@@ -55,7 +55,7 @@ def replay_seed(rng=None) -> int:
     return base_seed(rng)
 
 
-@njit
+@njit(cache=True)
 def _splitmix64(x):
     x = (x + np.uint64(0x9E3779B97F4A7C15)) & _MASK64
     x = ((x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & _MASK64
@@ -63,7 +63,7 @@ def _splitmix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-@njit
+@njit(cache=True)
 def stream_key(seed, iteration, block):
     """32-bit key of the stream for ``(seed, iteration, block)`` (splitmix64 chain)."""
     h = _splitmix64(np.uint64(seed))
@@ -72,7 +72,7 @@ def stream_key(seed, iteration, block):
     return np.uint32(h >> np.uint64(32))
 
 
-@njit
+@njit(cache=True)
 def seed_stream(seed, iteration, block):
     """Reseed the calling thread's numba generator for one block of work.
 

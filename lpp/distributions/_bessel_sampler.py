@@ -32,7 +32,7 @@ from ._special import lgamma_diff_nb
 _TAIL_START_SD = 1.45
 
 
-@njit
+@njit(cache=True)
 def bessel_mode_nb(nu, a):
     """Mode ``floor((sqrt(a^2 + nu^2) - nu) / 2)`` of Bessel(nu, a), as int64.
 
@@ -56,14 +56,14 @@ def bessel_mode_nb(nu, a):
     return np.int64(m)
 
 
-@njit
+@njit(cache=True)
 def _log_ratio_from_mode(m, k, nu, log_half_a):
     """``h(k) = log f(m + k) - log f(m)`` (``m + k >= 0``)."""
     return (2.0 * k * log_half_a - lgamma_diff_nb(m + 1.0, k)
             - lgamma_diff_nb(m + nu + 1.0, k))
 
 
-@njit
+@njit(cache=True)
 def _bessel_envelope(nu, a):
     """Envelope of Bessel(nu, a) for :func:`_bessel_draw` (a > 0)."""
     mi = bessel_mode_nb(nu, a)
@@ -103,7 +103,7 @@ def _bessel_envelope(nu, a):
     return m, log_half_a, d_r, h_r / d_r, rate_r, tail_r, d_l, n_left, chord_l, rate_l, tail_l
 
 
-@njit
+@njit(cache=True)
 def _bessel_draw(nu, m, log_half_a, d_r, chord_r, rate_r, tail_r, d_l, n_left, chord_l,
                  rate_l, tail_l):
     """One exact draw by rejection under the envelope built by :func:`_bessel_envelope`."""
@@ -132,7 +132,7 @@ def _bessel_draw(nu, m, log_half_a, d_r, chord_r, rate_r, tail_r, d_l, n_left, c
                 return np.int64(m - j)
 
 
-@njit
+@njit(cache=True)
 def sample_bessel_nb(nu, a):
     """One exact Bessel(nu, a) draw (int64) with numba's ``np.random`` (seed it per block).
 

@@ -58,7 +58,7 @@ def _ziggurat_tables():
 _X, _RATIO = _ziggurat_tables()
 
 
-@njit
+@njit(cache=True)
 def _normal_tail(negative):
     """A draw from the standard normal beyond ``_R`` (Marsaglia 1964), with the given sign."""
     while True:
@@ -69,7 +69,7 @@ def _normal_tail(negative):
     return -(_R + x) if negative else _R + x
 
 
-@njit
+@njit(cache=True)
 def standard_normal_nb():
     """One exact N(0, 1) draw (ziggurat; see the module docstring)."""
     xs = _X
@@ -89,7 +89,7 @@ def standard_normal_nb():
             return x
 
 
-@njit
+@njit(cache=True)
 def _standard_gamma_at_least_one(shape):
     """Marsaglia and Tsang (2000): a transformed normal, accepted by a squeeze or its log test."""
     d = shape - 1.0 / 3.0
@@ -109,7 +109,7 @@ def _standard_gamma_at_least_one(shape):
             return d * v
 
 
-@njit
+@njit(cache=True)
 def standard_gamma_nb(shape):
     """One exact Gamma(shape, 1) draw, ``shape > 0``.
 
@@ -131,7 +131,7 @@ TINY = float(np.finfo(np.float64).tiny)
 _LOG_POWER_LINEAR = -600.0
 
 
-@njit
+@njit(cache=True)
 def gamma_rate_nb(shape, rate):
     """One Gamma(shape, rate) draw (mean ``shape / rate``), never below :data:`TINY`.
 

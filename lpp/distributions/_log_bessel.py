@@ -63,7 +63,7 @@ _GL_NODES = 0.5 * (_GL_NODES + 1.0)  # on [0, 1]
 _GL_WEIGHTS = 0.5 * _GL_WEIGHTS
 
 
-@njit
+@njit(cache=True)
 def _uniform_small_part(nu, x, coefs):
     """The O(log nu) part of the Debye form: ``-log(2 pi nu)/2 + log(p)/2 + log(sum U_k/nu^k)``."""
     hyp = math.hypot(nu, x)
@@ -83,7 +83,7 @@ def _uniform_small_part(nu, x, coefs):
     return -0.5 * (_LOG_2PI + math.log(nu)) + 0.5 * math.log(p) + math.log(total)
 
 
-@njit
+@njit(cache=True)
 def _uniform_lead(nu, x):
     """``nu eta - x`` of the Debye form, O(nu) in size."""
     hyp = math.hypot(nu, x)
@@ -93,12 +93,12 @@ def _uniform_lead(nu, x):
     return excess - nu * math.log1p((nu + excess) / x)
 
 
-@njit
+@njit(cache=True)
 def _log_ive_uniform(nu, x, coefs):
     return _uniform_lead(nu, x) + _uniform_small_part(nu, x, coefs)
 
 
-@njit
+@njit(cache=True)
 def _lead_difference(nu, x):
     """``lead(nu + 1) - lead(nu) = -∫_nu^{nu+1} asinh(t/x) dt`` (d(nu eta)/d nu = -asinh(nu/x)),
     by 8-point Gauss-Legendre: no subtraction of two O(nu) numbers."""
@@ -108,7 +108,7 @@ def _lead_difference(nu, x):
     return -total
 
 
-@njit
+@njit(cache=True)
 def log_bessel_ratio_nb(nu, x):
     """``log(I_{nu+1}(x) / I_nu(x))`` for real ``nu >= 0``, ``x > 0``, accurate for huge nu."""
     if nu >= NU_UNIFORM:
@@ -117,7 +117,7 @@ def log_bessel_ratio_nb(nu, x):
     return log_bessel_ive_nb(nu + 1.0, x) - log_bessel_ive_nb(nu, x)
 
 
-@njit
+@njit(cache=True)
 def series_sum_from_mode(nu, x, m):
     """Terms ``t_k = (x/2)^(2k+nu) / (k! Γ(k+nu+1))`` in units of ``t_m``: returns
     ``(log sum_k t_k/t_m, sum_k k t_k / sum_k t_k)``.
@@ -155,7 +155,7 @@ def series_sum_from_mode(nu, x, m):
     return math.log(total), first / total
 
 
-@njit
+@njit(cache=True)
 def saddle_log_term_scaled(k, nu, x):
     """``log t_k - x`` for the series term ``t_k = (x/2)^(2k+nu) / (k! Γ(k+nu+1))``.
 
@@ -171,7 +171,7 @@ def saddle_log_term_scaled(k, nu, x):
             - _LOG_2PI - stirling_correction_nb(kf) - stirling_correction_nb(kf + nu))
 
 
-@njit
+@njit(cache=True)
 def _log_ive_series(nu, x):
     """log(I_nu(x) e^-x) from the power series, summed outward from its largest term."""
     half_x = 0.5 * x
@@ -179,7 +179,7 @@ def _log_ive_series(nu, x):
     return saddle_log_term_scaled(m, nu, x) + series_sum_from_mode(nu, x, m)[0]
 
 
-@njit
+@njit(cache=True)
 def _log_ive_hankel(nu, x):
     mu4 = 4.0 * nu * nu
     eight_x = 8.0 * x
@@ -199,7 +199,7 @@ def _log_ive_hankel(nu, x):
     return math.log(total) - 0.5 * (_LOG_2PI + math.log(x))
 
 
-@njit
+@njit(cache=True)
 def log_bessel_ive_nb(nu, x):
     """``log(I_nu(x) * exp(-x))`` for real ``nu >= 0``, ``x >= 0``.
 
@@ -219,7 +219,7 @@ def log_bessel_ive_nb(nu, x):
     return _log_ive_hankel(nu, x)
 
 
-@njit
+@njit(cache=True)
 def log_bessel_i_nb(nu, x):
     """``log I_nu(x)`` for real ``nu >= 0``, ``x >= 0``; see :func:`log_bessel_ive_nb`."""
     if math.isinf(x) and nu >= 0.0 and not math.isinf(nu):

@@ -15,7 +15,7 @@ HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _STIRLING_MIN = 10.0
 
 
-@njit
+@njit(cache=True)
 def stirling_correction_nb(x):
     """``lgamma(x) - [(x - 1/2) log x - x + log sqrt(2 pi)]`` for ``x > 0``.
 
@@ -30,7 +30,7 @@ def stirling_correction_nb(x):
         1.0 / 1680.0 - r2 * (1.0 / 1188.0 - r2 * (691.0 / 360360.0 - r2 / 156.0))))))
 
 
-@njit
+@njit(cache=True)
 def lgamma_diff_nb(x, d):
     """``lgamma(x + d) - lgamma(x)`` for ``x > 0`` and ``x + d > 0`` (``d`` may be negative)."""
     if d == 0:
@@ -42,7 +42,7 @@ def lgamma_diff_nb(x, d):
     return math.lgamma(y) - math.lgamma(x)
 
 
-@njit
+@njit(cache=True)
 def bd0_nb(x, mean):
     """``x log(x / mean) + mean - x`` without cancellation (Loader 2000)."""
     if abs(x - mean) < 0.1 * (x + mean):

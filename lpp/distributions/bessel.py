@@ -38,12 +38,12 @@ SAMPLE_BLOCK = 4096
 SERIES_MAX_VARIANCE = 1e4
 
 
-@njit
+@njit(cache=True)
 def _narrow(nu, a):
     return 0.25 * a * (a / math.hypot(a, nu)) <= SERIES_MAX_VARIANCE
 
 
-@njit
+@njit(cache=True)
 def bessel_logpmf_nb(n, nu, a):
     """``log P(n)`` of Bessel(nu, a); -inf for n < 0 (n integer-valued, nu >= 0, a >= 0).
 
@@ -66,7 +66,7 @@ def bessel_logpmf_nb(n, nu, a):
     return saddle_log_term_scaled(n, nu, a) - log_bessel_ive_nb(nu, a)
 
 
-@njit
+@njit(cache=True)
 def bessel_mean_nb(nu, a):
     """Mean ``(a/2) I_{nu+1}(a) / I_nu(a)`` of Bessel(nu, a) (0 for a = 0)."""
     if not (nu >= 0.0 and a >= 0.0):
@@ -78,7 +78,7 @@ def bessel_mean_nb(nu, a):
     return 0.5 * a * math.exp(log_bessel_ratio_nb(nu, a))
 
 
-@njit
+@njit(cache=True)
 def _kernel(which, x, nu, a, out):
     for i in range(out.size):
         if which == 0:
@@ -140,7 +140,7 @@ def log_bessel_i(nu, x):
     return finish(out, shape)
 
 
-@njit(parallel=True)
+@njit(cache=True, parallel=True)
 def _sample_kernel(nu, a, seed, out):
     n = out.size
     n_blocks = (n + SAMPLE_BLOCK - 1) // SAMPLE_BLOCK

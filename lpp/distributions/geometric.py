@@ -12,13 +12,13 @@ from numba import njit
 from lpp._validation import broadcast_params, finish, integer_array, real_array
 
 
-@njit
+@njit(cache=True)
 def two_sided_geometric_logpmf_nb(k, alpha):
     """``log P(k)`` of 2Geo(alpha), 0 < alpha < 1 (k integer-valued)."""
     return math.log1p(-alpha) - math.log1p(alpha) + abs(k) * math.log(alpha)
 
 
-@njit
+@njit(cache=True)
 def _kernel(k, alpha, out):
     for i in range(out.size):
         out[i] = two_sided_geometric_logpmf_nb(k[i], alpha[i])

@@ -31,7 +31,7 @@ FEW_TRIALS = 16
 LARGE_COUNT = 8192
 
 
-@njit
+@njit(cache=True)
 def rescale_log_weights_nb(log_weights):
     """Replace log-weights in place by ``exp(log_w - max)``; return their sum (>= 1)."""
     top = log_weights.max()
@@ -43,7 +43,7 @@ def rescale_log_weights_nb(log_weights):
     return total
 
 
-@njit(inline="always")
+@njit(cache=True, inline="always")
 def allocate_count_nb(count, weights, total, uniforms, cells, counts):
     """Draw ``Multinomial(count, weights / total)`` as pairs ``(cells[i], counts[i])``.
 
@@ -117,7 +117,7 @@ def allocate_count_nb(count, weights, total, uniforms, cells, counts):
     return _allocate_many(count, weights, cells, counts)
 
 
-@njit
+@njit(cache=True)
 def _allocate_many(count, weights, cells, counts):
     """More than :data:`FEW_TRIALS` trials: a binary search per trial up to
     :data:`LARGE_COUNT`, conditional binomials above."""
@@ -146,7 +146,7 @@ def _allocate_many(count, weights, cells, counts):
     return _compact(counts, cells, n_cells)
 
 
-@njit
+@njit(cache=True)
 def _compact(counts, cells, n_cells):
     """Turn per-cell ``counts[0..K)`` into pairs at the front of ``cells``/``counts``."""
     n_hit = 0
@@ -159,7 +159,7 @@ def _compact(counts, cells, n_cells):
     return n_hit
 
 
-@njit
+@njit(cache=True)
 def _binomial_split(count, weights, cells, counts):
     """Conditional binomials over the cells, in order; the last cell of positive weight takes
     what is left (its conditional probability is 1)."""
@@ -192,7 +192,7 @@ def _binomial_split(count, weights, cells, counts):
     return n_hit
 
 
-@njit
+@njit(cache=True)
 def multinomial_into_nb(n, weights, out):
     """Draw ``Multinomial(n, weights / sum(weights))`` into ``out`` (overwritten), by
     :func:`allocate_count_nb`; ``weights`` are overwritten."""

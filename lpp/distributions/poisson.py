@@ -21,7 +21,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 _SUM_TOL = 1e-18
 
 
-@njit
+@njit(cache=True)
 def poisson_logpmf_nb(k, lam):
     """``log P(X = k)``, ``X ~ Pois(lam)``; -inf for k < 0 (k integer-valued, lam >= 0)."""
     if not lam >= 0.0:
@@ -36,7 +36,7 @@ def poisson_logpmf_nb(k, lam):
     return -stirling_correction_nb(kf) - bd0_nb(kf, lam) - 0.5 * (_LOG_2PI + math.log(kf))
 
 
-@njit
+@njit(cache=True)
 def _log_sum_down(k, lam):
     """``log sum_{j=0..k} P(j)/P(k)`` for ``k <= lam`` (ratios j/lam shrink going down)."""
     total = 1.0
@@ -52,7 +52,7 @@ def _log_sum_down(k, lam):
     return math.log(total)
 
 
-@njit
+@njit(cache=True)
 def _log_sum_up(k, lam):
     """``log sum_{j>=k} P(j)/P(k)`` for ``k + 1 > lam`` (ratios lam/(j+1) shrink going up)."""
     total = 1.0
@@ -69,7 +69,7 @@ def _log_sum_up(k, lam):
     return math.log(total)
 
 
-@njit
+@njit(cache=True)
 def poisson_logcdf_nb(k, lam):
     """``log P(X <= k)``, ``X ~ Pois(lam)`` (k integer-valued, lam >= 0); -inf for k < 0."""
     if not lam >= 0.0:
@@ -87,7 +87,7 @@ def poisson_logcdf_nb(k, lam):
     return math.log1p(-math.exp(log_sf))
 
 
-@njit
+@njit(cache=True)
 def poisson_logsf_nb(k, lam):
     """``log P(X > k)``, ``X ~ Pois(lam)`` (k integer-valued, lam >= 0); 0 for k < 0."""
     if not lam >= 0.0:
@@ -105,7 +105,7 @@ def poisson_logsf_nb(k, lam):
     return math.log1p(-math.exp(log_cdf))
 
 
-@njit
+@njit(cache=True)
 def _poisson_kernel(which, k, lam, out):
     for i in range(out.size):
         if which == 0:
@@ -144,7 +144,7 @@ def poisson_logsf(k, lam):
 # Poisson tails and truncated Poisson draws (the collapsed privacy step)
 # ---------------------------------------------------------------------------------------------
 
-@njit
+@njit(cache=True)
 def truncated_poisson_at_most_nb(lam, n, log_cdf_n):
     """One draw of Pois(lam) conditioned on ``X <= n`` (``n >= 0``).
 
@@ -171,7 +171,7 @@ def truncated_poisson_at_most_nb(lam, n, log_cdf_n):
     return x
 
 
-@njit
+@njit(cache=True)
 def truncated_poisson_above_nb(lam, n, log_sf_n):
     """One draw of Pois(lam) conditioned on ``X > n`` (``n >= 0``, ``lam > 0``).
 

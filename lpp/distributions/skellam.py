@@ -17,7 +17,7 @@ from ._log_bessel import log_bessel_ive_nb
 from .poisson import poisson_logpmf_nb
 
 
-@njit
+@njit(cache=True)
 def skellam_logpmf_nb(k, mu1, mu2):
     """``log P(k)`` of Skellam(mu1, mu2) (k integer-valued, means mu1, mu2 >= 0)."""
     if mu2 == 0.0:
@@ -31,7 +31,7 @@ def skellam_logpmf_nb(k, mu1, mu2):
             + log_bessel_ive_nb(abs(float(k)), 2.0 * s1 * s2))
 
 
-@njit
+@njit(cache=True)
 def _kernel(k, mu1, mu2, out):
     for i in range(out.size):
         out[i] = skellam_logpmf_nb(k[i], mu1[i], mu2[i])

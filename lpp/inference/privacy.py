@@ -132,7 +132,7 @@ def noise_levels(alpha, shape: tuple[int, ...]) -> NoiseLevels:
 # collapsed kernel
 # ---------------------------------------------------------------------------------------------
 
-@njit
+@njit(cache=True)
 def _positive_by_inversion(y_tilde, alpha, mu):
     """Exact draw for ``y_tilde > 0`` by inversion of the whole conditional.
 
@@ -196,7 +196,7 @@ def _positive_by_inversion(y_tilde, alpha, mu):
     return j
 
 
-@njit
+@njit(cache=True)
 def sample_true_count_collapsed_nb(y_tilde, alpha, mu):
     """One exact draw from ``P(y | y_tilde, mu) ∝ Pois(y; mu) alpha**|y_tilde - y|``."""
     if mu <= 0.0:
@@ -223,7 +223,7 @@ def sample_true_count_collapsed_nb(y_tilde, alpha, mu):
     return truncated_poisson_at_most_nb(lam_low, y_tilde, log_cdf_low)
 
 
-@njit
+@njit(cache=True)
 def _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b, out):
     seed_stream(seed, iteration, b)
     for e in range(b * BLOCK_SIZE, min(y_tilde.size, (b + 1) * BLOCK_SIZE)):
@@ -250,7 +250,7 @@ def _collapsed_kernel(y_tilde, *args):
 # Bessel kernels
 # ---------------------------------------------------------------------------------------------
 
-@njit
+@njit(cache=True)
 def _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b,
                          y_out, g_plus_out, g_minus_out):
     seed_stream(seed, iteration, b)
@@ -295,7 +295,7 @@ def _bessel_counts_kernel(y_tilde, *args):
     kernel(y_tilde, *args)
 
 
-@njit
+@njit(cache=True)
 def _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b,
                   lam_plus, lam_minus):
     seed_stream(seed, iteration, b)

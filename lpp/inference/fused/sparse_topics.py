@@ -123,7 +123,7 @@ def build_layout(y_tilde: np.ndarray, observed: np.ndarray, noise: NoiseLevels,
 # alias tables of the topics' word distributions (rebuilt every sweep from phi)
 # ---------------------------------------------------------------------------------------------
 
-@njit
+@njit(cache=True)
 def _alias_row(weights, total, prob, alias, small, large):
     n = weights.size
     n_small = 0
@@ -169,7 +169,7 @@ _alias_tables = parallel_and_serial(_alias_loop)
 # pass 1: positive entries (exact conditional + multinomial) and the topic totals of Neg(d)
 # ---------------------------------------------------------------------------------------------
 
-@njit(fastmath={"reassoc", "contract"})
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _entry_weights(theta, phi_t, d, v, excluded, weights):
     """``weights[k] = theta[d, k] phi[k, v]``; add ``phi[:, v]`` to ``excluded``; return the sum.
 
@@ -186,7 +186,7 @@ def _entry_weights(theta, phi_t, d, v, excluded, weights):
     return total
 
 
-@njit
+@njit(cache=True)
 def _complement_sums(row_cols, lo, hi, phi_t, marker, tag, need, out):
     """``out[k] = sum over v not in E(d) of phi[k, v]`` for the topics with ``need[k]``."""
     for idx in range(lo, hi):
@@ -202,7 +202,7 @@ def _complement_sums(row_cols, lo, hi, phi_t, marker, tag, need, out):
                     out[k] += phi_t[v, k]
 
 
-@njit
+@njit(cache=True)
 def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
                 first_row, row_lo, row_hi, pos_y, neg_counts, residual, doc_topic, col_partial, marker):
     n_topics = theta.shape[1]
@@ -277,7 +277,7 @@ _pass1 = parallel_and_serial(_pass1_loop)
 # pass 2: the columns of the Neg(d) tokens
 # ---------------------------------------------------------------------------------------------
 
-@njit
+@njit(cache=True)
 def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row, row_lo,
                 row_hi,
                 neg_counts, residual, token_ptr, token_cols, col_partial, marker, cumulative,
@@ -348,7 +348,7 @@ def _pass2_loop(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
 _pass2 = parallel_and_serial(_pass2_loop)
 
 
-@njit
+@njit(cache=True)
 def _sum_partials(partials, out_t):
     """``out_t[k, v] = sum over chunks of partials[c, v, k]`` (integers: exact in any order)."""
     n_chunks, n_cols, n_topics = partials.shape
@@ -361,7 +361,7 @@ def _sum_partials(partials, out_t):
                 out_t[k, v] += partials[c, v, k]
 
 
-@njit
+@njit(cache=True)
 def _scatter_dense(indptr, cols, pos_y, token_ptr, token_cols, out):
     for d in range(indptr.size - 1):
         for idx in range(indptr[d], indptr[d + 1]):

@@ -58,7 +58,7 @@ def rows_per_chunk(n_rows: int, chunks: int) -> int:
 # rates of row/column factors
 # ---------------------------------------------------------------------------------------------
 
-@njit
+@njit(cache=True)
 def _product_rows(left, right, lo, hi, out):
     n_inner, n_cols = right.shape
     for d in range(lo, hi):
@@ -111,7 +111,7 @@ def gamma_rows_per_block(n_rows: int, n_cols: int) -> int:
     return int(min(max(1, n_rows), max(1, -(-_GAMMA_BLOCK_DRAWS // max(1, n_cols)))))
 
 
-@njit
+@njit(cache=True)
 def _gamma_block(counts, a0, rate, seed, iteration, block, rows_per_block, out):
     seed_stream(seed, iteration, block)
     for r in range(block * rows_per_block, min((block + 1) * rows_per_block, counts.shape[0])):
@@ -140,7 +140,7 @@ def gamma_matrix_kernel(counts, a0, rate, seed, iteration):
     return out
 
 
-@njit
+@njit(cache=True)
 def add_rows_at(targets, sources, values, out):
     """``out[targets[i]] += values[sources[i]]`` for every i, in index order (serial: the float
     sums then do not depend on the thread count)."""
@@ -155,7 +155,7 @@ def add_rows_at(targets, sources, values, out):
 # topics: matrix allocation
 # ---------------------------------------------------------------------------------------------
 
-@njit
+@njit(cache=True)
 def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, lo, hi, row_totals,
                           col_partial):
     n_cols = y.shape[1]
@@ -216,7 +216,7 @@ def allocate_matrix_kernel(y, observed, theta, phi_t, seed, iteration):
 # communities: block allocation and the membership scan
 # ---------------------------------------------------------------------------------------------
 
-@njit
+@njit(cache=True)
 def _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, lo, hi, node_partial,
                           block_partial):
     n_nodes = y.shape[0]
@@ -279,7 +279,7 @@ def allocate_blocks_kernel(y, observed, theta, pi, seed, iteration):
     return node_partials.sum(axis=0), block_partials.sum(axis=0)
 
 
-@njit
+@njit(cache=True)
 def update_memberships_kernel(theta, pi, node_totals, observed, a0, b0, seed, iteration):
     """One systematic Gibbs scan over the nodes' memberships of the community model.
 
@@ -322,7 +322,7 @@ def update_memberships_kernel(theta, pi, node_totals, observed, a0, b0, seed, it
 # CP: 3-way allocation
 # ---------------------------------------------------------------------------------------------
 
-@njit
+@njit(cache=True)
 def _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, lo, hi, totals0, partial1,
                        partial2):
     n_j, n_l = y.shape[1], y.shape[2]
