@@ -34,6 +34,9 @@ def test_round_trip_keeps_means_rates_and_objective(problem, fit, tmp_path):
     np.testing.assert_array_equal(back.log_joint, [fit.objective[-1]])
     np.testing.assert_array_equal(back.saved_iterations, [fit.iterations])
     assert back.meta["seed"] == fit.seed and back.meta["n_saved"] == 1
+    # the report's run time is the whole fit's, its start included
+    assert back.meta["seconds_total"] == pytest.approx(fit.seconds, rel=1e-9)
+    np.testing.assert_array_equal(back.iter_seconds[1:], fit.iter_seconds[1:])
     # the topic scorer takes it as it takes a Gibbs fit
     scores = topic_scores(back, problem.y)
     assert scores["n_samples"] == 1 and np.isfinite(scores["mae"])
