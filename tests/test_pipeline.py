@@ -57,8 +57,12 @@ def _reaches_true_counts(stage, graph, producers, seen=None):
     return found
 
 
+#: stages that fit privatized data: they must see only data/private
+PRIVATE_PREFIXES = ("infer_private", "infer_vi")
+
+
 def _private_stages(graph):
-    return [n for n in graph if n.startswith("infer_private")]
+    return [n for n in graph if n.startswith(PRIVATE_PREFIXES)]
 
 
 @pytest.fixture(scope="module")
@@ -98,11 +102,13 @@ def test_the_check_catches_a_leak(tmp_path):
     assert chains == [["infer_private_x", "summarise", "data/prepared/t"]]
 
 
-def test_private_notebook_reads_no_true_counts():
-    nb = json.loads((ROOT / "notebooks" / "infer_private.ipynb").read_text())
+@pytest.mark.parametrize("notebook", ["infer_private.ipynb", "infer_vi.ipynb"])
+def test_private_notebook_reads_no_true_counts(notebook):
+    nb = json.loads((ROOT / "notebooks" / notebook).read_text())
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    for forbidden in ("data_prep", "load_counts", "data/prepared", "data/raw", "fit_nonprivate"):
-        assert forbidden not in code, f"infer_private.ipynb mentions {forbidden}"
+    for forbidden in ("data_prep", "load_counts", "data/prepared", "data/raw", "fit_nonprivate",
+                      "fit_variational_nonprivate"):
+        assert forbidden not in code, f"{notebook} mentions {forbidden}"
 
 
 def test_profiles_have_the_same_settings():

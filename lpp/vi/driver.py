@@ -276,7 +276,7 @@ def _run(engine, q, *, method, adapter, tol, max_iter, progress, seed, start, st
             times.append(time.perf_counter() - t0)
             objective.append(value)
             bar.update(1)
-            bar.set_postfix(objective=f"{value:.6g}")
+            bar.set_postfix(objective=f"{value:.6g}", refresh=False)
             if it > 0 and stop_rule(objective[-2], value, tol):
                 converged = True
             q = new_q  # the update never lowers the bound: q is at least as good as recorded

@@ -1,0 +1,248 @@
+"""The VI paper's appendix E comparison: MAE to the true rates and wall time of every method.
+
+Schofield et al. compare, on one synthetic private factorization (1000 x 1000, K = 50,
+epsilon/N = 1), their MCMC (about 0.8 s per iteration, 5000 + 2500 iterations, MAE 0.36) with
+their CAVI (about 2.8 s per iteration, about 100 iterations, MAE 0.52): a "20x" speed-up at a
+cost in accuracy. :func:`run_benchmark` fits the same kind of data with
+
+* naive MCMC and naive CAVI (``max(y_tilde, 0)`` treated as the true counts);
+* private MCMC (the collapsed Gibbs sampler), the paper's CAVI, the exact collapsed CAVI;
+* VI-started MCMC: the collapsed Gibbs sampler started at the collapsed CAVI's means, with a
+  short schedule; its wall time includes the CAVI's.
+
+and returns one row per method; :func:`paper_table` puts the paper's numbers beside ours and
+:func:`plot_benchmark` draws MAE against wall time. Numba's compilation is excluded from every
+time (:func:`warm_up` runs each method on a tiny problem first). Times depend on the machine
+and its load; the MAEs repeat to the bit for a given seed.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lpp._rng import derive_seed
+from lpp._validation import non_negative_int, positive_int
+from lpp.inference import TopicModel, fit_private
+from lpp.io import atomic_write_bytes
+from lpp.simulate import PrivatizedFactorization, make_private_factorization
+from lpp.vi.driver import collapsed_bound, fit_variational
+
+#: the seed paper's appendix E (its authors' numbers, 1000 x 1000, K = 50, epsilon/N = 1)
+PAPER_NUMBERS = {"mcmc_mae": 0.36, "mcmc_seconds_per_iteration": 0.8,
+                 "mcmc_iterations": 7500, "vi_mae": 0.52, "vi_seconds_per_iteration": 2.8,
+                 "vi_iterations": 100, "speed_up": 20.0}
+
+#: (row label, data the method sees, kind, method argument), in table order
+ROWS = (
+    ("naive MCMC", "naive", "mcmc", "naive"),
+    ("naive CAVI", "naive", "vi", "naive"),
+    ("private MCMC", "private", "mcmc", "collapsed"),
+    ("paper CAVI", "private", "vi", "bessel-mode"),
+    ("collapsed CAVI", "private", "vi", "collapsed"),
+    ("VI-started MCMC", "private", "vi+mcmc", "collapsed"),
+)
+LABELS = tuple(row[0] for row in ROWS)
+#: tags of the per-method seeds derived from the benchmark's seed (never change: they key
+#: committed results)
+_DATA_TAG, _FIT_TAG = 1, 2
+
+
+def make_benchmark_data(n: int, k: int, *, epsilon_over_n: float = 1.0, shape: float = 0.2,
+                        rate: float = 1.0, rng=None) -> PrivatizedFactorization:
+    """The benchmark's data: ``theta, phi ~ Gamma(shape, rate)`` (the authors' test script uses
+    shape 0.2, scale 1; the paper does not print them), ``n x n`` Poisson counts privatized at
+    ``alpha = exp(-epsilon / N)``. See :func:`lpp.simulate.make_private_factorization`."""
+    return make_private_factorization(n, n, k, epsilon_over_n=epsilon_over_n, shape=shape,
+                                      rate=rate, rng=rng)
+
+
+def warm_up(k: int) -> None:
+    """Compile every method's numba kernels on a tiny problem (kept out of the timings)."""
+    data = make_benchmark_data(40, k, rng=0)
+    model = TopicModel(k)
+    for method in ("collapsed", "bessel-mode", "naive"):
+        fit_variational(data.y_tilde, data.alpha, model, method=method, rng=0, max_iter=2,
+                        em_sweeps=2)
+    for method in ("collapsed", "naive"):
+        fit_private(data.y_tilde, data.alpha, model, method=method, n_iter=2, burn_in=1,
+                    rng=0, progress=False)
+
+
+def _mae(mu_hat, mu) -> float:
+    return float(np.mean(np.abs(mu_hat - mu)))
+
+
+def run_vi(data: PrivatizedFactorization, k: int, method: str, *, rng: int,
+           em_sweeps: int | None = None, progress: bool = False):
+    """One CAVI fit: ``(row, VIResult)``; the row holds iterations, median seconds per
+    iteration, total seconds (start included), MAE to ``data.mu``, converged flag and the
+    exact collapsed bound of its Gamma factors (one scale for every method)."""
+    model = TopicModel(k)
+    kwargs = {} if em_sweeps is None else {"em_sweeps": em_sweeps}
+    res = fit_variational(data.y_tilde, data.alpha, model, method=method, rng=rng,
+                          progress=progress, **kwargs)
+    row = {"iterations": res.iterations,
+           "seconds_per_iteration": float(np.median(res.iter_seconds)),
+           "seconds": res.seconds, "start_seconds": res.start_seconds,
+           "mae": _mae(res.mu_hat, data.mu), "converged": res.converged,
+           "collapsed_bound": collapsed_bound(data.y_tilde, data.alpha, model, res.q),
+           "seed": res.seed}
+    return row, res
+
+
+def run_mcmc(data: PrivatizedFactorization, k: int, method: str, *, n_iter: int, burn_in: int,
+             thin: int, rng: int, init="data", progress: bool = False) -> dict:
+    """One Gibbs chain (:func:`lpp.inference.fit_private`): MAE of its posterior mean rates,
+    median seconds per sweep and the sum of the sweeps' times."""
+    res = fit_private(data.y_tilde, data.alpha, TopicModel(k), method=method, n_iter=n_iter,
+                      burn_in=burn_in, thin=thin, rng=rng, init=init, progress=progress)
+    return {"iterations": res.iterations_done,
+            "seconds_per_iteration": float(np.median(res.iter_seconds)),
+            "seconds": float(np.nansum(res.iter_seconds)), "start_seconds": 0.0,
+            "mae": _mae(res.mu_hat, data.mu), "converged": None, "collapsed_bound": None,
+            "seed": res.seed}
+
+
+def run_benchmark(data: PrivatizedFactorization, k: int, *, seed: int, mcmc_n_iter: int,
+                  mcmc_burn_in: int, mcmc_thin: int, vi_mcmc_n_iter: int,
+                  vi_mcmc_burn_in: int, em_sweeps: int | None = None,
+                  progress: bool = False) -> pd.DataFrame:
+    """Every method of :data:`ROWS` on ``data``; one row each, in that order.
+
+    Parameters
+    ----------
+    data : PrivatizedFactorization
+        The benchmark's data (:func:`make_benchmark_data`); ``data.mu`` is the truth.
+    k : int
+        Components of the fitted model.
+    seed : int
+        Base seed; each method's seed is derived from it (recorded in the ``seed`` column).
+    mcmc_n_iter, mcmc_burn_in, mcmc_thin : int
+        Schedule of the naive and private MCMC chains.
+    vi_mcmc_n_iter, vi_mcmc_burn_in : int
+        Schedule of the VI-started chain (every sweep after burn-in is kept).
+    em_sweeps : int, optional
+        The CAVI start's EM-like sweeps (default: :func:`lpp.vi.fit_variational`'s).
+    progress : bool
+        Progress bars.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method``, ``data``, ``iterations``, ``seconds_per_iteration``, ``seconds``,
+        ``start_seconds``, ``mae``, ``converged``, ``collapsed_bound``, ``seed``.
+
+    Raises
+    ------
+    ValueError
+        Non-positive ``k`` or schedules, a burn-in not below its ``n_iter``.
+    """
+    k = positive_int(k, "k")
+    seed = non_negative_int(seed, "seed")
+    for name, value in (("mcmc_n_iter", mcmc_n_iter), ("mcmc_thin", mcmc_thin),
+                        ("vi_mcmc_n_iter", vi_mcmc_n_iter)):
+        positive_int(value, name)
+    if not 0 <= mcmc_burn_in < mcmc_n_iter or not 0 <= vi_mcmc_burn_in < vi_mcmc_n_iter:
+        raise ValueError("each burn-in must be >= 0 and below its n_iter")
+    rows, collapsed_fit = [], None
+    for i, (label, seen, kind, method) in enumerate(ROWS):
+        fit_seed = derive_seed(derive_seed(seed, _FIT_TAG), i)
+        if kind == "vi":
+            row, res = run_vi(data, k, method, rng=fit_seed, em_sweeps=em_sweeps,
+                              progress=progress)
+            if label == "collapsed CAVI":
+                collapsed_fit = res
+        elif kind == "mcmc":
+            row = run_mcmc(data, k, method, n_iter=mcmc_n_iter, burn_in=mcmc_burn_in,
+                           thin=mcmc_thin, rng=fit_seed, progress=progress)
+        else:
+            if collapsed_fit is None:
+                raise RuntimeError("the VI-started chain needs the collapsed CAVI's row first")
+            row = run_mcmc(data, k, method, n_iter=vi_mcmc_n_iter, burn_in=vi_mcmc_burn_in,
+                           thin=1, rng=fit_seed, init=collapsed_fit.to_init(),
+                           progress=progress)
+            row["start_seconds"] = collapsed_fit.seconds
+            row["seconds"] += collapsed_fit.seconds
+        rows.append({"method": label, "data": seen, **row})
+    return pd.DataFrame(rows)
+
+
+def data_seed(seed: int) -> int:
+    """The seed of the benchmark's data, derived from the run's base seed."""
+    return derive_seed(non_negative_int(seed, "seed"), _DATA_TAG)
+
+
+def paper_table(table: pd.DataFrame) -> pd.DataFrame:
+    """``table``'s MAE, seconds per iteration, iterations and seconds, with the paper's
+    numbers beside (its MCMC beside our private MCMC, its CAVI beside our paper CAVI) and each
+    method's speed-up over the private MCMC's wall time (the paper's "20x" beside the paper
+    CAVI)."""
+    mcmc_seconds = float(table.loc[table.method == "private MCMC", "seconds"].iloc[0])
+    out = table[["method", "mae", "seconds_per_iteration", "iterations", "seconds"]].copy()
+    out["speed_up"] = mcmc_seconds / out["seconds"]
+    theirs = {"private MCMC": (PAPER_NUMBERS["mcmc_mae"],
+                               PAPER_NUMBERS["mcmc_seconds_per_iteration"],
+                               PAPER_NUMBERS["mcmc_iterations"], 1.0),
+              "paper CAVI": (PAPER_NUMBERS["vi_mae"], PAPER_NUMBERS["vi_seconds_per_iteration"],
+                             PAPER_NUMBERS["vi_iterations"], PAPER_NUMBERS["speed_up"])}
+    for j, column in enumerate(("paper_mae", "paper_seconds_per_iteration", "paper_iterations",
+                                "paper_speed_up")):
+        out[column] = [theirs.get(m, (np.nan,) * 4)[j] for m in out.method]
+    return out
+
+
+def plot_benchmark(table: pd.DataFrame, figure=None, *, title: str = ""):
+    """MAE against wall time (log scale), one point per method, the paper's two MAEs as lines.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`run_benchmark`'s table.
+    figure : path-like, optional
+        Where to save the PNG (atomically).
+    title : str
+        The axes' title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, row in enumerate(table.itertuples()):
+        marker = "s" if "MCMC" in row.method else "o"
+        ax.scatter(row.seconds, row.mae, s=60, marker=marker, color=colours[i % len(colours)],
+                   label=row.method)
+    ax.axhline(PAPER_NUMBERS["mcmc_mae"], color="grey", ls="--", lw=1,
+               label=f"Schofield et al. MCMC, MAE {PAPER_NUMBERS['mcmc_mae']}\n(1000 x 1000, K = 50)")
+    ax.axhline(PAPER_NUMBERS["vi_mae"], color="grey", ls=":", lw=1,
+               label=f"Schofield et al. CAVI, MAE {PAPER_NUMBERS['vi_mae']}")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set(xlabel="wall time (s, log scale; compilation excluded)",
+           ylabel="MAE to the true rates", title=title)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    if figure is not None:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=110)
+        Path(figure).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(figure, buffer.getvalue())
+    return fig
+
+
+def write_table(table: pd.DataFrame, path) -> Path:
+    """Write the table as CSV atomically (6 significant digits)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, table.to_csv(index=False, float_format="%.6g").encode())
+    return path

@@ -1,0 +1,61 @@
+"""A variational fit saved in the Gibbs fits' format and scored like them."""
+import numpy as np
+import pytest
+
+from lpp.evaluation import score_topic_fits, topic_scores
+from lpp.fits import load_fit, save_fit
+from lpp.inference import TopicModel
+from lpp.simulate import make_private_factorization
+from lpp.vi import fit_variational
+from lpp.vi.fits import PIPELINE_METHODS, as_fit_result
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return make_private_factorization(30, 25, 3, rng=5)
+
+
+@pytest.fixture(scope="module")
+def fit(problem):
+    return fit_variational(problem.y_tilde, problem.alpha, TopicModel(3), rng=2, max_iter=20,
+                           em_sweeps=10)
+
+
+def test_round_trip_keeps_means_rates_and_objective(problem, fit, tmp_path):
+    saved = as_fit_result(fit, "collapsed_cavi")
+    save_fit(saved, tmp_path / "collapsed_cavi_eps1.0_rep0", data="somewhere",
+             extra={"epsilon_over_n": 1.0})
+    back = load_fit(tmp_path / "collapsed_cavi_eps1.0_rep0")
+    assert back.method == "collapsed_cavi"
+    np.testing.assert_array_equal(back.mu_hat, fit.mu_hat)
+    np.testing.assert_array_equal(back.samples["phi"][0], fit.q["phi"].mean)
+    np.testing.assert_array_equal(back.samples["theta"][0], fit.q["theta"].mean)
+    assert back.samples["phi"].shape == (1, 3, 25)
+    np.testing.assert_array_equal(back.log_joint, [fit.objective[-1]])
+    np.testing.assert_array_equal(back.saved_iterations, [fit.iterations])
+    assert back.meta["seed"] == fit.seed and back.meta["n_saved"] == 1
+    # the report's run time is the whole fit's, its start included
+    assert back.meta["seconds_total"] == pytest.approx(fit.seconds, rel=1e-9)
+    np.testing.assert_array_equal(back.iter_seconds[1:], fit.iter_seconds[1:])
+    # the topic scorer takes it as it takes a Gibbs fit
+    scores = topic_scores(back, problem.y)
+    assert scores["n_samples"] == 1 and np.isfinite(scores["mae"])
+    table = score_topic_fits(tmp_path, problem.y)
+    assert list(table.method) == ["collapsed_cavi"]
+    assert table.epsilon_over_n.tolist() == [1.0]
+
+
+def test_mu_hat_is_the_product_of_the_means(fit):
+    np.testing.assert_allclose(fit.mu_hat, fit.q["theta"].mean @ fit.q["phi"].mean, rtol=1e-12)
+
+
+def test_pipeline_names_differ_from_the_gibbs_methods():
+    assert set(PIPELINE_METHODS).isdisjoint({"collapsed", "bessel", "naive", "nonprivate"})
+    assert set(PIPELINE_METHODS.values()) == {"collapsed", "bessel-mode", "naive"}
+
+
+def test_bad_input(fit):
+    with pytest.raises(TypeError):
+        as_fit_result({"q": 1}, "collapsed_cavi")
+    with pytest.raises(ValueError):
+        as_fit_result(fit, "")
