@@ -189,7 +189,7 @@ class CommunityVI(VariationalModel):
         return {"theta": GammaFactor(shape, rate), "pi": pi}
 
 
-@njit
+@njit(cache=True)
 def _membership_scan(shape, e_theta, e_pi, observed, b0):
     """Node-by-node optimal rates of q(theta_i) given the others' current means."""
     n, c = e_theta.shape

@@ -36,7 +36,7 @@ _RECIPROCALS = 1.0 / np.arange(1, DIRECT_MAX_COUNT + 64, dtype=np.float64)
 _TINY_RATE = 1e-300
 
 
-@njit(inline="always")
+@njit(cache=True, inline="always")
 def _logaddexp(a, b):
     if a < b:
         a, b = b, a
@@ -45,7 +45,7 @@ def _logaddexp(a, b):
     return a + math.log1p(math.exp(b - a))
 
 
-@njit
+@njit(cache=True)
 def _direct(y_tilde, lam_low, lam_high):
     """``(log of the scaled normaliser, scaled first moment / normaliser)`` by summation.
 
@@ -74,7 +74,7 @@ def _direct(y_tilde, lam_low, lam_high):
     return math.log(z), m1 / z
 
 
-@njit
+@njit(cache=True)
 def count_factor_nb(y_tilde, alpha, g):
     """``(log Z, E_q[y])`` of ``q(y) ∝ g^y / y! alpha^|y_tilde - y|`` (see the module notes).
 
@@ -94,7 +94,7 @@ def count_factor_nb(y_tilde, alpha, g):
     return _log_space(y_tilde, log_alpha, lam_low, lam_high)
 
 
-@njit
+@njit(cache=True)
 def _log_space(y_tilde, log_alpha, lam_low, lam_high):
     """``(log Z, E[y])`` of the two-piece count factor for ``y_tilde > 0`` from Poisson log-cdf
     and log-survival values (any size of count or rate)."""
@@ -108,7 +108,7 @@ def _log_space(y_tilde, log_alpha, lam_low, lam_high):
     return log_z, m_low + m_high
 
 
-@njit
+@njit(cache=True)
 def count_factor_log_space_nb(y_tilde, alpha, g):
     """:func:`count_factor_nb` always by the log-space cdf form (a cross-check of the sum)."""
     log_alpha = math.log(alpha)
@@ -157,7 +157,7 @@ def count_factor(y_tilde, alpha, g, *, log_space: bool = False):
     return log_z, mean
 
 
-@njit
+@njit(cache=True)
 def _factor_loop(yt, a, g, log_space, log_z, mean):
     for e in range(yt.size):
         if log_space:
@@ -166,7 +166,7 @@ def _factor_loop(yt, a, g, log_space, log_z, mean):
             log_z[e], mean[e] = count_factor_nb(yt[e], a[e], g[e])
 
 
-@njit
+@njit(cache=True)
 def bessel_mode_point_nb(y_tilde, a):
     """Mode of ``Bessel(nu = |y_tilde|, a)``: ``floor((sqrt(a^2 + nu^2) - nu) / 2)``."""
     nu = abs(float(y_tilde))

@@ -28,7 +28,7 @@ from lpp.vi.counts import count_factor_nb
 BLOCK = 8192
 
 
-@njit(parallel=True)
+@njit(cache=True, parallel=True)
 def _dense_kernel(yt, alpha, g, observed, private, r, block_sums):
     n = yt.size
     for b in prange(block_sums.size):
@@ -140,7 +140,7 @@ class SparseTopicCounts:
         return by_row, by_col, mu
 
 
-@njit(parallel=True)
+@njit(cache=True, parallel=True)
 def _rows_kernel(indptr, cols, values, missing, alpha, private, g_theta, g_phi_t, col_total,
                  w, doc_topic, row_bound):
     n_rows, k = g_theta.shape
@@ -179,7 +179,7 @@ def _rows_kernel(indptr, cols, values, missing, alpha, private, g_theta, g_phi_t
         row_bound[d] = bound + a * (row_g - special_g)
 
 
-@njit(parallel=True)
+@njit(cache=True, parallel=True)
 def _cols_kernel(col_ptr, col_order, rows, w, g_theta, g_phi_t, weighted, word_topic):
     n_cols, k = g_phi_t.shape
     for v in prange(n_cols):

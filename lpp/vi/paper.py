@@ -39,7 +39,7 @@ def delta_log_mean(mean, var):
     return np.log(mean) - np.asarray(var) / (2.0 * mean * mean)
 
 
-@njit(parallel=True)
+@njit(cache=True, parallel=True)
 def _entries_kernel(yt, observed, e_mu, v_mu, g_sum, lp_shape, lm_shape, lam_rate,
                     r, lp_new, lm_new, mode, block_sums):
     n = yt.size
@@ -87,7 +87,7 @@ def _entries_kernel(yt, observed, e_mu, v_mu, g_sum, lp_shape, lm_shape, lam_rat
         block_sums[b] = acc
 
 
-@njit
+@njit(cache=True)
 def _digamma(x):
     """digamma for x > 0 (recurrence to x >= 6, then the asymptotic series)."""
     acc = 0.0
