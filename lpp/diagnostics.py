@@ -346,6 +346,8 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
                             label=f"chain {c}" if e == 0 else None)
         row[0].set_title(name)
         row[0].set_yticks([])
+        # large values (a log joint of -1.5e6) would overlap with the default ticks
+        row[0].xaxis.set_major_locator(plt.MaxNLocator(3))
         row[1].set_title(name if values.shape[2] == 1 else
                          f"{name} at entries {', '.join(map(str, posterior['entry'].values))}")
         row[1].set_xlabel("sweep")

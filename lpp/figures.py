@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp.evaluation import NONPRIVATE
 from lpp.fits import META_FILE as FIT_FILE
 from lpp.io import atomic_write_bytes
 
-__all__ = ["current_profile", "settings_caption", "caption_figure", "community_order"]
+__all__ = ["current_profile", "settings_caption", "caption_figure", "save_figure",
+           "community_order"]
 
 
 #: the params file whose ``profile`` key names the settings in force (the notebooks run from
@@ -55,9 +55,10 @@ def _fits_settings(fits_dir) -> dict:
         found = sorted({m[key] for m in metas})
         return found[0] if len(found) == 1 else "/".join(map(str, found))
 
-    # a private fit's data folder names its copy (data/private/<study>/eps<level>_rep<copy>)
+    # a private fit's data folder names its copy (data/private/<study>/eps<level>_rep<copy>);
+    # the non-private fits' folder (the true counts) names none
     copies = {Path(m["data"]).name.rpartition("_rep")[2]
-              for m in metas if m["method"] != NONPRIVATE and "_rep" in str(m.get("data", ""))}
+              for m in metas if "_rep" in str(m.get("data", ""))}
     settings = {"sweeps": f"{values('n_iter')} (burn-in {values('burn_in')}, "
                           f"thin {values('thin')})"}
     if copies:
@@ -138,12 +139,19 @@ def caption_figure(figure, caption: str, *, fig=None):
     fig.text(0.5, 0.1 / height, caption, ha="center", va="bottom", fontsize="small",
              color="0.3")
     if figure is not None:
-        figure = Path(figure)
-        figure.parent.mkdir(parents=True, exist_ok=True)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=100)
-        atomic_write_bytes(figure, buffer.getvalue())
+        save_figure(fig, figure)
     return fig
+
+
+def save_figure(fig, path, *, dpi: int = 100) -> Path:
+    """Save ``fig`` as PNG at ``path`` atomically (a reader never sees half a file); the
+    folder is created. Returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    atomic_write_bytes(path, buffer.getvalue())
+    return path
 
 
 def community_order(theta) -> np.ndarray:
