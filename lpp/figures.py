@@ -19,6 +19,9 @@ from lpp.io import atomic_write_bytes
 __all__ = ["current_profile", "settings_caption", "caption_figure", "save_figure",
            "community_order"]
 
+#: height of the caption strip added under a figure, in inches
+CAPTION_INCHES = 0.3
+
 
 #: the params file whose ``profile`` key names the settings in force (the notebooks run from
 #: the repository root)
@@ -106,8 +109,8 @@ def settings_caption(*, profile: str | None = None, fits_dir=None, **settings) -
     return " · ".join(f"{name.replace('_', ' ')} {text(value)}" for name, value in shown.items())
 
 
-def caption_figure(figure, caption: str, *, fig=None):
-    """Write ``caption`` as a line under a figure and save it again (PNG, atomically, 100 dpi).
+def caption_figure(figure, caption: str, *, fig=None, dpi: int = 100):
+    """Write ``caption`` as a line under a figure and save it again (PNG, atomically).
 
     Parameters
     ----------
@@ -118,6 +121,8 @@ def caption_figure(figure, caption: str, *, fig=None):
     fig : matplotlib.figure.Figure, optional
         The figure; by default matplotlib's current one (so a notebook can caption the figure
         its cell just drew).
+    dpi : int
+        Resolution of the saved PNG.
 
     Returns
     -------
@@ -133,13 +138,19 @@ def caption_figure(figure, caption: str, *, fig=None):
     if not isinstance(caption, str):
         raise TypeError(f"caption must be a str; got {type(caption).__name__}")
     fig = plt.gcf() if fig is None else fig
-    # room for one line of text under the axes, in figure coordinates
+    # a strip for the line under everything: the figure grows by CAPTION_INCHES and every
+    # axes keeps its size and its place relative to the top (tick labels stay clear)
     height = fig.get_figheight()
-    fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.35 / height + 0.05))
-    fig.text(0.5, 0.1 / height, caption, ha="center", va="bottom", fontsize="small",
+    total = height + CAPTION_INCHES
+    fig.set_figheight(total)
+    for ax in fig.axes:
+        box = ax.get_position()
+        ax.set_position([box.x0, (CAPTION_INCHES + box.y0 * height) / total, box.width,
+                         box.height * height / total])
+    fig.text(0.5, 0.08 / total, caption, ha="center", va="bottom", fontsize="small",
              color="0.3")
     if figure is not None:
-        save_figure(fig, figure)
+        save_figure(fig, figure, dpi=dpi)
     return fig
 
 
