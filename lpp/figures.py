@@ -31,6 +31,16 @@ PARAMS_FILE = "params.yaml"
 def current_profile(params_file=PARAMS_FILE) -> str:
     """The name of the settings profile in force: ``params_file``'s top-level ``profile`` key.
 
+    Parameters
+    ----------
+    params_file : path-like
+        The pipeline's settings (``params.yaml``, relative to the working directory).
+
+    Returns
+    -------
+    str
+        E.g. ``"quick"`` or ``"paper"``.
+
     Raises
     ------
     ValueError
@@ -155,8 +165,21 @@ def caption_figure(figure, caption: str, *, fig=None, dpi: int = 100):
 
 
 def save_figure(fig, path, *, dpi: int = 100) -> Path:
-    """Save ``fig`` as PNG at ``path`` atomically (a reader never sees half a file); the
-    folder is created. Returns the path."""
+    """Save ``fig`` as PNG at ``path`` atomically (a reader never sees half a file).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    path : path-like
+        The PNG file; its folder is created.
+    dpi : int
+        Resolution.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
