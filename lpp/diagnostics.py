@@ -33,7 +33,7 @@ from lpp.fits import SavedFit
 from lpp.inference import FitResult, make_model
 
 __all__ = ["rate_samples", "chain_quantities", "default_entries", "to_inference_data",
-           "convergence_summary", "plot_traces"]
+           "convergence_summary", "plot_traces", "diagnose_cases"]
 
 #: the exported quantities with their per-sample dimensions
 QUANTITIES = ("log_joint", "total_rate", "mu")
@@ -103,18 +103,45 @@ def _entry_rates(model, state, entries: np.ndarray) -> tuple[float, np.ndarray]:
     return float(mu.sum()), mu[tuple(entries.T)]
 
 
-def default_entries(fit, n: int = 4) -> np.ndarray:
+def default_entries(fit, n: int = 4, *, exclude=None) -> np.ndarray:
     """``n`` fixed entries to follow: those with the largest posterior mean rate in ``fit``.
 
     Rates near 0 carry little information on mixing, so the largest are followed. Ties go to
-    the lower flat index. Returns an ``n x ndim`` int64 array of indices.
+    the lower flat index.
+
+    Parameters
+    ----------
+    fit : lpp.inference.FitResult or lpp.fits.SavedFit
+    n : int
+        How many entries.
+    exclude : array_like of bool, optional
+        Entries never to follow (True), e.g. the held-out mask: the data say nothing there,
+        so the chains may disagree for reasons that are not mixing.
+
+    Returns
+    -------
+    ndarray of int64
+        ``n x ndim`` indices.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not in ``[1, number of eligible entries]`` or ``exclude`` has another shape.
     """
     _check_fit(fit)
     mu_hat = np.asarray(fit.mu_hat)
+    eligible = np.ones(mu_hat.shape, dtype=bool)
+    if exclude is not None:
+        exclude = np.asarray(exclude)
+        if exclude.shape != mu_hat.shape or exclude.dtype != np.bool_:
+            raise ValueError(f"exclude must be a boolean {mu_hat.shape} mask; got "
+                             f"{exclude.dtype} {exclude.shape}")
+        eligible = ~exclude
     n = int(n)
-    if not (1 <= n <= mu_hat.size):
-        raise ValueError(f"n must lie in [1, {mu_hat.size}]; got {n}")
-    flat = np.argsort(-mu_hat.ravel(), kind="stable")[:n]
+    if not (1 <= n <= int(eligible.sum())):
+        raise ValueError(f"n must lie in [1, {int(eligible.sum())}]; got {n}")
+    order = np.argsort(-mu_hat.ravel(), kind="stable")
+    flat = order[eligible.ravel()[order]][:n]
     return np.stack(np.unravel_index(flat, mu_hat.shape), axis=1).astype(np.int64)
 
 
@@ -319,6 +346,8 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
                             label=f"chain {c}" if e == 0 else None)
         row[0].set_title(name)
         row[0].set_yticks([])
+        # large values (a log joint of -1.5e6) would overlap with the default ticks
+        row[0].xaxis.set_major_locator(plt.MaxNLocator(3))
         row[1].set_title(name if values.shape[2] == 1 else
                          f"{name} at entries {', '.join(map(str, posterior['entry'].values))}")
         row[1].set_xlabel("sweep")
@@ -327,3 +356,60 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
         figure.suptitle(title)
     figure.tight_layout()
     return figure
+
+
+#: the columns of :func:`diagnose_cases`'s table, in order
+CASE_COLUMNS = ("case", "quantity", "r_hat", "ess_bulk", "ess_tail", "chains", "draws",
+                "n_iter", "burn_in", "thin", "seeds")
+
+
+def diagnose_cases(cases: dict, *, n_entries: int = 4):
+    """R-hat and bulk / tail ESS of several diagnosed cases, one table row per quantity.
+
+    The pipeline's diagnosis: each case is one model fitted to one data set by several chains
+    (saved fit folders, e.g. the pipeline's own fit and the same run with other seeds).
+
+    Parameters
+    ----------
+    cases : dict
+        ``{name: {"fits": [fit folder, ...], "exclude": mask or None}}``; ``exclude`` marks
+        entries never followed (the held-out mask), see :func:`default_entries`.
+    n_entries : int
+        Entries followed per case: the largest posterior-mean rates of the first chain.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Columns :data:`CASE_COLUMNS`; ``quantity`` is ``log_joint``, ``total_rate`` or
+        ``mu[i,j]``; ``seeds`` the chains' seeds joined by commas.
+    idatas : dict
+        ``{name: arviz.InferenceData}`` for the trace figures.
+
+    Raises
+    ------
+    ValueError
+        For a case with fewer than 2 chains, chains that disagree, or too few draws.
+    """
+    import pandas as pd
+
+    from lpp.fits import load_fit
+
+    if not isinstance(cases, dict) or not cases:
+        raise ValueError("cases must be a non-empty dict {name: {'fits': [...], 'exclude': ...}}")
+    rows, idatas = [], {}
+    for name, case in cases.items():
+        if len(case["fits"]) < 2:
+            raise ValueError(f"case {name!r}: R-hat needs at least 2 chains; got "
+                             f"{len(case['fits'])}")
+        fits = [load_fit(path) for path in case["fits"]]
+        entries = default_entries(fits[0], n_entries, exclude=case.get("exclude"))
+        idata = to_inference_data(fits, entries=entries)
+        summary = convergence_summary(idata)
+        meta = fits[0].meta
+        for quantity, values in summary.iterrows():
+            rows.append({"case": name, "quantity": quantity, **values.to_dict(),
+                         "chains": len(fits), "draws": int(np.size(fits[0].log_joint)),
+                         "n_iter": meta["n_iter"], "burn_in": meta["burn_in"],
+                         "thin": meta["thin"], "seeds": idata.posterior.attrs["seeds"]})
+        idatas[name] = idata
+    return pd.DataFrame(rows, columns=list(CASE_COLUMNS)), idatas

@@ -121,3 +121,33 @@ def test_bad_input(chains, corpus):
                                                     "model": TopicModel(3).params()}})
     with pytest.raises(ValueError, match="another model"):
         diagnostics.to_inference_data([short, other])
+
+
+def test_default_entries_skip_excluded_entries(chains):
+    mu_hat = chains[0].mu_hat
+    top = diagnostics.default_entries(chains[0], 2)
+    exclude = np.zeros(mu_hat.shape, dtype=bool)
+    exclude[tuple(top[0])] = True
+    entries = diagnostics.default_entries(chains[0], 2, exclude=exclude)
+    np.testing.assert_array_equal(entries[0], top[1])
+    assert not exclude[tuple(entries.T)].any()
+    with pytest.raises(ValueError, match="boolean"):
+        diagnostics.default_entries(chains[0], 2, exclude=exclude.astype(int))
+    with pytest.raises(ValueError, match="n must lie"):
+        diagnostics.default_entries(chains[0], 2, exclude=np.ones(mu_hat.shape, dtype=bool))
+
+
+def test_diagnose_cases_tabulates_saved_chains(chains, tmp_path):
+    dirs = [save_fit(fit, tmp_path / f"chain{c}", data="memory") for c, fit in enumerate(chains)]
+    table, idatas = diagnostics.diagnose_cases({"toy": {"fits": dirs, "exclude": None}},
+                                               n_entries=2)
+    assert list(table.columns) == list(diagnostics.CASE_COLUMNS)
+    assert list(table.quantity[:2]) == ["log_joint", "total_rate"] and len(table) == 4
+    expect = diagnostics.convergence_summary(chains, n_entries=2)
+    np.testing.assert_allclose(table.r_hat, expect.r_hat, rtol=1e-12)
+    assert (table.chains == 2).all() and (table.draws == (N_ITER - BURN_IN) // THIN).all()
+    assert table.seeds.iloc[0] == "11,12" and table.n_iter.iloc[0] == N_ITER
+    np.testing.assert_array_equal(idatas["toy"].posterior["log_joint"].values[1],
+                                  chains[1].log_joint)
+    with pytest.raises(ValueError, match="at least 2 chains"):
+        diagnostics.diagnose_cases({"toy": {"fits": dirs[:1]}})

@@ -61,10 +61,10 @@ def test_a_failing_notebook_exits_non_zero(tmp_path, capsys):
 
 def test_section_parameters_and_overrides(tmp_path):
     params = tmp_path / "params.yaml"
-    params.write_text("synthetic_topics:\n  seed: 4\n  alpha0_levels: [0.1, 0.5]\n")
+    params.write_text("synthetic_topics:\n  seeds: [4]\n  alpha0_levels: [0.1, 0.5]\n")
     got = collect_parameters(NOTEBOOKS / "synthetic_topics.ipynb", "synthetic_topics",
                              [("n_iter", "10"), ("figure", "x.png")], params_file=params)
-    assert got == {"seed": 4, "alpha0_levels": [0.1, 0.5], "n_iter": 10, "figure": "x.png"}
+    assert got == {"seeds": [4], "alpha0_levels": [0.1, 0.5], "n_iter": 10, "figure": "x.png"}
     with pytest.raises(ValueError, match="no section"):
         collect_parameters(NOTEBOOKS / "synthetic_topics.ipynb", "nope", [], params_file=params)
 

@@ -1,0 +1,219 @@
+"""What every figure shows besides its data: the settings it was made with, and an order of
+the actors that makes a block structure visible.
+
+A figure read out of context (in the README, a paper draft) must say which profile, how many
+sweeps and how many privatized copies produced it; :func:`settings_caption` builds that line
+in one place and :func:`caption_figure` writes it under a figure and saves it again.
+"""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from lpp.fits import META_FILE as FIT_FILE
+from lpp.io import atomic_write_bytes
+
+__all__ = ["current_profile", "settings_caption", "caption_figure", "save_figure",
+           "community_order"]
+
+#: height of the caption strip added under a figure, in inches
+CAPTION_INCHES = 0.3
+
+
+#: the params file whose ``profile`` key names the settings in force (the notebooks run from
+#: the repository root)
+PARAMS_FILE = "params.yaml"
+
+
+def current_profile(params_file=PARAMS_FILE) -> str:
+    """The name of the settings profile in force: ``params_file``'s top-level ``profile`` key.
+
+    Parameters
+    ----------
+    params_file : path-like
+        The pipeline's settings (``params.yaml``, relative to the working directory).
+
+    Returns
+    -------
+    str
+        E.g. ``"quick"`` or ``"paper"``.
+
+    Raises
+    ------
+    ValueError
+        If the file is missing or names no profile.
+    """
+    import yaml
+
+    path = Path(params_file)
+    if not path.is_file():
+        raise ValueError(f"no {path} here ({Path.cwd()}): pass profile= or run from the "
+                         "repository root")
+    profile = (yaml.safe_load(path.read_text()) or {}).get("profile")
+    if not isinstance(profile, str) or not profile:
+        raise ValueError(f"{path} names no profile (a top-level 'profile: NAME' key)")
+    return profile
+
+
+def _fits_settings(fits_dir) -> dict:
+    """Sweeps and privatized copies of the fits under ``fits_dir``, read from their fit.json."""
+    metas = [json.loads(p.read_text()) for p in sorted(Path(fits_dir).glob(f"*/{FIT_FILE}"))]
+    if not metas:
+        raise FileNotFoundError(f"no fit (*/{FIT_FILE}) under {fits_dir}")
+
+    def values(key):
+        found = sorted({m[key] for m in metas})
+        return found[0] if len(found) == 1 else "/".join(map(str, found))
+
+    # a private fit's data folder names its copy (data/private/<study>/eps<level>_rep<copy>);
+    # the non-private fits' folder (the true counts) names none
+    copies = {Path(m["data"]).name.rpartition("_rep")[2]
+              for m in metas if "_rep" in str(m.get("data", ""))}
+    settings = {"sweeps": f"{values('n_iter')} (burn-in {values('burn_in')}, "
+                          f"thin {values('thin')})"}
+    if copies:
+        settings["copies"] = len(copies)
+    return settings
+
+
+def settings_caption(*, profile: str | None = None, fits_dir=None, **settings) -> str:
+    """One line naming the settings a figure was made with, for its title or caption.
+
+    Parameters
+    ----------
+    profile : str, optional
+        The settings profile (``quick``, ``paper``); by default the ``profile`` key of
+        ``params.yaml`` in the working directory (:func:`current_profile`).
+    fits_dir : path-like, optional
+        A folder of saved fits (one per sub-folder): adds their sweeps (burn-in, thin) and the
+        number of privatized copies, read from the fits themselves.
+    **settings
+        Further ``name=value`` pairs, shown in order as ``name value`` (underscores become
+        spaces; lists are joined by commas).
+
+    Returns
+    -------
+    str
+        E.g. ``"profile quick · sweeps 300 (burn-in 150, thin 15) · copies 3"``.
+
+    Raises
+    ------
+    ValueError
+        If no profile is given and ``params.yaml`` names none.
+    FileNotFoundError
+        If ``fits_dir`` holds no fit.
+    """
+    shown = {"profile": current_profile() if profile is None else str(profile)}
+    if fits_dir is not None:
+        shown.update(_fits_settings(fits_dir))
+    shown.update(settings)
+
+    def text(value):
+        if isinstance(value, (list, tuple)):
+            return ", ".join(map(str, value))
+        return str(value)
+
+    return " · ".join(f"{name.replace('_', ' ')} {text(value)}" for name, value in shown.items())
+
+
+def caption_figure(figure, caption: str, *, fig=None, dpi: int = 100):
+    """Write ``caption`` as a line under a figure and save it again (PNG, atomically).
+
+    Parameters
+    ----------
+    figure : path-like or None
+        Where the figure is saved; None only draws the caption.
+    caption : str
+        The line, e.g. from :func:`settings_caption`.
+    fig : matplotlib.figure.Figure, optional
+        The figure; by default matplotlib's current one (so a notebook can caption the figure
+        its cell just drew).
+    dpi : int
+        Resolution of the saved PNG.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``caption`` is not a string.
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(caption, str):
+        raise TypeError(f"caption must be a str; got {type(caption).__name__}")
+    fig = plt.gcf() if fig is None else fig
+    # a strip for the line under everything: the figure grows by CAPTION_INCHES and every
+    # axes keeps its size and its place relative to the top (tick labels stay clear)
+    height = fig.get_figheight()
+    total = height + CAPTION_INCHES
+    fig.set_figheight(total)
+    for ax in fig.axes:
+        box = ax.get_position()
+        ax.set_position([box.x0, (CAPTION_INCHES + box.y0 * height) / total, box.width,
+                         box.height * height / total])
+    fig.text(0.5, 0.08 / total, caption, ha="center", va="bottom", fontsize="small",
+             color="0.3")
+    if figure is not None:
+        save_figure(fig, figure, dpi=dpi)
+    return fig
+
+
+def save_figure(fig, path, *, dpi: int = 100) -> Path:
+    """Save ``fig`` as PNG at ``path`` atomically (a reader never sees half a file).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    path : path-like
+        The PNG file; its folder is created.
+    dpi : int
+        Resolution.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    atomic_write_bytes(path, buffer.getvalue())
+    return path
+
+
+def community_order(theta) -> np.ndarray:
+    """An order of the actors that shows the block structure: by dominant community, then by
+    the weight of that community (largest first).
+
+    Parameters
+    ----------
+    theta : array_like
+        Non-negative memberships, actors x communities (the TRUE ones, so every panel of a
+        figure uses the same order).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        A permutation of the actors; index a matrix ``m[np.ix_(order, order)]``.
+
+    Raises
+    ------
+    ValueError
+        If ``theta`` is not a 2-d array of finite non-negative values.
+    """
+    theta = np.asarray(theta, dtype=np.float64)
+    if theta.ndim != 2 or theta.shape[1] == 0:
+        raise ValueError(f"theta must be actors x communities; got shape {theta.shape}")
+    if not np.isfinite(theta).all() or (theta < 0).any():
+        raise ValueError("theta must hold finite non-negative memberships")
+    dominant = theta.argmax(axis=1)
+    weight = theta[np.arange(theta.shape[0]), dominant]
+    # lexsort: last key first; stable, so ties keep the actors' order
+    return np.lexsort((-weight, dominant)).astype(np.int64)
