@@ -3,6 +3,7 @@
     python profiles/run.py                     # paper profile with the cuts of paper_cuts.yaml
     python profiles/run.py --no-cuts           # the paper's full design (weeks of CPU)
     python profiles/run.py --collect-only      # copy what an earlier run left in the work tree
+    python profiles/run.py --single-item --stages report_topics   # score its fits again
 
 DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
 quick one without overwriting its lock. This script runs the profile in a separate git work
@@ -64,12 +65,13 @@ def _work_tree(path: Path) -> Path:
     return path
 
 
-def run_stages(work: Path, stages=STAGES) -> dict[str, float]:
+def run_stages(work: Path, stages=STAGES, single: bool = False) -> dict[str, float]:
     seconds = {}
     for stage in stages:
         print(f"=== {stage}", flush=True)
         start = time.perf_counter()
-        subprocess.run(["dvc", "repro", stage], cwd=work, check=True)
+        subprocess.run(["dvc", "repro", *(["--single-item"] if single else []), stage],
+                       cwd=work, check=True)
         seconds[stage] = round(time.perf_counter() - start, 1)
         print(f"=== {stage}: {seconds[stage]:.0f} s", flush=True)
     return seconds
@@ -99,6 +101,9 @@ def main(argv=None) -> int:
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "paper")
     parser.add_argument("--figures", type=Path, default=ROOT / "figures" / "paper")
     parser.add_argument("--stages", nargs="+", default=list(STAGES))
+    parser.add_argument("--single-item", action="store_true",
+                        help="run only the named stages, not what they depend on (e.g. to score "
+                             "an earlier run's fits again after the evaluation code changed)")
     parser.add_argument("--collect-only", action="store_true")
     args = parser.parse_args(argv)
 
@@ -108,7 +113,7 @@ def main(argv=None) -> int:
         settings = merged_settings(args.profile, None if args.no_cuts else args.cuts)
         _work_tree(work)
         (work / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
-        seconds = run_stages(work, args.stages)
+        seconds = run_stages(work, args.stages, args.single_item)
     collect(work, args.results, args.figures, seconds)
     return 0
 
