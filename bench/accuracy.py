@@ -1,8 +1,8 @@
 """Iterations to accuracy: MAE to the true rates against wall-clock seconds (VI paper's benchmark).
 
 Data: :func:`bench.sweep.vi_data` — 1000 x 1000, K = 50, epsilon/N = 1, Gamma(0.2, scale 1)
-factors (Schofield et al., appendix E; table of anchors.md §1: private MCMC MAE 0.208 after
-3000 + 1000 iterations, naive 0.396).
+factors (Schofield et al., appendix E: private MCMC MAE 0.36 after 5000 + 2500 iterations at
+about 0.8 s per iteration single-threaded; VI 0.52).
 
 Parts (``python -m bench.accuracy [curve] [long] [truth] [--quick]``):
 
