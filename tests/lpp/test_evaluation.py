@@ -240,3 +240,25 @@ def test_best_aligned_topics_picks_the_most_probable_sample_and_aligns_it():
     assert np.array_equal(aligned, true_phi) and distance == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(ValueError, match="phi"):
         best_aligned_topics(SimpleNamespace(samples={}, log_joint=np.zeros(1)), true_phi)
+
+
+def test_reference_rows_are_lines_in_every_panel_and_missing_values_are_left_out():
+    import matplotlib.pyplot as plt
+
+    table = _table(["collapsed", "naive"], by="C")
+    refs = pd.DataFrame([{"fit": "zeros", "method": "zeros", "mae": 0.25, "npmi": -np.inf},
+                         {"fit": "oracle", "method": "oracle", "mae": np.nan, "npmi": np.nan}])
+    fig = plot_scores(pd.concat([table, refs], ignore_index=True), ["mae", "npmi"], by="C",
+                      title="quick profile")
+    try:
+        assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (2, 2)  # measures x C
+        mae_panels, npmi_panels = fig.axes[:2], fig.axes[2:]
+        for ax in mae_panels:  # the C-free zeros line is in both C panels
+            assert 0.25 in [line.get_ydata()[0] for line in ax.get_lines() if line.get_ls() == ":"]
+        for ax in npmi_panels:  # -inf is not drawn
+            assert not [line for line in ax.get_lines() if line.get_ls() == ":"]
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert labels == ["collapsed", "naive", "non-private", "all zeros"]  # no oracle: NaN
+        assert fig._suptitle.get_text() == "quick profile"
+    finally:
+        plt.close(fig)
