@@ -46,8 +46,19 @@ import pandas as pd
 
 from lpp.io import atomic_write_bytes, json_bytes
 
-__all__ = ["Claim", "STATUSES", "check_claims", "claims_markdown", "write_claims",
-           "better_everywhere", "trend_with_noise", "close_to", "near_number"]
+__all__ = [
+    "STATUSES",
+    "Claim",
+    "Verdict",
+    "better_everywhere",
+    "check_claims",
+    "claims_markdown",
+    "close_to",
+    "flag",
+    "near_number",
+    "trend_with_noise",
+    "write_claims",
+]
 
 PASS, FAIL, NOT_REPRODUCED, NOT_RUN = "PASS", "FAIL", "NOT-REPRODUCED", "NOT-RUN"
 STATUSES = (PASS, FAIL, NOT_REPRODUCED, NOT_RUN)

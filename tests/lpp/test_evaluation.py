@@ -47,7 +47,7 @@ def test_topic_scores_average_over_samples():
 
 def test_topic_loglik_is_the_same_by_row_blocks(monkeypatch):
     # the rates are rebuilt a block of rows at a time: the block size must not matter
-    import lpp.evaluation as evaluation
+    from lpp import evaluation
 
     rng = np.random.default_rng(4)
     y = rng.poisson(2.0, (11, 5))
