@@ -64,6 +64,8 @@ PASS, FAIL, NOT_REPRODUCED, NOT_RUN = "PASS", "FAIL", "NOT-REPRODUCED", "NOT-RUN
 STATUSES = (PASS, FAIL, NOT_REPRODUCED, NOT_RUN)
 
 OURS, NAIVE, NONPRIVATE = "collapsed", "naive", "nonprivate"
+#: how the methods are named in the report
+_LABELS = {OURS: "ours", NAIVE: "naive", NONPRIVATE: "non-private"}
 ICML = "Schein et al. (ICML 2019)"
 VI = "Schofield et al. (VI)"
 FOULDS = "Foulds et al. (2016)"
@@ -131,15 +133,16 @@ def better_everywhere(table: pd.DataFrame, measure: str, method: str, other: str
     sign = 1.0 if higher_is_better else -1.0
     gain = sign * (mine["mean"] - theirs["mean"])
     spread = np.sqrt(mine["std"].fillna(0.0) ** 2 + theirs["std"].fillna(0.0) ** 2)
-    ours = "; ".join(f"{level}={e:g}: {_fmt(a)} vs {_fmt(b)}"
+    name, other_name = _LABELS.get(method, method), _LABELS.get(other, other)
+    ours = "; ".join(f"{level}={e:g}: {name} {_fmt(a)}, {other_name} {_fmt(b)}"
                      for e, a, b in zip(mine.index, mine["mean"], theirs["mean"]))
     worse = gain[gain <= 0]
     if worse.empty:
-        return Verdict(PASS, ours, f"{method} better at all {len(gain)} levels")
+        return Verdict(PASS, ours, f"{name} better at all {len(gain)} levels")
     if (-worse <= spread[worse.index]).all():
-        return Verdict(NOT_REPRODUCED, ours, f"{method} not better at {level}="
+        return Verdict(NOT_REPRODUCED, ours, f"{name} not better at {level}="
                        f"{', '.join(f'{e:g}' for e in worse.index)}, within the copies' sd")
-    return Verdict(FAIL, ours, f"{method} worse than {other} at {level}="
+    return Verdict(FAIL, ours, f"{name} worse than {other_name} at {level}="
                    f"{', '.join(f'{e:g}' for e in worse.index)}")
 
 
