@@ -165,12 +165,14 @@ def trend_with_noise(values: dict, *, worsens: bool = True, higher_is_better: bo
                    "steps go the claimed way")
 
 
-def close_to(values: dict, reference: float, *, rel_tol: float) -> Verdict:
+def close_to(values: dict, reference: float, *, rel_tol: float,
+             reference_name: str = "reference") -> Verdict:
     """Every value lies within ``rel_tol`` (relative) of ``reference``."""
     if reference is None or not np.isfinite(reference) or not values:
         return Verdict(NOT_RUN, "n/a", "no reference value")
     gaps = {k: abs(v - reference) / abs(reference) for k, v in values.items()}
-    ours = "; ".join(f"{k}: {_fmt(v)}" for k, v in values.items()) + f" vs {_fmt(reference)}"
+    ours = "; ".join(f"{k}: {_fmt(v)}" for k, v in values.items())
+    ours += f"; {reference_name} {_fmt(reference)}"
     far = [k for k, g in gaps.items() if g > rel_tol]
     if not far:
         return Verdict(PASS, ours, f"within {rel_tol:.0%} at every level "
@@ -299,7 +301,7 @@ def _icml_fig3(root):
 
     def ours_vs_naive():
         mine, naive = hellinger(OURS), hellinger(NAIVE)
-        ours = "; ".join(f"{k}: {_fmt(mine[k])} vs {_fmt(naive[k])}" for k in mine)
+        ours = "; ".join(f"{k}: ours {_fmt(mine[k])}, naive {_fmt(naive[k])}" for k in mine)
         worse = [k for k in mine if mine[k] >= naive[k]]
         if not worse:
             return Verdict(PASS, ours, "ours closer to the true topics at every noise level")
@@ -333,8 +335,8 @@ def _icml_fig4(root):
         if reference.empty:
             raise _Missing("no non-private row in eval/topics.csv")
         stats = _level_stats(t, OURS, "mae")["mean"]
-        return close_to({f"ε/N={e:g}": v for e, v in stats.items()}, float(reference.mean()),
-                        rel_tol=0.10)
+        return close_to({f"ε/N={e:g} ours": v for e, v in stats.items()},
+                        float(reference.mean()), rel_tol=0.10, reference_name="non-private")
 
     def npmi_not_above_nonprivate(measure):
         verdict = better_everywhere(table(), measure, OURS, NONPRIVATE, higher_is_better=True)
@@ -541,7 +543,7 @@ def _foulds(root):
                 lap = sub.get(("laplace", eps))
                 ops = max(v for (route, e), v in sub.items()
                           if route.startswith("ops") and e == eps)
-                parts.append(f"{dataset} ε={eps:g}: {_fmt(lap)} vs {_fmt(ops)}")
+                parts.append(f"{dataset} ε={eps:g}: Laplace {_fmt(lap)}, best OPS {_fmt(ops)}")
                 if lap < ops:
                     worse.append(f"{dataset} ε={eps:g}")
         if not seen:
@@ -680,7 +682,8 @@ def _write(claims, results_root, out_dir, bench_root=None) -> tuple[Path, Path]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lpp.claims", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lpp.claims",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--results", default="results", help="the results folder to read")
     parser.add_argument("--bench", default=None, help="the benchmarks' results folder "
                         "(bench/results), for the VI paper's 1,000 x 1,000 claims")

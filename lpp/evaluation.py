@@ -191,7 +191,8 @@ def topic_references(true_counts, true_rates=None) -> list[dict]:
     """
     y = true_counts
     zero = np.zeros(y.shape)
-    rows = [{"fit": ZEROS, "method": ZEROS, "mae": zeros_mae(y), "loglik": _poisson_loglik(zero, y)}]
+    rows = [{"fit": ZEROS, "method": ZEROS, "mae": zeros_mae(y),
+             "loglik": _poisson_loglik(zero, y)}]
     if true_rates is None:
         rows.append({"fit": ORACLE, "method": ORACLE, "mae": np.nan, "loglik": np.nan})
     else:

@@ -91,7 +91,8 @@ def test_reference_rows_zeros_and_oracle():
     rates = np.full((3, 3), 1.5)
     zeros, oracle = community_references(y, heldout, rates)
     assert zeros["method"] == "zeros" and oracle["method"] == "oracle"
-    assert zeros["mae"] == pytest.approx(np.mean([1, 2, 3, 0]))   # observed: (0,1),(0,2),(1,0),(2,1)
+    # observed entries: (0, 1), (0, 2), (1, 0), (2, 1)
+    assert zeros["mae"] == pytest.approx(np.mean([1, 2, 3, 0]))
     assert zeros["heldout_mae"] == pytest.approx(2.5)
     assert zeros["heldout_loglik"] == -np.inf  # a zero rate cannot produce a 5
     assert oracle["mae"] == pytest.approx(np.mean([0.5, 0.5, 1.5, 1.5]))
