@@ -20,7 +20,8 @@ Input: an edge list with one row per (email, recipient) -- columns ``sender``,
    ``heldout_top`` kept actors with the largest row/column sums of the kept matrix (ties go
    to the lower id). ``heldout_rule``:
 
-   * ``"block"`` (default): held out if i is a top sender and j is a top recipient;
+   * ``"block"`` (the default, as in ``params.yaml``; why: ``data_prep/README.md``,
+     *Held-out mask*): held out if i is a top sender and j is a top recipient;
    * ``"rows_cols"``: entry (i, j) is held out if i is a top sender or j is a top
      recipient -- each actor "involved" in the role it is top in;
    * ``"any"``: held out if i or j is a top sender or a top recipient (either role);

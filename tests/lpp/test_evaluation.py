@@ -1,41 +1,112 @@
+import math
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from scipy import stats
 
-from lpp.evaluation import (best_aligned_topics, community_scores, plot_scores,
-                            score_community_fits, score_topic_fits, topic_scores, write_table)
-from lpp.fits import save_fit
+from lpp.evaluation import (best_aligned_topics, community_references, community_scores,
+                            fit_predictive_log_likelihood, plot_scores, score_community_fits,
+                            score_topic_fits, topic_references, topic_scores, write_table)
+from lpp.fits import load_fit, save_fit
 from lpp.metrics import mean_over_topics, mimno_coherence, npmi, top_words
 
 
-def _fit(mu_hat, **samples):
-    return SimpleNamespace(mu_hat=mu_hat, samples=samples)
+def _fit(mu_hat, model=None, **samples):
+    meta = {"model": {"model": model, "n_components": 2}} if model else {"model": {}}
+    return SimpleNamespace(mu_hat=mu_hat, samples=samples, meta=meta)
+
+
+def _brute_force_loglik(rate_samples, y, mask):
+    """log of the mean over samples of the Poisson pmf, entry by entry, averaged over mask."""
+    values = [math.log(np.mean([stats.poisson.pmf(y[idx], r[idx]) for r in rate_samples]))
+              for idx in zip(*np.nonzero(mask))]
+    return float(np.mean(values))
 
 
 def test_topic_scores_average_over_samples():
     rng = np.random.default_rng(1)
     y = sp.csr_array(rng.poisson(1.0, (30, 12)))
     phi = rng.gamma(1.0, 1.0, (3, 2, 12))
-    scores = topic_scores(_fit(np.ones((30, 12)), phi=phi), y, n_top=4)
+    theta = rng.gamma(1.0, 1.0, (3, 30, 2))
+    scores = topic_scores(_fit(np.ones((30, 12)), "topics", theta=theta, phi=phi), y, n_top=4)
     assert scores["mae"] == pytest.approx(np.abs(1.0 - y.toarray()).mean())
     expect = np.mean([mean_over_topics(npmi(top_words(p, 4), y)) for p in phi])
     assert scores["npmi"] == pytest.approx(expect)
+    expect = np.mean([mean_over_topics(npmi(top_words(p, 4), y, no_cooccurrence=0.0))
+                      for p in phi])
+    assert scores["npmi_zero"] == pytest.approx(expect)
     expect = np.mean([mean_over_topics(mimno_coherence(top_words(p, 4), y)) for p in phi])
     assert scores["coherence"] == pytest.approx(expect) and scores["n_samples"] == 3
+    rates = np.einsum("sdk,skv->sdv", theta, phi)
+    assert scores["loglik"] == pytest.approx(
+        _brute_force_loglik(rates, y.toarray(), np.ones((30, 12), dtype=bool)), rel=1e-12)
 
 
-def test_community_scores_leave_out_the_diagonal():
+def test_topic_loglik_is_the_same_by_row_blocks(monkeypatch):
+    # the rates are rebuilt a block of rows at a time: the block size must not matter
+    from lpp import evaluation
+
+    rng = np.random.default_rng(4)
+    y = rng.poisson(2.0, (11, 5))
+    fit = _fit(np.ones((11, 5)), "topics", theta=rng.gamma(1.0, 1.0, (2, 11, 2)),
+               phi=rng.gamma(1.0, 1.0, (2, 2, 5)))
+    mask = rng.random((11, 5)) < 0.5
+    whole = fit_predictive_log_likelihood(fit, y, mask)
+    monkeypatch.setattr(evaluation, "_ROW_BLOCK", 3)
+    assert fit_predictive_log_likelihood(fit, y, mask) == whole
+    rates = np.einsum("sdk,skv->sdv", fit.samples["theta"], fit.samples["phi"])
+    assert whole == pytest.approx(_brute_force_loglik(rates, y, mask), rel=1e-12)
+
+
+def test_community_scores_leave_out_the_diagonal_and_the_heldout_entries():
     y = np.array([[9, 1, 2], [3, 9, 4], [5, 6, 9]])
-    mu = np.zeros((3, 3))
+    theta = np.ones((1, 3, 2))
+    pi = np.full((1, 2, 2), 0.5)  # every off-diagonal rate is 2
     heldout = np.zeros((3, 3), dtype=bool)
     heldout[0, 2] = True
-    scores = community_scores(_fit(mu), y, heldout)
-    assert scores["mae"] == pytest.approx(np.mean([1, 2, 3, 4, 5, 6]))
+    fit = _fit(np.zeros((3, 3)), "communities", theta=theta, pi=pi)
+    scores = community_scores(fit, y, heldout)
+    # reconstruction: observed off-diagonal entries only (not the held-out 2, not the 9s)
+    assert scores["mae"] == pytest.approx(np.mean([1, 3, 4, 5, 6]))
+    assert scores["offdiag_mae"] == pytest.approx(np.mean([1, 2, 3, 4, 5, 6]))
     assert scores["heldout_mae"] == pytest.approx(2.0)
-    assert "heldout_mae" not in community_scores(_fit(mu), y, None)
+    assert scores["heldout_loglik"] == pytest.approx(stats.poisson.logpmf(2, 2.0), rel=1e-12)
+    no_heldout = community_scores(fit, y, None)
+    assert "heldout_mae" not in no_heldout and "heldout_loglik" not in no_heldout
+    assert no_heldout["mae"] == no_heldout["offdiag_mae"] == scores["offdiag_mae"]
+
+
+def test_a_fit_without_latents_has_no_predictive_score():
+    with pytest.raises(ValueError, match="latents"):
+        fit_predictive_log_likelihood(_fit(np.ones((2, 2))), np.ones((2, 2), dtype=int))
+
+
+def test_reference_rows_zeros_and_oracle():
+    y = np.array([[0, 1, 2], [3, 0, 0], [5, 0, 0]])
+    heldout = np.zeros((3, 3), dtype=bool)
+    heldout[2, 0] = heldout[1, 2] = True
+    rates = np.full((3, 3), 1.5)
+    zeros, oracle = community_references(y, heldout, rates)
+    assert zeros["method"] == "zeros" and oracle["method"] == "oracle"
+    # observed entries: (0, 1), (0, 2), (1, 0), (2, 1)
+    assert zeros["mae"] == pytest.approx(np.mean([1, 2, 3, 0]))
+    assert zeros["heldout_mae"] == pytest.approx(2.5)
+    assert zeros["heldout_loglik"] == -np.inf  # a zero rate cannot produce a 5
+    assert oracle["mae"] == pytest.approx(np.mean([0.5, 0.5, 1.5, 1.5]))
+    assert oracle["heldout_loglik"] == pytest.approx(
+        np.mean(stats.poisson.logpmf([5, 0], 1.5)), rel=1e-12)
+    # real data: the true rates are unknown, and the oracle row says so with NaN
+    _, unknown = community_references(y, heldout)
+    assert all(np.isnan(unknown[k]) for k in ("mae", "offdiag_mae", "heldout_mae",
+                                              "heldout_loglik"))
+    zeros, oracle = topic_references(sp.csr_array(y))
+    assert zeros["mae"] == pytest.approx(11 / 9) and np.isnan(oracle["mae"])
+    zeros, oracle = topic_references(np.zeros((2, 2), dtype=int), np.full((2, 2), 0.5))
+    assert zeros["loglik"] == 0.0 and oracle["mae"] == 0.5
+    assert oracle["loglik"] == pytest.approx(-0.5)
 
 
 def test_shape_errors():
@@ -48,13 +119,21 @@ def test_shape_errors():
 # ---------------------------------------------------------------- score tables and the figure
 
 def _save(fits_dir, name, method, mu_hat, phi=None, **extra):
-    """A saved fit with the given posterior mean (and phi samples), as an inference stage writes."""
-    samples = {} if phi is None else {"phi": phi}
-    n_saved = 1 if phi is None else phi.shape[0]
+    """A saved fit with the given posterior mean (and latents), as an inference stage writes."""
+    rng = np.random.default_rng(len(name))
+    if phi is None:  # a community model with C = 2
+        samples = {"theta": rng.gamma(1.0, 1.0, (1, mu_hat.shape[0], 2)),
+                   "pi": rng.gamma(1.0, 1.0, (1, 2, 2))}
+        model = {"model": "communities", "n_components": 2}
+    else:
+        samples = {"theta": rng.gamma(1.0, 1.0, (phi.shape[0], mu_hat.shape[0], phi.shape[1])),
+                   "phi": phi}
+        model = {"model": "topics", "n_components": phi.shape[1]}
+    n_saved = samples["theta"].shape[0]
     result = SimpleNamespace(
         mu_hat=mu_hat, samples=samples, log_joint=np.zeros(n_saved),
         saved_iterations=np.arange(n_saved), iter_seconds=np.full(4, 0.25), method=method,
-        model={"name": "test"}, seed=1, n_iter=4, burn_in=2, thin=1, iterations_done=4,
+        model=model, seed=1, n_iter=4, burn_in=2, thin=1, iterations_done=4,
         interrupted=False, n_saved=n_saved)
     save_fit(result, fits_dir / name, data="somewhere", extra=extra)
 
@@ -68,15 +147,21 @@ def test_score_topic_fits_tabulates_every_fit_in_name_order(tmp_path):
           epsilon_over_n=1.0)
     _save(tmp_path, "nonprivate", "nonprivate", np.ones((20, 8)), phi)
     table = score_topic_fits(tmp_path, y, n_top=3)
-    assert list(table.fit) == ["collapsed_eps1.0_rep0", "naive_eps1.0_rep0", "nonprivate"]
-    assert list(table.columns) == ["fit", "method", "epsilon_over_n", "mae", "npmi", "coherence",
-                                   "n_samples"]
-    expect = topic_scores(_fit(np.full((20, 8), 2.0), phi=phi), y, n_top=3)
-    assert table.iloc[1][["mae", "npmi", "coherence"]].tolist() == pytest.approx(
-        [expect["mae"], expect["npmi"], expect["coherence"]])
+    assert list(table.fit) == ["collapsed_eps1.0_rep0", "naive_eps1.0_rep0", "nonprivate",
+                               "zeros", "oracle"]
+    columns = ["fit", "method", "epsilon_over_n", "mae", "npmi", "npmi_zero", "coherence",
+               "loglik", "n_samples"]
+    assert list(table.columns) == columns
+    expect = topic_scores(_fit(np.full((20, 8), 2.0), "topics", phi=phi,
+                               theta=load_fit(tmp_path / "naive_eps1.0_rep0").samples["theta"]),
+                          y, n_top=3)
+    assert table.iloc[1][["mae", "npmi", "coherence", "loglik"]].tolist() == pytest.approx(
+        [expect["mae"], expect["npmi"], expect["coherence"], expect["loglik"]])
+    assert table.iloc[3].mae == pytest.approx(y.toarray().mean())
+    assert table.iloc[4][["mae", "loglik"]].isna().all()  # Enron-like: no true rates
     assert table.attrs["seconds"]["nonprivate"] == pytest.approx(1.0)
     path = write_table(table, tmp_path / "eval" / "t.csv")
-    assert path.read_text().splitlines()[0] == "fit,method,epsilon_over_n,mae,npmi,coherence,n_samples"
+    assert path.read_text().splitlines()[0] == ",".join(columns)
 
 
 def test_score_community_fits_adds_the_heldout_error(tmp_path):
@@ -86,10 +171,16 @@ def test_score_community_fits_adds_the_heldout_error(tmp_path):
     _save(tmp_path, "collapsed_C2_eps1.0_rep0", "collapsed", np.zeros((3, 3)),
           epsilon_over_n=1.0, n_components=2)
     _save(tmp_path, "nonprivate_C2", "nonprivate", np.ones((3, 3)), n_components=2)
-    table = score_community_fits(tmp_path, sp.csr_array(y), heldout)
-    assert list(table.columns) == ["fit", "method", "C", "epsilon_over_n", "mae", "heldout_mae"]
-    assert table.mae.tolist() == pytest.approx([3.5, 2.5])
-    assert table.heldout_mae.tolist() == pytest.approx([6.0, 5.0])
+    table = score_community_fits(tmp_path, sp.csr_array(y), heldout, true_rates=np.ones((3, 3)))
+    assert list(table.columns) == ["fit", "method", "C", "epsilon_over_n", "mae", "offdiag_mae",
+                                   "heldout_mae", "heldout_loglik"]
+    assert list(table.method) == ["collapsed", "nonprivate", "zeros", "oracle"]
+    # the observed entries: 1, 2, 3, 4, 5 (the held-out 6 is not among them)
+    assert table.mae.tolist() == pytest.approx([3.0, 2.0, 3.0, 2.0])
+    assert table.offdiag_mae.tolist() == pytest.approx([3.5, 2.5, 3.5, 2.5])
+    assert table.heldout_mae.tolist() == pytest.approx([6.0, 5.0, 6.0, 5.0])
+    assert table.heldout_loglik.iloc[2] == -np.inf
+    assert table.heldout_loglik.iloc[3] == pytest.approx(stats.poisson.logpmf(6, 1.0))
 
 
 def test_scoring_an_empty_folder_is_refused(tmp_path):
@@ -150,3 +241,25 @@ def test_best_aligned_topics_picks_the_most_probable_sample_and_aligns_it():
     assert np.array_equal(aligned, true_phi) and distance == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(ValueError, match="phi"):
         best_aligned_topics(SimpleNamespace(samples={}, log_joint=np.zeros(1)), true_phi)
+
+
+def test_reference_rows_are_lines_in_every_panel_and_missing_values_are_left_out():
+    import matplotlib.pyplot as plt
+
+    table = _table(["collapsed", "naive"], by="C")
+    refs = pd.DataFrame([{"fit": "zeros", "method": "zeros", "mae": 0.25, "npmi": -np.inf},
+                         {"fit": "oracle", "method": "oracle", "mae": np.nan, "npmi": np.nan}])
+    fig = plot_scores(pd.concat([table, refs], ignore_index=True), ["mae", "npmi"], by="C",
+                      title="quick profile")
+    try:
+        assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (2, 2)  # measures x C
+        mae_panels, npmi_panels = fig.axes[:2], fig.axes[2:]
+        for ax in mae_panels:  # the C-free zeros line is in both C panels
+            assert 0.25 in [line.get_ydata()[0] for line in ax.get_lines() if line.get_ls() == ":"]
+        for ax in npmi_panels:  # -inf is not drawn
+            assert not [line for line in ax.get_lines() if line.get_ls() == ":"]
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert labels == ["collapsed", "naive", "non-private", "all zeros"]  # no oracle: NaN
+        assert fig._suptitle.get_text() == "quick profile"
+    finally:
+        plt.close(fig)
