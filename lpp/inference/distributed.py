@@ -33,8 +33,10 @@ Dask is imported only when a distributed fit runs: ``import lpp`` does not need 
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -52,7 +54,13 @@ from lpp.inference.checkpoint import (
     read_checkpoint,
     write_checkpoint,
 )
-from lpp.inference.fused.sparse_topics import SparseTopicPrivacy
+from lpp.inference.fused.sparse_topics import (
+    _MAX_CHUNKS,
+    SparseTopicPrivacy,
+    TopicCountsDraw,
+    _Workspace,
+    chunk_bounds,
+)
 from lpp.inference.fit import check_schedule
 from lpp.inference.models import make_model
 from lpp.inference.chain import EM_INIT_SWEEPS, observed_entries
@@ -172,6 +180,43 @@ def _answer(terms: np.ndarray, requests, plan_kinds) -> list:
 # the workers' side
 # ---------------------------------------------------------------------------------------------
 
+#: per worker process, the engine's scratch tables by ``(n_cols, n_topics)``: shared by all the
+#: blocks the process holds (they are the same size whatever the block's rows), and the lock
+#: that gives them to one block's pass at a time
+_SHARED_TABLES: dict = {}
+_TABLES_LOCK = threading.Lock()
+
+
+def _block_workspace(indptr: np.ndarray, n_cols: int, n_topics: int) -> _Workspace:
+    """A block's workspace whose K x V and chunks x V tables are views of the process's shared
+    ones; only ``residual`` (rows x K) and the chunk bounds are the block's own. Chunking changes
+    no draw (streams are keyed by row, partial counts are integers)."""
+    shared = _SHARED_TABLES.get((n_cols, n_topics))
+    if shared is None:
+        largest = np.arange(_MAX_CHUNKS + 1, dtype=np.int64)  # a stand-in with the most chunks
+        shared = _SHARED_TABLES[(n_cols, n_topics)] = _Workspace(largest, n_cols, n_topics)
+    ws = copy.copy(shared)
+    n_rows = indptr.size - 1
+    ws.chunks = chunks = int(max(1, min(n_rows, shared.chunks)))
+    ws.bounds = chunk_bounds(indptr, n_topics, chunks)
+    for name in ("col_partials", "markers", "cumulative", "free_cols"):
+        setattr(ws, name, getattr(shared, name)[:chunks])
+    ws._wide_partials = None
+    ws.residual = np.empty((n_rows, n_topics))
+    return ws
+
+
+class _BlockPrivacy(SparseTopicPrivacy):
+    """The engine's privacy step on one row block, its scratch tables shared in the process."""
+
+    def workspace(self, n_topics: int) -> _Workspace:
+        ws = self._workspace
+        if ws is None or ws.prob.shape[0] != n_topics:
+            ws = self._workspace = _block_workspace(self.layout.indptr, self.layout.shape[1],
+                                                    n_topics)
+        return ws
+
+
 class _Block:
     """One row block on its worker: privatized counts, noise levels, the observed entries (None:
     all) and the engine's layout.
@@ -191,8 +236,8 @@ class _Block:
             observed = np.broadcast_to(np.True_, shape)  # complete data: no mask array
         else:
             self.observed = observed = ~np.ascontiguousarray(missing, dtype=bool)
-        self.privacy = SparseTopicPrivacy(y_tilde, noise_levels(self.alpha, shape),
-                                          observed, first_row=self.first_row)
+        self.privacy = _BlockPrivacy(y_tilde, noise_levels(self.alpha, shape), observed,
+                                     first_row=self.first_row)
         self.y_tilde = _smallest_signed(y_tilde)
 
     @property
@@ -206,6 +251,8 @@ class _Block:
     def nbytes(self) -> int:
         lay = self.privacy.layout
         extra = 0 if self.observed is None else self.observed.nbytes
+        ws = self.privacy._workspace
+        extra += 0 if ws is None else ws.residual.nbytes
         return int(self.y_tilde.nbytes + lay.indptr.nbytes + lay.cols.nbytes
                    + lay.values.nbytes + extra)
 
@@ -263,13 +310,17 @@ def _second(result):
 def _sweep_block(block: _Block, theta: np.ndarray, phi: np.ndarray, seed: int, iteration: int):
     """The fused privacy step + allocation of the block's rows: ``(doc_topic, topic_word,
     draw)``; the draw of ``y`` stays on the worker for the log joint."""
-    draw = block.privacy.sample(seed, iteration)
-    doc_topic, topic_word = draw.realize(theta, phi)
-    return doc_topic, topic_word, draw
+    with _TABLES_LOCK:  # a worker with several threads runs its blocks' passes in turn
+        start = time.perf_counter()
+        draw = block.privacy.sample(seed, iteration)
+        doc_topic, topic_word = draw.realize(theta, phi)
+        seconds = time.perf_counter() - start
+    return doc_topic, topic_word, draw, seconds
 
 
 def _counts_of(result):
-    return result[0], result[1]
+    """The block's counts for the reduction, and the seconds its pass took on the worker."""
+    return result[0], result[1], result[3]
 
 
 def _log_pieces(result, block: _Block, theta: np.ndarray, phi: np.ndarray, requests, kinds):
@@ -292,6 +343,32 @@ def _mu_hat_block(theta_samples: np.ndarray, phi_samples: np.ndarray) -> np.ndar
     for s in range(1, theta_samples.shape[0]):
         total = total + product_kernel(theta_samples[s], phi_samples[s])
     return total / theta_samples.shape[0]
+
+
+def _worker_holdings(dask_worker=None) -> dict[str, int]:
+    """What a worker process holds: its resident and peak bytes, the bytes of its row blocks'
+    data (privatized counts, layouts, masks, per-block scratch), of the draws of a sweep whose
+    results are still held, and of the scratch tables its blocks share."""
+    blocks = draws = 0
+    if dask_worker is not None:
+        for value in list(dask_worker.data.values()):
+            if isinstance(value, _Block):
+                blocks += value.nbytes()
+            elif (isinstance(value, tuple) and len(value) == 4
+                  and isinstance(value[2], TopicCountsDraw)):  # a sweep's result, still held
+                draw = value[2]
+                draws += sum(a.nbytes for a in (value[0], value[1], draw.pos_y, draw.token_ptr,
+                                                draw.token_cols))
+    shared = sum(sum(a.nbytes for a in vars(ws).values() if isinstance(a, np.ndarray))
+                 for ws in _SHARED_TABLES.values())
+    status = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                status[line.split(":")[0]] = int(line.split()[1]) * 1024
+    return {"rss": status.get("VmRSS", 0), "peak": status.get("VmHWM", 0),
+            "block_bytes": int(blocks), "draw_bytes": int(draws),
+            "shared_table_bytes": int(shared)}
 
 
 def _worker_memory() -> int:
@@ -361,7 +438,11 @@ class DistributedChain:
         Bytes of task inputs and results that crossed between client and workers so far.
     last_seconds : dict
         Wall time of the last sweep's two halves: ``"blocks"`` (the workers' passes and the
-        reduction) and ``"client"`` (the latent updates on the client).
+        reduction) and ``"client"`` (the latent updates on the client); and
+        ``"worker_compute"``, the passes' own seconds summed per worker, of the busiest worker
+        (``"blocks"`` minus it is scheduling and transfer).
+    last_block_seconds : list of float
+        Seconds of each block's pass in the last sweep, timed on its worker.
     """
 
     def __init__(self, client, data: PrivatizedBlocks, model: TopicModel, seed: int, init,
@@ -384,7 +465,7 @@ class DistributedChain:
                                      key=f"lpp-block-{data.path.name}-{b}-{uuid.uuid4().hex}")
                        for b, ((lo, hi), w) in enumerate(zip(self.rows, self.placement))]
         self.bytes_moved = 0
-        self.last_seconds = {}
+        self.last_seconds, self.last_block_seconds = {}, []
         self.state, self.iteration = self._start(init), 0
         n_cols = self.shape[1]
         self._starts, self._ends, blocks = self._plan_coordinates(n_cols)
@@ -540,6 +621,11 @@ class DistributedChain:
                                        self.observed, model_seed, t)
         self.last_seconds = {"blocks": reduced - start,
                              "client": time.perf_counter() - reduced}
+        compute = {}
+        for c, w in zip(counts, self.placement):
+            compute[w] = compute.get(w, 0.0) + c[2]
+        self.last_seconds["worker_compute"] = max(compute.values())
+        self.last_block_seconds = [c[2] for c in counts]
         self.state, self.iteration, self._last = state, t + 1, futures  # the commit point
 
     def log_joint(self) -> float:
@@ -565,6 +651,10 @@ class DistributedChain:
     def worker_memory(self) -> dict[str, int]:
         """Peak resident bytes of each worker process so far."""
         return self.client.run(_worker_memory)
+
+    def worker_holdings(self) -> dict[str, dict[str, int]]:
+        """Per worker: resident and peak bytes, and the bytes of its blocks and shared tables."""
+        return self.client.run(_worker_holdings)
 
     def fingerprint(self) -> str:
         out = "blocks:" + ",".join(self.data.meta["block_sha256"])
