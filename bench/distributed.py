@@ -15,17 +15,19 @@ Times are medians of timed sweeps after warm-up sweeps (the warm-up includes num
 compilation in each fresh worker process). The overhead compares the distributed sweep on W
 workers with the in-process sweep on W threads.
 
-Cost model (fitted on the 1-worker run, checked on the 2-worker run, then extrapolated):
+Cost model, its components calibrated in the same run (on the 1-worker run of each size)
+and checked against every measured sweep, then extrapolated:
 
-    sweep(N) = L  +  a * (|E| K + D K) / N  +  b * (D + V) K
+    sweep(N) = L  +  a * max_w work_w  +  b * (D + V) K
 
-``L``: the scheduling latency of one sweep's two rounds of tasks (measured directly: the same
-tasks doing nothing); ``a``: seconds per unit of the workers' passes (entries of E times
-topics, plus topic totals), the reduction and the transfers included; ``b``: seconds per
-Gamma draw of the client's updates. Memory per worker:
-the block's privatized counts (8 bytes per entry), its layout (12 bytes per entry of E), the
-draw (8 bytes per entry of E, 4 per token) and the engine's fixed tables (about 64 MiB), plus
-the interpreter and libraries (measured: the 1-worker run's peak minus its data).
+``L``: a sweep's two rounds of pinned tasks moving the sweep's bytes (theta rows and phi
+out, the counts back) but doing no work, timed; ``a``: seconds per work unit of the blocks'
+passes, timed on the workers themselves (work of a block: entries of E times K, plus rows
+times K; ``work_w`` sums a worker's blocks); ``b``: seconds per Gamma draw of the client's
+updates, timed. Memory per worker: a base (the worker's peak less what it holds: interpreter,
+Dask, lpp, numba's compiled kernels), its blocks' data and a sweep's draws (both in proportion
+to its rows, measured on the worker) and the scratch tables its blocks share (fixed, chunks x
+V x K). The machine is shared with a long computation: the load average is printed and saved.
 
 Writes ``bench/results/distributed.json`` (not with ``--quick``).
 """
@@ -130,15 +132,12 @@ def _distributed(path, n_workers, n_warm, n_timed):
                      "rss_after_bytes": holdings[top]["rss"]}
 
         theta, phi = chain.state["theta"], chain.state["phi"]
-        counts_back = [(np.zeros((hi - lo, K), np.int64), np.zeros(phi.shape, np.int64))
-                       for lo, hi in chain.rows]
-        shipped = client.scatter(counts_back, broadcast=False)
 
         def ping():
             # the sweep's two rounds of pinned tasks doing no work but moving the sweep's bytes:
-            # theta rows and phi out, the counts' shapes back
-            first = [client.submit(_echo, theta[lo:hi], phi, c, workers=[w], pure=False)
-                     for (lo, hi), c, w in zip(chain.rows, shipped, chain.placement)]
+            # theta rows and phi out, arrays of the counts' shapes back
+            first = [client.submit(_echo, theta[lo:hi], phi, workers=[w], pure=False)
+                     for (lo, hi), w in zip(chain.rows, chain.placement)]
             client.gather([client.submit(_noop, f, workers=[w], pure=False)
                            for f, w in zip(first, chain.placement)])
 
@@ -157,8 +156,8 @@ def _noop(x):
     return x
 
 
-def _echo(theta, phi, counts):
-    return counts
+def _echo(theta, phi):
+    return np.zeros(theta.shape, np.int64), np.zeros(phi.shape, np.int64)
 
 
 def _block_work(chain, b):
@@ -280,6 +279,12 @@ def main(argv=()):
                           / ip["peak_bytes"]})
                 rows.append(r)
     model = cost_model(rows)
+    load = os.getloadavg()
+    print(f"command: python -m bench.distributed {' '.join(argv)}".rstrip()
+          + ("" if "--large" in argv or "--only-large" in argv else
+             "   (10,000^2: add --large, or --only-large to add it to the saved 3000^2 rows)"))
+    print(f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores: "
+          "the machine is shared, compare the ratios of one run")
     print(f"{'D=V':>6} {'W':>2} {'in-proc s':>9} {'dist s':>7} {'latency':>7} {'overhead':>8} "
           f"{'MB/sweep':>8} {'GiB/worker':>10} {'vs in-proc':>10}")
     for r in rows:

@@ -23,6 +23,19 @@ client reassembles the identical float. Rates are the fixed-order product of
 ``mu_hat`` is returned as a lazy ``dask.array`` in row blocks (computed from the saved
 samples on request), never as a dense D x V array on the client.
 
+Starts and masks as in-process: ``init="data"`` allocates ``max(y_tilde, 0)`` on the workers
+(streams keyed by global row) and updates the latents on the client; the expectation steps of
+``init="em"`` add their topic-word table as a float sum in row order, so each step runs through
+the workers' rows in order (segments starting at multiples of the step's row blocks), passing
+the running sum along. A held-out mask stays on the client (the model's rate sums) and each
+worker gets its blocks' rows of it; with a mask the log densities sum only the observed terms,
+and :func:`pairwise_plan` splits those sums in the coordinates of the observed terms.
+
+Memory: a worker keeps each block's privatized counts in their smallest integer type, the
+engine's layout and its row-sized scratch; the engine's V-sized scratch tables are shared by
+all blocks of the process (one block's pass at a time), so what a worker holds grows with its
+rows, not with its number of blocks.
+
 Faults: every task is a pure function of its inputs (a block file, a block index, factors
 the client holds), and the chain's state lives on the client. A worker that dies mid-run
 loses only recomputable results: the scheduler reruns its tasks elsewhere (or on the
@@ -39,6 +52,7 @@ import logging
 import threading
 import time
 import uuid
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -48,12 +62,14 @@ from tqdm import tqdm
 from lpp._rng import Tag, derive_seed, replay_seed
 from lpp._validation import positive_int
 from lpp.distributions import two_sided_geometric_logpmf
+from lpp.inference.chain import EM_INIT_SWEEPS, observed_entries
 from lpp.inference.checkpoint import (
     CHECKPOINT_VERSION,
     check_resumable,
     read_checkpoint,
     write_checkpoint,
 )
+from lpp.inference.fit import check_schedule
 from lpp.inference.fused.sparse_topics import (
     _MAX_CHUNKS,
     SparseTopicPrivacy,
@@ -61,12 +77,14 @@ from lpp.inference.fused.sparse_topics import (
     _Workspace,
     chunk_bounds,
 )
-from lpp.inference.fit import check_schedule
 from lpp.inference.models import make_model
-from lpp.inference.chain import EM_INIT_SWEEPS, observed_entries
 from lpp.inference.models._kernels import allocate_matrix_kernel, product_kernel
 from lpp.inference.models.base import LOG_DENSITY_BLOCK, Observed
-from lpp.inference.models.topics import EXPECTATION_ROWS, TopicModel, expected_allocation
+from lpp.inference.models.topics import (
+    EXPECTATION_ROWS,
+    TopicModel,
+    expected_allocation,
+)
 from lpp.inference.privacy import make_privacy_step, noise_levels
 from lpp.inference.result import FitResult
 from lpp.privatized import _smallest_signed
@@ -491,7 +509,7 @@ class DistributedChain:
         n_total = flat.size
         marks = sorted(set(range(0, n_total, LOG_DENSITY_BLOCK)) | set(starts) | {n_total})
         observed_before = {0: 0}
-        for a, b in zip(marks[:-1], marks[1:]):
+        for a, b in pairwise(marks):
             observed_before[b] = observed_before[a] + int(np.count_nonzero(flat[a:b]))
         blocks = []
         for lo in range(0, n_total, LOG_DENSITY_BLOCK):

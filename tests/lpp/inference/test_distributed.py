@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -153,7 +154,7 @@ def tall_corpus(tmp_path_factory):
     counts = rng.poisson(1.0, size=(TALL_D, TALL_V))
     path = tmp_path_factory.mktemp("tall")
     cuts = [0, 300, 700, TALL_D]  # the second worker's rows start inside an expectation block
-    data = privatize_blocks([counts[a:b] for a, b in zip(cuts[:-1], cuts[1:])], path,
+    data = privatize_blocks([counts[a:b] for a, b in pairwise(cuts)], path,
                             n_cols=TALL_V, epsilon=1.0, N=1.0, seed=6, source="toy",
                             column_ids=[str(i) for i in range(TALL_V)])
     mask = rng.random((TALL_D, TALL_V)) < 0.1
