@@ -15,17 +15,19 @@ Times are medians of timed sweeps after warm-up sweeps (the warm-up includes num
 compilation in each fresh worker process). The overhead compares the distributed sweep on W
 workers with the in-process sweep on W threads.
 
-Cost model (fitted on the 1-worker run, checked on the 2-worker run, then extrapolated):
+Cost model, its components calibrated in the same run (on the 1-worker run of each size)
+and checked against every measured sweep, then extrapolated:
 
-    sweep(N) = L  +  a * (|E| K + D K) / N  +  b * (D + V) K
+    sweep(N) = L  +  a * max_w work_w  +  b * (D + V) K
 
-``L``: the scheduling latency of one sweep's two rounds of tasks (measured directly: the same
-tasks doing nothing); ``a``: seconds per unit of the workers' passes (entries of E times
-topics, plus topic totals), the reduction and the transfers included; ``b``: seconds per
-Gamma draw of the client's updates. Memory per worker:
-the block's privatized counts (8 bytes per entry), its layout (12 bytes per entry of E), the
-draw (8 bytes per entry of E, 4 per token) and the engine's fixed tables (about 64 MiB), plus
-the interpreter and libraries (measured: the 1-worker run's peak minus its data).
+``L``: a sweep's two rounds of pinned tasks moving the sweep's bytes (theta rows and phi
+out, the counts back) but doing no work, timed; ``a``: seconds per work unit of the blocks'
+passes, timed on the workers themselves (work of a block: entries of E times K, plus rows
+times K; ``work_w`` sums a worker's blocks); ``b``: seconds per Gamma draw of the client's
+updates, timed. Memory per worker: a base (the worker's peak less what it holds: interpreter,
+Dask, lpp, numba's compiled kernels), its blocks' data and a sweep's draws (both in proportion
+to its rows, measured on the worker) and the scratch tables its blocks share (fixed, chunks x
+V x K). The machine is shared with a long computation: the load average is printed and saved.
 
 Writes ``bench/results/distributed.json`` (not with ``--quick``).
 """
@@ -100,6 +102,9 @@ def _distributed(path, n_workers, n_warm, n_timed):
 
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
+        bare = client.run(_rss)
+        client.run(_import_engine)
+        imported = client.run(_rss)
         chain = DistributedChain(client, PrivatizedBlocks(path), TopicModel(K), SEED, "prior")
         before = [0]
 
@@ -110,24 +115,69 @@ def _distributed(path, n_workers, n_warm, n_timed):
 
         seconds, parts = _median(sweep, n_warm, n_timed,
                                  lambda: (dict(chain.last_seconds),
-                                          chain.bytes_moved - before[0]))
+                                          chain.bytes_moved - before[0],
+                                          list(chain.last_block_seconds)))
+        chain_work = [_block_work(chain, b) for b in range(len(chain.rows))]
+        chain.sweep()  # one more, its draws held while the holdings are taken
+        holdings = chain.worker_holdings()
+        chain.release()
         memory = chain.worker_memory()
+        # the worker that peaked highest, and what it holds
+        top = max(memory, key=memory.get)
+        breakdown = {"bare_worker_bytes": int(bare[top]),
+                     "imports_bytes": int(imported[top] - bare[top]),
+                     "block_bytes": holdings[top]["block_bytes"],
+                     "shared_table_bytes": holdings[top]["shared_table_bytes"],
+                     "draw_bytes": holdings[top]["draw_bytes"],
+                     "rss_after_bytes": holdings[top]["rss"]}
 
-        def ping():  # the sweep's two rounds of pinned tasks, doing nothing
-            first = [client.submit(_noop, b, workers=[w], pure=False)
-                     for b, w in enumerate(chain.placement)]
+        theta, phi = chain.state["theta"], chain.state["phi"]
+
+        def ping():
+            # the sweep's two rounds of pinned tasks doing no work but moving the sweep's bytes:
+            # theta rows and phi out, arrays of the counts' shapes back
+            first = [client.submit(_echo, theta[lo:hi], phi, workers=[w], pure=False)
+                     for (lo, hi), w in zip(chain.rows, chain.placement)]
             client.gather([client.submit(_noop, f, workers=[w], pure=False)
                            for f, w in zip(first, chain.placement)])
 
         latency, _ = _median(ping, 1, n_timed)
-    return {"seconds": seconds, "latency_seconds": latency, "blocks_seconds": float(np.median([p[0]["blocks"] for p in parts])),
+    block_seconds = np.median(np.array([p[2] for p in parts]), axis=0)
+    return {"seconds": seconds, "latency_seconds": latency,
+            "blocks_seconds": float(np.median([p[0]["blocks"] for p in parts])),
+            "worker_compute_seconds": float(np.median([p[0]["worker_compute"] for p in parts])),
+            "block_seconds": block_seconds.tolist(), "block_work": chain_work,
             "client_seconds": float(np.median([p[0]["client"] for p in parts])),
             "bytes_per_sweep": int(parts[-1][1]),
-            "peak_bytes_per_worker": int(max(memory.values()))}
+            "peak_bytes_per_worker": int(max(memory.values())), "memory_breakdown": breakdown}
 
 
 def _noop(x):
     return x
+
+
+def _echo(theta, phi):
+    return np.zeros(theta.shape, np.int64), np.zeros(phi.shape, np.int64)
+
+
+def _block_work(chain, b):
+    """Work units of block b's pass: entries of E times K plus its rows' topic totals."""
+    lo, hi = chain.rows[b]
+    nnz = chain.client.submit(lambda blk: blk.privacy.layout.nnz, chain.blocks[b],
+                              pure=False).result()
+    return int(nnz * K + (hi - lo) * K)
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _import_engine():
+    import lpp.inference.distributed  # noqa: F401  (what a worker imports to run its blocks)
 
 
 def _layout_size(y_tilde):
@@ -135,42 +185,69 @@ def _layout_size(y_tilde):
 
 
 def cost_model(rows):
-    """Fit ``a, b, c`` on the 1-worker runs, check on the 2-worker runs, extrapolate."""
-    fit = [r for r in rows if r["workers"] == 1]
-    a = float(np.median([max(r["blocks_seconds"] - r["latency_seconds"], 0.0)
-                         / (r["nnz"] * K + r["D"] * K) for r in fit]))
-    latency = float(max(r["latency_seconds"] for r in rows))
-    b = float(np.median([r["client_seconds"] / ((r["D"] + r["V"]) * K) for r in fit]))
-    base = float(np.median([r["peak_bytes_per_worker"] - _worker_data_bytes(r["D"], r["V"],
-                                                                           r["nnz"], r["tokens"])
-                            for r in fit]))
+    """The cost model's components, calibrated on the 1-worker run of each size, and its
+    predictions for every run and for the target corpus.
 
-    def predict(d, v, nnz, tokens, n, lat=latency):
-        t = lat + a * (nnz * K + d * K) / n + b * (d + v) * K
-        mem = base + _worker_data_bytes(d // n, v, nnz // n, tokens // n)
-        return t, mem
+    ``sweep(N) = L + a * max_w work_w + b * (D + V) K``: ``L`` the measured round trip of a
+    sweep's two rounds of tasks moving the sweep's bytes but doing no work; ``a`` seconds per
+    work unit of the blocks' passes, timed on the workers (``work``: entries of E times K plus
+    rows times K); ``b`` seconds per Gamma draw of the client's updates. Memory per worker:
+    ``base + block_bytes + shared tables + draw``, where ``base`` is the worker's resident
+    bytes before it holds data (interpreter, Dask, lpp, numba's compiled kernels), the blocks'
+    bytes are proportional to its rows and the shared tables are fixed (chunks x V x K).
+    """
+    fit = {r["D"]: r for r in rows if r["workers"] == 1}
+    a = float(np.median([sum(r["block_seconds"]) / sum(r["block_work"]) for r in fit.values()]))
+    b = float(np.median([r["client_seconds"] / ((r["D"] + r["V"]) * K) for r in fit.values()]))
+    base = float(np.median([_base_bytes(r) for r in fit.values()]))
+    latency = float(max(r["latency_seconds"] for r in rows))
+
+    def per_worker(r, n):
+        """The busiest worker's share of the work, with the blocks placed as the chain does."""
+        work = [0] * n
+        for i, w in enumerate(r["block_work"]):
+            work[i * n // len(r["block_work"])] += w
+        return max(work)
+
+    def memory(d, v, n, fit_row=None):
+        rows_w = -(-d // n)
+        if fit_row is not None:  # the measured data bytes of this size, shared out by rows
+            m = fit_row["memory_breakdown"]
+            data = m["block_bytes"] * rows_w / d + m["draw_bytes"] * rows_w / d
+            return base + data + m["shared_table_bytes"]
+        return base + _data_bytes(d, v, rows_w)
 
     checks = []
     for r in rows:
-        t, mem = predict(r["D"], r["V"], r["nnz"], r["tokens"], r["workers"],
-                         r["latency_seconds"])
+        t = r["latency_seconds"] + a * per_worker(r, r["workers"]) + b * (r["D"] + r["V"]) * K
+        mem = memory(r["D"], r["V"], r["workers"], fit.get(r["D"]))
         checks.append({"D": r["D"], "workers": r["workers"], "measured_s": r["seconds"],
                        "predicted_s": t, "time_error": t / r["seconds"] - 1,
                        "measured_worker_gib": r["peak_bytes_per_worker"] / GIB,
                        "predicted_worker_gib": mem / GIB,
                        "memory_error": mem / r["peak_bytes_per_worker"] - 1})
     d, v = TARGET["D"], TARGET["V"]
-    nnz = int(TARGET["positive_fraction"] * d * v)
-    per_entry_tokens = float(np.median([r["tokens"] / (r["D"] * r["V"]) for r in rows]))
-    tokens = int(per_entry_tokens * d * v)
-    target = [{"workers": n, "sweep_s": predict(d, v, nnz, tokens, n)[0],
-               "worker_gib": predict(d, v, nnz, tokens, n)[1] / GIB}
+    nnz = TARGET["positive_fraction"] * d * v
+    target = [{"workers": n, "sweep_s": latency + a * (nnz * K + d * K) / n + b * (d + v) * K,
+               "worker_gib": memory(d, v, n) / GIB}
               for n in (1, 8, 32, 128, 512)]
-    return {"a": a, "b": b, "latency": latency, "base_bytes": base, "checks": checks, "target": target}
+    return {"a": a, "b": b, "latency": latency, "base_bytes": base, "checks": checks,
+            "target": target}
 
 
-def _worker_data_bytes(rows, v, nnz, tokens):
-    return 8 * rows * v + 20 * nnz + 4 * tokens + 8 * rows * K + (64 << 20)
+def _base_bytes(r):
+    """A worker's resident bytes before it holds data: the peak less what it holds."""
+    m = r["memory_breakdown"]
+    return r["peak_bytes_per_worker"] - m["block_bytes"] - m["shared_table_bytes"] - m["draw_bytes"]
+
+
+def _data_bytes(d, v, rows):
+    """Bytes a worker holds for ``rows`` rows of the target corpus: y_tilde (1 byte per entry
+    at epsilon/N = 1), the layout (8 bytes per positive entry), the draw (8 per positive entry,
+    4 per token: about one token per entry), the document-topic counts and residuals
+    (16 K per row), plus the shared tables (32 chunks x V x K int32 and 3 x 32 x V)."""
+    pos = TARGET["positive_fraction"] * rows * v
+    return rows * v + 16 * pos + 4 * rows * v + 16 * K * rows + 32 * v * (4 * K + 24)
 
 
 def main(argv=()):
@@ -202,6 +279,12 @@ def main(argv=()):
                           / ip["peak_bytes"]})
                 rows.append(r)
     model = cost_model(rows)
+    load = os.getloadavg()
+    print(f"command: python -m bench.distributed {' '.join(argv)}".rstrip()
+          + ("" if "--large" in argv or "--only-large" in argv else
+             "   (10,000^2: add --large, or --only-large to add it to the saved 3000^2 rows)"))
+    print(f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores: "
+          "the machine is shared, compare the ratios of one run")
     print(f"{'D=V':>6} {'W':>2} {'in-proc s':>9} {'dist s':>7} {'latency':>7} {'overhead':>8} "
           f"{'MB/sweep':>8} {'GiB/worker':>10} {'vs in-proc':>10}")
     for r in rows:
@@ -209,6 +292,15 @@ def main(argv=()):
               f"{r['latency_seconds']:>7.3f} "
               f"{r['overhead']:>8.1%} {r['bytes_per_sweep'] / 1e6:>8.1f} "
               f"{r['peak_bytes_per_worker'] / GIB:>10.2f} {r['worker_vs_in_process_peak']:>10.0%}")
+    print("memory of the highest worker (MiB): bare dask worker, + lpp imports, blocks' data, "
+          "a sweep's draws, shared tables, resident after the sweeps, peak")
+    for r in rows:
+        m = r["memory_breakdown"]
+        print(f"  D={r['D']} W={r['workers']}: {m['bare_worker_bytes'] / 2**20:.0f}, "
+              f"+{m['imports_bytes'] / 2**20:.0f}, {m['block_bytes'] / 2**20:.0f}, "
+              f"{m['draw_bytes'] / 2**20:.0f}, "
+              f"{m['shared_table_bytes'] / 2**20:.0f}, {m['rss_after_bytes'] / 2**20:.0f}, "
+              f"{r['peak_bytes_per_worker'] / 2**20:.0f}")
     print("cost model check (fitted on W=1):")
     for c in model["checks"]:
         print(f"  D={c['D']} W={c['workers']}: time {c['measured_s']:.3f} s measured, "

@@ -23,6 +23,19 @@ client reassembles the identical float. Rates are the fixed-order product of
 ``mu_hat`` is returned as a lazy ``dask.array`` in row blocks (computed from the saved
 samples on request), never as a dense D x V array on the client.
 
+Starts and masks as in-process: ``init="data"`` allocates ``max(y_tilde, 0)`` on the workers
+(streams keyed by global row) and updates the latents on the client; the expectation steps of
+``init="em"`` add their topic-word table as a float sum in row order, so each step runs through
+the workers' rows in order (segments starting at multiples of the step's row blocks), passing
+the running sum along. A held-out mask stays on the client (the model's rate sums) and each
+worker gets its blocks' rows of it; with a mask the log densities sum only the observed terms,
+and :func:`pairwise_plan` splits those sums in the coordinates of the observed terms.
+
+Memory: a worker keeps each block's privatized counts in their smallest integer type, the
+engine's layout and its row-sized scratch; the engine's V-sized scratch tables are shared by
+all blocks of the process (one block's pass at a time), so what a worker holds grows with its
+rows, not with its number of blocks.
+
 Faults: every task is a pure function of its inputs (a block file, a block index, factors
 the client holds), and the chain's state lives on the client. A worker that dies mid-run
 loses only recomputable results: the scheduler reruns its tasks elsewhere (or on the
@@ -33,8 +46,13 @@ Dask is imported only when a distributed fit runs: ``import lpp`` does not need 
 """
 from __future__ import annotations
 
+import copy
+import hashlib
 import logging
+import threading
 import time
+import uuid
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -44,20 +62,32 @@ from tqdm import tqdm
 from lpp._rng import Tag, derive_seed, replay_seed
 from lpp._validation import positive_int
 from lpp.distributions import two_sided_geometric_logpmf
+from lpp.inference.chain import EM_INIT_SWEEPS, observed_entries
 from lpp.inference.checkpoint import (
     CHECKPOINT_VERSION,
     check_resumable,
     read_checkpoint,
     write_checkpoint,
 )
-from lpp.inference.fused.sparse_topics import SparseTopicPrivacy
 from lpp.inference.fit import check_schedule
+from lpp.inference.fused.sparse_topics import (
+    _MAX_CHUNKS,
+    SparseTopicPrivacy,
+    TopicCountsDraw,
+    _Workspace,
+    chunk_bounds,
+)
 from lpp.inference.models import make_model
-from lpp.inference.models._kernels import product_kernel
+from lpp.inference.models._kernels import allocate_matrix_kernel, product_kernel
 from lpp.inference.models.base import LOG_DENSITY_BLOCK, Observed
-from lpp.inference.models.topics import TopicModel
-from lpp.inference.privacy import noise_levels
+from lpp.inference.models.topics import (
+    EXPECTATION_ROWS,
+    TopicModel,
+    expected_allocation,
+)
+from lpp.inference.privacy import make_privacy_step, noise_levels
 from lpp.inference.result import FitResult
+from lpp.privatized import _smallest_signed
 from lpp.privatized_blocks import PrivatizedBlocks
 
 __all__ = ["DEFAULT_WORKERS", "DistributedChain", "fit_private_distributed", "pairwise_plan"]
@@ -96,17 +126,21 @@ def _pairwise_tree(lo: int, n: int, cuts: np.ndarray):
     return ("+", _pairwise_tree(lo, n2, cuts), _pairwise_tree(lo + n2, n - n2, cuts))
 
 
-def pairwise_plan(n_total: int, starts) -> list:
+def pairwise_plan(n_total: int, starts, blocks=None) -> list:
     """Summation trees of the flat blocks of :data:`LOG_DENSITY_BLOCK` terms, split at the
     segment ``starts`` (flat offsets, the first 0): one tree per block, in order.
 
     Summing the leaves of each tree as :func:`evaluate_plan` does and adding the trees' values
     to ``0.0`` in order gives exactly the float that the in-process log densities compute over
-    the whole flat array.
+    the whole flat array. ``blocks`` (``(lo, n)`` pairs) replaces the fixed blocks: with a
+    held-out mask the in-process sums run over the observed terms of each fixed block, i.e.
+    over blocks of unequal lengths in the coordinates of the observed terms.
     """
     cuts = np.asarray(sorted({int(s) for s in starts} | {0}), dtype=np.int64)[1:]
-    return [_pairwise_tree(lo, min(LOG_DENSITY_BLOCK, n_total - lo), cuts)
-            for lo in range(0, n_total, LOG_DENSITY_BLOCK)]
+    if blocks is None:
+        blocks = [(lo, min(LOG_DENSITY_BLOCK, n_total - lo))
+                  for lo in range(0, n_total, LOG_DENSITY_BLOCK)]
+    return [_pairwise_tree(int(lo), int(n), cuts) for lo, n in blocks if n > 0]
 
 
 def _requests(tree, out):
@@ -164,38 +198,147 @@ def _answer(terms: np.ndarray, requests, plan_kinds) -> list:
 # the workers' side
 # ---------------------------------------------------------------------------------------------
 
-class _Block:
-    """One row block on its worker: privatized counts, noise levels and the engine's layout."""
+#: per worker process, the engine's scratch tables by ``(n_cols, n_topics)``: shared by all the
+#: blocks the process holds (they are the same size whatever the block's rows), and the lock
+#: that gives them to one block's pass at a time
+_SHARED_TABLES: dict = {}
+_TABLES_LOCK = threading.Lock()
 
-    def __init__(self, path: str, b: int):
+
+def _block_workspace(indptr: np.ndarray, n_cols: int, n_topics: int) -> _Workspace:
+    """A block's workspace whose K x V and chunks x V tables are views of the process's shared
+    ones; only ``residual`` (rows x K) and the chunk bounds are the block's own. Chunking changes
+    no draw (streams are keyed by row, partial counts are integers)."""
+    shared = _SHARED_TABLES.get((n_cols, n_topics))
+    if shared is None:
+        largest = np.arange(_MAX_CHUNKS + 1, dtype=np.int64)  # a stand-in with the most chunks
+        shared = _SHARED_TABLES[(n_cols, n_topics)] = _Workspace(largest, n_cols, n_topics)
+    ws = copy.copy(shared)
+    n_rows = indptr.size - 1
+    ws.chunks = chunks = int(max(1, min(n_rows, shared.chunks)))
+    ws.bounds = chunk_bounds(indptr, n_topics, chunks)
+    for name in ("col_partials", "markers", "cumulative", "free_cols"):
+        setattr(ws, name, getattr(shared, name)[:chunks])
+    ws._wide_partials = None
+    ws.residual = np.empty((n_rows, n_topics))
+    return ws
+
+
+class _BlockPrivacy(SparseTopicPrivacy):
+    """The engine's privacy step on one row block, its scratch tables shared in the process."""
+
+    def workspace(self, n_topics: int) -> _Workspace:
+        ws = self._workspace
+        if ws is None or ws.prob.shape[0] != n_topics:
+            ws = self._workspace = _block_workspace(self.layout.indptr, self.layout.shape[1],
+                                                    n_topics)
+        return ws
+
+
+class _Block:
+    """One row block on its worker: privatized counts, noise levels, the observed entries (None:
+    all) and the engine's layout.
+
+    ``y_tilde`` is kept in the smallest signed type that holds it (as stored): only the log
+    noise and the start of the chain read it, and int64 would be the largest array a worker
+    holds.
+    """
+
+    def __init__(self, path: str, b: int, missing=None):
         data = PrivatizedBlocks(path)
         self.first_row = int(data.bounds[b])
-        self.y_tilde, self.alpha = data.read_block(b)
-        shape = self.y_tilde.shape
-        observed = np.broadcast_to(np.True_, shape)  # complete data: no mask array
-        self.privacy = SparseTopicPrivacy(self.y_tilde, noise_levels(self.alpha, shape),
-                                          observed, first_row=self.first_row)
+        y_tilde, self.alpha = data.read_block(b)
+        shape = y_tilde.shape
+        if missing is None:
+            self.observed = None
+            observed = np.broadcast_to(np.True_, shape)  # complete data: no mask array
+        else:
+            self.observed = observed = ~np.ascontiguousarray(missing, dtype=bool)
+        self.privacy = _BlockPrivacy(y_tilde, noise_levels(self.alpha, shape), observed,
+                                     first_row=self.first_row)
+        self.y_tilde = _smallest_signed(y_tilde)
+
+    @property
+    def shape(self):
+        return self.y_tilde.shape
+
+    def is_observed(self) -> np.ndarray:
+        """The observed entries as a contiguous bool array (made on request when all are)."""
+        return self.observed if self.observed is not None else np.ones(self.shape, dtype=bool)
 
     def nbytes(self) -> int:
         lay = self.privacy.layout
+        extra = 0 if self.observed is None else self.observed.nbytes
+        ws = self.privacy._workspace
+        extra += 0 if ws is None else ws.residual.nbytes
         return int(self.y_tilde.nbytes + lay.indptr.nbytes + lay.cols.nbytes
-                   + lay.values.nbytes)
+                   + lay.values.nbytes + extra)
 
 
-def _open_block(path: str, b: int) -> _Block:
-    return _Block(path, b)
+def _open_block(path: str, b: int, missing=None) -> _Block:
+    return _Block(path, b, missing)
+
+
+def _init_allocate(block: _Block, theta: np.ndarray, phi: np.ndarray, seed: int):
+    """The allocation of ``max(y_tilde, 0)`` of ``init="data"`` for the block's rows:
+    ``(doc_topic, word_topic)`` as :meth:`TopicModel.allocate` draws them for those rows."""
+    y0 = np.maximum(block.y_tilde, 0).astype(np.int64)
+    return allocate_matrix_kernel(y0, block.is_observed(), theta, np.ascontiguousarray(phi.T),
+                                  seed, 0, first_row=block.first_row)
+
+
+class _EMRows:
+    """Rows ``[lo, hi)`` of ``max(y_tilde, 0)`` for the expectation steps of ``init="em"``
+    (read from whichever blocks hold them; ``lo`` a multiple of ``EXPECTATION_ROWS``)."""
+
+    def __init__(self, path: str, lo: int, hi: int, missing=None):
+        data = PrivatizedBlocks(path)
+        bounds = data.bounds
+        parts = []
+        for b in range(int(np.searchsorted(bounds, lo, side="right")) - 1, data.n_blocks):
+            a, c = int(bounds[b]), int(bounds[b + 1])
+            if a >= hi:
+                break
+            y_tilde, _ = data.read_block(b)
+            parts.append(np.maximum(y_tilde[max(lo, a) - a:min(hi, c) - a], 0))
+        self.y0 = np.concatenate(parts).astype(np.int64)
+        self.is_observed = (np.ones(self.y0.shape, dtype=bool) if missing is None
+                            else ~np.ascontiguousarray(missing, dtype=bool))
+
+
+def _open_em_rows(path: str, lo: int, hi: int, missing=None) -> _EMRows:
+    return _EMRows(path, lo, hi, missing)
+
+
+def _em_rows(rows: _EMRows, theta: np.ndarray, phi: np.ndarray, before):
+    """One expectation step over the rows: ``(doc_topic rows, topic_word so far)``, the running
+    topic-word sum continued from ``before`` (the previous rows' result, or None)."""
+    topic_word = np.zeros_like(phi) if before is None else before[1].copy()
+    return expected_allocation(theta, phi, rows.y0, rows.is_observed, topic_word), topic_word
+
+
+def _first(result):
+    return result[0]
+
+
+def _second(result):
+    return result[1]
 
 
 def _sweep_block(block: _Block, theta: np.ndarray, phi: np.ndarray, seed: int, iteration: int):
     """The fused privacy step + allocation of the block's rows: ``(doc_topic, topic_word,
     draw)``; the draw of ``y`` stays on the worker for the log joint."""
-    draw = block.privacy.sample(seed, iteration)
-    doc_topic, topic_word = draw.realize(theta, phi)
-    return doc_topic, topic_word, draw
+    with _TABLES_LOCK:  # a worker with several threads runs its blocks' passes in turn
+        start = time.perf_counter()
+        draw = block.privacy.sample(seed, iteration)
+        doc_topic, topic_word = draw.realize(theta, phi)
+        seconds = time.perf_counter() - start
+    return doc_topic, topic_word, draw, seconds
 
 
 def _counts_of(result):
-    return result[0], result[1]
+    """The block's counts for the reduction, and the seconds its pass took on the worker."""
+    return result[0], result[1], result[3]
 
 
 def _log_pieces(result, block: _Block, theta: np.ndarray, phi: np.ndarray, requests, kinds):
@@ -204,11 +347,12 @@ def _log_pieces(result, block: _Block, theta: np.ndarray, phi: np.ndarray, reque
     y = result[2].dense().reshape(-1)
     mu = product_kernel(theta, phi).reshape(-1)
     lik = special.xlogy(y, mu) - mu - special.gammaln(y + 1.0)
-    lik_pieces = _answer(lik, requests, kinds)
+    keep = None if block.observed is None else block.observed.reshape(-1)
+    lik_pieces = _answer(lik if keep is None else lik[keep], requests, kinds)
     del lik, mu
-    alpha = np.repeat(block.alpha[:, 0], block.y_tilde.shape[1])
+    alpha = np.repeat(block.alpha[:, 0], block.shape[1])
     noise = two_sided_geometric_logpmf(block.y_tilde.reshape(-1) - y, alpha)
-    return lik_pieces, _answer(noise, requests, kinds)
+    return lik_pieces, _answer(noise if keep is None else noise[keep], requests, kinds)
 
 
 def _mu_hat_block(theta_samples: np.ndarray, phi_samples: np.ndarray) -> np.ndarray:
@@ -217,6 +361,32 @@ def _mu_hat_block(theta_samples: np.ndarray, phi_samples: np.ndarray) -> np.ndar
     for s in range(1, theta_samples.shape[0]):
         total = total + product_kernel(theta_samples[s], phi_samples[s])
     return total / theta_samples.shape[0]
+
+
+def _worker_holdings(dask_worker=None) -> dict[str, int]:
+    """What a worker process holds: its resident and peak bytes, the bytes of its row blocks'
+    data (privatized counts, layouts, masks, per-block scratch), of the draws of a sweep whose
+    results are still held, and of the scratch tables its blocks share."""
+    blocks = draws = 0
+    if dask_worker is not None:
+        for value in list(dask_worker.data.values()):
+            if isinstance(value, _Block):
+                blocks += value.nbytes()
+            elif (isinstance(value, tuple) and len(value) == 4
+                  and isinstance(value[2], TopicCountsDraw)):  # a sweep's result, still held
+                draw = value[2]
+                draws += sum(a.nbytes for a in (value[0], value[1], draw.pos_y, draw.token_ptr,
+                                                draw.token_cols))
+    shared = sum(sum(a.nbytes for a in vars(ws).values() if isinstance(a, np.ndarray))
+                 for ws in _SHARED_TABLES.values())
+    status = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                status[line.split(":")[0]] = int(line.split()[1]) * 1024
+    return {"rss": status.get("VmRSS", 0), "peak": status.get("VmHWM", 0),
+            "block_bytes": int(blocks), "draw_bytes": int(draws),
+            "shared_table_bytes": int(shared)}
 
 
 def _worker_memory() -> int:
@@ -245,22 +415,25 @@ class _AllObserved(Observed):
 
 
 def _connect(cluster, n_workers: int):
-    """``(client, owned)``: a Client for ``cluster`` and whether this call started it."""
+    """``(client, owned)``: a Client for ``cluster`` and what this call opened (closed by the
+    caller at the end of the fit, in order)."""
     from dask.distributed import Client, LocalCluster
 
-    if cluster is None:
-        local = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+    if cluster is None or cluster is True or (isinstance(cluster, (int, np.integer))
+                                              and not isinstance(cluster, bool)):
+        workers = n_workers if cluster is None or cluster is True else positive_int(
+            cluster, "cluster (a number of local workers)")
+        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                              dashboard_address=":0")
-        return Client(local), [local]
+        client = Client(local)
+        return client, [client, local]
     if isinstance(cluster, Client):
         return cluster, []
-    if isinstance(cluster, str):
+    if isinstance(cluster, str) or hasattr(cluster, "scheduler_address"):
         client = Client(cluster)
-        return client, []
-    if hasattr(cluster, "scheduler_address"):
-        return Client(cluster), []
-    raise TypeError("cluster must be None, a scheduler address, a dask Client or a Cluster, "
-                    f"got {type(cluster).__name__}")
+        return client, [client]
+    raise TypeError("cluster must be True or a number of local workers, a scheduler address, "
+                    f"a dask Client or a Cluster, got {type(cluster).__name__}")
 
 
 def _assign(n_blocks: int, workers: list[str]) -> list[str]:
@@ -283,43 +456,148 @@ class DistributedChain:
         Bytes of task inputs and results that crossed between client and workers so far.
     last_seconds : dict
         Wall time of the last sweep's two halves: ``"blocks"`` (the workers' passes and the
-        reduction) and ``"client"`` (the latent updates on the client).
+        reduction) and ``"client"`` (the latent updates on the client); and
+        ``"worker_compute"``, the passes' own seconds summed per worker, of the busiest worker
+        (``"blocks"`` minus it is scheduling and transfer).
+    last_block_seconds : list of float
+        Seconds of each block's pass in the last sweep, timed on its worker.
     """
 
-    def __init__(self, client, data: PrivatizedBlocks, model: TopicModel, seed: int, init):
+    def __init__(self, client, data: PrivatizedBlocks, model: TopicModel, seed: int, init,
+                 observed: Observed | None = None):
         self.client, self.data, self.model, self.seed = client, data, model, seed
         self.shape = data.shape
-        self.observed = _AllObserved(self.shape)
+        self.observed = _AllObserved(self.shape) if observed is None else observed
+        masked = not self.observed.complete
+        self._mask_digest = (hashlib.sha256(self.observed.is_observed.tobytes()).hexdigest()
+                             if masked else None)
         bounds = data.bounds
         self.rows = [(int(bounds[b]), int(bounds[b + 1])) for b in range(data.n_blocks)]
         workers = sorted(client.scheduler_info()["workers"])
         if not workers:
             raise ValueError("the cluster has no workers")
         self.placement = _assign(data.n_blocks, workers)
-        self.blocks = [client.submit(_open_block, str(data.path), b, workers=[w],
-                                     allow_other_workers=True, pure=True,
-                                     key=f"lpp-block-{data.path.name}-{b}-{id(self)}")
-                       for b, w in enumerate(self.placement)]
-        if isinstance(init, dict):
-            state = model.check_state(init, self.shape)
-        elif init == "prior":
-            state = model.sample_prior(self.shape, derive_seed(seed, Tag.INIT_PRIOR))
-        else:
-            raise ValueError("the distributed chain starts from init='prior' or a dict of "
-                             f"latent arrays, got {init!r}")
-        self.state, self.iteration = state, 0
+        self.blocks = [client.submit(_open_block, str(data.path), b,
+                                     self._missing(lo, hi) if masked else None,
+                                     workers=[w], allow_other_workers=True, pure=False,
+                                     key=f"lpp-block-{data.path.name}-{b}-{uuid.uuid4().hex}")
+                       for b, ((lo, hi), w) in enumerate(zip(self.rows, self.placement))]
         self.bytes_moved = 0
-        self.last_seconds = {}
+        self.last_seconds, self.last_block_seconds = {}, []
+        self.state, self.iteration = self._start(init), 0
         n_cols = self.shape[1]
-        starts = [lo * n_cols for lo, _ in self.rows]
-        ends = [hi * n_cols for _, hi in self.rows]
-        self._plan = pairwise_plan(self.shape[0] * n_cols, starts)
-        self._starts, self._ends = starts, ends
+        self._starts, self._ends, blocks = self._plan_coordinates(n_cols)
+        self._plan = pairwise_plan(self.shape[0] * n_cols, self._starts, blocks)
         self._requests, self._kinds = [], []
-        for s, reqs in enumerate(_segment_requests(self._plan, starts, ends)):
+        for s, reqs in enumerate(_segment_requests(self._plan, self._starts, self._ends)):
             self._requests.append(reqs)
             self._kinds.append(self._kinds_of(s))
         self._last = None  # the last sweep's futures, kept for its log joint
+
+    def _missing(self, lo: int, hi: int) -> np.ndarray:
+        """The held-out entries of rows ``[lo, hi)`` (True = missing), as the workers take them."""
+        return ~self.observed.is_observed[lo:hi]
+
+    def _plan_coordinates(self, n_cols: int):
+        """Segment starts and ends and the log-density blocks, in the coordinates of the terms
+        that the in-process sums add: every entry, or with a mask the observed ones only."""
+        starts = [lo * n_cols for lo, _ in self.rows]
+        ends = [hi * n_cols for _, hi in self.rows]
+        if self.observed.complete:
+            return starts, ends, None
+        flat = self.observed.is_observed.reshape(-1)
+        n_total = flat.size
+        marks = sorted(set(range(0, n_total, LOG_DENSITY_BLOCK)) | set(starts) | {n_total})
+        observed_before = {0: 0}
+        for a, b in pairwise(marks):
+            observed_before[b] = observed_before[a] + int(np.count_nonzero(flat[a:b]))
+        blocks = []
+        for lo in range(0, n_total, LOG_DENSITY_BLOCK):
+            hi = min(lo + LOG_DENSITY_BLOCK, n_total)
+            blocks.append((observed_before[lo], observed_before[hi] - observed_before[lo]))
+        return ([observed_before[a] for a in starts], [observed_before[b] for b in ends],
+                blocks)
+
+    # ----- the chain's start ------------------------------------------------------------------
+    def _start(self, init) -> dict:
+        """The initial point, as :class:`lpp.inference.GibbsSampler` makes it."""
+        model, seed, shape = self.model, self.seed, self.shape
+        if isinstance(init, dict):
+            return model.check_state(init, shape)
+        if init not in ("prior", "data", "em"):
+            raise ValueError("init must be 'data', 'em', 'prior' or a dict of latent arrays, "
+                             f"got {init!r}")
+        state = model.sample_prior(shape, derive_seed(seed, Tag.INIT_PRIOR))
+        if init == "data":
+            state = self._data_step(state)
+        elif init == "em":
+            state = self._em_steps(state)
+        return state
+
+    def _data_step(self, state: dict) -> dict:
+        """One model sweep on ``max(y_tilde, 0)``: allocation on the workers, the updates here."""
+        client, theta, phi = self.client, state["theta"], state["phi"]
+        init_seed = derive_seed(self.seed, Tag.INIT_STEP)
+        alloc_seed = derive_seed(init_seed, Tag.ALLOCATE)
+        parts = client.gather([
+            client.submit(_init_allocate, blk, theta[lo:hi], phi, alloc_seed, workers=[w],
+                          allow_other_workers=True, pure=False)
+            for blk, (lo, hi), w in zip(self.blocks, self.rows, self.placement)])
+        doc_topic = np.concatenate([p[0] for p in parts])
+        word_topic = parts[0][1].copy()
+        for p in parts[1:]:
+            word_topic += p[1]  # integers: exact in any order
+        self.bytes_moved += (theta.nbytes + phi.nbytes * len(parts) + doc_topic.nbytes
+                             + word_topic.nbytes * len(parts))
+        stats = {"doc_topic": doc_topic, "topic_word": np.ascontiguousarray(word_topic.T)}
+        return self.model.update_step(state, stats, self.observed, init_seed, 0)
+
+    def _em_segments(self) -> list[tuple[int, int, str]]:
+        """``(lo, hi, worker)``: each worker's rows with the boundaries moved down to multiples
+        of ``EXPECTATION_ROWS``, where the in-process expectation step's blocks start."""
+        n_rows = self.shape[0]
+        first = {}
+        for (lo, _), w in zip(self.rows, self.placement):
+            first.setdefault(w, lo)
+        cuts = sorted((lo // EXPECTATION_ROWS * EXPECTATION_ROWS, w) for w, lo in first.items())
+        segments = []
+        for i, (lo, w) in enumerate(cuts):
+            hi = cuts[i + 1][0] if i + 1 < len(cuts) else n_rows
+            if i == 0:
+                lo = 0
+            if hi > lo:
+                segments.append((lo, hi, w))
+        return segments
+
+    def _em_steps(self, state: dict) -> dict:
+        """``EM_INIT_SWEEPS`` expectation steps. Each step runs through the segments in row
+        order (the topic-word sum is a float sum in row order, continued segment by segment);
+        the updates of the latents are made here."""
+        client, model, path = self.client, self.model, str(self.data.path)
+        masked = not self.observed.complete
+        segments = self._em_segments()
+        held = [client.submit(_open_em_rows, path, lo, hi,
+                              self._missing(lo, hi) if masked else None, workers=[w],
+                              allow_other_workers=True, pure=False)
+                for lo, hi, w in segments]
+        try:
+            for _ in range(EM_INIT_SWEEPS):
+                theta, phi = state["theta"], state["phi"]
+                before, doc_parts = None, []
+                for rows, (lo, hi, w) in zip(held, segments):
+                    before = client.submit(_em_rows, rows, np.ascontiguousarray(theta[lo:hi]),
+                                           phi, before, workers=[w], allow_other_workers=True,
+                                           pure=False)
+                    doc_parts.append(client.submit(_first, before, workers=[w],
+                                                   allow_other_workers=True, pure=False))
+                doc_topic = np.concatenate(client.gather(doc_parts))
+                topic_word = client.submit(_second, before, pure=False).result()
+                self.bytes_moved += (theta.nbytes + doc_topic.nbytes
+                                     + phi.nbytes * 2 * len(segments))
+                state = model.expectation_update(state, doc_topic, topic_word, self.observed)
+        finally:
+            del held
+        return model.check_state(state, self.shape)
 
     def _kinds_of(self, s):
         a, b = self._starts[s], self._ends[s]
@@ -361,6 +639,11 @@ class DistributedChain:
                                        self.observed, model_seed, t)
         self.last_seconds = {"blocks": reduced - start,
                              "client": time.perf_counter() - reduced}
+        compute = {}
+        for c, w in zip(counts, self.placement):
+            compute[w] = compute.get(w, 0.0) + c[2]
+        self.last_seconds["worker_compute"] = max(compute.values())
+        self.last_block_seconds = [c[2] for c in counts]
         self.state, self.iteration, self._last = state, t + 1, futures  # the commit point
 
     def log_joint(self) -> float:
@@ -387,8 +670,13 @@ class DistributedChain:
         """Peak resident bytes of each worker process so far."""
         return self.client.run(_worker_memory)
 
+    def worker_holdings(self) -> dict[str, dict[str, int]]:
+        """Per worker: resident and peak bytes, and the bytes of its blocks and shared tables."""
+        return self.client.run(_worker_holdings)
+
     def fingerprint(self) -> str:
-        return "blocks:" + ",".join(self.data.meta["block_sha256"])
+        out = "blocks:" + ",".join(self.data.meta["block_sha256"])
+        return out if self._mask_digest is None else f"{out};mask:{self._mask_digest}"
 
 
 def _lazy_mu_hat(theta_samples, phi_samples, rows, n_cols):
@@ -403,34 +691,48 @@ def _lazy_mu_hat(theta_samples, phi_samples, rows, n_cols):
 
 
 def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAULT_WORKERS,
-                            n_components=None, a0=None, b0=None, n_iter: int = 1000,
-                            burn_in: int = 0, thin: int = 1, rng=None, init="prior",
-                            progress=None, checkpoint=None, checkpoint_every: int = 100,
-                            resume: bool = False, callback=None) -> FitResult:
+                            alpha=None, method="collapsed", n_components=None, a0=None,
+                            b0=None, n_iter: int = 1000, burn_in: int = 0, thin: int = 1,
+                            rng=None, mask=None, init="data", save_latents: bool = True,
+                            save_counts: bool = False, progress=None, checkpoint=None,
+                            checkpoint_every: int = 100, resume: bool = False, sparse=None,
+                            callback=None) -> FitResult:
     """The topic model's collapsed sparse chain on a Dask cluster, over row-block data.
 
-    For the same seed the chain equals :func:`lpp.inference.fit_private` with ``sparse=True``
-    on the same data bit for bit (saved ``theta``/``phi``, ``mu_hat``, log joint), whatever the
-    number of workers or blocks.
+    The implementation of ``lpp.inference.fit_private(..., cluster=...)``: call that. For the
+    same seed the chain equals the in-process ``fit_private(..., sparse=True)`` on the same
+    data, mask and init bit for bit (saved ``theta``/``phi``, ``mu_hat``, log joint), whatever
+    the number of workers or blocks.
 
     Parameters
     ----------
     data : PrivatizedBlocks or path
         Privatized counts in the row-block format (:mod:`lpp.privatized_blocks`), on storage
-        every worker can read. Alpha must be constant within rows (it is, in that format); every
-        entry is observed (no held-out mask).
+        every worker can read; its ``alpha`` (constant within rows) is the noise level.
     model : TopicModel or "topics"
         The topic model (with ``n_components``, ``a0``, ``b0`` as for ``fit_private``).
-    cluster : None, str, dask.distributed.Client or Cluster
-        None starts a ``LocalCluster(n_workers, threads_per_worker=1, processes=True)`` (its
-        HTTP server on a free port) for the run; a scheduler address or a Client uses a
-        running cluster.
+    cluster : None, True, int, str, dask.distributed.Client or Cluster
+        None or True starts a ``LocalCluster(n_workers, threads_per_worker=1,
+        processes=True)`` (its HTTP server on a free port) for the run, an int one with that
+        many workers; a scheduler address, a Client or a Cluster uses a running cluster.
     n_workers : int
-        Workers of the LocalCluster started when ``cluster`` is None.
+        Workers of the LocalCluster started when ``cluster`` is None or True.
+    alpha : None
+        Must be None: the row-block format carries alpha.
+    method : "collapsed"
+        The only privacy step the distributed engine runs.
+    mask : array_like of bool, optional
+        As for ``fit_private`` (True = missing, the data's shape). It is held by the client
+        (one byte per entry) and each worker receives the rows of its blocks.
+    init : {"data", "em", "prior"} or dict
+        As for ``fit_private``: the allocation of ``init="data"`` runs on the workers, the
+        expectation steps of ``init="em"`` pass through the workers in row order (their
+        topic-word sum is a float sum in row order; these steps are not parallel).
     n_iter, burn_in, thin, rng, progress, checkpoint, checkpoint_every, resume
         As for :func:`lpp.inference.fit_private`.
-    init : "prior" or dict
-        A prior draw (as ``fit_private(init="prior")``) or a dict of latent arrays.
+    save_latents, save_counts, sparse
+        Accepted for the signature of ``fit_private``; the distributed fit saves the latents
+        (``mu_hat`` is computed from them), never the counts, and is the sparse engine.
     callback : callable, optional
         Called as ``callback(chain)`` after each completed sweep (monitoring, tests).
 
@@ -444,20 +746,41 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     Raises
     ------
     TypeError, ValueError
-        For data not in the row-block format, a model other than the topic model, bad
-        iteration settings, an unsupported init or a mismatched checkpoint.
+        For data not in the row-block format, an alpha, a model other than the topic model, a
+        privacy step other than the collapsed one, ``sparse=False``, ``save_counts=True``,
+        ``save_latents=False``, a bad mask or init, bad iteration settings or a mismatched
+        checkpoint.
     """
     if isinstance(data, np.ndarray):
         raise TypeError("the distributed fit reads privatized row blocks "
-                        "(lpp.privatized_blocks), not an array")
+                        "(lpp.privatized_blocks), not an array: write them with "
+                        "lpp.privatized_blocks.PrivatizedBlockWriter or privatize_blocks")
+    if alpha is not None:
+        raise ValueError("the row-block format carries alpha: pass alpha=None with a cluster")
+    if make_privacy_step(method).name != "collapsed":
+        raise ValueError(f"the distributed fit runs the collapsed privacy step only, not "
+                         f"method={method!r}")
+    if sparse is False:
+        raise ValueError("the distributed fit is the sparse engine: sparse=False has no "
+                         "distributed form")
+    if save_counts:
+        raise ValueError("the distributed fit does not gather the counts y (save_counts=True "
+                         "would form D x V arrays on the client)")
+    if not save_latents:
+        raise ValueError("the distributed fit computes mu_hat from the saved latents: "
+                         "save_latents=False is not supported")
     data = data if isinstance(data, PrivatizedBlocks) else PrivatizedBlocks(data)
     model = make_model(model, n_components, a0, b0)
-    if not isinstance(model, TopicModel):
+    if not isinstance(model, TopicModel) or "row_column_factors" not in model.capabilities:
         raise TypeError(f"the distributed fit runs the topic model's sparse engine, not the "
-                         f"{model.name!r} model")
+                        f"{model.name!r} model")
     n_iter, burn_in, thin, checkpoint_every = check_schedule(n_iter, burn_in, thin,
                                                              checkpoint_every)
     n_workers = positive_int(n_workers, "n_workers")
+    observed = observed_entries(model, data.shape, mask) if mask is not None else None
+    if not (isinstance(init, dict) or init in ("prior", "data", "em")):
+        raise ValueError("init must be 'data', 'em', 'prior' or a dict of latent arrays, "
+                         f"got {init!r}")
     path = Path(checkpoint) if checkpoint is not None else None
     if resume and path is None:
         raise ValueError("resume=True needs the checkpoint path")
@@ -465,15 +788,13 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
 
     client, owned = _connect(cluster, n_workers)
     try:
-        chain = DistributedChain(client, data, model, seed, init)
+        chain = DistributedChain(client, data, model, seed, init, observed)
         return _run(chain, n_iter=n_iter, burn_in=burn_in, thin=thin, progress=progress,
                     path=path, checkpoint_every=checkpoint_every, resume=resume,
                     callback=callback)
     finally:
-        if owned:
-            client.close()
-            for c in owned:
-                c.close()
+        for c in owned:
+            c.close()
 
 
 def _run(chain: DistributedChain, *, n_iter, burn_in, thin, progress, path, checkpoint_every,

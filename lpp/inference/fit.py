@@ -108,16 +108,19 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
                 b0=None, n_iter: int = 1000, burn_in: int = 0, thin: int = 1, rng=None,
                 mask=None, init="data", save_latents: bool = True, save_counts: bool = False,
                 progress=None, checkpoint=None, checkpoint_every: int = 100,
-                resume: bool = False, sparse=None) -> FitResult:
+                resume: bool = False, sparse=None, cluster=None) -> FitResult:
     """Locally private posterior inference from privatized counts only.
 
     Parameters
     ----------
-    y_tilde : array_like of int
-        Privatized counts ``y + 2Geo(alpha)`` (whole numbers, may be negative).
-    alpha : float or array_like
+    y_tilde : array_like of int, or PrivatizedBlocks
+        Privatized counts ``y + 2Geo(alpha)`` (whole numbers, may be negative). With
+        ``cluster``: the privatized data in the row-block format
+        (:class:`lpp.privatized_blocks.PrivatizedBlocks` or its directory).
+    alpha : float or array_like or None
         The geometric mechanism's parameter in (0, 1), ``alpha = exp(-epsilon / N)``: a scalar,
-        one value per row (shape ``(D, 1)``) or per entry. Optional for ``method="naive"``.
+        one value per row (shape ``(D, 1)``) or per entry. Optional for ``method="naive"``;
+        None with ``cluster`` (the row-block format carries it).
     model : PoissonFactorization or str
         ``TopicModel(K)``, ``CommunityModel(C)``, ``CPTensorModel(R)``, your own subclass, or a
         name of :data:`lpp.inference.models.MODELS` with ``n_components`` (and optionally
@@ -151,6 +154,15 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         None uses a fused engine where one applies (collapsed step, a model with row/column
         factors, alpha constant within rows), False never, True requires one. Both target the
         same posterior; the random streams differ.
+    cluster : None, True, int, str, dask.distributed.Client or Cluster
+        None (default) runs in this process. Otherwise the topic model's sparse chain runs on
+        a Dask cluster (:mod:`lpp.inference.distributed`), row blocks of the data on the
+        workers: True starts a local cluster of ``DEFAULT_WORKERS`` worker processes for the
+        run, an int one of that many; a scheduler address, a ``Client`` or a ``Cluster`` uses a
+        running one. The chain equals the in-process ``sparse=True`` chain bit for bit.
+        Supports ``method="collapsed"``, the topic model, ``mask``, every ``init``,
+        checkpoints; not ``save_counts`` nor ``save_latents=False``. Dask is imported only
+        here.
 
     Returns
     -------
@@ -160,14 +172,36 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     ------
     TypeError, ValueError
         For counts that are not whole numbers, alpha outside (0, 1) or of a shape that does not
-        fit, unknown methods or models, bad iteration settings or a mismatched checkpoint.
+        fit, unknown methods or models, bad iteration settings or a mismatched checkpoint;
+        with ``cluster``, for what the distributed fit does not support.
     """
+    if cluster is not None:
+        # the only door to Dask: the in-process path below never imports it
+        from lpp.inference.distributed import fit_private_distributed
+
+        return fit_private_distributed(
+            y_tilde, model, cluster=cluster, alpha=alpha, method=method,
+            n_components=n_components, a0=a0, b0=b0, n_iter=n_iter, burn_in=burn_in,
+            thin=thin, rng=rng, mask=mask, init=init, save_latents=save_latents,
+            save_counts=save_counts, progress=progress, checkpoint=checkpoint,
+            checkpoint_every=checkpoint_every, resume=resume, sparse=sparse)
+    if _is_block_format(y_tilde):
+        raise TypeError("row-block data (lpp.privatized_blocks) are fitted on a cluster: pass "
+                        "cluster=True (a local one) or a Client, or load them with "
+                        ".to_dense() when they fit in memory")
     model = make_model(model, n_components, a0, b0)
     sampler = GibbsSampler.private(y_tilde, alpha, model, method=method, rng=rng, mask=mask,
                                    init=init, sparse=sparse)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                 save_counts=save_counts, progress=progress, checkpoint=checkpoint,
                 checkpoint_every=checkpoint_every, resume=resume)
+
+
+def _is_block_format(data) -> bool:
+    from lpp.privatized_blocks import META_FILE, PrivatizedBlocks  # light: no Dask
+
+    return isinstance(data, PrivatizedBlocks) or (
+        isinstance(data, (str, Path)) and (Path(data) / META_FILE).is_file())
 
 
 def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int = 1000,

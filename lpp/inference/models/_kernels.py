@@ -156,8 +156,8 @@ def add_rows_at(targets, sources, values, out):
 # ---------------------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, lo, hi, row_totals,
-                          col_partial):
+def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row, lo, hi,
+                          row_totals, col_partial):
     n_cols = y.shape[1]
     n_comp = theta.shape[1]
     weights = np.empty(n_comp)
@@ -165,7 +165,7 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, lo, hi, ro
     hits = np.empty(n_comp, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
     for d in range(lo, hi):
-        seed_stream(seed, iteration, d)
+        seed_stream(seed, iteration, first_row + d)
         for v in range(n_cols):
             count = y[d, v]
             if count == 0 or not observed[d, v]:
@@ -185,22 +185,24 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, lo, hi, ro
                 col_partial[v, k] += hits[i]
 
 
-def _allocate_matrix_loop(y, observed, theta, phi_t, seed, iteration, per_chunk, row_totals,
-                          col_partials):
+def _allocate_matrix_loop(y, observed, theta, phi_t, seed, iteration, first_row, per_chunk,
+                          row_totals, col_partials):
     n_rows = y.shape[0]
     for ch in prange(col_partials.shape[0]):
-        _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, ch * per_chunk,
+        _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
+                              ch * per_chunk,
                               min(n_rows, (ch + 1) * per_chunk), row_totals, col_partials[ch])
 
 
 _allocate_matrix = _twins(_allocate_matrix_loop)
 
 
-def allocate_matrix_kernel(y, observed, theta, phi_t, seed, iteration):
+def allocate_matrix_kernel(y, observed, theta, phi_t, seed, iteration, first_row=0):
     """Split each count ``y[d, v]`` over components with weights ``theta[d, k] * phi_t[v, k]``.
 
     Returns the row totals (D x K) and the column totals (V x K). Unobserved entries and
-    zeros are skipped.
+    zeros are skipped. Row d draws from the stream of global row ``first_row + d``, so a block
+    of rows allocates exactly as those rows of the whole matrix do.
     """
     n_rows, n_cols = y.shape
     n_comp = theta.shape[1]
@@ -208,7 +210,8 @@ def allocate_matrix_kernel(y, observed, theta, phi_t, seed, iteration):
     row_totals = np.zeros((n_rows, n_comp), dtype=np.int64)
     partials = chunk_partials(chunks, n_cols, n_comp)
     _allocate_matrix[y.size < SERIAL_BELOW](y, observed, theta, phi_t, seed, iteration,
-                                            rows_per_chunk(n_rows, chunks), row_totals, partials)
+                                            int(first_row), rows_per_chunk(n_rows, chunks),
+                                            row_totals, partials)
     return row_totals, partials.sum(axis=0)
 
 

@@ -32,7 +32,7 @@ from lpp.inference.models.base import Observed, PoissonFactorization
 #: below this fraction of missing entries the rate sums subtract the missing entries' terms
 _SPARSE_MISSING = 0.25
 #: data rows per block of the expectation step
-_EXPECTATION_ROWS = 512
+EXPECTATION_ROWS = 512
 
 
 class TopicModel(PoissonFactorization):
@@ -79,14 +79,15 @@ class TopicModel(PoissonFactorization):
         In row blocks of the data, so no dense D x V temporary is formed beyond one block.
         """
         theta, phi = state["theta"], state["phi"]
-        doc_topic = np.empty_like(theta)
         topic_word = np.zeros_like(phi)
-        for lo in range(0, theta.shape[0], _EXPECTATION_ROWS):
-            rows = slice(lo, lo + _EXPECTATION_ROWS)
-            ratio = _observed_ratio(y[rows], theta[rows] @ phi, observed.is_observed[rows])
-            doc_topic[rows] = theta[rows] * (ratio @ phi.T)
-            topic_word += theta[rows].T @ ratio
-        topic_word *= phi
+        doc_topic = expected_allocation(theta, phi, y, observed.is_observed, topic_word)
+        return self.expectation_update(state, doc_topic, topic_word, observed)
+
+    def expectation_update(self, state, doc_topic, topic_word, observed: Observed):
+        """The conditional means of :meth:`expectation_step` given the expected allocation
+        (``topic_word`` as summed by :func:`expected_allocation`, before its product with phi)."""
+        theta, phi = state["theta"], state["phi"]
+        topic_word = topic_word * phi
         phi = (self.a0 + topic_word) / self._phi_rate(theta, observed)
         theta = (self.a0 + doc_topic) / self._theta_rate(phi, observed)
         return {"theta": theta, "phi": phi}
@@ -118,6 +119,24 @@ class TopicModel(PoissonFactorization):
             add_rows_at(rows, cols, np.ascontiguousarray(phi.T), lost)
             return np.ascontiguousarray(np.maximum(self.b0 + phi.sum(axis=1) - lost, self.b0))
         return np.ascontiguousarray(self.b0 + observed.weights @ phi.T)
+
+
+def expected_allocation(theta, phi, y, is_observed, topic_word) -> np.ndarray:
+    """The expected document-topic counts of ``y`` (rows x K); adds the expected topic-word
+    counts divided by ``phi`` into ``topic_word`` (K x V).
+
+    In blocks of :data:`EXPECTATION_ROWS` rows, added to ``topic_word`` in row order: a run
+    over rows ``[lo, hi)`` with ``lo`` a multiple of the block size, given the running
+    ``topic_word`` of the rows before ``lo``, continues exactly the sum over the whole matrix
+    (the distributed chain splits the expectation steps there).
+    """
+    doc_topic = np.empty_like(theta)
+    for lo in range(0, theta.shape[0], EXPECTATION_ROWS):
+        rows = slice(lo, lo + EXPECTATION_ROWS)
+        ratio = _observed_ratio(y[rows], theta[rows] @ phi, is_observed[rows])
+        doc_topic[rows] = theta[rows] * (ratio @ phi.T)
+        topic_word += theta[rows].T @ ratio
+    return doc_topic
 
 
 def _observed_ratio(y, mu, mask) -> np.ndarray:

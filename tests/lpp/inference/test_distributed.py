@@ -5,6 +5,11 @@ marked slow because each fresh worker process compiles the engine's kernels.
 """
 import contextlib
 import os
+import subprocess
+import sys
+import textwrap
+from itertools import pairwise
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +28,9 @@ from lpp.privatized_blocks import privatize_blocks
 
 D, V, K = 120, 130, 4  # under the serial threshold: the workers compile the serial kernels only
 N_ITER, BURN_IN, SEED = 6, 2, 123
+# taller than two expectation blocks and narrow (still serial): init="em" passes its running
+# topic-word sum from one worker's rows to the next
+TALL_D, TALL_V = 1100, 12
 
 
 def _plan_total(terms, starts):
@@ -76,6 +84,48 @@ def test_refuses_what_it_cannot_run(tmp_path):
         fit_private_distributed(np.zeros((3, 3), dtype=int), "topics", n_components=2)
     with pytest.raises(ValueError, match="no meta.json"):
         fit_private_distributed(tmp_path, "topics", n_components=2)
+    data = privatize_blocks([np.ones((3, 4), dtype=int)], tmp_path / "blocks", n_cols=4,
+                            epsilon=1.0, N=1.0, seed=0, source="toy",
+                            column_ids=list("abcd"))
+    common = {"n_components": 2, "n_iter": 2, "cluster": True}
+    # every refusal comes before a cluster is started
+    for kwargs, error, match in [
+        ({"alpha": 0.5}, ValueError, "carries alpha"),
+        ({"method": "bessel"}, ValueError, "collapsed privacy step only"),
+        ({"sparse": False}, ValueError, "sparse=False"),
+        ({"save_counts": True}, ValueError, "save_counts"),
+        ({"save_latents": False}, ValueError, "save_latents"),
+        ({"init": "mode"}, ValueError, "init must be"),
+        ({"mask": np.zeros((3, 5), dtype=bool)}, ValueError, "shape"),
+        ({"burn_in": 2}, ValueError, "burn_in"),
+    ]:
+        kwargs = {"alpha": None, **kwargs}
+        with pytest.raises(error, match=match):
+            fit_private(data, model="topics", **{**common, **kwargs})
+    with pytest.raises(TypeError, match="topic model"):
+        fit_private(data, None, "communities", n_components=2, cluster=True)
+    with pytest.raises(TypeError, match="on a cluster"):
+        fit_private(data, None, "topics", n_components=2)
+    with pytest.raises(TypeError, match="on a cluster"):
+        fit_private(str(data.path), None, "topics", n_components=2)
+
+
+def test_the_in_process_path_imports_no_dask():
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        from lpp.inference import fit_private
+        fit_private(np.array([[1, -2], [0, 3]]), 0.5, "topics", n_components=1, n_iter=1,
+                    progress=False, rng=0, init="prior", sparse=False)
+        loaded = [m for m in sys.modules if m.split(".")[0] in ("dask", "distributed")
+                  or m == "lpp.inference.distributed"]
+        print(loaded)
+    """)
+    root = Path(__import__("lpp").__file__).parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=root, env=env)
+    assert out.stdout.strip() == "[]"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,6 +146,19 @@ def corpus(tmp_path_factory):
                             burn_in=BURN_IN, rng=SEED, init="prior", sparse=True,
                             progress=False)
     return data, counts, reference
+
+
+@pytest.fixture(scope="module")
+def tall_corpus(tmp_path_factory):
+    rng = np.random.default_rng(1)
+    counts = rng.poisson(1.0, size=(TALL_D, TALL_V))
+    path = tmp_path_factory.mktemp("tall")
+    cuts = [0, 300, 700, TALL_D]  # the second worker's rows start inside an expectation block
+    data = privatize_blocks([counts[a:b] for a, b in pairwise(cuts)], path,
+                            n_cols=TALL_V, epsilon=1.0, N=1.0, seed=6, source="toy",
+                            column_ids=[str(i) for i in range(TALL_V)])
+    mask = rng.random((TALL_D, TALL_V)) < 0.1
+    return data, mask
 
 
 @pytest.fixture(scope="module")
@@ -120,9 +183,9 @@ def _assert_same_chain(result, reference, upto=None):
 @pytest.mark.slow
 def test_same_chain_as_in_process_bit_for_bit(client, corpus):
     data, _, reference = corpus
-    result = fit_private_distributed(data, "topics", n_components=K, n_iter=N_ITER,
-                                     burn_in=BURN_IN, rng=SEED, cluster=client,
-                                     progress=False)
+    result = fit_private(data, None, "topics", n_components=K, n_iter=N_ITER,
+                         burn_in=BURN_IN, rng=SEED, init="prior", cluster=client,
+                         progress=False)
     _assert_same_chain(result, reference)
     assert np.array_equal(np.asarray(result.mu_hat), reference.mu_hat)
     for name in ("theta", "phi"):
@@ -137,7 +200,7 @@ def test_workers_hold_only_privatized_blocks(client, corpus):
     data, counts, _ = corpus
     seen = []
     fit_private_distributed(data, "topics", n_components=K, n_iter=1, rng=SEED,
-                            cluster=client, progress=False,
+                            init="prior", cluster=client, progress=False,
                             callback=lambda chain: seen.append(chain))
     chain = seen[0]
     held = client.gather([client.submit(lambda blk: blk.y_tilde, f) for f in chain.blocks])
@@ -156,7 +219,7 @@ def test_interrupt_and_resume_from_checkpoint(client, corpus, tmp_path):
             raise KeyboardInterrupt
 
     common = {"n_components": K, "n_iter": N_ITER, "burn_in": BURN_IN, "rng": SEED,
-              "cluster": client, "progress": False, "checkpoint": ckpt}
+              "init": "prior", "cluster": client, "progress": False, "checkpoint": ckpt}
     partial = fit_private_distributed(data, "topics", callback=interrupt, **common)
     assert partial.interrupted and partial.iterations_done == 4
     _assert_same_chain(partial, reference, upto=2)
@@ -179,8 +242,24 @@ def test_a_killed_worker_leaves_the_same_chain(client, corpus):
                 client.run(os._exit, 1, workers=[victim])
 
     result = fit_private_distributed(data, "topics", n_components=K, n_iter=N_ITER,
-                                     burn_in=BURN_IN, rng=SEED, cluster=client,
+                                     burn_in=BURN_IN, rng=SEED, init="prior", cluster=client,
                                      progress=False, callback=kill_one)
     assert killed and killed[0] not in client.scheduler_info()["workers"]  # it did die
     _assert_same_chain(result, reference)
     assert np.array_equal(np.asarray(result.mu_hat), reference.mu_hat)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("init", ["data", "em"])
+def test_mask_and_init_as_in_process_bit_for_bit(client, tall_corpus, init):
+    data, mask = tall_corpus
+    y_tilde, alpha = data.to_dense()
+    common = {"n_components": K, "n_iter": 4, "burn_in": 1, "rng": SEED, "init": init,
+              "mask": mask, "progress": False}
+    reference = fit_private(y_tilde, alpha, "topics", sparse=True, **common)
+    result = fit_private(data, None, "topics", cluster=client, **common)
+    _assert_same_chain(result, reference)
+    assert np.array_equal(np.asarray(result.mu_hat), reference.mu_hat)
+    # the masked entries changed the chain: the mask did reach the workers
+    unmasked = fit_private(data, None, "topics", cluster=client, **{**common, "mask": None})
+    assert not np.array_equal(unmasked.log_joint, result.log_joint)
