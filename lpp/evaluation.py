@@ -25,13 +25,13 @@ and aligns its topics with :func:`best_aligned_topics`.
 """
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from lpp.figures import save_figure
 from lpp.fits import load_fit
 from lpp.io import atomic_write_bytes
 from lpp.metrics import (ReferenceCorpus, align_topics, mae, mean_over_topics, mimno_coherence,
@@ -461,11 +461,7 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
     # panel titles need a little more room under the legend
     fig.tight_layout(rect=(0, 0, 1, top))
     if figure is not None:
-        figure = Path(figure)
-        figure.parent.mkdir(parents=True, exist_ok=True)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=100)
-        atomic_write_bytes(figure, buffer.getvalue())
+        save_figure(fig, figure, dpi=100)
     return fig
 
 

@@ -17,16 +17,14 @@ and its load; the MAEs repeat to the bit for a given seed.
 """
 from __future__ import annotations
 
-import io
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from lpp._rng import derive_seed
 from lpp._validation import non_negative_int, positive_int
+from lpp.figures import save_figure
 from lpp.inference import TopicModel, fit_private
-from lpp.io import atomic_write_bytes
 from lpp.simulate import PrivatizedFactorization, make_private_factorization
 from lpp.vi.driver import collapsed_bound, fit_variational
 
@@ -233,16 +231,6 @@ def plot_benchmark(table: pd.DataFrame, figure=None, *, title: str = ""):
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     if figure is not None:
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=110)
-        Path(figure).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(figure, buffer.getvalue())
+        save_figure(fig, figure, dpi=110)
     return fig
 
-
-def write_table(table: pd.DataFrame, path) -> Path:
-    """Write the table as CSV atomically (6 significant digits)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, table.to_csv(index=False, float_format="%.6g").encode())
-    return path

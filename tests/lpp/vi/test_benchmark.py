@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lpp.evaluation import write_table
 from lpp.vi.benchmark import (
     LABELS,
     PAPER_NUMBERS,
@@ -12,7 +13,6 @@ from lpp.vi.benchmark import (
     paper_table,
     plot_benchmark,
     run_benchmark,
-    write_table,
 )
 
 SCHEDULE = {"mcmc_n_iter": 30, "mcmc_burn_in": 15, "mcmc_thin": 5, "vi_mcmc_n_iter": 10,
