@@ -69,11 +69,14 @@ def run_stages(work: Path, stages=STAGES, single: bool = False) -> dict[str, flo
     seconds = {}
     for stage in stages:
         print(f"=== {stage}", flush=True)
+        # a stage DVC would skip gets no time: it would overwrite the time of the run that made it
+        up_to_date = subprocess.run(["dvc", "status", "--quiet", stage], cwd=work).returncode == 0
         start = time.perf_counter()
         subprocess.run(["dvc", "repro", *(["--single-item"] if single else []), stage],
                        cwd=work, check=True)
-        seconds[stage] = round(time.perf_counter() - start, 1)
-        print(f"=== {stage}: {seconds[stage]:.0f} s", flush=True)
+        if not up_to_date:
+            seconds[stage] = round(time.perf_counter() - start, 1)
+            print(f"=== {stage}: {seconds[stage]:.0f} s", flush=True)
     return seconds
 
 
@@ -88,8 +91,9 @@ def collect(work: Path, results: Path, figures: Path, seconds: dict | None) -> N
             shutil.copyfile(work / source, figures / Path(source).name)
     if seconds:
         times = results / "stage_seconds.json"
-        earlier = json.loads(times.read_text()) if times.exists() else {}
-        times.write_text(json.dumps({**earlier, **seconds}, indent=1) + "\n")
+        record = json.loads(times.read_text()) if times.exists() else {}
+        record.setdefault("stages", {}).update(seconds)
+        times.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 
 
 def main(argv=None) -> int:
