@@ -154,6 +154,16 @@ def heldout_used(fit) -> bool:
 
     The inference notebooks record it as ``heldout_used`` in the fit's ``extra``; a fit that
     does not record it predates the unmasked design and was masked.
+
+    Parameters
+    ----------
+    fit : lpp.fits.SavedFit
+        A saved fit (its ``meta``).
+
+    Returns
+    -------
+    bool
+        False for a fit of every entry (the arXiv design's reconstruction runs).
     """
     return bool(fit.meta.get("extra", {}).get("heldout_used", True))
 
@@ -410,6 +420,16 @@ def is_unmasked(table: pd.DataFrame) -> pd.Series:
 
     A table without the column (one of the masked design only) has none; a table read back
     from CSV may hold the flag as text.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A score table (:func:`score_community_fits`), or one read back from its CSV.
+
+    Returns
+    -------
+    pandas.Series of bool
+        True at the unmasked fits' rows (never at a reference row).
     """
     if "heldout_used" not in table:
         return pd.Series(False, index=table.index)
@@ -421,16 +441,17 @@ def _split_designs(table: pd.DataFrame) -> pd.DataFrame:
 
     Their MAE is over other entries than the masked fits' (every off-diagonal entry, not
     the observed ones), so the figure shows it in a panel of its own, the methods in the
-    same colours; the all-zeros reference there is its MAE over the same entries.
+    same colours; the all-zeros and oracle references there are their MAE over the same
+    entries.
     """
     unmasked = is_unmasked(table)
     if not unmasked.any():
         return table
     table = table.copy()
     table[UNMASKED_MAE] = np.where(unmasked, table["mae"], np.nan)
-    zeros = table.method == ZEROS
+    references = table.method.isin((ZEROS, ORACLE))
     if "offdiag_mae" in table:
-        table.loc[zeros, UNMASKED_MAE] = table.loc[zeros, "offdiag_mae"]
+        table.loc[references, UNMASKED_MAE] = table.loc[references, "offdiag_mae"]
     table.loc[unmasked, [c for c in MEASURE_LABELS if c in table and c != UNMASKED_MAE]] = np.nan
     return table
 
@@ -446,8 +467,8 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
     those with a missing or infinite value left out. Fits of every entry (a
     ``heldout_used`` column that is False) get panels of their own, after those of
     ``"mae"``: their MAE over every off-diagonal entry (:data:`UNMASKED_MAE`), with their
-    non-private fit and the all-zeros MAE over the same entries as lines. A reference row whose ``by`` value is
-    missing (it does not depend on it) is drawn in every panel. The legend is built from
+    non-private fit and the references' MAE over the same entries as lines. A reference
+    row whose ``by`` value is missing (it does not depend on it) is drawn in every panel. The legend is built from
     what the figure draws, so every method present gets an entry.
 
     Parameters
@@ -501,15 +522,15 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
                              squeeze=False)
     for ax, (measure, group) in zip(axes.ravel(), panels):
         sub = private if group is None else private[private[by] == group]
-        style = {}
+        hue_style = {}
         if designs:
             sub = sub[sub[measure].notna()]
             present = [h for h in hues if (sub.method == h).any()]
-            style = {"hue_order": present, "palette": {h: palette[h] for h in present}}
+            hue_style = {"hue_order": present, "palette": {h: palette[h] for h in present}}
         if not sub.empty:
             sns.pointplot(data=sub, x="epsilon_over_n", y=measure, hue="method", ax=ax,
                           order=sorted(sub.epsilon_over_n.unique(), reverse=True),
-                          errorbar="sd", **style)
+                          errorbar="sd", **hue_style)
         else:  # e.g. no unmasked fit for this C: an empty panel, no reference lines
             ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes)
             ax.set(xticks=[], yticks=[])
