@@ -10,7 +10,10 @@ These read the true counts, so only evaluation stages call them — never an inf
 * communities (Sec. 5.2): reconstruction MAE over the *observed* off-diagonal entries (the
   paper's measure: the entries inference saw; the diagonal is never modelled), MAE over all
   off-diagonal entries, and, on the held-out entries alone, MAE and the Poisson predictive
-  log-likelihood (link prediction).
+  log-likelihood (link prediction). A fit that ignored the held-out mask (its ``fit.json``
+  records ``heldout_used: false``; the arXiv version of the paper measures reconstruction on
+  such separate runs) observed every entry: its MAE is over every off-diagonal entry and it
+  has no held-out scores. The table's ``heldout_used`` column tells the two designs apart.
 
 MAE rewards shrinkage on sparse counts, so every table also holds reference rows
 (:func:`topic_references`, :func:`community_references`): predicting zero everywhere, and
@@ -146,6 +149,25 @@ def topic_scores(fit, true_counts, *, reference: ReferenceCorpus | None = None,
             "n_samples": int(phi.shape[0])}
 
 
+def heldout_used(fit) -> bool:
+    """Whether a fit was run with the data's held-out mask (the masked design).
+
+    The inference notebooks record it as ``heldout_used`` in the fit's ``extra``; a fit that
+    does not record it predates the unmasked design and was masked.
+
+    Parameters
+    ----------
+    fit : lpp.fits.SavedFit
+        A saved fit (its ``meta``).
+
+    Returns
+    -------
+    bool
+        False for a fit of every entry (the arXiv design's reconstruction runs).
+    """
+    return bool(fit.meta.get("extra", {}).get("heldout_used", True))
+
+
 def community_scores(fit, true_counts, heldout: np.ndarray | None) -> dict:
     """A network fit's reconstruction and link-prediction scores.
 
@@ -153,11 +175,22 @@ def community_scores(fit, true_counts, heldout: np.ndarray | None) -> dict:
     reconstruction error); ``offdiag_mae``: over every off-diagonal entry, held-out ones
     included; and when entries were held out, ``heldout_mae`` and ``heldout_loglik`` (mean
     Poisson predictive log-likelihood, :func:`fit_predictive_log_likelihood`) over them.
+
+    A fit that ignored the mask (:func:`heldout_used` false) saw every entry: its ``mae`` is
+    over every off-diagonal entry (equal to ``offdiag_mae``) and, when ``heldout`` marks
+    entries, its ``heldout_mae`` and ``heldout_loglik`` are NaN (it was trained on them, so
+    they measure no prediction).
     """
     shape = tuple(true_counts.shape)
     if fit.mu_hat.shape != shape or shape[0] != shape[1]:
         raise ValueError(f"mu_hat {fit.mu_hat.shape} and counts {shape} must be the same square shape")
     masks = network_masks(shape, None if heldout is None else np.asarray(heldout, dtype=bool))
+    if not heldout_used(fit):
+        value = mae(fit.mu_hat, true_counts, masks["off_diagonal"])
+        scores = {"mae": value, "offdiag_mae": value}
+        if masks["heldout"].any():
+            scores.update(heldout_mae=np.nan, heldout_loglik=np.nan)
+        return scores
     scores = {"mae": mae(fit.mu_hat, true_counts, masks["observed"]),
               "offdiag_mae": mae(fit.mu_hat, true_counts, masks["off_diagonal"])}
     if masks["heldout"].any():
@@ -235,8 +268,11 @@ def community_references(true_counts, heldout=None, true_rates=None) -> list[dic
 # ---------------------------------------------------------------- every fit of a case study
 
 FIT_FILE = "fit.json"
+#: the figures' measure of the unmasked fits: their MAE, over every off-diagonal entry
+UNMASKED_MAE = "unmasked_mae"
 #: axis labels of the measures in the figures
 MEASURE_LABELS = {"mae": "MAE", "offdiag_mae": "MAE, all off-diagonal entries",
+                  UNMASKED_MAE: "MAE, unmasked runs (all off-diagonal)",
                   "heldout_mae": "held-out MAE", "heldout_loglik": "held-out log-lik per entry",
                   "loglik": "predictive log-lik per entry", "npmi": "NPMI (never = -1)",
                   "npmi_zero": "NPMI (never = 0)", "coherence": "coherence"}
@@ -328,9 +364,10 @@ def score_community_fits(fits_dir, true_counts, heldout=None, *,
     Returns
     -------
     pandas.DataFrame
-        Columns ``fit``, ``method``, ``C`` (communities), ``epsilon_over_n`` and those of
-        :func:`community_scores`; one row per fit in name order, then the reference rows of
-        :func:`community_references`.
+        Columns ``fit``, ``method``, ``C`` (communities), ``epsilon_over_n``,
+        ``heldout_used`` (the design: False for a fit of every entry, empty for the
+        references) and those of :func:`community_scores`; one row per fit in name order,
+        then the reference rows of :func:`community_references`.
 
     Raises
     ------
@@ -343,7 +380,8 @@ def score_community_fits(fits_dir, true_counts, heldout=None, *,
     return _score_table(
         fits_dir, lambda fit: community_scores(fit, y, heldout),
         lambda fit: {"C": fit.meta["extra"]["n_components"],
-                     "epsilon_over_n": fit.meta["extra"].get("epsilon_over_n")},
+                     "epsilon_over_n": fit.meta["extra"].get("epsilon_over_n"),
+                     "heldout_used": heldout_used(fit)},
         community_references(y, heldout, true_rates))
 
 
@@ -377,6 +415,47 @@ REFERENCE_STYLES = {NONPRIVATE: ("non-private", "grey", "--"),
                     ORACLE: ("oracle (true rates)", "tab:green", "-.")}
 
 
+def is_unmasked(table: pd.DataFrame) -> pd.Series:
+    """Rows of a score table that are fits of every entry (``heldout_used`` False).
+
+    A table without the column (one of the masked design only) has none; a table read back
+    from CSV may hold the flag as text.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A score table (:func:`score_community_fits`), or one read back from its CSV.
+
+    Returns
+    -------
+    pandas.Series of bool
+        True at the unmasked fits' rows (never at a reference row).
+    """
+    if "heldout_used" not in table:
+        return pd.Series(False, index=table.index)
+    return table.heldout_used.astype(object).map(lambda v: str(v).lower() == "false")
+
+
+def _split_designs(table: pd.DataFrame) -> pd.DataFrame:
+    """The unmasked fits' MAE moved to a measure of its own (:data:`UNMASKED_MAE`).
+
+    Their MAE is over other entries than the masked fits' (every off-diagonal entry, not
+    the observed ones), so the figure shows it in a panel of its own, the methods in the
+    same colours; the all-zeros and oracle references there are their MAE over the same
+    entries.
+    """
+    unmasked = is_unmasked(table)
+    if not unmasked.any():
+        return table
+    table = table.copy()
+    table[UNMASKED_MAE] = np.where(unmasked, table["mae"], np.nan)
+    references = table.method.isin((ZEROS, ORACLE))
+    if "offdiag_mae" in table:
+        table.loc[references, UNMASKED_MAE] = table.loc[references, "offdiag_mae"]
+    table.loc[unmasked, [c for c in MEASURE_LABELS if c in table and c != UNMASKED_MAE]] = np.nan
+    return table
+
+
 def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=None,
                 labels: dict | None = None, title: str | None = None):
     """Each private method's score against the privacy level, the references as lines.
@@ -385,8 +464,11 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
     measure, one column per value): the private methods'
     mean ± sd over replicates at each ``epsilon_over_n`` (most private level on the right);
     the non-private fit(s) and the reference rows (all zeros, oracle) as horizontal lines,
-    those with a missing or infinite value left out. A reference row whose ``by`` value is
-    missing (it does not depend on it) is drawn in every panel. The legend is built from
+    those with a missing or infinite value left out. Fits of every entry (a
+    ``heldout_used`` column that is False) get panels of their own, after those of
+    ``"mae"``: their MAE over every off-diagonal entry (:data:`UNMASKED_MAE`), with their
+    non-private fit and the references' MAE over the same entries as lines. A reference
+    row whose ``by`` value is missing (it does not depend on it) is drawn in every panel. The legend is built from
     what the figure draws, so every method present gets an entry.
 
     Parameters
@@ -417,9 +499,18 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
     import seaborn as sns
 
     labels = {**MEASURE_LABELS, **(labels or {})}
+    table = _split_designs(table)
+    designs = UNMASKED_MAE in table
+    if designs and "mae" in measures and UNMASKED_MAE not in measures:
+        measures = list(measures)
+        measures.insert(measures.index("mae") + 1, UNMASKED_MAE)
     measures = [m for m in measures if m in table]
     private = table[~table.method.isin(REFERENCES)]
     references = table[table.method.isin(REFERENCES)]
+    # with unmasked fits a panel holds only the rows that have its measure: each method
+    # keeps its colour in every panel
+    hues = list(private.method.unique())
+    palette = dict(zip(hues, sns.color_palette(n_colors=len(hues))))
     if not measures or private.empty:
         raise ValueError(f"nothing to plot: measures {measures}, {len(private)} private fits")
     groups = [None] if by is None else sorted(private[by].unique())
@@ -431,10 +522,22 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
                              squeeze=False)
     for ax, (measure, group) in zip(axes.ravel(), panels):
         sub = private if group is None else private[private[by] == group]
-        sns.pointplot(data=sub, x="epsilon_over_n", y=measure, hue="method", ax=ax,
-                      order=sorted(sub.epsilon_over_n.unique(), reverse=True), errorbar="sd")
+        hue_style = {}
+        if designs:
+            sub = sub[sub[measure].notna()]
+            present = [h for h in hues if (sub.method == h).any()]
+            hue_style = {"hue_order": present, "palette": {h: palette[h] for h in present}}
+        if not sub.empty:
+            sns.pointplot(data=sub, x="epsilon_over_n", y=measure, hue="method", ax=ax,
+                          order=sorted(sub.epsilon_over_n.unique(), reverse=True),
+                          errorbar="sd", **hue_style)
+        else:  # e.g. no unmasked fit for this C: an empty panel, no reference lines
+            ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes)
+            ax.set(xticks=[], yticks=[])
         lines = references if group is None else references[
             (references[by] == group) | references[by].isna()]
+        if sub.empty:
+            lines = lines.iloc[:0]
         for method, value in zip(lines.method, lines[measure]):
             if np.isfinite(value):
                 label, colour, style = REFERENCE_STYLES[method]

@@ -77,7 +77,8 @@ def tiny_params():
     params["privacy"].update(levels=[1.0], replicates=[0])
     small = {"n_iter": 6, "burn_in": 2, "thin": 2, "methods": ["collapsed"]}
     params["topics"].update(K=2, **small)
-    params["network"].update(C=[2], **small)
+    # the arXiv design's unmasked runs too, so that the report scores both designs
+    params["network"].update(C=[2], unmasked_C=[2], **small)
     return params
 
 
@@ -117,7 +118,12 @@ def test_a_user_corpus_runs_to_score_tables_and_figures(own_corpus_run):
     assert topics[["mae", "npmi", "coherence"]].notna().all().all()
     network = pd.read_csv(repo / "results/eval/network.csv")
     network = network[~network.method.isin([ZEROS, ORACLE])]
-    assert sorted(network.fit) == ["collapsed_C2_eps1.0_rep0", "nonprivate_C2"]
+    assert sorted(network.fit) == ["collapsed_C2_eps1.0_rep0", "collapsed_C2_eps1.0_rep0_unmasked",
+                                   "nonprivate_C2", "nonprivate_C2_unmasked"]
+    unmasked = network.fit.str.endswith("_unmasked")
+    assert network.heldout_used.tolist() == (~unmasked).tolist()
+    assert network.loc[unmasked, "heldout_mae"].isna().all()
+    assert network.loc[~unmasked, "heldout_mae"].notna().all()
     for figure in ("enron_topics.png", "enron_network.png"):
         assert (repo / "figures" / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "running over TCP" not in log

@@ -66,8 +66,25 @@ def _private_stages(graph):
 
 
 @pytest.fixture(scope="module")
-def graph():
+def quick_graph():
     return _graph(ROOT / "dvc.yaml")
+
+
+@pytest.fixture(scope="module")
+def paper_graph(tmp_path_factory):
+    """The stages of the paper profile: some matrices (e.g. network.unmasked_C) are empty
+    in the quick profile, so their stages exist only here."""
+    work = tmp_path_factory.mktemp("paper")
+    (work / ".dvc").mkdir()
+    (work / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
+    (work / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
+    (work / "params.yaml").write_text((ROOT / "profiles" / "paper.yaml").read_text())
+    return _graph(work / "dvc.yaml")
+
+
+@pytest.fixture(scope="module", params=["quick", "paper"])
+def graph(request):
+    return request.getfixturevalue(f"{request.param}_graph")
 
 
 def test_private_inference_never_depends_on_true_counts(graph):
@@ -78,6 +95,31 @@ def test_private_inference_never_depends_on_true_counts(graph):
         chains = _reaches_true_counts(stage, graph, producers)
         assert not chains, f"{stage} reaches true counts: {chains}"
         assert any(d.startswith("data/private/") for d in graph[stage][0])
+
+
+def test_the_unmasked_network_stages(quick_graph, paper_graph):
+    """The arXiv design's runs: one private stage per method, level, copy and C of
+    network.unmasked_C (under the privacy check above), one non-private stage per C; none
+    when the setting is empty. Their fits lie under results/fits/network, which the
+    network report reads."""
+    settings = {name: yaml.safe_load(path.read_text()) for name, path in
+                (("quick", ROOT / "params.yaml"), ("paper", ROOT / "profiles" / "paper.yaml"))}
+    for name, graph in (("quick", quick_graph), ("paper", paper_graph)):
+        network, privacy = settings[name]["network"], settings[name]["privacy"]
+        private = [s for s in graph if s.startswith("infer_private_network_unmasked@")]
+        nonprivate = [s for s in graph if s.startswith("infer_nonprivate_network_unmasked@")]
+        assert len(private) == (len(network["methods"]) * len(privacy["levels"])
+                                * len(privacy["replicates"]) * len(network["unmasked_C"]))
+        assert len(nonprivate) == len(network["unmasked_C"])
+        assert set(private) <= set(_private_stages(graph))
+        for stage in private + nonprivate:
+            fits = [o for o in graph[stage][1] if o.startswith("results/fits/network/")]
+            assert len(fits) == 1 and fits[0].endswith("_unmasked"), (stage, fits)
+        for stage in nonprivate:  # the non-private reference reads the true counts
+            assert "data/prepared/network/counts.npz" in graph[stage][0]
+    assert settings["paper"]["network"]["unmasked_C"] == [5, 10, 20]
+    report = paper_graph["report_network"][0]
+    assert "results/fits/network" in report
 
 
 def test_only_privatize_writes_private_data(graph):

@@ -142,6 +142,67 @@ def test_every_group_passes_and_fails_on_constructed_tables(tmp_path):
     assert passing["foulds.sec3.are"] == NOT_RUN
 
 
+UNMASKED_IDS = ("icml.fig5.C5.unmasked_mae_ours_beats_naive",
+                "icml.fig5.C5.unmasked_mae_ours_beats_nonprivate",
+                "icml.fig5.C5.unmasked_mae_naive_degrades")
+
+
+def _network(root: Path, *, masked_wins: bool, unmasked_wins: bool | None) -> Path:
+    """eval/network.csv with masked rows (C = 5) and, unless ``unmasked_wins`` is None,
+    unmasked ones; each design's orderings flip independently."""
+    def rows(wins, used):
+        good, bad, step = (1.0, 2.0, 1.0) if wins else (2.0, 1.0, -0.5)
+        # the naive error grows with the noise when ours wins, falls otherwise
+        t = _scores({3.0: [good, good], 1.0: [good, good]},
+                    {3.0: [bad, bad], 1.0: [bad + step] * 2}, 1.5, "mae", {"C": 5})
+        t = t[t.method != "zeros"].assign(heldout_used=used)
+        t["heldout_mae"] = t["mae"] if used else float("nan")
+        return t
+
+    parts = [rows(masked_wins, True)]
+    if unmasked_wins is not None:
+        parts.append(rows(unmasked_wins, False))
+    _write(root, "eval/network.csv", pd.concat(parts, ignore_index=True))
+    return root
+
+
+def test_the_unmasked_design_adds_its_own_reconstruction_claims(tmp_path):
+    claims = {c.id: c for c in check_claims(_network(tmp_path / "both", masked_wins=True,
+                                                        unmasked_wins=True))}
+    assert [claims[i].status for i in UNMASKED_IDS] == [PASS] * 3
+    assert all("arXiv design" in claims[i].reason for i in UNMASKED_IDS)
+    # the masked claims read the masked rows only: the unmasked numbers are not theirs
+    assert claims["icml.fig5.C5.mae_ours_beats_naive"].status == PASS
+    assert "arXiv" not in claims["icml.fig5.C5.mae_ours_beats_naive"].reason
+    # unmasked rows of C = 5 add no claims for C = 10 or 20
+    assert not any(i.startswith(("icml.fig5.C10.unmasked", "icml.fig5.C20.unmasked"))
+                   for i in claims)
+
+
+def test_the_unmasked_claims_fail_on_their_own_rows(tmp_path):
+    claims = _by_id(check_claims(_network(tmp_path / "r", masked_wins=True,
+                                          unmasked_wins=False)))
+    assert [claims[i] for i in UNMASKED_IDS] == [FAIL] * 3
+    assert claims["icml.fig5.C5.mae_ours_beats_naive"] == PASS
+    assert claims["icml.fig5.C5.heldout_ours_beats_naive"] == PASS
+    # and the other way round: the unmasked rows do not rescue a failing masked claim
+    claims = _by_id(check_claims(_network(tmp_path / "s", masked_wins=False,
+                                          unmasked_wins=True)))
+    assert claims["icml.fig5.C5.mae_ours_beats_naive"] == FAIL
+    assert [claims[i] for i in UNMASKED_IDS] == [PASS] * 3
+
+
+def test_without_unmasked_rows_the_claims_are_as_before(tmp_path):
+    without = check_claims(_network(tmp_path / "masked", masked_wins=True, unmasked_wins=None))
+    assert not [c for c in without if "unmasked" in c.id]
+    # a table of the masked design that predates the design column: the same claims
+    legacy = tmp_path / "legacy"
+    table = pd.read_csv(tmp_path / "masked" / "eval" / "network.csv").drop(
+        columns="heldout_used")
+    _write(legacy, "eval/network.csv", table)
+    assert check_claims(legacy) == without
+
+
 def test_foulds_checks_pass_and_fail(tmp_path):
     def central(root, *, ours_wins):
         se = 0.05

@@ -172,8 +172,9 @@ def test_score_community_fits_adds_the_heldout_error(tmp_path):
           epsilon_over_n=1.0, n_components=2)
     _save(tmp_path, "nonprivate_C2", "nonprivate", np.ones((3, 3)), n_components=2)
     table = score_community_fits(tmp_path, sp.csr_array(y), heldout, true_rates=np.ones((3, 3)))
-    assert list(table.columns) == ["fit", "method", "C", "epsilon_over_n", "mae", "offdiag_mae",
-                                   "heldout_mae", "heldout_loglik"]
+    assert list(table.columns) == ["fit", "method", "C", "epsilon_over_n", "heldout_used", "mae",
+                                   "offdiag_mae", "heldout_mae", "heldout_loglik"]
+    assert table.heldout_used.tolist()[:2] == [True, True]  # fits that predate the flag
     assert list(table.method) == ["collapsed", "nonprivate", "zeros", "oracle"]
     # the observed entries: 1, 2, 3, 4, 5 (the held-out 6 is not among them)
     assert table.mae.tolist() == pytest.approx([3.0, 2.0, 3.0, 2.0])
@@ -181,6 +182,56 @@ def test_score_community_fits_adds_the_heldout_error(tmp_path):
     assert table.heldout_mae.tolist() == pytest.approx([6.0, 5.0, 6.0, 5.0])
     assert table.heldout_loglik.iloc[2] == -np.inf
     assert table.heldout_loglik.iloc[3] == pytest.approx(stats.poisson.logpmf(6, 1.0))
+
+
+def test_an_unmasked_fit_is_scored_on_every_off_diagonal_entry():
+    y = np.array([[9, 1, 2], [3, 9, 4], [5, 6, 9]])
+    heldout = np.zeros((3, 3), dtype=bool)
+    heldout[0, 2] = True
+    fit = _fit(np.zeros((3, 3)), "communities", theta=np.ones((1, 3, 2)),
+               pi=np.full((1, 2, 2), 0.5))
+    fit.meta["extra"] = {"heldout_used": False}
+    scores = community_scores(fit, y, heldout)
+    # it saw the held-out 2 too: all six off-diagonal entries, the diagonal 9s never
+    assert scores["mae"] == scores["offdiag_mae"] == pytest.approx(np.mean([1, 2, 3, 4, 5, 6]))
+    assert np.isnan(scores["heldout_mae"]) and np.isnan(scores["heldout_loglik"])
+    # the same fit as a masked one: the observed entries only
+    fit.meta["extra"] = {"heldout_used": True}
+    assert community_scores(fit, y, heldout)["mae"] == pytest.approx(np.mean([1, 3, 4, 5, 6]))
+    # without a held-out mask there are no held-out columns, as for a masked fit
+    fit.meta["extra"] = {"heldout_used": False}
+    assert set(community_scores(fit, y, None)) == {"mae", "offdiag_mae"}
+
+
+def test_unmasked_fits_leave_the_masked_rows_unchanged(tmp_path):
+    y = np.array([[0, 1, 2, 7], [3, 0, 4, 1], [5, 6, 0, 2], [0, 3, 8, 0]])
+    heldout = np.zeros((4, 4), dtype=bool)
+    heldout[2, 1] = heldout[0, 3] = True
+    masked, both = tmp_path / "masked", tmp_path / "both"
+    for folder in (masked, both):
+        _save(folder, "collapsed_C2_eps1.0_rep0", "collapsed", np.full((4, 4), 2.0),
+              epsilon_over_n=1.0, n_components=2, heldout_used=True)
+        _save(folder, "nonprivate_C2", "nonprivate", np.ones((4, 4)), n_components=2)
+    _save(both, "collapsed_C2_eps1.0_rep0_unmasked", "collapsed", np.full((4, 4), 3.0),
+          epsilon_over_n=1.0, n_components=2, heldout_used=False)
+    _save(both, "nonprivate_C2_unmasked", "nonprivate", np.ones((4, 4)), n_components=2,
+          heldout_used=False)
+    before = score_community_fits(masked, y, heldout)
+    after = score_community_fits(both, y, heldout)
+    assert after.fit.tolist() == ["collapsed_C2_eps1.0_rep0", "collapsed_C2_eps1.0_rep0_unmasked",
+                                  "nonprivate_C2", "nonprivate_C2_unmasked", "zeros", "oracle"]
+    kept = after[after.fit.isin(before.fit)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(kept, before)
+    unmasked = after[after.heldout_used.eq(False)]
+    offdiag = y[~np.eye(4, dtype=bool)]
+    assert unmasked.mae.tolist() == pytest.approx([np.abs(3.0 - offdiag).mean(),
+                                                   np.abs(1.0 - offdiag).mean()])
+    assert (unmasked.mae == unmasked.offdiag_mae).all()
+    assert unmasked[["heldout_mae", "heldout_loglik"]].isna().all().all()
+    # the design column survives the CSV: False rows are the unmasked ones when read back
+    text = write_table(after, tmp_path / "t.csv").read_text()
+    assert pd.read_csv(tmp_path / "t.csv").heldout_used.tolist()[:4] == [True, False, True, False]
+    assert text.splitlines()[0].split(",")[4] == "heldout_used"
 
 
 def test_scoring_an_empty_folder_is_refused(tmp_path):
@@ -261,5 +312,45 @@ def test_reference_rows_are_lines_in_every_panel_and_missing_values_are_left_out
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
         assert labels == ["collapsed", "naive", "non-private", "all zeros"]  # no oracle: NaN
         assert fig._suptitle.get_text() == "quick profile"
+    finally:
+        plt.close(fig)
+
+
+def test_unmasked_fits_get_panels_of_their_own():
+    import matplotlib.pyplot as plt
+
+    table = _table(["collapsed", "naive"], by="C")
+    table["heldout_used"] = True
+    unmasked = table[(table.C == 5)].copy()
+    unmasked["heldout_used"] = False
+    unmasked["mae"] = unmasked["mae"] + 10.0
+    unmasked["fit"] = unmasked["fit"] + "_unmasked"
+    refs = pd.DataFrame([{"fit": "zeros", "method": "zeros", "mae": 0.25, "offdiag_mae": 7.5}])
+    fig = plot_scores(pd.concat([table, unmasked, refs], ignore_index=True), ["mae", "npmi"],
+                      by="C")
+    try:
+        # measures x C: mae, the unmasked runs' mae, npmi
+        assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (3, 2)
+        assert [ax.get_ylabel() for ax in fig.axes[::2]] == [
+            "MAE", "MAE, unmasked runs (all off-diagonal)", "NPMI (never = -1)"]
+        masked_c5, unmasked_c5, unmasked_c10 = fig.axes[0], fig.axes[2], fig.axes[3]
+
+        def points(ax):
+            return sorted(y for line in ax.get_lines() if line.get_ls() != ":"
+                          for y in line.get_ydata() if np.isfinite(y))
+
+        # the unmasked values are in their panel only; the masked panel is unchanged
+        assert min(points(unmasked_c5)) > 10 and max(points(masked_c5)) < 10
+        # the all-zeros line of the unmasked panel is its MAE over every off-diagonal entry
+        assert [line.get_ydata()[0] for line in unmasked_c5.get_lines()
+                if line.get_ls() == ":"] == [7.5]
+        assert [t.get_text() for t in unmasked_c10.texts] == ["not run"]
+        assert not unmasked_c10.get_lines()
+        # each method keeps its colour in every panel
+        colours = [{line.get_color() for line in ax.get_lines() if line.get_ls() == "-"}
+                   for ax in (masked_c5, unmasked_c5)]
+        assert colours[0] == colours[1] and len(colours[0]) == 2
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+            "collapsed", "naive", "non-private", "all zeros"]
     finally:
         plt.close(fig)
