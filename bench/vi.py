@@ -12,6 +12,10 @@ appendix E). Parts (``python -m bench.vi [collapsed] [paper] [naive] [truth] [mc
 * ``truth`` — the collapsed CAVI started at the true factors (Gamma factors of shape 100
   centred on them): the MAE of the optimum nearest the truth, i.e. what a better start could
   give; the gap to ``collapsed`` is the cost of local optima, not of the mean-field family;
+* ``engines`` — the sparse against the dense engine of the collapsed CAVI, on the dense VI data
+  and on text-like data (:func:`bench.sweep.text_data`): median seconds per iteration and per
+  start sweep (on the naive counts), each engine forced; the ratio sets
+  ``lpp.vi.driver.SPARSE_MAX_SHARE``;
 * ``mcmc`` — the collapsed Gibbs sampler started from the collapsed CAVI's means
   (``init=result.to_init()``), for a wall-clock budget; its anytime MAE (average of the
   second half of the iterations so far) against the time, VI time included, and the time to
@@ -38,7 +42,7 @@ import numpy as np
 
 from bench import RESULTS, machine, write_results
 from bench.accuracy import _anytime_curve
-from bench.sweep import cpu_model, vi_data
+from bench.sweep import _median_sweep, cpu_model, text_data, vi_data
 from lpp.inference import GibbsSampler, TopicModel
 from lpp.vi import GammaFactor, collapsed_bound, fit_variational
 from lpp.vi.benchmark import PAPER_NUMBERS
@@ -87,6 +91,43 @@ def part_vi(name, quick=False):
           f"converged {res.converged}, MAE {out['mae']:.4f}, "
           f"collapsed bound {out['collapsed_bound']:.6g}", flush=True)
     return out, res
+
+
+def part_engines(quick=False):
+    from lpp.vi.driver import _CollapsedEngine, _prepare
+
+    n, k = _sizes(quick)
+    out = {}
+    for data_name, make in (("vi", vi_data), ("text", text_data)):
+        y_tilde, alpha, _, _, info = make(n, k, EPS)
+        adapter, obs = _prepare(TopicModel(k), y_tilde.shape, None)
+        alpha_full = np.full(y_tilde.shape, alpha)
+        row = {"positive_fraction": info["positive_fraction"]}
+        for sparse in (True, False):
+            engine = "sparse" if sparse else "dense"
+            private = _CollapsedEngine(adapter, y_tilde, alpha_full, obs, True, sparse)
+            naive = _CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
+            point = adapter.model.sample_prior(y_tilde.shape, 1)
+            q = fit_variational(y_tilde, alpha, TopicModel(k), rng=1, max_iter=1,
+                                em_sweeps=5).q
+            state = {"point": point}
+
+            def start_sweep():
+                state["point"] = naive.expectation_sweep(state["point"])
+
+            row[f"{engine}_start_sweep_s"] = _median_sweep(start_sweep, 2, 5)[0]
+            row[f"{engine}_iteration_s"] = _median_sweep(lambda: private.iterate(q), 2, 5)[0]
+        row["dense_vs_sparse_iteration"] = row["dense_iteration_s"] / row["sparse_iteration_s"]
+        row["dense_vs_sparse_start"] = row["dense_start_sweep_s"] / row["sparse_start_sweep_s"]
+        out[data_name] = row
+        print(f"engines on {data_name} data ({row['positive_fraction']:.0%} positive): "
+              f"iteration sparse {row['sparse_iteration_s']:.3f} s, dense "
+              f"{row['dense_iteration_s']:.3f} s (ratio {row['dense_vs_sparse_iteration']:.2f}); "
+              f"start sweep sparse {row['sparse_start_sweep_s']:.3f} s, dense "
+              f"{row['dense_start_sweep_s']:.3f} s "
+              f"(ratio {row['dense_vs_sparse_start']:.2f})", flush=True)
+    out["threads"] = numba.get_num_threads()
+    return out
 
 
 def part_mcmc(quick=False, vi=None):
@@ -146,7 +187,7 @@ def print_table(results):
 
 def main(argv):
     quick = "--quick" in argv
-    parts = ["collapsed", "paper", "naive", "truth", "mcmc"]
+    parts = ["engines", "collapsed", "paper", "naive", "truth", "mcmc"]
     chosen = [p for p in parts if p in argv] or parts
     path = RESULTS / "vi.json"
     results = json.loads(path.read_text()) if path.exists() and not quick else {}
@@ -156,6 +197,8 @@ def main(argv):
     for name in chosen:
         if name == "mcmc":
             results[name] = part_mcmc(quick, collapsed_fit)
+        elif name == "engines":
+            results[name] = part_engines(quick)
         else:
             results[name], fit = part_vi(name, quick)
             if name == "collapsed":

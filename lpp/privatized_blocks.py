@@ -187,9 +187,14 @@ class PrivatizedBlocks:
         return y_tilde, alpha
 
     def to_dense(self) -> tuple[np.ndarray, np.ndarray]:
-        """The whole ``(y_tilde, alpha)`` in memory (small data sets and tests only)."""
-        parts = [self.read_block(b) for b in range(self.n_blocks)]
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        """The whole ``(y_tilde, alpha)`` in memory, filled block by block (one block's copy
+        at a time beside the matrix)."""
+        y_tilde = np.empty(self.shape, dtype=np.int64)
+        alpha = np.empty((self.shape[0], 1))
+        for b in range(self.n_blocks):
+            lo, hi = self.bounds[b], self.bounds[b + 1]
+            y_tilde[lo:hi], alpha[lo:hi] = self.read_block(b)
+        return y_tilde, alpha
 
 
 def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, seed: int, source: str,

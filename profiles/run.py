@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: the case-study stages, cheapest first, so a cut-short run has the complete network study
 STAGES = ("prepare_topics", "prepare_network", "privatize", "infer_nonprivate_network",
-          "infer_private_network", "report_network", "infer_nonprivate_topics",
+          "infer_private_network", "infer_nonprivate_network_unmasked",
+          "infer_private_network_unmasked", "report_network", "infer_nonprivate_topics",
           "infer_private_topics", "report_topics")
 
 #: what is copied back: work-tree path -> path under --results (tables) or --figures

@@ -1,9 +1,10 @@
 """The count step of the collapsed CAVI: ``q(y)`` for every entry, ``r = E[y] / G`` and the
 entries' part of the bound.
 
-* :func:`dense_count_step` — any model: every entry visited (compiled, blocks of
-  :data:`BLOCK` entries in parallel; each block's partial sum is formed on one thread and the
-  blocks are added in order, so the result does not depend on the number of threads).
+* :class:`DenseCounts` — any model: every entry visited (compiled, blocks of :data:`BLOCK`
+  entries in parallel; each block's partial sum is formed on one thread and the blocks are
+  added in order, so the result does not depend on the number of threads). The parts of the
+  bound that do not change (``log((1 - a)/(1 + a))``, ``log y!``) are summed once.
 * :class:`SparseTopicCounts` — the topic model: only the positive (and missing) entries are
   visited; on the others ``q(y) = Pois(alpha G)``, so their expected allocations
   ``alpha G_dk`` are summed per row and per column from ``sum_v G_phi[k, v]`` and
@@ -21,6 +22,7 @@ import math
 
 import numpy as np
 from numba import njit, prange
+from scipy import special
 
 from lpp.vi.counts import count_factor_nb
 
@@ -29,7 +31,7 @@ BLOCK = 8192
 
 
 @njit(cache=True, parallel=True)
-def _dense_kernel(yt, alpha, g, observed, private, r, block_sums):
+def _dense_kernel(yt, alpha, g, observed, private, with_bound, r, block_sums):
     n = yt.size
     for b in prange(block_sums.size):
         acc = 0.0
@@ -39,28 +41,54 @@ def _dense_kernel(yt, alpha, g, observed, private, r, block_sums):
                 continue
             ge = g[e]
             if private:
-                a = alpha[e]
-                log_z, mean = count_factor_nb(yt[e], a, ge)
-                acc += log_z + math.log((1.0 - a) / (1.0 + a))
+                log_z, mean = count_factor_nb(yt[e], alpha[e], ge)
+                acc += log_z
             else:
                 mean = float(yt[e])
-                if yt[e] > 0:
-                    lg = math.log(ge) if ge > 0.0 else -math.inf
-                    acc += yt[e] * lg - math.lgamma(yt[e] + 1.0)
+                if with_bound and yt[e] > 0:
+                    acc += yt[e] * (math.log(ge) if ge > 0.0 else -math.inf)
             r[e] = mean / ge if mean > 0.0 and ge > 0.0 else 0.0
         block_sums[b] = acc
 
 
-def dense_count_step(y, alpha, g, observed, private: bool):
-    """``(r, entries' bound without -E mu)`` for data-shaped ``y`` (privatized if ``private``,
-    else true counts), ``alpha`` (full shape, ignored unless private), ``g`` (geometric rates)
-    and the bool ``observed`` array."""
-    n = y.size
-    r = np.empty(y.shape)
-    sums = np.zeros((n + BLOCK - 1) // BLOCK)
-    _dense_kernel(y.reshape(-1), alpha.reshape(-1), np.ascontiguousarray(g).reshape(-1),
-                  observed.reshape(-1), private, r.reshape(-1), sums)
-    return r, float(sums.sum())
+class DenseCounts:
+    """Every entry of a data-shaped array (any model).
+
+    Parameters
+    ----------
+    y : int64 array
+        Privatized counts (``private``) or true counts.
+    alpha : float array, same shape
+        Noise level per entry (ignored unless ``private``).
+    observed : bool array, same shape
+        True where the entry carries likelihood.
+    private : bool
+    """
+
+    def __init__(self, y, alpha, observed, private: bool):
+        self.shape = y.shape
+        self.private = bool(private)
+        self._y = np.ascontiguousarray(y, dtype=np.int64).reshape(-1)
+        self._alpha = np.ascontiguousarray(alpha, dtype=np.float64).reshape(-1)
+        self._observed = np.ascontiguousarray(observed, dtype=bool).reshape(-1)
+        # the parts of the bound that do not change between iterations, summed once
+        if self.private:
+            a = self._alpha[self._observed]
+            self.constant = float(np.log((1.0 - a) / (1.0 + a)).sum())
+        else:
+            y_obs = self._y[self._observed]
+            self.constant = -float(special.gammaln(y_obs[y_obs > 0] + 1.0).sum())
+
+    def step(self, g, *, bound: bool = True):
+        """``(r, entries' bound without -E mu)`` for the geometric rates ``g`` (data-shaped);
+        with ``bound=False`` only ``r`` (the bound is NaN; the private count factors are still
+        computed in full)."""
+        n = self._y.size
+        r = np.empty(self.shape)
+        sums = np.zeros((n + BLOCK - 1) // BLOCK)
+        _dense_kernel(self._y, self._alpha, np.ascontiguousarray(g).reshape(-1), self._observed,
+                      self.private, bound, r.reshape(-1), sums)
+        return r, (float(sums.sum()) + self.constant if bound else math.nan)
 
 
 class SparseTopicCounts:

@@ -243,3 +243,42 @@ def test_interruption_returns_the_last_complete_iterate():
     ref = fit_variational(y_tilde, alpha, TopicModel(3), rng=1, max_iter=2, tol=0, em_sweeps=0)
     np.testing.assert_array_equal(res.objective, ref.objective)
     np.testing.assert_array_equal(res.mu_hat, ref.mu_hat)
+
+
+def test_engine_is_chosen_by_the_share_of_entries_it_must_visit():
+    from lpp.vi.driver import SPARSE_MAX_SHARE
+
+    _, y, _, alpha = topic_problem()
+    sparse_data = np.where(np.arange(y.size).reshape(y.shape) % 10 == 0, 1, 0)
+    dense_data = y + 1
+    assert np.count_nonzero(sparse_data) <= SPARSE_MAX_SHARE * y.size
+    for data, engine in ((sparse_data, "sparse"), (dense_data, "dense")):
+        res = fit_variational(data, alpha, TopicModel(3), rng=1, max_iter=2, em_sweeps=2)
+        assert res.engine == engine
+        assert fit_variational_nonprivate(data, TopicModel(3), rng=1, max_iter=2,
+                                          em_sweeps=2).engine == engine
+    # missing entries are visited by the sparse engine too
+    mask = np.add.outer(np.arange(y.shape[0]), np.arange(y.shape[1])) % 2 == 1
+    assert fit_variational(sparse_data, alpha, TopicModel(3), rng=1, max_iter=2, em_sweeps=2,
+                           mask=mask).engine == "dense"
+
+
+def test_start_sweeps_run_on_the_naive_counts_for_every_method(monkeypatch):
+    import lpp.vi.driver as driver
+
+    _, _, y_tilde, alpha = topic_problem()
+    starts = []
+    real_run = driver._run
+
+    def spy(engine, q, **kwargs):
+        starts.append(q)
+        return real_run(engine, q, **{**kwargs, "max_iter": 1})
+
+    monkeypatch.setattr(driver, "_run", spy)
+    for method in ("collapsed", "bessel-mode", "naive"):
+        fit_variational(y_tilde, alpha, TopicModel(3), method=method, rng=3, em_sweeps=5)
+    fit_variational(y_tilde, 0.9, TopicModel(3), rng=3, em_sweeps=5)  # alpha plays no part
+    fit_variational_nonprivate(np.maximum(y_tilde, 0), TopicModel(3), rng=3, em_sweeps=5)
+    for q in starts[1:]:
+        for name in ("theta", "phi"):
+            np.testing.assert_array_equal(q[name].mean, starts[0][name].mean)
