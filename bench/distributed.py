@@ -114,11 +114,12 @@ def _distributed(path, n_workers, n_warm, n_timed):
     from dask.distributed import Client, LocalCluster
 
     from lpp.inference import TopicModel
-    from lpp.inference.distributed import DistributedChain
+    from lpp.inference.distributed import WORKER_ENV, DistributedChain
     from lpp.privatized_blocks import PrivatizedBlocks
 
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as client:
+                      dashboard_address=":0", env=WORKER_ENV) as cluster, \
+            Client(cluster) as client:
         bare = client.run(_rss)
         client.run(_import_engine)
         imported = client.run(_rss)

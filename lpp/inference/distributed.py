@@ -94,6 +94,10 @@ __all__ = ["DEFAULT_WORKERS", "DistributedChain", "fit_private_distributed", "pa
 
 log = logging.getLogger(__name__)
 
+#: environment of the local cluster's single-threaded workers: one numba thread each (numba
+#: would otherwise start a thread per core in every worker process, so W workers on one
+#: machine would run W times more threads than it has cores)
+WORKER_ENV = {"NUMBA_NUM_THREADS": "1"}
 #: workers of the LocalCluster started when no cluster is given
 DEFAULT_WORKERS = 2
 #: the engine name recorded in results and checkpoints
@@ -424,7 +428,7 @@ def _connect(cluster, n_workers: int):
         workers = n_workers if cluster is None or cluster is True else positive_int(
             cluster, "cluster (a number of local workers)")
         local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                             dashboard_address=":0")
+                             dashboard_address=":0", env=WORKER_ENV)
         client = Client(local)
         return client, [client, local]
     if isinstance(cluster, Client):
