@@ -4,6 +4,7 @@
     python profiles/run.py --no-cuts           # the paper's full design (weeks of CPU)
     python profiles/run.py --collect-only      # copy what an earlier run left in the work tree
     python profiles/run.py --single-item --stages report_topics   # score its fits again
+    python profiles/run.py --diagnose          # then the convergence diagnosis of its fits
 
 DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
 quick one without overwriting its lock. This script runs the profile in a separate git work
@@ -40,8 +41,13 @@ TABLES = {"results/eval/topics.csv": "eval/topics.csv",
           "results/eval/network.csv": "eval/network.csv",
           "data/prepared/topics/summary.json": "data/topics_summary.json",
           "data/prepared/network/summary.json": "data/network_summary.json",
+          "results/diagnostics/summary.csv": "diagnostics/summary.csv",
           "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
-FIGURES = ("figures/enron_topics.png", "figures/enron_network.png")
+FIGURES = ("figures/enron_topics.png", "figures/enron_network.png", "figures/trace_topics.png",
+           "figures/trace_network.png")
+#: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
+DIAGNOSE_STAGES = ("infer_private_chains_network", "infer_nonprivate_chains_topics",
+                   "infer_private_chains_topics", "diagnose")
 
 
 def merged_settings(profile: Path, cuts: Path | None) -> dict:
@@ -109,6 +115,9 @@ def main(argv=None) -> int:
     parser.add_argument("--single-item", action="store_true",
                         help="run only the named stages, not what they depend on (e.g. to score "
                              "an earlier run's fits again after the evaluation code changed)")
+    parser.add_argument("--diagnose", action="store_true",
+                        help="run the convergence diagnosis (its extra chains and the diagnose "
+                             "stage) of an earlier run's fits instead of the case studies")
     parser.add_argument("--collect-only", action="store_true")
     args = parser.parse_args(argv)
 
@@ -118,7 +127,10 @@ def main(argv=None) -> int:
         settings = merged_settings(args.profile, None if args.no_cuts else args.cuts)
         _work_tree(work)
         (work / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
-        seconds = run_stages(work, args.stages, args.single_item)
+        stages, single = args.stages, args.single_item
+        if args.diagnose:  # only these stages: the fits they diagnose are the earlier run's
+            stages, single = list(DIAGNOSE_STAGES), True
+        seconds = run_stages(work, stages, single)
     collect(work, args.results, args.figures, seconds)
     return 0
 
