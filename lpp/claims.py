@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lpp.evaluation import is_unmasked
 from lpp.io import atomic_write_bytes, json_bytes
 
 __all__ = [
@@ -389,21 +390,13 @@ def _icml_fig4(root):
     ]
 
 
-def _unmasked(table: pd.DataFrame) -> pd.Series:
-    """Rows of fits of every entry (the arXiv design: ``heldout_used`` False); a table
-    without the column holds the masked design only."""
-    if "heldout_used" not in table:
-        return pd.Series(False, index=table.index)
-    return table.heldout_used.astype(object).map(lambda v: str(v).lower() == "false")
-
-
 def _unmasked_cs(root) -> list:
     """The C values that have unmasked rows in eval/network.csv (none if it is unreadable)."""
     try:
         t = _csv(root, "eval/network.csv", ("method", "epsilon_over_n", "C"))
     except _Missing:
         return []
-    return sorted({int(c) for c in t.loc[_unmasked(t), "C"].dropna()})
+    return sorted({int(c) for c in t.loc[is_unmasked(t), "C"].dropna()})
 
 
 #: how the unmasked claims state their design
@@ -419,7 +412,7 @@ def _icml_fig5(root):
         t = _csv(root, "eval/network.csv")
         if "C" not in t:
             raise _Missing("eval/network.csv has no C column")
-        fits = t[(t.C == c) & (_unmasked(t) == unmasked)]
+        fits = t[(t.C == c) & (is_unmasked(t) == unmasked)]
         if fits.empty:
             raise _Missing(f"no {'unmasked ' if unmasked else ''}fit with C = {c} in "
                            "eval/network.csv")
