@@ -44,8 +44,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lpp.evaluation import is_unmasked
 from lpp.io import atomic_write_bytes, json_bytes
+from lpp.score_tables import is_unmasked
 
 __all__ = [
     "STATUSES",

@@ -37,6 +37,7 @@ from tqdm import tqdm
 from lpp.figures import save_figure
 from lpp.fits import load_fit
 from lpp.io import atomic_write_bytes
+from lpp.score_tables import is_unmasked
 from lpp.metrics import (ReferenceCorpus, align_topics, mae, mean_over_topics, mimno_coherence,
                          network_masks, npmi, predictive_log_likelihood, top_words, zeros_mae)
 from lpp.metrics.predictive import pointwise_predictive_log_likelihood
@@ -413,27 +414,6 @@ def write_table(table: pd.DataFrame, path) -> Path:
 REFERENCE_STYLES = {NONPRIVATE: ("non-private", "grey", "--"),
                     ZEROS: ("all zeros", "black", ":"),
                     ORACLE: ("oracle (true rates)", "tab:green", "-.")}
-
-
-def is_unmasked(table: pd.DataFrame) -> pd.Series:
-    """Rows of a score table that are fits of every entry (``heldout_used`` False).
-
-    A table without the column (one of the masked design only) has none; a table read back
-    from CSV may hold the flag as text.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        A score table (:func:`score_community_fits`), or one read back from its CSV.
-
-    Returns
-    -------
-    pandas.Series of bool
-        True at the unmasked fits' rows (never at a reference row).
-    """
-    if "heldout_used" not in table:
-        return pd.Series(False, index=table.index)
-    return table.heldout_used.astype(object).map(lambda v: str(v).lower() == "false")
 
 
 def _split_designs(table: pd.DataFrame) -> pd.DataFrame:
