@@ -353,9 +353,9 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     init : dict of GammaFactor, optional
         Start from these factors (e.g. a previous result's ``q``).
     em_sweeps : int
-        Without ``init``: EM-like sweeps (point values, the collapsed count step) from a prior
-        draw, on which the factors are centred (default 200; the same start for every
-        method, on the data the method sees). 0 gives a random start near the data's scale
+        Without ``init``: EM-like sweeps (point values) on the naive counts
+        ``max(y_tilde, 0)`` from a prior draw, on which the factors are centred (default 200;
+        the same start for every method). 0 gives a random start near the data's scale
         (topics: word rates from random data rows).
     sparse : bool or None
         Topic model only: force (True) or forbid (False) the sparse engine; None chooses.
@@ -390,13 +390,14 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     if method == "naive" or (init is None and em_sweeps > 0):
         naive_engine = _CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
     if method == "naive":
-        collapsed = naive_engine
+        engine = naive_engine
+    elif paper:
+        engine = _PaperEngine(adapter, y_tilde, alpha_full, obs)
     else:
-        collapsed = _CollapsedEngine(adapter, y_tilde, alpha_full, obs, True, sparse)
+        engine = _CollapsedEngine(adapter, y_tilde, alpha_full, obs, True, sparse)
     t0 = time.perf_counter()
     q = _init_q(adapter, y_tilde.shape, y_tilde, obs, seed, init, naive_engine, em_sweeps)
     start_seconds = time.perf_counter() - t0
-    engine = _PaperEngine(adapter, y_tilde, alpha_full, obs) if paper else collapsed
     res = _run(engine, q, method=method, adapter=adapter, tol=tol, max_iter=max_iter,
                progress=progress, seed=seed, start=start, stop_rule=_relative_change)
     res.start_seconds = start_seconds
