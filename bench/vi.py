@@ -103,14 +103,12 @@ def part_engines(quick=False):
         adapter, obs = _prepare(TopicModel(k), y_tilde.shape, None)
         alpha_full = np.full(y_tilde.shape, alpha)
         row = {"positive_fraction": info["positive_fraction"]}
+        q = fit_variational(y_tilde, alpha, TopicModel(k), rng=1, max_iter=1, em_sweeps=5).q
         for sparse in (True, False):
             engine = "sparse" if sparse else "dense"
             private = _CollapsedEngine(adapter, y_tilde, alpha_full, obs, True, sparse)
             naive = _CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
-            point = adapter.model.sample_prior(y_tilde.shape, 1)
-            q = fit_variational(y_tilde, alpha, TopicModel(k), rng=1, max_iter=1,
-                                em_sweeps=5).q
-            state = {"point": point}
+            state = {"point": adapter.model.sample_prior(y_tilde.shape, 1)}
 
             def start_sweep():
                 state["point"] = naive.expectation_sweep(state["point"])

@@ -206,14 +206,15 @@ class _CollapsedEngine:
         self.counts = counts
         self.alpha = alpha_full if private else np.full(counts.shape, 0.5)
         per_row = None
+        forced = sparse
         if sparse is None:
             sparse = _sparse_pays(counts, obs, private) if isinstance(adapter, TopicVI) else False
-        if isinstance(adapter, TopicVI) and sparse is not False:
+        if isinstance(adapter, TopicVI) and sparse:
             if not private:
                 per_row = np.zeros(counts.shape[0])
             elif np.all(self.alpha.min(axis=1) == self.alpha.max(axis=1)):
                 per_row = self.alpha[:, 0].copy()
-        if sparse is True and per_row is None:
+        if forced is True and per_row is None:
             raise ValueError("the sparse engine needs the topic model with alpha constant "
                              "within rows")
         self.sparse = (SparseTopicCounts(counts, per_row, obs.is_observed, private)

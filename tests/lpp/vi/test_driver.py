@@ -260,6 +260,10 @@ def test_engine_is_chosen_by_the_share_of_entries_it_must_visit():
         # privatized counts: the count factors dominate either engine, the sparse one wins
         assert fit_variational(data, alpha, TopicModel(3), rng=1, max_iter=2,
                                em_sweeps=2).engine == "sparse"
+    # noise levels that differ within rows: the sparse engine cannot serve them, the dense one
+    per_entry = np.where(np.arange(y.shape[1]) % 2 == 0, alpha, 0.5) * np.ones(y.shape)
+    assert fit_variational(data, per_entry, TopicModel(3), rng=1, max_iter=2,
+                           em_sweeps=2).engine == "dense"
     # missing entries are visited by the sparse engine too
     mask = np.add.outer(np.arange(y.shape[0]), np.arange(y.shape[1])) % 2 == 1
     assert fit_variational_nonprivate(sparse_data, TopicModel(3), rng=1, max_iter=2, em_sweeps=2,
