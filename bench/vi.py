@@ -16,10 +16,14 @@ appendix E). Parts (``python -m bench.vi [collapsed] [paper] [naive] [truth] [mc
   and on text-like data (:func:`bench.sweep.text_data`): median seconds per iteration and per
   start sweep (on the naive counts), each engine forced; the ratio sets
   ``lpp.vi.driver.SPARSE_MAX_SHARE``;
-* ``mcmc`` — the collapsed Gibbs sampler started from the collapsed CAVI's means
-  (``init=result.to_init()``), for a wall-clock budget; its anytime MAE (average of the
-  second half of the iterations so far) against the time, VI time included, and the time to
-  come within 5% of the converged MCMC MAE (the long chain of ``bench/results/accuracy.json``).
+* ``mcmc`` — the collapsed Gibbs sampler from three starts, each for ``MCMC_BUDGET`` seconds
+  of wall time with its start on the clock: ``data`` (the default), ``em`` (200 expectation
+  sweeps) and ``vi`` (the collapsed CAVI's means, ``init=result.to_init()``, the CAVI's time
+  included). For each, the anytime MAE against the time, of two running estimates (the average
+  of the second half of the iterations so far, and of all of them), and the time each first
+  comes within 5% of the converged MCMC MAE (:func:`bench.accuracy.converged_mae`, the mean of
+  the long chains in ``bench/results/accuracy.json``), and the sweeps per effective sample of the
+  rates (ArviZ's ESS at ``ESS_ENTRIES`` random entries, second half of the chain).
 
 For every VI method: median seconds per iteration, iterations, total seconds, converged flag,
 MAE of ``E_q[theta] E_q[phi]`` to the true rates, and the exact collapsed bound of its Gamma
@@ -41,14 +45,18 @@ import numba
 import numpy as np
 
 from bench import RESULTS, machine, write_results
-from bench.accuracy import _anytime_curve
+from bench.accuracy import _anytime_curve, converged_mae
 from bench.sweep import _median_sweep, cpu_model, text_data, vi_data
 from lpp.inference import GibbsSampler, TopicModel
 from lpp.vi import GammaFactor, collapsed_bound, fit_variational
 from lpp.vi.benchmark import PAPER_NUMBERS
 
 N, K, EPS = 1000, 50, 1.0
-MCMC_BUDGET = 30.0
+#: wall-clock seconds per start of the Gibbs chain (its start included)
+MCMC_BUDGET = 120.0
+MCMC_STARTS = ("data", "em", "vi")
+#: random entries whose rates measure the chains' mixing
+ESS_ENTRIES = 2000
 METHODS = {"collapsed": "collapsed", "paper": "bessel-mode", "naive": "naive",
            "truth": "collapsed"}
 
@@ -128,7 +136,36 @@ def part_engines(quick=False):
     return out
 
 
+def _first_within(curve, target, key):
+    hit = [c for c in curve if c[key] <= target]
+    return hit[0]["seconds"] if hit else None
+
+
+def _mixing(kept, n_entries):
+    """Sweeps per effective sample of the rates: ArviZ's bulk ESS of ``mu`` at ``n_entries``
+    random entries over the second half of the chain (its median and quartiles)."""
+    import arviz
+
+    rng = np.random.default_rng(0)
+    theta0, phi0 = kept[0][2], kept[0][3]
+    rows = rng.integers(theta0.shape[0], size=n_entries)
+    cols = rng.integers(phi0.shape[1], size=n_entries)
+    half = kept[len(kept) // 2:]
+    if len(half) < 20:
+        return {}
+    draws = np.array([np.einsum("ik,ki->i", theta[rows], phi[:, cols])
+                      for _, _, theta, phi in half])
+    ess = np.asarray(arviz.ess(arviz.convert_to_dataset(draws[None]))["x"]).ravel()
+    per = len(half) / ess
+    return {"ess_draws": len(half), "sweeps_per_effective_sample": float(np.median(per)),
+            "sweeps_per_effective_sample_quartiles": [float(np.quantile(per, 0.25)),
+                                                      float(np.quantile(per, 0.75))]}
+
+
 def part_mcmc(quick=False, vi=None):
+    """The collapsed Gibbs sampler from three starts, each for the same wall-clock budget with
+    its start on the clock: ``data`` (the default), ``em`` (200 expectation sweeps) and ``vi``
+    (the collapsed CAVI's means, the CAVI's own time included)."""
     n, k = _sizes(quick)
     budget = 3.0 if quick else MCMC_BUDGET
     y_tilde, alpha, theta, phi, info = vi_data(n, k, EPS)
@@ -136,30 +173,44 @@ def part_mcmc(quick=False, vi=None):
     if vi is None:
         vi = part_vi("collapsed", quick)[1]
     GibbsSampler.private(y_tilde[:150, :150], alpha, TopicModel(k), rng=2).sweep()
-    start = time.perf_counter()
-    sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1, init=vi.to_init())
-    kept = []
-    while True:
-        sampler.sweep()
-        elapsed = time.perf_counter() - start
-        kept.append([sampler.iteration, elapsed + vi.seconds, sampler.state["theta"],
-                     sampler.state["phi"]])
-        if elapsed >= budget:
-            break
-    curve = _anytime_curve(kept, mu) if len(kept) >= 10 else []
-    out = {"vi_seconds": vi.seconds, "vi_mae": _mae(vi.mu_hat, mu), "budget_seconds": budget,
-           "iterations": sampler.iteration, "engine": sampler.engine, "curve": curve,
-           "threads": numba.get_num_threads()}
     path = RESULTS / "accuracy.json"
-    if path.exists() and not quick:
-        converged = json.loads(path.read_text())["long"]["collapsed"]["mae_all"]
-        hit = [c for c in curve if c["mae"] <= 1.05 * converged]
-        out["converged_mcmc_mae"] = converged
-        out["seconds_to_within_5pct"] = hit[0]["seconds"] if hit else None
-    last = curve[-1]["mae"] if curve else float("nan")
-    print(f"VI-started MCMC: VI {vi.seconds:.1f} s (MAE {out['vi_mae']:.4f}), then "
-          f"{sampler.iteration} sweeps in {budget:.0f} s; anytime MAE {last:.4f}; within 5% of "
-          f"the converged MCMC MAE after {out.get('seconds_to_within_5pct')} s", flush=True)
+    converged = (converged_mae(json.loads(path.read_text()))
+                 if path.exists() and not quick else None)
+    out = {"vi_seconds": vi.seconds, "vi_mae": _mae(vi.mu_hat, mu), "budget_seconds": budget,
+           "converged_mcmc_mae": converged, "threads": numba.get_num_threads(),
+           "load_before": _load()}
+    for start in MCMC_STARTS:
+        clock = time.perf_counter()
+        init = vi.to_init() if start == "vi" else start
+        sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1, init=init)
+        start_seconds = time.perf_counter() - clock + (vi.seconds if start == "vi" else 0.0)
+        clock = time.perf_counter()
+        kept = []
+        while True:
+            sampler.sweep()
+            elapsed = time.perf_counter() - clock + start_seconds
+            kept.append([sampler.iteration, elapsed, sampler.state["theta"],
+                         sampler.state["phi"]])
+            if elapsed >= budget:
+                break
+        curve = _anytime_curve(kept, mu) if len(kept) >= 10 else []
+        run = {"start_seconds": start_seconds, "iterations": sampler.iteration,
+               "engine": sampler.engine, "curve": curve, **_mixing(kept, ESS_ENTRIES)}
+        del kept
+        if converged is not None:
+            for key in ("mae", "mae_from_start"):
+                run[f"seconds_to_within_5pct_{key}"] = _first_within(curve, 1.05 * converged,
+                                                                     key)
+        out[start] = run
+        last = curve[-1] if curve else {"mae": float("nan"), "mae_from_start": float("nan")}
+        print(f"MCMC from {start!r}: start {start_seconds:.1f} s, {sampler.iteration} sweeps in "
+              f"{budget:.0f} s; running MAE {last['mae']:.4f} (second half), "
+              f"{last['mae_from_start']:.4f} (all sweeps); within 5% of the converged "
+              f"{converged} after {run.get('seconds_to_within_5pct_mae')} / "
+              f"{run.get('seconds_to_within_5pct_mae_from_start')} s; "
+              f"{run.get('sweeps_per_effective_sample', float('nan')):.1f} sweeps per effective "
+              "sample of the rates", flush=True)
+    out["load_after"] = _load()
     return out
 
 
@@ -176,10 +227,15 @@ def print_table(results):
         print(f"{label:<24s} {r['median_iteration_seconds']:10.3f} {r['iterations']:10d} "
               f"{r['seconds']:9.1f} {r['mae']:8.4f}   | {theirs}")
     m = results.get("mcmc")
-    if m:
-        last = m["curve"][-1] if m["curve"] else {"mae": float("nan"), "seconds": float("nan")}
-        print(f"{'VI-started MCMC':<24s} {'':>10s} {m['iterations']:10d} {last['seconds']:9.1f} "
-              f"{last['mae']:8.4f}   | MCMC {PAPER_NUMBERS['mcmc_seconds_per_iteration']} s/it, "
+    for start in MCMC_STARTS if m else ():
+        run = m.get(start)
+        if run is None or not run["curve"]:
+            continue
+        last = run["curve"][-1]
+        label = f"MCMC from {start!r}"
+        print(f"{label:<24s} {'':>10s} {run['iterations']:10d} {last['seconds']:9.1f} "
+              f"{last['mae_from_start']:8.4f}   | MCMC "
+              f"{PAPER_NUMBERS['mcmc_seconds_per_iteration']} s/it, "
               f"MAE {PAPER_NUMBERS['mcmc_mae']}")
 
 

@@ -709,7 +709,6 @@ def write_claims(results_root, out_dir, bench_root=None) -> tuple[Path, Path]:
 
 def _write(claims, results_root, out_dir, bench_root=None) -> tuple[Path, Path]:
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     root = Path(results_root).as_posix()
     bench = None if bench_root is None else Path(bench_root).as_posix()
     payload = {"results": root, "bench": bench, "summary": _summary(claims),

@@ -405,7 +405,6 @@ def write_table(table: pd.DataFrame, path) -> Path:
         ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, table.to_csv(index=False, float_format="%.6g").encode())
     return path
 

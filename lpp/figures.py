@@ -181,7 +181,6 @@ def save_figure(fig, path, *, dpi: int = 100) -> Path:
         ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
     atomic_write_bytes(path, buffer.getvalue())

@@ -28,10 +28,12 @@ _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 def atomic_writer(path):
     """Open a temporary file beside ``path`` for writing; on a clean exit it is flushed,
     synced and renamed onto ``path``, on an exception (Ctrl-C included) it is removed.
+    ``path``'s folder is created if missing.
 
     For outputs too large to build in memory first (checkpoints stream ``numpy.savez`` into it).
     """
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
                                          delete=False)
     try:
@@ -101,7 +103,6 @@ def write_verified(out_dir, payload: bytes, meta: dict, *, meta_file: str, file_
     meta[sha_key] = hashlib.sha256(payload).hexdigest()
     meta_payload = json_bytes(meta)
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(out_dir / meta[file_key], payload)
     for name, extra in (extra_files or {}).items():
         atomic_write_bytes(out_dir / name, extra)

@@ -27,7 +27,6 @@ def write_checkpoint(path, meta: dict, state: dict, aux: dict, record_arrays: di
     arrays.update({f"aux__{k}": v for k, v in aux.items()})
     arrays.update(record_arrays)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_writer(path) as handle:
         np.savez(handle, **arrays)
 

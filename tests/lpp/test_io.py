@@ -18,6 +18,13 @@ def test_atomic_write_leaves_the_old_file_on_failure(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
 
 
+def test_atomic_write_creates_the_missing_folders(tmp_path):
+    target = tmp_path / "a" / "b" / "f.txt"
+    atomic_write_bytes(target, b"payload")
+    assert target.read_bytes() == b"payload"
+    assert [p.name for p in target.parent.iterdir()] == ["f.txt"]
+
+
 def test_npz_bytes_depend_only_on_the_arrays():
     arrays = {"a": np.arange(5), "b": np.eye(2)}
     assert npz_bytes(arrays) == npz_bytes(dict(arrays))
