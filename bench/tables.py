@@ -71,12 +71,16 @@ def accuracy_table(acc):
     out = []
     if "long" in acc:
         long = acc["long"]
-        rows = [(m, f"{long[m]['burn_in']} + 1000", f"{long[m]['mae']:.3f}",
-                 f"{long[m]['mae_all']:.3f}" if "mae_all" in long[m] else "–")
-                for m in ("naive", "collapsed") if m in long]
+        rows = []
+        for m in ("naive", "collapsed"):
+            for chain in long[m].get("chains", [long[m]]) if m in long else ():
+                rows.append((m, chain.get("seed", 1),
+                             f"{chain['burn_in']} + {chain.get('collected', 1000)}",
+                             f"{chain['mae']:.3f}",
+                             f"{chain['mae_all']:.3f}" if "mae_all" in chain else "–"))
         out.append("The paper's protocol\n\n" + _rows(
-            ("method", "iterations", "MAE, 10 samples 100 apart", "MAE, 100 samples 10 apart"),
-            rows))
+            ("method", "seed", "iterations", "MAE, 10 samples 100 apart",
+             "MAE, 100 samples 10 apart"), rows))
     if "curve" in acc:
         curve = acc["curve"]
         rows = []
