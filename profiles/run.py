@@ -5,7 +5,7 @@
     python profiles/run.py --collect-only      # copy what an earlier run left in the work tree
     python profiles/run.py --single-item --stages report_topics   # score its fits again
     python profiles/run.py --diagnose          # then the convergence diagnosis of its fits
-    python profiles/run.py --vi                # the VI paper's synthetic figure and table
+    python profiles/run.py --synthetic         # the papers' synthetic figures and tables
 
 DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
 quick one without overwriting its lock. This script runs the profile in a separate git work
@@ -43,13 +43,16 @@ TABLES = {"results/eval/topics.csv": "eval/topics.csv",
           "data/prepared/topics/summary.json": "data/topics_summary.json",
           "data/prepared/network/summary.json": "data/network_summary.json",
           "results/diagnostics/summary.csv": "diagnostics/summary.csv",
+          "results/synthetic/communities.json": "synthetic/communities.json",
+          "results/synthetic/topics.json": "synthetic/topics.json",
           "results/vi/benchmark.csv": "vi/benchmark.csv",
           "results/vi/synthetic.json": "vi/synthetic.json",
           "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
 FIGURES = ("figures/enron_topics.png", "figures/enron_network.png", "figures/trace_topics.png",
-           "figures/trace_network.png", "figures/vi_benchmark.png", "figures/vi_synthetic.png")
-#: the VI paper's synthetic stages (``--vi``): independent of the case studies
-VI_STAGES = ("vi_synthetic", "vi_benchmark")
+           "figures/trace_network.png", "figures/synthetic_communities.png",
+           "figures/synthetic_topics.png", "figures/vi_benchmark.png", "figures/vi_synthetic.png")
+#: the papers' synthetic experiments (``--synthetic``): independent of the case studies
+SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "vi_synthetic", "vi_benchmark")
 #: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
 DIAGNOSE_STAGES = ("infer_private_chains_network", "infer_nonprivate_chains_topics",
                    "infer_private_chains_topics", "diagnose")
@@ -123,9 +126,9 @@ def main(argv=None) -> int:
     parser.add_argument("--diagnose", action="store_true",
                         help="run the convergence diagnosis (its extra chains and the diagnose "
                              "stage) of an earlier run's fits instead of the case studies")
-    parser.add_argument("--vi", action="store_true",
-                        help="run the VI paper's synthetic stages (Fig. 1 and the appendix E "
-                             "table) instead of the case studies")
+    parser.add_argument("--synthetic", action="store_true",
+                        help="run the papers' synthetic experiments (Figs. 1 and 3, the VI "
+                             "paper's Fig. 1 and appendix E table) instead of the case studies")
     parser.add_argument("--collect-only", action="store_true")
     args = parser.parse_args(argv)
 
@@ -138,8 +141,8 @@ def main(argv=None) -> int:
         stages, single = args.stages, args.single_item
         if args.diagnose:  # only these stages: the fits they diagnose are the earlier run's
             stages, single = list(DIAGNOSE_STAGES), True
-        elif args.vi:
-            stages = list(VI_STAGES)
+        elif args.synthetic:
+            stages = list(SYNTHETIC_STAGES)
         seconds = run_stages(work, stages, single)
     collect(work, args.results, args.figures, seconds)
     return 0

@@ -297,7 +297,7 @@ def test_the_paper_cuts_name_settings_of_the_paper_profile():
     assert merged["topics"]["K"] == full["topics"]["K"] == 50
     assert merged["topics"]["n_iter"] < full["topics"]["n_iter"]
     stages = set(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"])
-    assert set(runner.STAGES) | set(runner.DIAGNOSE_STAGES) | set(runner.VI_STAGES) <= stages
+    assert set(runner.STAGES) | set(runner.DIAGNOSE_STAGES) | set(runner.SYNTHETIC_STAGES) <= stages
 
 
 def test_a_cut_of_an_unknown_setting_is_refused(tmp_path):
