@@ -17,6 +17,7 @@ and its load; the MAEs repeat to the bit for a given seed.
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,7 @@ from lpp._rng import derive_seed
 from lpp._validation import non_negative_int, positive_int
 from lpp.figures import save_figure
 from lpp.inference import TopicModel, fit_private
+from lpp.inference._numerics import SERIAL_BELOW
 from lpp.simulate import PrivatizedFactorization, make_private_factorization
 from lpp.vi.driver import collapsed_bound, fit_variational
 
@@ -58,15 +60,20 @@ def make_benchmark_data(n: int, k: int, *, epsilon_over_n: float = 1.0, shape: f
 
 
 def warm_up(k: int) -> None:
-    """Compile every method's numba kernels on a tiny problem (kept out of the timings)."""
-    data = make_benchmark_data(40, k, rng=0)
+    """Compile every method's numba kernels (kept out of the timings).
+
+    Two small problems: the kernels come in a serial and a parallel twin, and problems below
+    ``SERIAL_BELOW`` entries take the serial one, so one problem of each kind compiles both.
+    """
     model = TopicModel(k)
-    for method in ("collapsed", "bessel-mode", "naive"):
-        fit_variational(data.y_tilde, data.alpha, model, method=method, rng=0, max_iter=2,
-                        em_sweeps=2)
-    for method in ("collapsed", "naive"):
-        fit_private(data.y_tilde, data.alpha, model, method=method, n_iter=2, burn_in=1,
-                    rng=0, progress=False)
+    for n in (40, math.isqrt(SERIAL_BELOW) + 1):
+        data = make_benchmark_data(n, k, rng=0)
+        for method in ("collapsed", "bessel-mode", "naive"):
+            fit_variational(data.y_tilde, data.alpha, model, method=method, rng=0, max_iter=2,
+                            em_sweeps=2)
+        for method in ("collapsed", "naive"):
+            fit_private(data.y_tilde, data.alpha, model, method=method, n_iter=2, burn_in=1,
+                        rng=0, progress=False)
 
 
 def _mae(mu_hat, mu) -> float:

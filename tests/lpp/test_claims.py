@@ -111,10 +111,27 @@ def _results(root: Path, *, ours_wins: bool) -> Path:
            {"non-private": {"mae_to_rates": 0.1}, "levels": levels})
     _write(root, "synthetic/topics.json", {"hellinger": [
         {"alpha0": 0.2, "collapsed": good * 0.1, "naive": bad * 0.1},
-        {"alpha0": 0.6, "collapsed": good * 0.1, "naive": bad * 0.2}]})
+        {"alpha0": 0.6, "collapsed": good * 0.1, "naive": bad * 0.2}], "per_seed": [
+        {"seed": seed, "alpha0": a0, "collapsed": good * 0.1, "naive": bad * f}
+        for seed in (3, 4) for a0, f in ((0.2, 0.1), (0.6, 0.2))]})
     _write(root, "vi/synthetic.json", {"scores": {"collapsed": {"mae": 0.45 if ours_wins else 0.9},
                                                   "naive": {"mae": 0.66}}})
     return root
+
+
+def test_topic_recovery_worse_within_the_seeds_spread_is_not_a_contradiction(tmp_path):
+    root = _results(tmp_path, ours_wins=True)
+    rows = [{"seed": 3, "alpha0": 0.8, "collapsed": 0.40, "naive": 0.45},
+            {"seed": 4, "alpha0": 0.8, "collapsed": 0.63, "naive": 0.49},
+            {"seed": 3, "alpha0": 0.2, "collapsed": 0.15, "naive": 0.18},
+            {"seed": 4, "alpha0": 0.2, "collapsed": 0.16, "naive": 0.17}]
+    _write(root, "synthetic/topics.json", {"per_seed": rows})
+    assert _by_id(check_claims(root))["icml.fig3.ours_beats_naive"] == NOT_REPRODUCED
+    rows[1]["collapsed"] = 0.42  # now worse at 0.8 by more than the seeds' sd: contradicted
+    rows[0]["collapsed"] = 0.44
+    rows[0]["naive"] = rows[1]["naive"] = 0.30
+    _write(root, "synthetic/topics.json", {"per_seed": rows})
+    assert _by_id(check_claims(root))["icml.fig3.ours_beats_naive"] == FAIL
 
 
 def _by_id(claims):
