@@ -131,6 +131,12 @@ def _run_for(sampler, budget):
             return kept, sampler.iteration, elapsed
 
 
+def first_within(curve, target, key="mae"):
+    """Seconds at the first point of ``curve`` whose ``key`` is at most ``target`` (or None)."""
+    hit = [c for c in curve if c[key] <= target]
+    return hit[0]["seconds"] if hit else None
+
+
 def _anytime_curve(kept, mu):
     """MAE of the running estimates at every ``CURVE_EVERY``-th iteration.
 
@@ -234,10 +240,10 @@ def main(argv):
     if "long" in results and "curve" in results and not quick:
         target = 1.05 * converged_mae(results)
         for method, _, _ in CURVES:
-            hit = [c for c in results["curve"][method]["curve"] if c["mae"] <= target]
-            results["curve"][method]["seconds_to_within_5pct"] = hit[0]["seconds"] if hit else None
-            print(f"{method}: within 5% of the converged MAE ({target:.4f}) after "
-                  f"{hit[0]['seconds']:.1f} s" if hit else f"{method}: not within 5% in budget")
+            hit = first_within(results["curve"][method]["curve"], target)
+            results["curve"][method]["seconds_to_within_5pct"] = hit
+            print(f"{method}: within 5% of the converged MAE ({target:.4f}) after {hit:.1f} s"
+                  if hit is not None else f"{method}: not within 5% in budget")
     if not quick:
         print(f"wrote {write_results('accuracy', results)}")
 

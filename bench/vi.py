@@ -46,7 +46,7 @@ import numba
 import numpy as np
 
 from bench import RESULTS, machine, write_results
-from bench.accuracy import _anytime_curve, converged_mae
+from bench.accuracy import _anytime_curve, converged_mae, first_within
 from bench.sweep import _median_sweep, cpu_model, text_data, vi_data
 from lpp.inference import GibbsSampler, TopicModel
 from lpp.vi import GammaFactor, collapsed_bound, fit_variational
@@ -137,11 +137,6 @@ def part_engines(quick=False):
     return out
 
 
-def _first_within(curve, target, key):
-    hit = [c for c in curve if c[key] <= target]
-    return hit[0]["seconds"] if hit else None
-
-
 def _mixing(kept, n_entries):
     """Sweeps per effective sample of the rates: ArviZ's bulk ESS of ``mu`` at ``n_entries``
     random entries over the second half of the chain (its median and quartiles)."""
@@ -200,8 +195,8 @@ def part_mcmc(quick=False, vi=None):
         del kept
         if converged is not None:
             for key in ("mae", "mae_from_start"):
-                run[f"seconds_to_within_5pct_{key}"] = _first_within(curve, 1.05 * converged,
-                                                                     key)
+                run[f"seconds_to_within_5pct_{key}"] = first_within(curve, 1.05 * converged,
+                                                                    key)
         out[start] = run
         last = curve[-1] if curve else {"mae": float("nan"), "mae_from_start": float("nan")}
         print(f"MCMC from {start!r}: start {start_seconds:.1f} s, {sampler.iteration} sweeps in "
