@@ -12,9 +12,10 @@ typo).  Two samplers:
   (2020, Alg. 2) with ``Bernoulli(exp(-gamma))`` built from Bernoulli trials of rational
   probability: integer arithmetic only, no floating point touches the noise.  It needs
   ``epsilon/N`` as an exact rational, given as :class:`ExactAlpha` (``exact_alpha(eps, N)``).
-  Its random bits come from ``rng``: a numpy Generator or int seed (reproducible, for
-  research) or ``rng="system"`` — the operating system's CSPRNG (``os.urandom``), which is
-  what a deployment making a formal privacy claim should use.  It runs in pure Python, about
+  Its random bits come from ``rng``: ``None`` (the default) or ``rng="system"`` — the
+  operating system's CSPRNG (``os.urandom``), which is what a deployment making a formal
+  privacy claim should use — or a numpy Generator or int seed (reproducible, for simulation
+  studies only: whoever holds the seed can regenerate the noise).  It runs in pure Python, about
   two orders of magnitude slower than the fast path (``python -m bench.mechanism``).
 """
 from __future__ import annotations
@@ -212,8 +213,9 @@ def sample_two_sided_geometric(alpha, size=None, rng=None, exact=False):
 
     ``alpha`` is a scalar or array broadcast against ``size`` (numpy semantics).  The fast
     path (default) takes floats in (0, 1) and a Generator / int seed / None.  ``exact=True``
-    takes :class:`ExactAlpha` values (``exact_alpha(epsilon, N)``) and ``rng`` may also be
-    ``"system"`` (OS entropy; use it for a formal privacy claim).
+    takes :class:`ExactAlpha` values (``exact_alpha(epsilon, N)``) and reads the operating
+    system's CSPRNG when ``rng`` is None or ``"system"`` (use it for a formal privacy claim),
+    a reproducible stream for a Generator or int seed.
     """
     if not exact:
         if isinstance(rng, str):
@@ -233,7 +235,7 @@ def sample_two_sided_geometric(alpha, size=None, rng=None, exact=False):
         raise ValueError(f"alpha of shape {arr.shape} does not broadcast to size {size}") \
             from None
     flat = np.broadcast_to(arr, shape).ravel()
-    bits = _RandomBits(rng)
+    bits = _RandomBits("system" if rng is None else rng)
     out = np.empty(flat.size, dtype=np.int64)
     for i, a in enumerate(flat):
         ratio = a.epsilon_over_n

@@ -10,8 +10,9 @@ A privatized directory holds
     experimenter that travels with the data, see below).
 ``meta.json``
     ``format``/``format_version``, ``epsilon``, ``N``, ``epsilon_over_n``, the mechanism
-    (``fast`` or ``exact``), the seed, the row and column ids, the sha256 of ``y_tilde.npz``,
-    and the name of the data set it was made from (never its content).
+    (``fast`` or ``exact``), where the noise's randomness came from (``randomness``:
+    ``"system"`` or ``"seeded"``, never the seed itself), the row and column ids, the sha256 of
+    ``y_tilde.npz``, and the name of the data set it was made from (never its content).
 
 The true counts never enter this format, by construction: :func:`save_privatized` has no
 argument for them, and :func:`privatize_counts` is the one function that reads true counts
@@ -19,6 +20,11 @@ and writes this format (the data owners' side of the boundary). The held-out mas
 link-prediction experiment depends on the true counts through the identity of the top
 senders and recipients; the paper treats it as part of the experimental design, and so do
 we (see the README).
+
+Whoever holds the noise seed can regenerate the noise and subtract it, so the seed is the data
+owners' secret: nothing in this format records it. By default the noise comes from the
+operating system's entropy and is recorded nowhere. A seed (``seed=``) makes the noise
+reproducible, which a simulation study needs and a deployment must not use.
 """
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ from lpp.io import npz_bytes, read_verified, write_verified
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
 FORMAT_NAME = "lpp.privatized"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 1 recorded the noise seed (a leak); such folders are refused
 DATA_FILE = "y_tilde.npz"
 META_FILE = "meta.json"
 _SIGNED_TYPES = (np.int8, np.int16, np.int32, np.int64)
@@ -65,31 +71,56 @@ def _smallest_signed(y_tilde: np.ndarray) -> np.ndarray:
     raise AssertionError("unreachable: int64 holds every privatized count")
 
 
-def _seed_record(seed):
-    """A seed as JSON: an int, or the list of ints that keys a ``numpy.random.SeedSequence``."""
+def _seed_key(seed):
+    """A seed as a key of ``numpy.random.default_rng``: an int or a non-empty list of ints."""
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed}")
         return int(seed)
     if isinstance(seed, (list, tuple)) and seed and all(
             isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seed):
+        if any(s < 0 for s in seed):
+            raise ValueError(f"seed must hold non-negative integers, got {list(seed)}")
         return [int(s) for s in seed]
-    raise TypeError(f"seed must be an int or a non-empty sequence of ints, got {seed!r}")
+    raise TypeError(f"seed must be None (system randomness), an int or a non-empty sequence "
+                    f"of ints, got {seed!r}")
+
+
+#: where the noise of a privatized data set came from (``meta.json``'s ``randomness``)
+RANDOMNESS = ("system", "seeded")
+
+
+def noise_source(seed, *, exact: bool):
+    """The random source of the noise, and its ``randomness`` label, for a ``seed``.
+
+    ``seed=None`` gives system randomness, recorded nowhere: the exact sampler reads the
+    operating system's CSPRNG bit by bit (``"system"``), the fast sampler a numpy Generator
+    seeded from the operating system's entropy. An int or a list of ints gives a reproducible
+    stream (``"seeded"``): a simulation device, since whoever holds the seed can regenerate the
+    noise and remove it.
+    """
+    if seed is None:
+        return ("system" if exact else np.random.default_rng()), "system"
+    return np.random.default_rng(_seed_key(seed)), "seeded"
 
 
 #: a privacy level enters its copy's seed key in millionths (3.0 -> 3000000)
 LEVEL_KEY_SCALE = 1_000_000
 
 
-def noise_seed(seed, replicate, epsilon_over_n) -> list[int]:
-    """The seed key of one privatized copy: ``[seed, replicate, level key]``.
+def noise_seed(seed, replicate, epsilon_over_n) -> list[int] | None:
+    """The seed key of one privatized copy: ``[seed, replicate, level key]``, or None.
 
     Every (base seed, replicate, privacy level) gets its own noise stream, so copies at
     different levels or replicates are independent, and the same three values always give
-    the same copy. The level enters as ``round(epsilon_over_n * 1e6)``.
+    the same copy. The level enters as ``round(epsilon_over_n * 1e6)``. A ``seed`` of
+    ``"system"`` (or None) stands for system randomness and gives None, which
+    :func:`privatize_counts` reads the same way.
 
     Parameters
     ----------
-    seed : int
-        The experiment's base seed (>= 0).
+    seed : int, "system" or None
+        The data owners' base seed (>= 0), or ``"system"``.
     replicate : int
         Which privatized copy at this level (>= 0).
     epsilon_over_n : float
@@ -97,8 +128,9 @@ def noise_seed(seed, replicate, epsilon_over_n) -> list[int]:
 
     Returns
     -------
-    list of int
-        A key for ``numpy.random.default_rng`` (``privatize_counts(seed=...)``).
+    list of int or None
+        A key for ``numpy.random.default_rng`` (``privatize_counts(seed=...)``); None for
+        system randomness.
 
     Raises
     ------
@@ -108,9 +140,11 @@ def noise_seed(seed, replicate, epsilon_over_n) -> list[int]:
         If ``seed`` or ``replicate`` is negative, or ``epsilon_over_n`` is not positive and
         finite.
     """
-    for name, value in (("seed", seed), ("replicate", replicate)):
+    system = seed is None or seed == "system"
+    for name, value in (("seed", 0 if system else seed), ("replicate", replicate)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise TypeError(f"{name} must be an integer, got {value!r}")
+            allowed = 'an integer or "system"' if name == "seed" else "an integer"
+            raise TypeError(f"{name} must be {allowed}, got {value!r}")
         if value < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {value}")
     if isinstance(epsilon_over_n, bool) or not isinstance(epsilon_over_n, numbers.Real):
@@ -118,12 +152,20 @@ def noise_seed(seed, replicate, epsilon_over_n) -> list[int]:
     if not (math.isfinite(epsilon_over_n) and epsilon_over_n > 0):
         raise ValueError(f"epsilon_over_n (the privacy level epsilon / N) must be positive "
                          f"and finite, got {epsilon_over_n}")
+    if system:
+        return None
     return [int(seed), int(replicate), int(round(epsilon_over_n * LEVEL_KEY_SCALE))]
 
 
-def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, seed, mechanism: str, source: str,
-                    row_ids, column_ids, heldout=None) -> Path:
-    """Write a privatized data set (``y_tilde.npz`` then ``meta.json``) atomically."""
+def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mechanism: str,
+                    source: str, row_ids, column_ids, heldout=None) -> Path:
+    """Write a privatized data set (``y_tilde.npz`` then ``meta.json``) atomically.
+
+    ``randomness`` (``"system"`` or ``"seeded"``) says where the noise came from; there is
+    deliberately no argument for the seed itself.
+    """
+    if randomness not in RANDOMNESS:
+        raise ValueError(f"randomness must be one of {RANDOMNESS}, got {randomness!r}")
     y_tilde = np.asarray(y_tilde)
     if y_tilde.ndim != 2 or y_tilde.dtype.kind not in "iu":
         raise ValueError(f"y_tilde must be a 2-d integer matrix, got {y_tilde.dtype} "
@@ -148,7 +190,7 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, seed, mechanism: str
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
         "shape": [n_rows, n_cols], "data_file": DATA_FILE, "data_sha256": None,
         "epsilon": float(epsilon), "N": float(N), "epsilon_over_n": float(epsilon) / float(N),
-        "mechanism": mechanism, "seed": _seed_record(seed), "source": str(source),
+        "mechanism": mechanism, "randomness": randomness, "source": str(source),
         "has_heldout": heldout is not None,
         "row_ids": [str(r) for r in row_ids], "column_ids": [str(c) for c in column_ids],
     }
@@ -172,18 +214,22 @@ def load_privatized(path) -> PrivatizedData:
                           column_ids=meta["column_ids"], meta=meta)
 
 
-def privatize_counts(counts, out_dir, *, epsilon, N, seed, source: str, row_ids, column_ids,
-                     heldout=None, exact: bool = False) -> PrivatizedData:
+def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, column_ids,
+                     heldout=None, exact: bool = False, seed=None) -> PrivatizedData:
     """Noise true ``counts`` with the geometric mechanism and save the result.
 
     This is the data owners' side of the boundary: each entry gets independent
-    ``2Geo(exp(-epsilon/N))`` noise, drawn from ``numpy.random.default_rng(seed)`` (``seed``
-    an int or a list of ints, e.g. ``[base_seed, replicate]``). ``exact=True`` uses the
-    integer-only sampler (epsilon and N are then read as exact rationals); the default is
-    the fast floating-point one.
+    ``2Geo(exp(-epsilon/N))`` noise. ``exact=True`` uses the integer-only sampler (epsilon and
+    N are then read as exact rationals); the default is the fast floating-point one.
+
+    ``seed=None`` (the default) draws the noise from system randomness and keeps no trace of
+    it: use it for real data. An int or a list of ints (e.g. :func:`noise_seed`) makes the
+    noise reproducible for simulation studies; anyone who learns that seed can remove the
+    noise, so it is never written to the output (see :func:`noise_source`). ``exact=True``
+    with ``seed=None`` is the setting for a formal privacy claim.
     Returns what :func:`load_privatized` would read back.
     """
-    rng = np.random.default_rng(_seed_record(seed))
+    rng, randomness = noise_source(seed, exact=exact)
     if exact:
         alpha_exact = exact_alpha(epsilon, N)
         y_tilde = privatize(counts, alpha_exact, rng=rng, exact=True)
@@ -191,7 +237,7 @@ def privatize_counts(counts, out_dir, *, epsilon, N, seed, source: str, row_ids,
     else:
         alpha = float(alpha_from_epsilon(epsilon, N))
         y_tilde = privatize(counts, alpha, rng=rng)
-    save_privatized(out_dir, y_tilde, alpha, epsilon=epsilon, N=N, seed=seed,
+    save_privatized(out_dir, y_tilde, alpha, epsilon=epsilon, N=N, randomness=randomness,
                     mechanism="exact" if exact else "fast", source=source, row_ids=row_ids,
                     column_ids=column_ids, heldout=heldout)
     return load_privatized(out_dir)

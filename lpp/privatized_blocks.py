@@ -15,8 +15,9 @@ of millions of documents does not fit one machine's memory. Here a directory hol
 
 No process ever needs the whole matrix: :class:`PrivatizedBlockWriter` takes one block at a
 time and :class:`PrivatizedBlocks` reads one block at a time (checking its sha256). As with
-the single-file format, true counts never enter it; :func:`privatize_blocks` is the data
-owners' side, noising each block with its own stream ``[seed, block]``.
+the single-file format, true counts never enter it, and neither does the noise seed;
+:func:`privatize_blocks` is the data owners' side, noising each block with its own stream
+(system randomness, or ``[seed, block]`` for a reproducible simulation).
 """
 from __future__ import annotations
 
@@ -29,10 +30,10 @@ import numpy as np
 
 from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
 from lpp.mechanism import alpha_from_epsilon, privatize
-from lpp.privatized import _seed_record, _smallest_signed
+from lpp.privatized import RANDOMNESS, _smallest_signed, noise_source
 
 FORMAT_NAME = "lpp.privatized_blocks"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 1 recorded the noise seed (a leak); such folders are refused
 META_FILE = "meta.json"
 
 
@@ -51,8 +52,8 @@ class PrivatizedBlockWriter:
         Columns of every block.
     epsilon, N : float
         The mechanism's privacy level and its count bound (recorded).
-    seed : int or list of int
-        The seed the noise was drawn with (recorded).
+    randomness : {"system", "seeded"}
+        Where the noise came from (recorded; the seed itself never is).
     mechanism, source : str
         ``"fast"`` or ``"exact"``; the name of the data set the blocks were made from.
     column_ids : sequence of str
@@ -62,8 +63,10 @@ class PrivatizedBlockWriter:
     readable only after :meth:`close` (on an exception no ``meta.json`` is written).
     """
 
-    def __init__(self, out_dir, *, n_cols: int, epsilon, N, seed, mechanism: str, source: str,
-                 column_ids):
+    def __init__(self, out_dir, *, n_cols: int, epsilon, N, randomness: str, mechanism: str,
+                 source: str, column_ids):
+        if randomness not in RANDOMNESS:
+            raise ValueError(f"randomness must be one of {RANDOMNESS}, got {randomness!r}")
         if len(column_ids) != n_cols:
             raise ValueError(f"{len(column_ids)} column ids for {n_cols} columns")
         self.out_dir = Path(out_dir)
@@ -73,7 +76,7 @@ class PrivatizedBlockWriter:
         self._meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
                       "epsilon": float(epsilon), "N": float(N),
                       "epsilon_over_n": float(epsilon) / float(N), "mechanism": mechanism,
-                      "seed": _seed_record(seed), "source": str(source),
+                      "randomness": randomness, "source": str(source),
                       "column_ids": [str(c) for c in column_ids]}
         self._bounds, self._sha, self._row_ids = [0], [], []
 
@@ -197,13 +200,16 @@ class PrivatizedBlocks:
         return y_tilde, alpha
 
 
-def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, seed: int, source: str,
-                     column_ids, row_ids=None) -> PrivatizedBlocks:
+def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: str,
+                     column_ids, row_ids=None, seed=None) -> PrivatizedBlocks:
     """Noise blocks of true counts with the geometric mechanism and write the block format.
 
-    The data owners' side of the boundary, one block in memory at a time: block b gets
-    ``2Geo(exp(-epsilon/N))`` noise from ``numpy.random.default_rng([seed, b])``, so the
-    result does not depend on how many blocks are noised at once or where.
+    The data owners' side of the boundary, one block in memory at a time: every block gets
+    independent ``2Geo(exp(-epsilon/N))`` noise. With ``seed=None`` (the default) each block's
+    noise comes from system randomness and is recorded nowhere. A seed (for simulation
+    studies only: whoever holds it can remove the noise) gives block b the stream
+    ``numpy.random.default_rng([seed, b])``, so the result does not depend on how many blocks
+    are noised at once or where.
 
     Parameters
     ----------
@@ -212,26 +218,30 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, seed: in
     out_dir : path
     n_cols : int
     epsilon, N : float
-    seed : int
     source : str
     column_ids : sequence of str
     row_ids : sequence of str, optional
         Default ``"0", "1", ...``.
+    seed : int, optional
+        None (default): system randomness. A non-negative int: reproducible noise.
 
     Returns
     -------
     PrivatizedBlocks
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise TypeError(f"seed must be a non-negative int, got {seed!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                             or seed < 0):
+        raise TypeError(f"seed must be None (system randomness) or a non-negative int, "
+                        f"got {seed!r}")
     alpha = float(alpha_from_epsilon(epsilon, N))
-    with PrivatizedBlockWriter(out_dir, n_cols=n_cols, epsilon=epsilon, N=N, seed=seed,
+    randomness = "system" if seed is None else "seeded"
+    with PrivatizedBlockWriter(out_dir, n_cols=n_cols, epsilon=epsilon, N=N, randomness=randomness,
                                mechanism="fast", source=source,
                                column_ids=column_ids) as writer:
         lo = 0
         for b, counts in enumerate(count_blocks):
             counts = np.asarray(counts)
-            rng = np.random.default_rng([int(seed), b])
+            rng, _ = noise_source(None if seed is None else [int(seed), b], exact=False)
             ids = (row_ids[lo:lo + counts.shape[0]] if row_ids is not None
                    else [str(r) for r in range(lo, lo + counts.shape[0])])
             writer.write(privatize(counts, alpha, rng=rng), alpha, ids)

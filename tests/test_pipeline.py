@@ -19,6 +19,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 TRUE_COUNTS = ("data/raw", "data/prepared")
 BRIDGE = "privatize"
+#: what the data owners keep for themselves: privatize's executed notebook (true-count
+#: statistics, and the noise seed among its parameters)
+OWNER_SIDE = "results/owner"
 
 
 def _is_under(path, roots):
@@ -127,6 +130,51 @@ def test_only_privatize_writes_private_data(graph):
     assert writers and all(name.split("@")[0] == BRIDGE for name in writers)
 
 
+def _owner_side_leaks(graph):
+    """(stage, path) pairs that break the owners' side: privatize writing outside data/private
+    and results/owner, another stage writing into results/owner, or a private stage reading
+    results/owner or any privatize output other than the private data."""
+    leaks = []
+    for name, (_, outs) in graph.items():
+        owner = name.split("@")[0] == BRIDGE
+        allowed = ["data/private", OWNER_SIDE] if owner else None
+        leaks += [(name, o) for o in outs if (not _is_under(o, allowed) if owner
+                                              else _is_under(o, [OWNER_SIDE]))]
+    producers = _producers(graph)
+    for stage in _private_stages(graph):
+        for dep in graph[stage][0]:
+            bridged = any(p.split("@")[0] == BRIDGE and (_is_under(o, [dep]) or _is_under(dep, [o]))
+                          for o, p in producers.items())
+            if _is_under(dep, [OWNER_SIDE]) or (bridged and not _is_under(dep, ["data/private"])):
+                leaks.append((stage, dep))
+    return leaks
+
+
+def test_privatize_hands_over_the_private_data_only(graph):
+    """privatize writes the private data and, under results/owner, what only the owners may
+    see; a private stage reads the former and never the latter."""
+    assert _owner_side_leaks(graph) == []
+
+
+def test_the_owner_side_check_catches_a_leak():
+    graph = {
+        "privatize@a": ("data/prepared/t", ["data/private/p", "results/owner/p.ipynb"]),
+        "infer_private_x": (["data/private/p", "results/owner/p.ipynb"], ["results/fits/x"]),
+        "infer_private_y": (["results/owner"], ["results/fits/y"]),
+        "report": (["results/fits/x"], ["results/owner/report.csv"]),
+    }
+    assert _owner_side_leaks(graph) == [("report", "results/owner/report.csv"),
+                                        ("infer_private_x", "results/owner/p.ipynb"),
+                                        ("infer_private_y", "results/owner")]
+
+
+def test_only_privatize_reads_the_noise_seed():
+    """Whoever holds the noise seed can remove the noise: no other stage is handed it."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    readers = {name for name, stage in stages.items() if "noise_seed" in json.dumps(stage)}
+    assert readers == {BRIDGE}
+
+
 def test_the_check_catches_a_leak(tmp_path):
     """A private stage that depends on a file derived from the true counts must be caught."""
     leaky = {"stages": {
@@ -149,7 +197,7 @@ def test_private_notebook_reads_no_true_counts(notebook):
     nb = json.loads((ROOT / "notebooks" / notebook).read_text())
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
     for forbidden in ("data_prep", "load_counts", "data/prepared", "data/raw", "fit_nonprivate",
-                      "fit_variational_nonprivate"):
+                      "fit_variational_nonprivate", "noise_seed", "results/owner"):
         assert forbidden not in code, f"{notebook} mentions {forbidden}"
 
 

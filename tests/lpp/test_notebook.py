@@ -38,6 +38,7 @@ def test_private_outputs_hold_no_true_counts(pipeline):
     root, y = pipeline
     private = load_privatized(root / "private")
     assert private.y_tilde.shape == y.shape and not np.array_equal(private.y_tilde, y)
+    assert private.meta["randomness"] == "system"  # the notebook's default: no seed to leak
     fit = load_fit(root / "fit")
     assert fit.meta["data"] == str(root / "private") and fit.samples["phi"].shape == (2, 2, 10)
     with np.load(root / "fit" / "fit.npz") as npz:

@@ -26,7 +26,8 @@ def test_round_trip_and_noise_law(tmp_path):
     data = _privatize(tmp_path)
     assert data.y_tilde.dtype == np.int64 and data.y_tilde.shape == y.shape
     assert data.alpha == pytest.approx(np.exp(-1.0))
-    assert data.meta["seed"] == [7, 0] and data.meta["mechanism"] == "fast"
+    assert data.meta["randomness"] == "seeded" and data.meta["mechanism"] == "fast"
+    assert "seed" not in data.meta
     tau = data.y_tilde - y
     support = np.arange(-40, 41)
     pmf = np.exp(two_sided_geometric_logpmf(support, data.alpha))
@@ -54,7 +55,8 @@ def test_the_true_counts_are_not_stored(tmp_path):
 
 def test_small_dtype_on_disk_int64_in_memory(tmp_path):
     y_tilde = np.array([[-3, 200], [5, 0]])
-    save_privatized(tmp_path, y_tilde, 0.5, epsilon=1, N=1, seed=0, mechanism="fast", source="x",
+    save_privatized(tmp_path, y_tilde, 0.5, epsilon=1, N=1, randomness="seeded", mechanism="fast",
+                    source="x",
                     row_ids=["a", "b"], column_ids=["u", "v"])
     with np.load(tmp_path / DATA_FILE) as npz:
         assert npz["y_tilde"].dtype == np.int16
@@ -66,11 +68,40 @@ def test_heldout_and_per_row_alpha(tmp_path):
     heldout = np.zeros((2, 2), dtype=bool)
     heldout[0, 1] = True
     alpha = np.array([[0.3], [0.6]])
-    save_privatized(tmp_path, np.array([[1, -1], [0, 2]]), alpha, epsilon=1, N=1, seed=0,
-                    mechanism="fast", source="x", row_ids=["a", "b"], column_ids=["u", "v"],
+    save_privatized(tmp_path, np.array([[1, -1], [0, 2]]), alpha, epsilon=1, N=1,
+                    randomness="system", mechanism="fast", source="x", row_ids=["a", "b"], column_ids=["u", "v"],
                     heldout=heldout)
     back = load_privatized(tmp_path)
     assert np.array_equal(back.heldout, heldout) and np.array_equal(back.alpha, alpha)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_system_randomness_by_default(tmp_path, exact):
+    """No seed: the noise differs from run to run, and the output says where it came from."""
+    y = _counts()
+    runs = [privatize_counts(y, tmp_path / f"s{i}", epsilon=1.0, N=1.0, source="toy", exact=exact,
+                             **IDS) for i in range(2)]
+    assert all(r.meta["randomness"] == "system" for r in runs)
+    assert not np.array_equal(runs[0].y_tilde, runs[1].y_tilde)
+
+
+@pytest.mark.parametrize("seed, error", [(-1, ValueError), ([3, -2], ValueError), (1.5, TypeError),
+                                         ("2019", TypeError), ([], TypeError), (True, TypeError)])
+def test_bad_seeds_are_refused_before_writing(tmp_path, seed, error):
+    with pytest.raises(error, match="seed"):
+        privatize_counts(_counts(), tmp_path / "out", epsilon=1.0, N=1.0, source="toy",
+                         seed=seed, **IDS)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_that_recorded_its_seed_is_refused(tmp_path):
+    _privatize(tmp_path)
+    meta_path = tmp_path / "p" / META_FILE
+    meta = json.loads(meta_path.read_text())
+    meta.update(format_version=1, seed=[7, 0])
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="version 1 is not supported"):
+        load_privatized(tmp_path / "p")
 
 
 def test_exact_mechanism(tmp_path):
@@ -96,10 +127,10 @@ def test_tampered_data_is_refused(tmp_path):
     (dict(alpha=np.full((3, 1), 0.5)), "shape"),
     (dict(row_ids=["a"]), "row ids"),
     (dict(heldout=np.zeros((2, 2), dtype=int)), "boolean"),
-    (dict(seed=1.5), None),
+    (dict(randomness="urandom"), "randomness"),
 ])
 def test_bad_input_writes_nothing(tmp_path, kwargs, message):
-    args = dict(y_tilde=np.array([[1, -1], [0, 2]]), alpha=0.5, epsilon=1, N=1, seed=0,
+    args = dict(y_tilde=np.array([[1, -1], [0, 2]]), alpha=0.5, epsilon=1, N=1, randomness="seeded",
                 mechanism="fast", source="x", row_ids=["a", "b"], column_ids=["u", "v"])
     args.update(kwargs)
     y_tilde, alpha = args.pop("y_tilde"), args.pop("alpha")
@@ -113,6 +144,7 @@ def test_noise_seed_keys_each_copy_by_seed_replicate_and_level():
     assert noise_seed(2019, 2, 1) == [2019, 2, 1_000_000]
     keys = {tuple(noise_seed(7, r, level)) for r in range(3) for level in (0.5, 1.0, 2.0)}
     assert len(keys) == 9
+    assert noise_seed("system", 1, 2.0) is None and noise_seed(None, 0, 1.0) is None
 
 
 @pytest.mark.parametrize("args, error, match", [
@@ -122,9 +154,76 @@ def test_noise_seed_keys_each_copy_by_seed_replicate_and_level():
     ((2019, -1, 1.0), ValueError, "replicate must be a non-negative"),
     ((-5, 0, 1.0), ValueError, "seed must be a non-negative"),
     ((2019, 0.5, 1.0), TypeError, "replicate must be an integer"),
-    ((True, 0, 1.0), TypeError, "seed must be an integer"),
+    ((True, 0, 1.0), TypeError, "seed must be an integer or \"system\""),
+    (("urandom", 0, 1.0), TypeError, "seed must be an integer or \"system\""),
     ((2019, 0, "1"), TypeError, "epsilon_over_n must be a number"),
 ])
 def test_noise_seed_refuses_bad_settings(args, error, match):
     with pytest.raises(error, match=match):
         noise_seed(*args)
+
+
+# ---- the hostile analyst: everything in the private folder, and the noise to remove ----------
+
+def _digits_in(value):
+    """Every integer an analyst could read out of a JSON value (numbers and digit runs)."""
+    import re
+    if isinstance(value, bool):
+        return set()
+    if isinstance(value, (int, float)):
+        return {int(value)} if float(value).is_integer() else set()
+    if isinstance(value, str):
+        return {int(d) for d in re.findall(r"\d+", value)}
+    if isinstance(value, dict):
+        return set().union(*map(_digits_in, value.values()), *map(_digits_in, value.keys()))
+    if isinstance(value, list):
+        return set().union(*map(_digits_in, value)) if value else set()
+    return set()
+
+
+def _attack(folder, extra_candidates=()):
+    """Regenerate the fast mechanism's noise from every seed the folder suggests.
+
+    Returns the true counts if some candidate key turns ``y~`` back into a count matrix,
+    else None. The candidates: every integer in ``meta.json`` and the npz's scalar arrays,
+    alone, with a replicate ``[k, r]`` and as the pipeline's key ``noise_seed(k, r, level)``.
+    """
+    data = load_privatized(folder)
+    numbers = _digits_in(data.meta) | set(extra_candidates)
+    with np.load(folder / DATA_FILE) as npz:
+        for name in npz.files:
+            if npz[name].ndim == 0 and float(npz[name]).is_integer():
+                numbers.add(int(npz[name]))
+    level = data.meta["epsilon_over_n"]
+    keys = []
+    for k in sorted(n for n in numbers if 0 <= n < 2**63):
+        keys += [k, [k]] + [[k, r] for r in range(5)] + [noise_seed(k, r, level) for r in range(5)]
+    p = 1.0 - data.alpha
+    for key in keys:
+        gen = np.random.default_rng(key)
+        tau = gen.geometric(p, size=data.y_tilde.shape) - gen.geometric(p, size=data.y_tilde.shape)
+        y = data.y_tilde - tau
+        if np.all(y >= 0):
+            return y
+    return None
+
+
+def test_the_private_folder_does_not_give_the_noise_back(tmp_path):
+    """The pipeline's own way of privatizing (a seeded simulation, ``noise_seed``): an analyst
+    holding only the private folder cannot regenerate the noise, while the same attack with
+    the owners' seed recovers the true counts exactly (so the attack has power)."""
+    y = _counts()
+    owners_seed = 2019
+    folder = tmp_path / "private"
+    privatize_counts(y, folder, epsilon=1.0, N=1.0, source="data/prepared/toy",
+                     seed=noise_seed(owners_seed, 0, 1.0), **IDS)
+    everything = b"".join(f.read_bytes() for f in sorted(folder.iterdir()))
+    assert b"2019" not in everything
+    assert _attack(folder) is None
+    assert np.array_equal(_attack(folder, extra_candidates=[owners_seed]), y)
+
+
+def test_system_randomness_leaves_nothing_to_regenerate(tmp_path):
+    y = _counts()
+    privatize_counts(y, tmp_path / "p", epsilon=1.0, N=1.0, source="toy", **IDS)
+    assert _attack(tmp_path / "p", extra_candidates=range(100)) is None

@@ -10,7 +10,7 @@ from lpp.privatized_blocks import PrivatizedBlocks, PrivatizedBlockWriter, priva
 
 def _write(tmp_path, blocks, alpha=0.5):
     n_cols = blocks[0].shape[1]
-    with PrivatizedBlockWriter(tmp_path / "d", n_cols=n_cols, epsilon=1.0, N=1.0, seed=3,
+    with PrivatizedBlockWriter(tmp_path / "d", n_cols=n_cols, epsilon=1.0, N=1.0, randomness="seeded",
                                mechanism="fast", source="test",
                                column_ids=[f"w{i}" for i in range(n_cols)]) as w:
         lo = 0
@@ -54,9 +54,9 @@ def test_privatize_blocks_noises_each_block_from_its_own_stream(tmp_path):
 
 def test_refusals(tmp_path):
     with pytest.raises(ValueError, match="column ids"):
-        PrivatizedBlockWriter(tmp_path / "a", n_cols=3, epsilon=1, N=1, seed=0,
+        PrivatizedBlockWriter(tmp_path / "a", n_cols=3, epsilon=1, N=1, randomness="seeded",
                               mechanism="fast", source="x", column_ids=["a"])
-    w = PrivatizedBlockWriter(tmp_path / "b", n_cols=3, epsilon=1, N=1, seed=0,
+    w = PrivatizedBlockWriter(tmp_path / "b", n_cols=3, epsilon=1, N=1, randomness="seeded",
                               mechanism="fast", source="x", column_ids=list("abc"))
     with pytest.raises(ValueError, match="3 columns"):
         w.write(np.zeros((2, 4), dtype=int), 0.5, ["0", "1"])
