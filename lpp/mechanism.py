@@ -36,6 +36,9 @@ __all__ = ["ExactAlpha", "exact_alpha", "alpha_from_epsilon", "epsilon_from_alph
 
 #: counts above this are refused (y + tau must not overflow int64)
 _MAX_COUNT = 2**62
+#: smallest privacy level epsilon/N: below it the noise's scale (about N/epsilon) leaves int64
+#: (P(|tau| >= 2**62) = alpha**(2**62) < exp(-4600) at this level)
+MIN_EPSILON_OVER_N = Fraction(1, 10**15)
 
 
 def alpha_from_epsilon(epsilon, N):
@@ -71,7 +74,7 @@ def _as_fraction(x, name):
     try:
         value = Fraction(int(x)) if isinstance(x, np.integer) else Fraction(
             float(x) if isinstance(x, np.floating) else x)
-    except ValueError as err:
+    except (ValueError, ZeroDivisionError) as err:
         raise ValueError(f"{name}={x!r} is not a rational number") from err
     if value <= 0:
         raise ValueError(f"{name} must be > 0, got {value}")
@@ -90,6 +93,9 @@ class ExactAlpha:
 
     def __post_init__(self):
         value = _as_fraction(self.epsilon_over_n, "epsilon_over_n")
+        if value < MIN_EPSILON_OVER_N:
+            raise ValueError(f"epsilon/N = {float(value):.3g} is below {float(MIN_EPSILON_OVER_N):g}: "
+                             "the noise would not fit in 64-bit integers")
         object.__setattr__(self, "epsilon_over_n", value)
 
     def __float__(self) -> float:
