@@ -50,7 +50,7 @@ from bench.accuracy import _anytime_curve, converged_mae, first_within
 from bench.sweep import _median_sweep, cpu_model, text_data, vi_data
 from lpp.inference import GibbsSampler, TopicModel
 from lpp.vi import GammaFactor, collapsed_bound, fit_variational
-from lpp.vi.benchmark import PAPER_NUMBERS
+from study.vi_benchmark import PAPER_NUMBERS
 
 N, K, EPS = 1000, 50, 1.0
 #: wall-clock seconds per start of the Gibbs chain (its start included)

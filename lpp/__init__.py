@@ -8,13 +8,20 @@ variables. The package is organised by job:
 * :mod:`lpp.privatized` — privatized data sets on disk, the only data a private method reads;
 * :mod:`lpp.inference` — Gibbs samplers: :func:`lpp.inference.fit_private` (privatized
   counts) and :func:`lpp.inference.fit_nonprivate` (true counts), the models and privacy steps;
+* :mod:`lpp.vi` — variational inference on the same models and privacy steps;
+* :mod:`lpp.central` — the central-model routes of Foulds et al. (Laplace mechanism, OPS);
 * :mod:`lpp.distributions` — the distributions the samplers draw from and score with;
-* :mod:`lpp.metrics`, :mod:`lpp.evaluation` — the paper's measures, and the score tables
-  and figures of the case studies;
-* :mod:`lpp.fits`, :mod:`lpp.io` — fits on disk, atomic and byte-reproducible writing;
-* :mod:`lpp.notebook` — runs the pipeline's notebooks with settings from ``params.yaml``;
+* :mod:`lpp.metrics`, :mod:`lpp.evaluation` — the paper's measures, and the scores of one fit
+  against the true counts;
+* :mod:`lpp.diagnostics` — convergence diagnostics of saved chains (ArviZ, ``lpp[diagnostics]``);
+* :mod:`lpp.fits`, :mod:`lpp.counts`, :mod:`lpp.io` — fits and count matrices on disk, atomic
+  and byte-reproducible writing;
 * :mod:`lpp.testing` — goodness-of-fit and Geweke tests for samplers.
 
+The library needs numpy, scipy and numba only; tqdm (progress bars), Dask (a fit on a
+cluster) and ArviZ (diagnostics) are the extras ``progress``, ``distributed`` and
+``diagnostics``. The code that reproduces the papers — the notebook runner, the score tables
+and figures, the claims table — is the sibling package ``study``, which ``lpp`` never imports.
 Submodules are imported on demand (``import lpp`` alone stays light). ``docs/design.md``
 explains the design the code relies on.
 """

@@ -195,3 +195,13 @@ def observed_mask(mask, shape: tuple[int, ...]) -> np.ndarray:
     if arr.shape != tuple(shape):
         raise ValueError(f"mask has shape {arr.shape} but the data have shape {tuple(shape)}")
     return np.ascontiguousarray(~arr)
+
+
+def check_schedule(n_iter, burn_in, thin, checkpoint_every) -> tuple[int, int, int, int]:
+    """Validated ``(n_iter, burn_in, thin, checkpoint_every)`` of a run (burn_in < n_iter)."""
+    n_iter = positive_int(n_iter, "n_iter")
+    burn_in = non_negative_int(burn_in, "burn_in")
+    thin = positive_int(thin, "thin")
+    if burn_in >= n_iter:
+        raise ValueError(f"burn_in ({burn_in}) must be smaller than n_iter ({n_iter})")
+    return n_iter, burn_in, thin, positive_int(checkpoint_every, "checkpoint_every")

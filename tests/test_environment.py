@@ -18,7 +18,7 @@ CONDA_TO_PYPI = {"matplotlib-base": "matplotlib", "seaborn-base": "seaborn", "da
 CONDA_ONLY = {"python", "pip"}
 PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s;#]+)\s*$")
 #: pyproject extras that requirements.txt and environment.yml install as well
-INSTALLED_EXTRAS = ("test", "pipeline")
+INSTALLED_EXTRAS = ("progress", "distributed", "diagnostics", "compendium", "test", "pipeline")
 
 
 def _norm(name: str) -> str:
@@ -41,16 +41,18 @@ def _parse_pins(specs, source):
 def pyproject_pins():
     """The runtime pins plus those of :data:`INSTALLED_EXTRAS`, and ``requires-python``."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    specs = list(project["dependencies"])
-    for extra in INSTALLED_EXTRAS:
-        specs += project["optional-dependencies"][extra]
-    return _parse_pins(specs, "pyproject.toml"), project["requires-python"]
+    pins = _parse_pins(project["dependencies"], "pyproject.toml")
+    for extra in INSTALLED_EXTRAS:  # extras may share a package, never with another pin
+        for name, pin in _parse_pins(project["optional-dependencies"][extra], extra).items():
+            if pins.setdefault(name, pin) != pin:
+                raise AssertionError(f"pyproject.toml: {name} pinned {pins[name]} and {pin}")
+    return pins, project["requires-python"]
 
 
-def test_test_and_pipeline_tools_are_not_runtime_dependencies():
+def test_the_library_needs_numpy_scipy_and_numba_only():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime = _parse_pins(project["dependencies"], "pyproject.toml")
-    assert not {"pytest", "dvc"} & runtime.keys()
+    assert runtime.keys() == {"numpy", "scipy", "numba", "llvmlite"}
     assert "pytest" in _parse_pins(project["optional-dependencies"]["test"], "test")
     assert "dvc" in _parse_pins(project["optional-dependencies"]["pipeline"], "pipeline")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lpp.notebook import collect_parameters, parameter_names
+from study.notebook import collect_parameters, parameter_names
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -34,12 +34,12 @@ def test_notebook_is_a_clean_source(path):
 
 
 def _notebook_calls():
-    """(stage, notebook, --section, [-p names]) for every ``python -m lpp.notebook`` command."""
+    """(stage, notebook, --section, [-p names]) for every ``python -m study.notebook`` command."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     for name, stage in stages.items():
         words = shlex.split(stage["cmd"])
         for i, word in enumerate(words[:-2]):
-            if word == "-m" and words[i + 1] == "lpp.notebook":
+            if word == "-m" and words[i + 1] == "study.notebook":
                 args = words[i + 2:]
                 section = args[args.index("--section") + 1] if "--section" in args else None
                 passed = [args[j + 1] for j, a in enumerate(args) if a == "-p"]

@@ -218,7 +218,7 @@ def test_profiles_have_the_same_settings():
 # imports are read statically (ast), including imports inside functions and the dotted
 # module names that lazy loaders (``importlib.import_module``) hold as strings.
 
-LOCAL_PACKAGES = ("lpp", "data_prep")
+LOCAL_PACKAGES = ("lpp", "data_prep", "study")
 
 
 def _module_path(name, root=ROOT):
@@ -287,7 +287,7 @@ def _command_imports(cmd, root=ROOT):
     for i, word in enumerate(words[:-1]):
         if word == "-m":
             names.add(words[i + 1])
-            if words[i + 1] == "lpp.notebook":
+            if words[i + 1] == "study.notebook":
                 names |= _notebook_imports(root / words[i + 2])
     return names
 
@@ -314,11 +314,11 @@ def test_every_stage_declares_the_local_code_it_imports(commands):
 
 
 def test_import_reading_follows_notebooks_lazy_exports_and_relative_imports():
-    names = _command_imports("python -m lpp.notebook notebooks/report_topics.ipynb out.ipynb")
+    names = _command_imports("python -m study.notebook notebooks/report_topics.ipynb out.ipynb")
     files = {str(p) for p in _local_files(names)}
     # the notebook imports data_prep's lazy export load_counts -> lpp/counts.py -> lpp/io.py
-    assert {"lpp/notebook.py", "data_prep/__init__.py", "lpp/counts.py", "lpp/io.py",
-            "lpp/evaluation.py"} <= files
+    assert {"study/notebook.py", "data_prep/__init__.py", "lpp/counts.py", "lpp/io.py",
+            "study/reports.py", "lpp/evaluation.py"} <= files
     assert _imported_names("from . import b\nfrom .c import d", "pkg.sub.mod") >= {
         "pkg.sub", "pkg.sub.b", "pkg.sub.c", "pkg.sub.c.d"}
 

@@ -11,7 +11,7 @@ trusted curator holds the data and releases either
 
 :mod:`lpp.central.naive_bayes` and :mod:`lpp.central.hmm` run both routes inside Gibbs
 samplers; :mod:`lpp.central.audit` measures privacy empirically on neighbouring data sets;
-:mod:`lpp.central.beta_bernoulli` is the paper's beta–Bernoulli study,
+:mod:`study.beta_bernoulli` is the paper's beta–Bernoulli study,
 :mod:`lpp.central.simulate` generates war-logs-shaped event data and
 :mod:`lpp.central.heldout` scores the routes on held-out steps.
 """

@@ -11,7 +11,7 @@ it is the analyst's benchmark, not part of any release. Relation: ``"replace"``.
 from __future__ import annotations
 
 import numpy as np
-from tqdm import tqdm
+from lpp._progress import tqdm
 
 from .._rng import as_generator
 from . import hmm, naive_bayes

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 from scipy import special
-from tqdm import tqdm
+from lpp._progress import tqdm
 
 from .._rng import as_generator
 from lpp._validation import real_array

@@ -57,10 +57,10 @@ from pathlib import Path
 
 import numpy as np
 from scipy import special
-from tqdm import tqdm
+from lpp._progress import tqdm
 
 from lpp._rng import Tag, derive_seed, replay_seed
-from lpp._validation import positive_int
+from lpp._validation import check_schedule, positive_int
 from lpp.distributions import two_sided_geometric_logpmf
 from lpp.inference.chain import EM_INIT_SWEEPS, observed_entries
 from lpp.inference.checkpoint import (
@@ -69,7 +69,6 @@ from lpp.inference.checkpoint import (
     read_checkpoint,
     write_checkpoint,
 )
-from lpp.inference.fit import check_schedule
 from lpp.inference.fused.sparse_topics import (
     _MAX_CHUNKS,
     SparseTopicPrivacy,

@@ -13,9 +13,9 @@ import logging
 import time
 from pathlib import Path
 
-from tqdm import tqdm  # the text bar: tqdm.auto warns in kernels without ipywidgets
+from lpp._progress import tqdm
 
-from lpp._validation import non_negative_int, positive_int
+from lpp._validation import check_schedule
 from lpp.inference.chain import GibbsSampler
 from lpp.inference.checkpoint import (
     CHECKPOINT_VERSION,
@@ -29,16 +29,6 @@ from lpp.inference.result import FitResult, _Record
 __all__ = ["fit_nonprivate", "fit_private"]
 
 log = logging.getLogger(__name__)
-
-
-def check_schedule(n_iter, burn_in, thin, checkpoint_every) -> tuple[int, int, int, int]:
-    """Validated ``(n_iter, burn_in, thin, checkpoint_every)`` of a run (burn_in < n_iter)."""
-    n_iter = positive_int(n_iter, "n_iter")
-    burn_in = non_negative_int(burn_in, "burn_in")
-    thin = positive_int(thin, "thin")
-    if burn_in >= n_iter:
-        raise ValueError(f"burn_in ({burn_in}) must be smaller than n_iter ({n_iter})")
-    return n_iter, burn_in, thin, positive_int(checkpoint_every, "checkpoint_every")
 
 
 def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_counts, progress,

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from tqdm import tqdm
+from lpp._progress import tqdm
 
 from lpp._rng import as_generator
 from lpp.inference import Observed

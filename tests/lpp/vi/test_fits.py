@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from lpp.evaluation import ORACLE, ZEROS, score_topic_fits, topic_scores
+from lpp.evaluation import ORACLE, ZEROS, topic_scores
+from study.reports import score_topic_fits
 from lpp.fits import load_fit, save_fit
 from lpp.inference import TopicModel
 from lpp.simulate import make_private_factorization

@@ -1,6 +1,6 @@
 """Reading the score tables back: which rows are which design.
 
-A module of its own so that readers of the committed tables (``lpp.claims``, whose stage
+A module of its own so that readers of the committed tables (``study.claims``, whose stage
 depends on a few files only) need not import the evaluation, which pulls in the samplers.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Run a parameterised notebook with papermill, taking its parameters from params.yaml.
 
-    python -m lpp.notebook NOTEBOOK OUTPUT [--section NAME] [-p NAME VALUE]...
+    python -m study.notebook NOTEBOOK OUTPUT [--section NAME] [-p NAME VALUE]...
 
 Every key of ``params.yaml``'s section ``NAME`` becomes a notebook parameter (lists and
 nested values included, which DVC cannot interpolate into a command line), then each
@@ -94,7 +94,7 @@ def ipc_kernel_manager(socket_dir):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lpp.notebook", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m study.notebook", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebook")
     parser.add_argument("output")
     parser.add_argument("--section", help=f"a section of {PARAMS_FILE} to pass as parameters")

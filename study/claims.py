@@ -30,7 +30,7 @@ ones (e.g. ``results/paper``), which have the same layout::
 
 The VI paper's 1,000 x 1,000 comparison with MCMC is measured by benchmarks
 (``bench/vi.py``, ``bench/accuracy.py``), not by the pipeline; ``--bench bench/results`` adds
-those claims. Run ``python -m lpp.claims --results results --bench bench/results --out results``
+those claims. Run ``python -m study.claims --results results --bench bench/results --out results``
 to write ``claims.md`` and ``claims.json`` (the DVC stage ``claims``).
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from lpp.io import atomic_write_bytes, json_bytes
-from lpp.score_tables import is_unmasked
+from study.score_tables import is_unmasked
 
 __all__ = [
     "STATUSES",
@@ -662,7 +662,7 @@ def _summary(claims) -> dict:
 def claims_markdown(claims, *, results_root: str = "results", bench_root: str | None = None) -> str:
     """The claims as a Markdown report: a summary line and one table row per claim."""
     summary = ", ".join(f"{n} {s}" for s, n in _summary(claims).items())
-    command = f"python -m lpp.claims --results {results_root}"
+    command = f"python -m study.claims --results {results_root}"
     tables = f"`{results_root}/`"
     if bench_root is not None:
         command += f" --bench {bench_root}"
@@ -720,7 +720,7 @@ def _write(claims, results_root, out_dir, bench_root=None) -> tuple[Path, Path]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lpp.claims",
+    parser = argparse.ArgumentParser(prog="python -m study.claims",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--results", default="results", help="the results folder to read")
     parser.add_argument("--bench", default=None, help="the benchmarks' results folder "

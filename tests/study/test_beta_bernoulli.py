@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from lpp.central import beta_bernoulli as bb
+from study import beta_bernoulli as bb
 
 
 def test_figure1_densities_integrate_to_one():

@@ -24,7 +24,7 @@ import pandas as pd
 
 from lpp._rng import derive_seed
 from lpp._validation import non_negative_int, positive_int
-from lpp.figures import save_figure
+from study.figures import save_figure
 from lpp.inference import TopicModel, fit_private
 from lpp.inference._numerics import SERIAL_BELOW
 from lpp.simulate import PrivatizedFactorization, make_private_factorization

@@ -3,7 +3,7 @@ import io
 
 import pandas as pd
 
-from lpp.score_tables import is_unmasked
+from study.score_tables import is_unmasked
 
 
 def test_rows_of_the_unmasked_design_in_memory_and_from_csv():

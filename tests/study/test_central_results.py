@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lpp.central.beta_bernoulli import laplace_overtakes_ops
+from study.beta_bernoulli import laplace_overtakes_ops
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results" / "central" / "beta_bernoulli.json"
 
 

@@ -11,8 +11,8 @@ import numpy as np
 from scipy import stats
 from tqdm import tqdm
 
-from .._rng import as_generator
-from . import conjugate, mechanisms
+from lpp._rng import as_generator
+from lpp.central import conjugate, mechanisms
 
 __all__ = ["figure1_densities", "l1_error_curve", "laplace_overtakes_ops", "table1",
            "are_by_simulation"]

@@ -1,4 +1,4 @@
-"""lpp.figures: the settings line every figure carries, its placement, and the actor order
+"""study.figures: the settings line every figure carries, its placement, and the actor order
 that shows a block structure."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from lpp.figures import caption_figure, community_order, current_profile, settings_caption
+from study.figures import caption_figure, community_order, current_profile, settings_caption
 from lpp.fits import save_fit
 from lpp.inference import fit_private
 from lpp.simulate import make_network

@@ -1,4 +1,4 @@
-"""lpp.claims: each kind of check passes and fails on constructed tables; missing tables are
+"""study.claims: each kind of check passes and fails on constructed tables; missing tables are
 NOT-RUN, never an error; the committed claims are what the code computes."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from lpp import claims as cl
-from lpp.claims import (FAIL, NOT_REPRODUCED, NOT_RUN, PASS, better_everywhere, check_claims,
+from study.claims import (FAIL, NOT_REPRODUCED, NOT_RUN, PASS, better_everywhere, check_claims,
                         close_to, near_number, trend_with_noise, write_claims)
 
 REPO = Path(__file__).resolve().parents[2]

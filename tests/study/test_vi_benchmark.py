@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lpp.evaluation import write_table
-from lpp.vi.benchmark import (
+from study.reports import write_table
+from study.vi_benchmark import (
     LABELS,
     PAPER_NUMBERS,
     data_seed,

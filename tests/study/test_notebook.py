@@ -11,7 +11,7 @@ import pytest
 
 from lpp.counts import write_counts
 from lpp.fits import load_fit
-from lpp.notebook import collect_parameters, ipc_kernel_manager, main
+from study.notebook import collect_parameters, ipc_kernel_manager, main
 from lpp.privatized import DATA_FILE, load_privatized
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"

@@ -1,0 +1,300 @@
+"""Score tables and figures of a case study: every saved fit scored against the true counts.
+
+The report notebooks are narrative over three calls: score every saved fit of a case study
+into a table (:func:`score_topic_fits`, :func:`score_community_fits`), write it
+(:func:`write_table`) and draw it (:func:`plot_scores`). The scores of one fit are the
+library's (:mod:`lpp.evaluation`); this module tabulates and draws them for the compendium.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from lpp.evaluation import (NONPRIVATE, ORACLE, REFERENCES, ZEROS, community_references,
+                            community_scores, heldout_used, topic_references, topic_scores)
+from lpp.fits import load_fit
+from lpp.io import atomic_write_bytes
+from lpp.metrics import ReferenceCorpus
+from study.figures import save_figure
+from study.score_tables import is_unmasked
+
+FIT_FILE = "fit.json"
+#: the figures' measure of the unmasked fits: their MAE, over every off-diagonal entry
+UNMASKED_MAE = "unmasked_mae"
+#: axis labels of the measures in the figures
+MEASURE_LABELS = {"mae": "MAE", "offdiag_mae": "MAE, all off-diagonal entries",
+                  UNMASKED_MAE: "MAE, unmasked runs (all off-diagonal)",
+                  "heldout_mae": "held-out MAE", "heldout_loglik": "held-out log-lik per entry",
+                  "loglik": "predictive log-lik per entry", "npmi": "NPMI (never = -1)",
+                  "npmi_zero": "NPMI (never = 0)", "coherence": "coherence"}
+
+
+def fit_dirs(fits_dir) -> list[Path]:
+    """The fit directories directly under ``fits_dir`` (those holding a ``fit.json``), sorted.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``fits_dir`` holds no fit.
+    """
+    found = sorted(p.parent for p in Path(fits_dir).glob(f"*/{FIT_FILE}"))
+    if not found:
+        raise FileNotFoundError(f"no fit (*/{FIT_FILE}) under {fits_dir}")
+    return found
+
+
+def _score_table(fits_dir, score, columns, references=()) -> pd.DataFrame:
+    """One row per fit: its name, method, ``columns(fit)`` and ``score(fit)``; then the
+    ``references`` rows (columns they lack are NaN).
+
+    The run time of each fit is kept in ``table.attrs["seconds"]`` rather than in a column:
+    it varies between runs, and the table must repeat to the byte.
+    """
+    rows, seconds = [], {}
+    for fit_dir in tqdm(fit_dirs(fits_dir), desc="scoring fits", unit="fit", leave=False):
+        fit = load_fit(fit_dir)
+        rows.append({"fit": fit_dir.name, "method": fit.method, **columns(fit), **score(fit)})
+        seconds[fit_dir.name] = fit.meta["seconds_total"]
+    table = pd.DataFrame(rows + list(references), columns=list(rows[0]))
+    table.attrs["seconds"] = seconds
+    return table
+
+
+def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
+                     true_rates=None) -> pd.DataFrame:
+    """Score every topic-model fit under ``fits_dir`` against the true counts.
+
+    Parameters
+    ----------
+    fits_dir : path-like
+        A folder of fit directories (``lpp.fits`` format), one per method, level and replicate.
+    true_counts : array_like or scipy sparse matrix
+        The true document-by-word counts (D x V) the private data were made from.
+    n_top : int, optional
+        Top words per topic for NPMI and coherence.
+    true_rates : array_like, optional
+        The rates behind the counts, where known: the oracle row (NaN otherwise).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``fit``, ``method``, ``epsilon_over_n`` (None for the non-private fit) and
+        those of :func:`topic_scores`; one row per fit in name order, then the reference
+        rows of :func:`topic_references`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``fits_dir`` holds no fit.
+    ValueError
+        If a fit does not match the counts (see :func:`topic_scores`).
+    """
+    reference = ReferenceCorpus(true_counts)
+    return _score_table(
+        fits_dir,
+        lambda fit: topic_scores(fit, true_counts, reference=reference, n_top=n_top),
+        lambda fit: {"epsilon_over_n": fit.meta["extra"].get("epsilon_over_n")},
+        topic_references(true_counts, true_rates))
+
+
+def score_community_fits(fits_dir, true_counts, heldout=None, *,
+                         true_rates=None) -> pd.DataFrame:
+    """Score every community-model fit under ``fits_dir`` against the true counts.
+
+    Parameters
+    ----------
+    fits_dir : path-like
+        A folder of fit directories (``lpp.fits`` format).
+    true_counts : array_like or scipy sparse matrix
+        The true actor-by-actor counts (square).
+    heldout : array_like of bool, optional
+        True = held out of inference; adds the ``heldout_mae`` and ``heldout_loglik`` columns.
+    true_rates : array_like, optional
+        The rates behind the counts, where known: the oracle row (NaN otherwise).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``fit``, ``method``, ``C`` (communities), ``epsilon_over_n``,
+        ``heldout_used`` (the design: False for a fit of every entry, empty for the
+        references) and those of :func:`community_scores`; one row per fit in name order,
+        then the reference rows of :func:`community_references`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``fits_dir`` holds no fit.
+    ValueError
+        If a fit does not match the counts (see :func:`community_scores`).
+    """
+    y = true_counts.toarray() if hasattr(true_counts, "toarray") else np.asarray(true_counts)
+    return _score_table(
+        fits_dir, lambda fit: community_scores(fit, y, heldout),
+        lambda fit: {"C": fit.meta["extra"]["n_components"],
+                     "epsilon_over_n": fit.meta["extra"].get("epsilon_over_n"),
+                     "heldout_used": heldout_used(fit)},
+        community_references(y, heldout, true_rates))
+
+
+def write_table(table: pd.DataFrame, path) -> Path:
+    """Write a score table as CSV atomically, its folder created.
+
+    Floats are written with 6 significant digits, so that the table repeats to the byte
+    across machines whose last digits differ.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A score table (:func:`score_topic_fits`, :func:`score_community_fits`).
+    path : path-like
+        The CSV file to write.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    path = Path(path)
+    atomic_write_bytes(path, table.to_csv(index=False, float_format="%.6g").encode())
+    return path
+
+
+#: how each reference row is drawn in the figures: (legend label, colour, line style)
+REFERENCE_STYLES = {NONPRIVATE: ("non-private", "grey", "--"),
+                    ZEROS: ("all zeros", "black", ":"),
+                    ORACLE: ("oracle (true rates)", "tab:green", "-.")}
+
+
+def _split_designs(table: pd.DataFrame) -> pd.DataFrame:
+    """The unmasked fits' MAE moved to a measure of its own (:data:`UNMASKED_MAE`).
+
+    Their MAE is over other entries than the masked fits' (every off-diagonal entry, not
+    the observed ones), so the figure shows it in a panel of its own, the methods in the
+    same colours; the all-zeros and oracle references there are their MAE over the same
+    entries.
+    """
+    unmasked = is_unmasked(table)
+    if not unmasked.any():
+        return table
+    table = table.copy()
+    table[UNMASKED_MAE] = np.where(unmasked, table["mae"], np.nan)
+    references = table.method.isin((ZEROS, ORACLE))
+    if "offdiag_mae" in table:
+        table.loc[references, UNMASKED_MAE] = table.loc[references, "offdiag_mae"]
+    table.loc[unmasked, [c for c in MEASURE_LABELS if c in table and c != UNMASKED_MAE]] = np.nan
+    return table
+
+
+def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=None,
+                labels: dict | None = None, title: str | None = None):
+    """Each private method's score against the privacy level, the references as lines.
+
+    One panel per measure (and per value of ``by``, e.g. ``"C"``: then one row of panels per
+    measure, one column per value): the private methods'
+    mean ± sd over replicates at each ``epsilon_over_n`` (most private level on the right);
+    the non-private fit(s) and the reference rows (all zeros, oracle) as horizontal lines,
+    those with a missing or infinite value left out. Fits of every entry (a
+    ``heldout_used`` column that is False) get panels of their own, after those of
+    ``"mae"``: their MAE over every off-diagonal entry (:data:`UNMASKED_MAE`), with their
+    non-private fit and the references' MAE over the same entries as lines. A reference
+    row whose ``by`` value is missing (it does not depend on it) is drawn in every panel. The legend is built from
+    what the figure draws, so every method present gets an entry.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A score table (:func:`score_topic_fits`, :func:`score_community_fits`).
+    measures : sequence of str
+        Columns of ``table`` to plot; those missing from the table are skipped.
+    by : str, optional
+        A column that splits the panels (one panel per value and measure).
+    figure : path-like, optional
+        Where to save the figure as PNG (atomically, 100 dpi).
+    labels : dict, optional
+        Axis labels of the measures, overriding :data:`MEASURE_LABELS`.
+    title : str, optional
+        A figure title (e.g. the settings: profile, sweeps, copies).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If no measure is in the table, or the table has no private fit.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    labels = {**MEASURE_LABELS, **(labels or {})}
+    table = _split_designs(table)
+    designs = UNMASKED_MAE in table
+    if designs and "mae" in measures and UNMASKED_MAE not in measures:
+        measures = list(measures)
+        measures.insert(measures.index("mae") + 1, UNMASKED_MAE)
+    measures = [m for m in measures if m in table]
+    private = table[~table.method.isin(REFERENCES)]
+    references = table[table.method.isin(REFERENCES)]
+    # with unmasked fits a panel holds only the rows that have its measure: each method
+    # keeps its colour in every panel
+    hues = list(private.method.unique())
+    palette = dict(zip(hues, sns.color_palette(n_colors=len(hues))))
+    if not measures or private.empty:
+        raise ValueError(f"nothing to plot: measures {measures}, {len(private)} private fits")
+    groups = [None] if by is None else sorted(private[by].unique())
+    panels = [(m, g) for m in measures for g in groups]
+    # one row of panels, or with ``by`` one row per measure and one column per group
+    n_rows, n_cols = (1, len(panels)) if by is None else (len(measures), len(groups))
+    # at least 9 inches wide, so that a one-line legend of every method and reference fits
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(max(4 * n_cols, 9), 3.2 * n_rows + 0.3),
+                             squeeze=False)
+    for ax, (measure, group) in zip(axes.ravel(), panels):
+        sub = private if group is None else private[private[by] == group]
+        hue_style = {}
+        if designs:
+            sub = sub[sub[measure].notna()]
+            present = [h for h in hues if (sub.method == h).any()]
+            hue_style = {"hue_order": present, "palette": {h: palette[h] for h in present}}
+        if not sub.empty:
+            sns.pointplot(data=sub, x="epsilon_over_n", y=measure, hue="method", ax=ax,
+                          order=sorted(sub.epsilon_over_n.unique(), reverse=True),
+                          errorbar="sd", **hue_style)
+        else:  # e.g. no unmasked fit for this C: an empty panel, no reference lines
+            ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes)
+            ax.set(xticks=[], yticks=[])
+        lines = references if group is None else references[
+            (references[by] == group) | references[by].isna()]
+        if sub.empty:
+            lines = lines.iloc[:0]
+        for method, value in zip(lines.method, lines[measure]):
+            if np.isfinite(value):
+                label, colour, style = REFERENCE_STYLES[method]
+                ax.axhline(value, color=colour, ls=style, label=label)
+        if group is not None:
+            ax.set(title=f"{by} = {group:g}" if isinstance(group, float) else f"{by} = {group}")
+        ax.set(xlabel="ε / N  (privacy increases →)", ylabel=labels.get(measure, measure))
+    # one entry per label, in order of appearance (a reference line may be drawn twice)
+    legend = {}
+    for ax in axes.ravel():
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+        if ax.get_legend():
+            ax.get_legend().remove()
+    # room for the legend (and title) above the panels, in inches
+    height = fig.get_figheight()
+    top = 1 - (0.35 if by is None else 0.42) / height
+    anchor = (0.5, 1.0)
+    if title:
+        fig.suptitle(title, y=1 - 0.02 / height, fontsize="medium")
+        anchor, top = (0.5, 1 - 0.22 / height), top - 0.22 / height
+    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=len(legend),
+               frameon=False, bbox_to_anchor=anchor)
+    # panel titles need a little more room under the legend
+    fig.tight_layout(rect=(0, 0, 1, top))
+    if figure is not None:
+        save_figure(fig, figure, dpi=100)
+    return fig

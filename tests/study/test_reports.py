@@ -1,0 +1,225 @@
+"""study.reports: every saved fit of a case study scored into a table, written and drawn."""
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from lpp.evaluation import topic_scores
+from lpp.fits import load_fit, save_fit
+from study.reports import plot_scores, score_community_fits, score_topic_fits, write_table
+
+
+def _fit(mu_hat, model, **samples):
+    return SimpleNamespace(mu_hat=mu_hat, samples=samples,
+                           meta={"model": {"model": model, "n_components": 2}})
+
+
+def _save(fits_dir, name, method, mu_hat, phi=None, **extra):
+    """A saved fit with the given posterior mean (and latents), as an inference stage writes."""
+    rng = np.random.default_rng(len(name))
+    if phi is None:  # a community model with C = 2
+        samples = {"theta": rng.gamma(1.0, 1.0, (1, mu_hat.shape[0], 2)),
+                   "pi": rng.gamma(1.0, 1.0, (1, 2, 2))}
+        model = {"model": "communities", "n_components": 2}
+    else:
+        samples = {"theta": rng.gamma(1.0, 1.0, (phi.shape[0], mu_hat.shape[0], phi.shape[1])),
+                   "phi": phi}
+        model = {"model": "topics", "n_components": phi.shape[1]}
+    n_saved = samples["theta"].shape[0]
+    result = SimpleNamespace(
+        mu_hat=mu_hat, samples=samples, log_joint=np.zeros(n_saved),
+        saved_iterations=np.arange(n_saved), iter_seconds=np.full(4, 0.25), method=method,
+        model=model, seed=1, n_iter=4, burn_in=2, thin=1, iterations_done=4,
+        interrupted=False, n_saved=n_saved)
+    save_fit(result, fits_dir / name, data="somewhere", extra=extra)
+
+
+def test_score_topic_fits_tabulates_every_fit_in_name_order(tmp_path):
+    rng = np.random.default_rng(2)
+    y = sp.csr_array(rng.poisson(1.0, (20, 8)))
+    phi = rng.gamma(1.0, 1.0, (2, 3, 8))
+    _save(tmp_path, "naive_eps1.0_rep0", "naive", np.full((20, 8), 2.0), phi, epsilon_over_n=1.0)
+    _save(tmp_path, "collapsed_eps1.0_rep0", "collapsed", np.ones((20, 8)), phi,
+          epsilon_over_n=1.0)
+    _save(tmp_path, "nonprivate", "nonprivate", np.ones((20, 8)), phi)
+    table = score_topic_fits(tmp_path, y, n_top=3)
+    assert list(table.fit) == ["collapsed_eps1.0_rep0", "naive_eps1.0_rep0", "nonprivate",
+                               "zeros", "oracle"]
+    columns = ["fit", "method", "epsilon_over_n", "mae", "npmi", "npmi_zero", "coherence",
+               "loglik", "n_samples"]
+    assert list(table.columns) == columns
+    expect = topic_scores(_fit(np.full((20, 8), 2.0), "topics", phi=phi,
+                               theta=load_fit(tmp_path / "naive_eps1.0_rep0").samples["theta"]),
+                          y, n_top=3)
+    assert table.iloc[1][["mae", "npmi", "coherence", "loglik"]].tolist() == pytest.approx(
+        [expect["mae"], expect["npmi"], expect["coherence"], expect["loglik"]])
+    assert table.iloc[3].mae == pytest.approx(y.toarray().mean())
+    assert table.iloc[4][["mae", "loglik"]].isna().all()  # Enron-like: no true rates
+    assert table.attrs["seconds"]["nonprivate"] == pytest.approx(1.0)
+    path = write_table(table, tmp_path / "eval" / "t.csv")
+    assert path.read_text().splitlines()[0] == ",".join(columns)
+
+
+def test_score_community_fits_adds_the_heldout_error(tmp_path):
+    y = np.array([[0, 1, 2], [3, 0, 4], [5, 6, 0]])
+    heldout = np.zeros((3, 3), dtype=bool)
+    heldout[2, 1] = True
+    _save(tmp_path, "collapsed_C2_eps1.0_rep0", "collapsed", np.zeros((3, 3)),
+          epsilon_over_n=1.0, n_components=2)
+    _save(tmp_path, "nonprivate_C2", "nonprivate", np.ones((3, 3)), n_components=2)
+    table = score_community_fits(tmp_path, sp.csr_array(y), heldout, true_rates=np.ones((3, 3)))
+    assert list(table.columns) == ["fit", "method", "C", "epsilon_over_n", "heldout_used", "mae",
+                                   "offdiag_mae", "heldout_mae", "heldout_loglik"]
+    assert table.heldout_used.tolist()[:2] == [True, True]  # fits that predate the flag
+    assert list(table.method) == ["collapsed", "nonprivate", "zeros", "oracle"]
+    # the observed entries: 1, 2, 3, 4, 5 (the held-out 6 is not among them)
+    assert table.mae.tolist() == pytest.approx([3.0, 2.0, 3.0, 2.0])
+    assert table.offdiag_mae.tolist() == pytest.approx([3.5, 2.5, 3.5, 2.5])
+    assert table.heldout_mae.tolist() == pytest.approx([6.0, 5.0, 6.0, 5.0])
+    assert table.heldout_loglik.iloc[2] == -np.inf
+    assert table.heldout_loglik.iloc[3] == pytest.approx(stats.poisson.logpmf(6, 1.0))
+
+
+def test_unmasked_fits_leave_the_masked_rows_unchanged(tmp_path):
+    y = np.array([[0, 1, 2, 7], [3, 0, 4, 1], [5, 6, 0, 2], [0, 3, 8, 0]])
+    heldout = np.zeros((4, 4), dtype=bool)
+    heldout[2, 1] = heldout[0, 3] = True
+    masked, both = tmp_path / "masked", tmp_path / "both"
+    for folder in (masked, both):
+        _save(folder, "collapsed_C2_eps1.0_rep0", "collapsed", np.full((4, 4), 2.0),
+              epsilon_over_n=1.0, n_components=2, heldout_used=True)
+        _save(folder, "nonprivate_C2", "nonprivate", np.ones((4, 4)), n_components=2)
+    _save(both, "collapsed_C2_eps1.0_rep0_unmasked", "collapsed", np.full((4, 4), 3.0),
+          epsilon_over_n=1.0, n_components=2, heldout_used=False)
+    _save(both, "nonprivate_C2_unmasked", "nonprivate", np.ones((4, 4)), n_components=2,
+          heldout_used=False)
+    before = score_community_fits(masked, y, heldout)
+    after = score_community_fits(both, y, heldout)
+    assert after.fit.tolist() == ["collapsed_C2_eps1.0_rep0", "collapsed_C2_eps1.0_rep0_unmasked",
+                                  "nonprivate_C2", "nonprivate_C2_unmasked", "zeros", "oracle"]
+    kept = after[after.fit.isin(before.fit)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(kept, before)
+    unmasked = after[after.heldout_used.eq(False)]
+    offdiag = y[~np.eye(4, dtype=bool)]
+    assert unmasked.mae.tolist() == pytest.approx([np.abs(3.0 - offdiag).mean(),
+                                                   np.abs(1.0 - offdiag).mean()])
+    assert (unmasked.mae == unmasked.offdiag_mae).all()
+    assert unmasked[["heldout_mae", "heldout_loglik"]].isna().all().all()
+    # the design column survives the CSV: False rows are the unmasked ones when read back
+    text = write_table(after, tmp_path / "t.csv").read_text()
+    assert pd.read_csv(tmp_path / "t.csv").heldout_used.tolist()[:4] == [True, False, True, False]
+    assert text.splitlines()[0].split(",")[4] == "heldout_used"
+
+
+def test_scoring_an_empty_folder_is_refused(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no fit"):
+        score_topic_fits(tmp_path, np.ones((2, 2), dtype=int))
+
+
+def _table(methods, by=None):
+    rows = [{"fit": f"{m}_{e}_{r}", "method": m, "epsilon_over_n": e, "mae": 1.0 + r + e,
+             "npmi": 0.1 * r, **({by: c} if by else {})}
+            for m in methods for e in (1.0, 2.0) for r in (0, 1)
+            for c in ((5, 10) if by else (None,))]
+    rows += [{"fit": "nonprivate", "method": "nonprivate", "epsilon_over_n": None, "mae": 0.5,
+              "npmi": 0.3, **({by: c} if by else {})} for c in ((5, 10) if by else (None,))]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("methods", [["collapsed", "naive"], ["bessel", "collapsed", "naive"],
+                                     ["bessel", "collapsed", "naive", "other"]])
+def test_the_legend_names_every_method_present(methods):
+    import matplotlib.pyplot as plt
+
+    fig = plot_scores(_table(methods), ["mae", "npmi", "coherence"])
+    try:
+        (legend,) = fig.legends
+        assert [t.get_text() for t in legend.get_texts()] == [*methods, "non-private"]
+        assert len(fig.axes) == 2  # 'coherence' is not in the table: skipped
+        assert all(ax.get_legend() is None for ax in fig.axes)
+    finally:
+        plt.close(fig)
+
+
+def test_panels_split_by_a_column_and_the_figure_is_written(tmp_path):
+    import matplotlib.pyplot as plt
+
+    fig = plot_scores(_table(["bessel", "collapsed", "naive"], by="C"), ["mae"], by="C",
+                      figure=tmp_path / "fig" / "f.png")
+    try:
+        assert [ax.get_title() for ax in fig.axes] == ["C = 5", "C = 10"]
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+            "bessel", "collapsed", "naive", "non-private"]
+        assert (tmp_path / "fig" / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        plt.close(fig)
+
+
+def test_nothing_to_plot_is_refused():
+    with pytest.raises(ValueError, match="nothing to plot"):
+        plot_scores(_table(["collapsed"]), ["heldout_mae"])
+
+
+def test_reference_rows_are_lines_in_every_panel_and_missing_values_are_left_out():
+    import matplotlib.pyplot as plt
+
+    table = _table(["collapsed", "naive"], by="C")
+    refs = pd.DataFrame([{"fit": "zeros", "method": "zeros", "mae": 0.25, "npmi": -np.inf},
+                         {"fit": "oracle", "method": "oracle", "mae": np.nan, "npmi": np.nan}])
+    fig = plot_scores(pd.concat([table, refs], ignore_index=True), ["mae", "npmi"], by="C",
+                      title="quick profile")
+    try:
+        assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (2, 2)  # measures x C
+        mae_panels, npmi_panels = fig.axes[:2], fig.axes[2:]
+        for ax in mae_panels:  # the C-free zeros line is in both C panels
+            assert 0.25 in [line.get_ydata()[0] for line in ax.get_lines() if line.get_ls() == ":"]
+        for ax in npmi_panels:  # -inf is not drawn
+            assert not [line for line in ax.get_lines() if line.get_ls() == ":"]
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert labels == ["collapsed", "naive", "non-private", "all zeros"]  # no oracle: NaN
+        assert fig._suptitle.get_text() == "quick profile"
+    finally:
+        plt.close(fig)
+
+
+def test_unmasked_fits_get_panels_of_their_own():
+    import matplotlib.pyplot as plt
+
+    table = _table(["collapsed", "naive"], by="C")
+    table["heldout_used"] = True
+    unmasked = table[(table.C == 5)].copy()
+    unmasked["heldout_used"] = False
+    unmasked["mae"] = unmasked["mae"] + 10.0
+    unmasked["fit"] = unmasked["fit"] + "_unmasked"
+    refs = pd.DataFrame([{"fit": "zeros", "method": "zeros", "mae": 0.25, "offdiag_mae": 7.5}])
+    fig = plot_scores(pd.concat([table, unmasked, refs], ignore_index=True), ["mae", "npmi"],
+                      by="C")
+    try:
+        # measures x C: mae, the unmasked runs' mae, npmi
+        assert fig.axes[0].get_subplotspec().get_geometry()[:2] == (3, 2)
+        assert [ax.get_ylabel() for ax in fig.axes[::2]] == [
+            "MAE", "MAE, unmasked runs (all off-diagonal)", "NPMI (never = -1)"]
+        masked_c5, unmasked_c5, unmasked_c10 = fig.axes[0], fig.axes[2], fig.axes[3]
+
+        def points(ax):
+            return sorted(y for line in ax.get_lines() if line.get_ls() != ":"
+                          for y in line.get_ydata() if np.isfinite(y))
+
+        # the unmasked values are in their panel only; the masked panel is unchanged
+        assert min(points(unmasked_c5)) > 10 and max(points(masked_c5)) < 10
+        # the all-zeros line of the unmasked panel is its MAE over every off-diagonal entry
+        assert [line.get_ydata()[0] for line in unmasked_c5.get_lines()
+                if line.get_ls() == ":"] == [7.5]
+        assert [t.get_text() for t in unmasked_c10.texts] == ["not run"]
+        assert not unmasked_c10.get_lines()
+        # each method keeps its colour in every panel
+        colours = [{line.get_color() for line in ax.get_lines() if line.get_ls() == "-"}
+                   for ax in (masked_c5, unmasked_c5)]
+        assert colours[0] == colours[1] and len(colours[0]) == 2
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+            "collapsed", "naive", "non-private", "all zeros"]
+    finally:
+        plt.close(fig)
