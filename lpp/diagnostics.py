@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from lpp.fits import SavedFit
-from lpp.inference import FitResult, make_model
+from lpp.inference import FitResult, model_from_params
 
 __all__ = ["rate_samples", "chain_quantities", "default_entries", "to_inference_data",
            "convergence_summary", "plot_traces", "diagnose_cases"]
@@ -57,11 +57,6 @@ def _check_fit(fit) -> None:
         raise ValueError("the fit saved no latents (save_latents=False): its rates are unknown")
 
 
-def _model_of(fit):
-    params = dict(fit.model if isinstance(fit, FitResult) else fit.meta["model"])
-    return make_model(params.pop("model"), **params)
-
-
 def _state(fit, s: int) -> dict:
     return {name: draws[s] for name, draws in fit.samples.items() if name != "y"}
 
@@ -86,7 +81,7 @@ def rate_samples(fit) -> Iterator[np.ndarray]:
         For an object that is not a fit, or a fit without saved samples or latents.
     """
     _check_fit(fit)
-    model = _model_of(fit)
+    model = model_from_params(fit.model)
     for s in range(np.size(fit.log_joint)):
         yield model.rate(_state(fit, s))
 
@@ -177,7 +172,7 @@ def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
         For a bad fit or entries outside the data.
     """
     _check_fit(fit)
-    model = _model_of(fit)
+    model = model_from_params(fit.model)
     entries = _as_entries(entries, np.shape(fit.mu_hat))
     n_saved = np.size(fit.log_joint)
     total = np.empty(n_saved)
@@ -197,10 +192,10 @@ def _as_fits(fits) -> list:
     for fit in fits:
         _check_fit(fit)
     first = fits[0]
-    model = _model_of(first).params()
+    model = model_from_params(first.model).params()
     for c, fit in enumerate(fits[1:], start=1):
-        if _model_of(fit).params() != model:
-            raise ValueError(f"chain {c} fits another model ({_model_of(fit).params()}) than "
+        if model_from_params(fit.model).params() != model:
+            raise ValueError(f"chain {c} fits another model ({model_from_params(fit.model).params()}) than "
                              f"chain 0 ({model})")
         if np.shape(fit.mu_hat) != np.shape(first.mu_hat):
             raise ValueError(f"chain {c} was fitted to data of shape {np.shape(fit.mu_hat)}; "
@@ -252,7 +247,7 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4):
         sample_stats={"lp": posterior["log_joint"].copy()},
         coords={"draw": np.asarray(fits[0].saved_iterations, dtype=np.int64), "entry": labels},
         dims={"mu": ["entry"]},
-        posterior_attrs={"model": str(_model_of(fits[0]).params()),
+        posterior_attrs={"model": str(model_from_params(fits[0].model).params()),
                          "methods": ",".join(methods), "seeds": ",".join(map(str, seeds))},
     )
 

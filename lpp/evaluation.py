@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lpp.inference.models import model_from_params
 from lpp.metrics import (ReferenceCorpus, align_topics, mae, mean_over_topics, mimno_coherence,
                          network_masks, npmi, predictive_log_likelihood, top_words, zeros_mae)
 from lpp.metrics.predictive import pointwise_predictive_log_likelihood
@@ -41,13 +42,6 @@ REFERENCES = (NONPRIVATE, ZEROS, ORACLE)
 # rows of rates formed at a time for the predictive log-likelihood of a factorised model:
 # a 10,000 x 10,000 rate matrix is 800 MB, a block of rows a few MB
 _ROW_BLOCK = 256
-
-
-def _model_of(fit):
-    from lpp.inference import make_model
-
-    params = dict(fit.meta["model"])
-    return make_model(params.pop("model"), **params)
 
 
 def _factor_rates(model, state, rows) -> np.ndarray:
@@ -87,7 +81,7 @@ def fit_predictive_log_likelihood(fit, true_counts, mask=None) -> float:
     latents = {name: draws for name, draws in fit.samples.items() if name != "y"}
     if not latents or "model" not in fit.meta.get("model", {}):
         raise ValueError("the fit saved no latents of a known model: its rates are unknown")
-    model = _model_of(fit)
+    model = model_from_params(fit.meta["model"])
     shape = tuple(fit.mu_hat.shape)
     n_saved = next(iter(latents.values())).shape[0]
     if "row_column_factors" not in model.capabilities:

@@ -46,6 +46,12 @@ class SavedFit:
     def method(self) -> str:
         return self.meta["method"]
 
+    @property
+    def model(self) -> dict:
+        """The model's ``params()``, as :attr:`lpp.inference.FitResult.model` holds them
+        (:func:`lpp.inference.model_from_params` rebuilds the model)."""
+        return self.meta["model"]
+
 
 def _jsonable(value):
     if isinstance(value, dict):

@@ -133,7 +133,7 @@ def score_community_fits(fits_dir, true_counts, heldout=None, *,
     y = true_counts.toarray() if hasattr(true_counts, "toarray") else np.asarray(true_counts)
     return _score_table(
         fits_dir, lambda fit: community_scores(fit, y, heldout),
-        lambda fit: {"C": fit.meta["extra"]["n_components"],
+        lambda fit: {"C": fit.model["n_components"],
                      "epsilon_over_n": fit.meta["extra"].get("epsilon_over_n"),
                      "heldout_used": heldout_used(fit)},
         community_references(y, heldout, true_rates))

@@ -24,6 +24,7 @@ from lpp.inference.models import (
     PoissonFactorization,
     TopicModel,
     make_model,
+    model_from_params,
 )
 from lpp.inference.privacy import (
     PRIVACY_STEPS,
@@ -40,5 +41,5 @@ __all__ = [
     "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel",
     "CollapsedPrivacy", "CommunityModel", "FitResult", "GibbsSampler", "NaivePrivacy", "Observed",
     "PoissonFactorization", "PrivacyStep", "TopicModel", "fit_nonprivate", "fit_private",
-    "make_model", "make_privacy_step", "sample_true_counts",
+    "make_model", "make_privacy_step", "model_from_params", "sample_true_counts",
 ]

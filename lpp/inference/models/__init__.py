@@ -35,5 +35,22 @@ def make_model(model, n_components=None, a0=None, b0=None) -> PoissonFactorizati
                     f"got {type(model).__name__}")
 
 
+def model_from_params(params: dict) -> PoissonFactorization:
+    """The model that ``params`` describes: the inverse of ``model.params()``.
+
+    A fit records ``model.params()`` (``{"model": name, "n_components": ..., "a0": ..., "b0":
+    ...}``); this rebuilds the model from that record, e.g. to recompute rates from saved
+    latents. Only the built-in models (:data:`MODELS`) can be rebuilt by name.
+    """
+    if not isinstance(params, dict) or "model" not in params:
+        raise TypeError(f"params must be a dict with a 'model' name (model.params()), got {params!r}")
+    settings = dict(params)
+    name = settings.pop("model")
+    unknown = set(settings) - {"n_components", "a0", "b0"}
+    if unknown:
+        raise ValueError(f"params of model {name!r} hold unknown settings {sorted(unknown)}")
+    return make_model(name, **settings)
+
+
 __all__ = ["MODELS", "CPTensorModel", "CommunityModel", "Observed", "PoissonFactorization",
-           "TopicModel", "make_model"]
+           "TopicModel", "make_model", "model_from_params"]

@@ -29,8 +29,10 @@ class CommunityModel(PoissonFactorization):
     name = "communities"
     data_ndim = 2
 
-    def __init__(self, n_communities: int, *, a0: float = 0.1, b0: float = 1.0):
-        super().__init__(n_communities, a0=a0, b0=b0)
+    @property
+    def n_communities(self) -> int:
+        """The paper's C: an alias of ``n_components``."""
+        return self.n_components
 
     def check_shape(self, shape):
         super().check_shape(shape)

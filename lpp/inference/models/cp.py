@@ -27,13 +27,18 @@ def _khatri_rao(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class CPTensorModel(PoissonFactorization):
-    """Rank-``rank`` Poisson CP factorization of a 3-way tensor."""
+    """Poisson CP factorization of a 3-way tensor with ``n_components`` components.
+
+    ``rank`` (the CP rank) is an alias of ``n_components``.
+    """
 
     name = "cp"
     data_ndim = 3
 
-    def __init__(self, rank: int, *, a0: float = 0.1, b0: float = 1.0):
-        super().__init__(rank, a0=a0, b0=b0)
+    @property
+    def rank(self) -> int:
+        """The CP rank: an alias of ``n_components``."""
+        return self.n_components
 
     def latent_shapes(self, shape):
         return {name: (size, self.n_components) for name, size in zip(_NAMES, shape)}

@@ -36,14 +36,19 @@ EXPECTATION_ROWS = 512
 
 
 class TopicModel(PoissonFactorization):
-    """Poisson matrix factorization with ``n_topics`` topics; state ``{"theta", "phi"}``."""
+    """Poisson matrix factorization with ``n_components`` topics; state ``{"theta", "phi"}``.
+
+    ``n_topics`` (the paper's K) is an alias of ``n_components``.
+    """
 
     name = "topics"
     data_ndim = 2
     capabilities = frozenset({"row_column_factors"})
 
-    def __init__(self, n_topics: int, *, a0: float = 0.1, b0: float = 1.0):
-        super().__init__(n_topics, a0=a0, b0=b0)
+    @property
+    def n_topics(self) -> int:
+        """The paper's K: an alias of ``n_components``."""
+        return self.n_components
 
     def latent_shapes(self, shape):
         n_docs, n_words = shape

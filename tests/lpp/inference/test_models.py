@@ -12,6 +12,7 @@ from lpp.inference.models import (
     Observed,
     PoissonFactorization,
     TopicModel,
+    model_from_params,
 )
 from lpp.testing import FALSE_ALARM, chisquare_gof
 
@@ -305,3 +306,25 @@ def test_expectation_step_is_the_mean_of_the_gibbs_step(model, shape, first):
     z = (draws.mean(axis=0) - want) / (draws.std(axis=0, ddof=1) / np.sqrt(len(draws)))
     threshold = stats.norm.isf(FALSE_ALARM / 2 / z.size)
     assert np.abs(z).max() < threshold, np.abs(z).max()
+
+
+@pytest.mark.parametrize("model, alias", [(TopicModel(3, a0=0.2), "n_topics"),
+                                          (CommunityModel(4, b0=2.0), "n_communities"),
+                                          (CPTensorModel(2), "rank")])
+def test_one_name_for_the_component_count_and_the_papers_names_as_aliases(model, alias):
+    assert getattr(model, alias) == model.n_components
+    rebuilt = model_from_params(model.params())
+    assert type(rebuilt) is type(model) and rebuilt.params() == model.params()
+    assert type(model)(n_components=model.n_components).n_components == model.n_components
+
+
+@pytest.mark.parametrize("params, error, match", [
+    ({"n_components": 2}, TypeError, "'model' name"),
+    ("topics", TypeError, "'model' name"),
+    ({"model": "topics", "n_components": 2, "K": 3}, ValueError, "unknown settings"),
+    ({"model": "lda", "n_components": 2}, ValueError, "unknown model"),
+    ({"model": "topics"}, TypeError, "needs n_components"),
+])
+def test_model_from_params_refuses_what_no_model_recorded(params, error, match):
+    with pytest.raises(error, match=match):
+        model_from_params(params)
