@@ -48,27 +48,18 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import logging
 import threading
 import time
 import uuid
 from itertools import pairwise
-from pathlib import Path
 
 import numpy as np
 from scipy import special
-from lpp._progress import tqdm
 
 from lpp._rng import Tag, derive_seed, replay_seed
 from lpp._validation import check_schedule, positive_int
 from lpp.distributions import two_sided_geometric_logpmf
 from lpp.inference.chain import EM_INIT_SWEEPS, observed_entries
-from lpp.inference.checkpoint import (
-    CHECKPOINT_VERSION,
-    check_resumable,
-    read_checkpoint,
-    write_checkpoint,
-)
 from lpp.inference.fused.sparse_topics import (
     _MAX_CHUNKS,
     SparseTopicPrivacy,
@@ -85,13 +76,13 @@ from lpp.inference.models.topics import (
     expected_allocation,
 )
 from lpp.inference.privacy import make_privacy_step, noise_levels
-from lpp.inference.result import FitResult
+from lpp.inference.result import FitResult, _Entry, _Record
+from lpp.inference.runner import checkpoint_path, run_chain
 from lpp.privatized import _smallest_signed
 from lpp.privatized_blocks import PrivatizedBlocks
 
 __all__ = ["DEFAULT_WORKERS", "DistributedChain", "fit_private_distributed", "pairwise_plan"]
 
-log = logging.getLogger(__name__)
 
 #: environment of the local cluster's single-threaded workers: one numba thread each (numba
 #: would otherwise start a thread per core in every worker process, so W workers on one
@@ -611,7 +602,16 @@ class DistributedChain:
                     kinds.append(kind)
         return kinds
 
-    def restore(self, state: dict, iteration: int) -> None:
+    #: what a run records of the chain (lpp.inference.runner): its privacy step and engine
+    method = "collapsed"
+    engine = ENGINE
+
+    @property
+    def aux(self) -> dict:
+        """The collapsed step keeps no auxiliary variables."""
+        return {}
+
+    def restore(self, state: dict, aux: dict, iteration: int) -> None:
         self.state = self.model.check_state(state, self.shape)
         self.iteration = int(iteration)
         self._last = None
@@ -784,9 +784,7 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     if not (isinstance(init, dict) or init in ("prior", "data", "em")):
         raise ValueError("init must be 'data', 'em', 'prior' or a dict of latent arrays, "
                          f"got {init!r}")
-    path = Path(checkpoint) if checkpoint is not None else None
-    if resume and path is None:
-        raise ValueError("resume=True needs the checkpoint path")
+    path = checkpoint_path(checkpoint, resume)
     seed = replay_seed(rng)
 
     client, owned = _connect(cluster, n_workers)
@@ -800,74 +798,32 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
             c.close()
 
 
+class _FactorRecord(_Record):
+    """The record of a distributed run: the saved factors and their log joint, no running sum
+    of the rates (``mu_hat`` is formed from the saved factors at the end, block by block)."""
+
+    def book(self, chain: DistributedChain, seconds: float) -> None:
+        t = chain.iteration
+        if self.is_saved(t):
+            entry = _Entry((t, seconds, {n: chain.state[n] for n in self.names},
+                            chain.log_joint(), None))
+        else:
+            entry = _Entry((t, seconds, None, None, None))
+        chain.release()
+        self.entries.append(entry)
+
+
 def _run(chain: DistributedChain, *, n_iter, burn_in, thin, progress, path, checkpoint_every,
          resume, callback) -> FitResult:
-    names = ["theta", "phi"]
-    meta = {"version": CHECKPOINT_VERSION, "method": "collapsed", "engine": ENGINE,
-            "model": chain.model.params(), "seed": chain.seed, "burn_in": burn_in,
-            "thin": thin, "save": names, "data": chain.fingerprint()}
-    saved_t, log_joint, seconds, samples = [], [], [], {n: [] for n in names}
-    if resume and path.exists():
-        saved_meta, groups, extra = read_checkpoint(path)
-        check_resumable(path, saved_meta, meta)
-        chain.seed = meta["seed"] = int(saved_meta["seed"])
-        chain.restore(groups["state"], int(saved_meta["iteration"]))
-        saved_t = [int(t) for t in extra["saved_iterations"]]
-        log_joint = [float(v) for v in extra["log_joint"]]
-        seconds = [float(v) for v in extra["iter_seconds"]]
-        samples = {n: list(groups["samples"][n]) if saved_t else [] for n in names}
-
-    def arrays():
-        out = {"saved_iterations": np.array(saved_t, dtype=np.int64),
-               "log_joint": np.array(log_joint, dtype=np.float64),
-               "iter_seconds": np.array(seconds, dtype=np.float64)}
-        for n in names:
-            out[f"samples__{n}"] = np.stack(samples[n]) if samples[n] else np.empty((0,))
-        return out
-
-    def write(interrupted: bool) -> None:
-        write_checkpoint(path, {**meta, "iteration": chain.iteration, "n_iter": n_iter,
-                                "interrupted": interrupted}, chain.state, {}, arrays())
-
-    def book(secs: float) -> None:
-        t = chain.iteration
-        if t > burn_in and (t - burn_in) % thin == 0:
-            lj = chain.log_joint()
-            for n in names:
-                samples[n].append(chain.state[n])
-            log_joint.append(lj)
-            saved_t.append(t)
-        chain.release()
-        seconds.append(secs)  # the entry's last write: len(seconds) is the iterations booked
-
-    interrupted = False
-    bar = tqdm(total=n_iter, initial=chain.iteration, desc=f"topics/{ENGINE}",
-               disable=(not progress) if progress is not None else None, leave=False)
-    try:
-        while chain.iteration < n_iter:
-            t0 = time.perf_counter()
-            chain.sweep()
-            book(time.perf_counter() - t0)
-            bar.update(1)
-            if callback is not None:
-                callback(chain)
-            t = chain.iteration
-            if path is not None and t % checkpoint_every == 0 and t < n_iter:
-                write(False)
-    except KeyboardInterrupt:
-        interrupted = True
-        if len(seconds) < chain.iteration:  # the sweep committed but was not booked
-            book(float("nan"))
-        log.warning("interrupted after %d of %d iterations; returning the partial result",
-                    chain.iteration, n_iter)
-    finally:
-        bar.close()
-    if path is not None:
-        write(interrupted)
-
-    out = arrays()
+    rec = _FactorRecord(["theta", "phi"], burn_in, thin)
+    interrupted = run_chain(chain, rec, n_iter=n_iter, burn_in=burn_in, thin=thin,
+                            progress=progress, checkpoint=path,
+                            checkpoint_every=checkpoint_every, resume=resume, callback=callback,
+                            desc=f"topics/{ENGINE}")
+    out = rec.arrays()
     theta_s, phi_s = out["samples__theta"], out["samples__phi"]
-    mu_hat = (_lazy_mu_hat(theta_s, phi_s, chain.rows, chain.shape[1]) if saved_t else None)
+    mu_hat = (_lazy_mu_hat(theta_s, phi_s, chain.rows, chain.shape[1])
+              if out["saved_iterations"].size else None)
     return FitResult(
         method="collapsed", model=chain.model.params(), seed=chain.seed, n_iter=n_iter,
         burn_in=burn_in, thin=thin, iterations_done=chain.iteration, interrupted=interrupted,

@@ -9,79 +9,28 @@ to the checkpoint when one is configured.
 """
 from __future__ import annotations
 
-import logging
-import time
 from pathlib import Path
-
-from lpp._progress import tqdm
 
 from lpp._validation import check_schedule
 from lpp.inference.chain import GibbsSampler
-from lpp.inference.checkpoint import (
-    CHECKPOINT_VERSION,
-    check_resumable,
-    read_checkpoint,
-    write_checkpoint,
-)
 from lpp.inference.models import make_model
 from lpp.inference.result import FitResult, _Record
+from lpp.inference.runner import run_chain
 
 __all__ = ["fit_nonprivate", "fit_private"]
 
-log = logging.getLogger(__name__)
-
-
 def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_counts, progress,
-         checkpoint, checkpoint_every, resume) -> FitResult:
+         checkpoint, checkpoint_every, resume, callback) -> FitResult:
     n_iter, burn_in, thin, checkpoint_every = check_schedule(n_iter, burn_in, thin,
                                                              checkpoint_every)
     names = list(sampler.state) if save_latents else []
     if save_counts:
         names.append("y")
     rec = _Record(names, burn_in, thin)
-    meta = {"version": CHECKPOINT_VERSION, "method": sampler.method, "engine": sampler.engine,
-            "model": sampler.model.params(), "seed": sampler.seed, "burn_in": burn_in,
-            "thin": thin, "save": names, "data": sampler.fingerprint()}
-    path = Path(checkpoint) if checkpoint is not None else None
-    if resume and path is None:
-        raise ValueError("resume=True needs the checkpoint path")
-
-    if resume and path.exists():
-        saved_meta, groups, extra = read_checkpoint(path)
-        check_resumable(path, saved_meta, meta)
-        sampler.seed = meta["seed"] = int(saved_meta["seed"])
-        sampler.restore(groups["state"], groups["aux"], int(saved_meta["iteration"]))
-        rec.load(extra, groups["samples"])
-
-    def write(interrupted: bool) -> None:
-        write_checkpoint(path, {**meta, "iteration": sampler.iteration, "n_iter": n_iter,
-                                "interrupted": interrupted},
-                         sampler.state, sampler.aux, rec.arrays())
-
-    interrupted = False
-    bar = tqdm(total=n_iter, initial=sampler.iteration,
-               desc=f"{sampler.model.name}/{sampler.method}",
-               disable=(not progress) if progress is not None else None, leave=False)
-    try:
-        while sampler.iteration < n_iter:
-            t0 = time.perf_counter()
-            sampler.sweep()
-            rec.book(sampler, time.perf_counter() - t0)
-            bar.update(1)
-            t = sampler.iteration
-            if path is not None and t % checkpoint_every == 0 and t < n_iter:
-                write(False)
-    except KeyboardInterrupt:
-        interrupted = True
-        if rec.last_t < sampler.iteration:  # the sweep committed but its entry was not appended
-            rec.book(sampler, float("nan"))
-        log.warning("interrupted after %d of %d iterations; returning the partial result",
-                    sampler.iteration, n_iter)
-    finally:
-        bar.close()
-    if path is not None:
-        write(interrupted)
-
+    interrupted = run_chain(sampler, rec, n_iter=n_iter, burn_in=burn_in, thin=thin,
+                            progress=progress, checkpoint=checkpoint,
+                            checkpoint_every=checkpoint_every, resume=resume, callback=callback,
+                            desc=f"{sampler.model.name}/{sampler.method}")
     arrays = rec.arrays()
     n_saved = arrays["saved_iterations"].size
     return FitResult(
@@ -98,7 +47,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
                 b0=None, n_iter: int = 1000, burn_in: int = 0, thin: int = 1, rng=None,
                 mask=None, init="data", save_latents: bool = True, save_counts: bool = False,
                 progress=None, checkpoint=None, checkpoint_every: int = 100,
-                resume: bool = False, sparse=None, cluster=None) -> FitResult:
+                resume: bool = False, sparse=None, cluster=None, callback=None) -> FitResult:
     """Locally private posterior inference from privatized counts only.
 
     Parameters
@@ -135,7 +84,10 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     save_latents, save_counts : bool
         Keep the saved draws of the latents / of the counts ``y``.
     progress : bool or None
-        tqdm bar; None shows it on interactive terminals only.
+        tqdm bar (``lpp[progress]``); None shows it on interactive terminals only.
+    callback : callable, optional
+        ``callback(chain)`` after every sweep (e.g. to log a trace); the chain's ``state``,
+        ``iteration`` and ``log_joint()`` are read-only to it.
     checkpoint : path, optional
         An ``.npz`` checkpoint written every ``checkpoint_every`` iterations, at the end and on
         Ctrl-C. ``resume=True`` continues from it when it exists (same data, method, model,
@@ -174,7 +126,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
             n_components=n_components, a0=a0, b0=b0, n_iter=n_iter, burn_in=burn_in,
             thin=thin, rng=rng, mask=mask, init=init, save_latents=save_latents,
             save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-            checkpoint_every=checkpoint_every, resume=resume, sparse=sparse)
+            checkpoint_every=checkpoint_every, resume=resume, sparse=sparse, callback=callback)
     if _is_block_format(y_tilde):
         raise TypeError("row-block data (lpp.privatized_blocks) are fitted on a cluster: pass "
                         "cluster=True (a local one) or a Client, or load them with "
@@ -184,7 +136,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
                                    init=init, sparse=sparse)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                 save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-                checkpoint_every=checkpoint_every, resume=resume)
+                checkpoint_every=checkpoint_every, resume=resume, callback=callback)
 
 
 def _is_block_format(data) -> bool:
@@ -197,7 +149,8 @@ def _is_block_format(data) -> bool:
 def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int = 1000,
                    burn_in: int = 0, thin: int = 1, rng=None, mask=None, init="data",
                    save_latents: bool = True, save_counts: bool = False, progress=None,
-                   checkpoint=None, checkpoint_every: int = 100, resume: bool = False) -> FitResult:
+                   checkpoint=None, checkpoint_every: int = 100, resume: bool = False,
+                   callback=None) -> FitResult:
     """Non-private Poisson factorization of the true counts ``y`` (the reference method).
 
     Parameters
@@ -205,7 +158,7 @@ def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int
     y : array_like of int
         True counts (non-negative whole numbers).
     model, n_components, a0, b0, n_iter, burn_in, thin, rng, mask, init, save_latents, \
-save_counts, progress, checkpoint, checkpoint_every, resume
+save_counts, progress, checkpoint, checkpoint_every, resume, callback
         As for :func:`fit_private`.
 
     Returns
@@ -216,4 +169,4 @@ save_counts, progress, checkpoint, checkpoint_every, resume
     sampler = GibbsSampler.nonprivate(y, model, rng=rng, mask=mask, init=init)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                 save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-                checkpoint_every=checkpoint_every, resume=resume)
+                checkpoint_every=checkpoint_every, resume=resume, callback=callback)

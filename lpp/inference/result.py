@@ -143,7 +143,7 @@ class _Record:
         for n in self.names:
             out[f"samples__{n}"] = (np.stack([e.draws[n] for e in saved]) if saved
                                     else np.empty((0,)))
-        if saved:
+        if saved and saved[-1].mu_sum is not None:  # records that keep the running sum
             out["mu_sum"] = saved[-1].mu_sum
         return out
 

@@ -1,0 +1,89 @@
+"""The run loop every Gibbs chain goes through, in-process or on a Dask cluster.
+
+A *chain* is anything with a Markov step and a restorable state: ``sweep()``, ``iteration``
+(sweeps done), ``seed``, ``model``, ``method``, ``engine``, ``state`` and ``aux`` (dicts of
+arrays), ``restore(state, aux, iteration)`` and ``fingerprint()`` (the data it runs on). A
+*record* books each completed sweep (:class:`lpp.inference.result._Record` or a subclass).
+:func:`run_chain` owns what every run shares: the schedule's checks, resuming from a checkpoint
+and writing it every ``checkpoint_every`` sweeps, the progress bar, an optional per-sweep
+callback, and Ctrl-C, which stops after the current sweep and keeps what was done (the
+partial result is written to the checkpoint when one is configured).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from lpp._progress import tqdm
+from lpp.inference.checkpoint import (
+    CHECKPOINT_VERSION,
+    check_resumable,
+    read_checkpoint,
+    write_checkpoint,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["run_chain"]
+
+
+def checkpoint_path(checkpoint, resume: bool) -> Path | None:
+    """The checkpoint's path, refusing ``resume=True`` without one (before any work starts)."""
+    path = Path(checkpoint) if checkpoint is not None else None
+    if resume and path is None:
+        raise ValueError("resume=True needs the checkpoint path")
+    return path
+
+
+def run_chain(chain, record, *, n_iter: int, burn_in: int, thin: int, progress, checkpoint,
+              checkpoint_every: int, resume: bool, callback=None, desc: str) -> bool:
+    """Run ``chain`` to ``n_iter`` sweeps, booking each in ``record``; True if interrupted.
+
+    ``n_iter``, ``burn_in``, ``thin`` and ``checkpoint_every`` are the checked schedule
+    (:func:`lpp._validation.check_schedule`). ``callback(chain)``, if given, runs after every
+    sweep. With ``resume`` and an existing ``checkpoint`` the chain and the record continue
+    from it (the checkpoint must describe the same model, method, engine, seed, schedule and
+    data); the seed it recorded is kept.
+    """
+    meta = {"version": CHECKPOINT_VERSION, "method": chain.method, "engine": chain.engine,
+            "model": chain.model.params(), "seed": chain.seed, "burn_in": burn_in,
+            "thin": thin, "save": list(record.names), "data": chain.fingerprint()}
+    path = checkpoint_path(checkpoint, resume)
+    if resume and path.exists():
+        saved_meta, groups, extra = read_checkpoint(path)
+        check_resumable(path, saved_meta, meta)
+        chain.seed = meta["seed"] = int(saved_meta["seed"])
+        chain.restore(groups["state"], groups["aux"], int(saved_meta["iteration"]))
+        record.load(extra, groups["samples"])
+
+    def write(interrupted: bool) -> None:
+        write_checkpoint(path, {**meta, "iteration": chain.iteration, "n_iter": n_iter,
+                                "interrupted": interrupted},
+                         chain.state, chain.aux, record.arrays())
+
+    interrupted = False
+    bar = tqdm(total=n_iter, initial=chain.iteration, desc=desc,
+               disable=(not progress) if progress is not None else None, leave=False)
+    try:
+        while chain.iteration < n_iter:
+            t0 = time.perf_counter()
+            chain.sweep()
+            record.book(chain, time.perf_counter() - t0)
+            bar.update(1)
+            if callback is not None:
+                callback(chain)
+            t = chain.iteration
+            if path is not None and t % checkpoint_every == 0 and t < n_iter:
+                write(False)
+    except KeyboardInterrupt:
+        interrupted = True
+        if record.last_t < chain.iteration:  # the sweep committed but its entry was not booked
+            record.book(chain, float("nan"))
+        log.warning("interrupted after %d of %d iterations; returning the partial result",
+                    chain.iteration, n_iter)
+    finally:
+        bar.close()
+    if path is not None:
+        write(interrupted)
+    return interrupted
