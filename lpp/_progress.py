@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - exercised by the import test without e
         def update(self, n=1):
             self.n += n
 
-        def set_postfix(self, *args, **kwargs):
+        def set_postfix_str(self, *args, **kwargs):
             pass
 
         def close(self):

@@ -36,20 +36,23 @@ def checkpoint_path(checkpoint, resume: bool) -> Path | None:
     return path
 
 
-def run_chain(chain, record, *, n_iter: int, burn_in: int, thin: int, progress, checkpoint,
-              checkpoint_every: int, resume: bool, callback=None, desc: str) -> bool:
+def run_chain(chain, record, *, n_iter: int, burn_in: int = 0, thin: int = 1, progress,
+              checkpoint=None, checkpoint_every: int = 1, resume: bool = False, callback=None,
+              stop=None, status=None, desc: str) -> bool:
     """Run ``chain`` to ``n_iter`` sweeps, booking each in ``record``; True if interrupted.
 
     ``n_iter``, ``burn_in``, ``thin`` and ``checkpoint_every`` are the checked schedule
     (:func:`lpp._validation.check_schedule`). ``callback(chain)``, if given, runs after every
-    sweep. With ``resume`` and an existing ``checkpoint`` the chain and the record continue
-    from it (the checkpoint must describe the same model, method, engine, seed, schedule and
-    data); the seed it recorded is kept.
+    sweep; ``stop(chain)`` ends the run early when it returns True (a converged optimiser);
+    ``status(chain)`` is a short text shown beside the bar. With ``resume`` and an existing
+    ``checkpoint`` the chain and the record continue from it (the checkpoint must describe the
+    same model, method, engine, seed, schedule and data); the seed it recorded is kept.
     """
-    meta = {"version": CHECKPOINT_VERSION, "method": chain.method, "engine": chain.engine,
-            "model": chain.model.params(), "seed": chain.seed, "burn_in": burn_in,
-            "thin": thin, "save": list(record.names), "data": chain.fingerprint()}
     path = checkpoint_path(checkpoint, resume)
+    meta = None if path is None else {
+        "version": CHECKPOINT_VERSION, "method": chain.method, "engine": chain.engine,
+        "model": chain.model.params(), "seed": chain.seed, "burn_in": burn_in, "thin": thin,
+        "save": list(record.names), "data": chain.fingerprint()}
     if resume and path.exists():
         saved_meta, groups, extra = read_checkpoint(path)
         check_resumable(path, saved_meta, meta)
@@ -71,8 +74,12 @@ def run_chain(chain, record, *, n_iter: int, burn_in: int, thin: int, progress, 
             chain.sweep()
             record.book(chain, time.perf_counter() - t0)
             bar.update(1)
+            if status is not None:
+                bar.set_postfix_str(status(chain), refresh=False)
             if callback is not None:
                 callback(chain)
+            if stop is not None and stop(chain):
+                break
             t = chain.iteration
             if path is not None and t % checkpoint_every == 0 and t < n_iter:
                 write(False)

@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from lpp._progress import tqdm
 
 from lpp._rng import as_generator
 from lpp.inference import Observed
@@ -35,6 +34,7 @@ from lpp._validation import (
     positive_int,
 )
 from lpp.inference.privacy import noise_levels
+from lpp.inference.runner import run_chain
 from lpp.vi.adapters import TopicVI, VariationalModel, variational_model
 from lpp.vi.engines import DenseCounts, SparseTopicCounts
 from lpp.vi.gamma import GammaFactor
@@ -291,32 +291,55 @@ class _PaperEngine:
                 "lam_minus_shape": self.lm_shape, "lam_rate": self.lam_rate}
 
 
+class _CoordinateAscent:
+    """The CAVI iterations as a chain of the run loop (:func:`lpp.inference.runner.run_chain`):
+    a sweep is one iteration, which commits the new factors, their objective and whether the
+    objective's relative change fell below ``tol`` in one assignment."""
+
+    def __init__(self, engine, q, *, adapter, method, seed, tol, stop_rule):
+        self.engine_step, self.q, self.adapter = engine, q, adapter
+        self.model, self.method, self.engine, self.seed = adapter.model, method, engine.name, seed
+        self.tol, self.stop_rule = tol, stop_rule
+        self.iteration, self.value, self.converged = 0, None, False
+
+    def sweep(self) -> None:
+        value, new_q, _ = self.engine_step.iterate(self.q)
+        converged = self.iteration > 0 and self.stop_rule(self.value, value, self.tol)
+        # the update never lowers the bound: the new q is at least as good as recorded
+        self.q, self.value, self.converged, self.iteration = (new_q, value, converged,
+                                                             self.iteration + 1)
+
+
+class _ObjectiveRecord:
+    """The objective and wall time of every completed iteration."""
+
+    names = ()
+
+    def __init__(self):
+        self.entries = []
+
+    @property
+    def last_t(self) -> int:
+        return len(self.entries)
+
+    def book(self, chain: _CoordinateAscent, seconds: float) -> None:
+        self.entries.append((chain.value, seconds))
+
+
 def _run(engine, q, *, method, adapter, tol, max_iter, progress, seed, start, stop_rule):
-    objective, times = [], []
-    converged = interrupted = False
-    bar = tqdm(total=max_iter, desc=f"VI ({method})", disable=not progress, leave=False)
-    try:
-        for it in range(max_iter):
-            t0 = time.perf_counter()
-            value, new_q, _ = engine.iterate(q)
-            times.append(time.perf_counter() - t0)
-            objective.append(value)
-            bar.update(1)
-            bar.set_postfix(objective=f"{value:.6g}", refresh=False)
-            if it > 0 and stop_rule(objective[-2], value, tol):
-                converged = True
-            q = new_q  # the update never lowers the bound: q is at least as good as recorded
-            if converged:
-                break
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        bar.close()
+    chain = _CoordinateAscent(engine, q, adapter=adapter, method=method, seed=seed, tol=tol,
+                              stop_rule=stop_rule)
+    record = _ObjectiveRecord()
+    interrupted = run_chain(chain, record, n_iter=max_iter, progress=progress,
+                            stop=lambda c: c.converged, status=lambda c: f"objective={c.value:.6g}",
+                            desc=f"VI ({method})")
     extra = engine.extra() if hasattr(engine, "extra") else {}
-    return VIResult(method=method, model=adapter.model.params(), q=q,
-                    mu_hat=adapter.mean_rate(q), objective=np.array(objective),
-                    iterations=len(objective), iter_seconds=np.array(times),
-                    seconds=time.perf_counter() - start, converged=converged,
+    return VIResult(method=method, model=adapter.model.params(), q=chain.q,
+                    mu_hat=adapter.mean_rate(chain.q),
+                    objective=np.array([v for v, _ in record.entries]),
+                    iterations=len(record.entries),
+                    iter_seconds=np.array([t for _, t in record.entries]),
+                    seconds=time.perf_counter() - start, converged=chain.converged,
                     interrupted=interrupted, seed=seed, tol=tol, max_iter=max_iter,
                     engine=engine.name, extra=extra)
 
