@@ -58,7 +58,7 @@ MCMC_BUDGET = 120.0
 MCMC_STARTS = ("data", "em", "vi")
 #: random entries whose rates measure the chains' mixing
 ESS_ENTRIES = 2000
-METHODS = {"collapsed": "collapsed", "paper": "bessel-mode", "naive": "naive",
+METHODS = {"collapsed": "collapsed", "paper": "bessel", "naive": "naive",
            "truth": "collapsed"}
 
 

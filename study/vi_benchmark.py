@@ -40,7 +40,7 @@ ROWS = (
     ("naive MCMC", "naive", "mcmc", "naive"),
     ("naive CAVI", "naive", "vi", "naive"),
     ("private MCMC", "private", "mcmc", "collapsed"),
-    ("paper CAVI", "private", "vi", "bessel-mode"),
+    ("paper CAVI", "private", "vi", "bessel"),
     ("collapsed CAVI", "private", "vi", "collapsed"),
     ("VI-started MCMC", "private", "vi+mcmc", "collapsed"),
 )
@@ -68,7 +68,7 @@ def warm_up(k: int) -> None:
     model = TopicModel(k)
     for n in (40, math.isqrt(SERIAL_BELOW) + 1):
         data = make_benchmark_data(n, k, rng=0)
-        for method in ("collapsed", "bessel-mode", "naive"):
+        for method in ("collapsed", "bessel", "naive"):
             fit_variational(data.y_tilde, data.alpha, model, method=method, rng=0, max_iter=2,
                             em_sweeps=2)
         for method in ("collapsed", "naive"):

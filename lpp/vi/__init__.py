@@ -1,8 +1,10 @@
 """Coordinate-ascent variational inference for (locally private) Poisson factorization.
 
 * :func:`fit_variational` — from privatized counts: the exact collapsed CAVI (``"collapsed"``),
-  the CAVI of Schofield et al. (``"bessel-mode"``), or standard CAVI on ``max(y_tilde, 0)``
-  (``"naive"``);
+  the CAVI of Schofield et al. (``"bessel"``), or standard CAVI on ``max(y_tilde, 0)``
+  (``"naive"``) — each named, as on the Gibbs side, after the privacy step it is built on.
+  The result is a :class:`lpp.inference.FitResult` (:class:`VIResult`), so a variational and
+  a Gibbs fit save, score and diagnose through the same calls;
 * :func:`fit_variational_nonprivate` — standard CAVI on true counts;
 * :func:`collapsed_bound` — the exact bound of any Gamma factors, to compare methods;
 * :class:`VariationalModel` — the per-model protocol (adapters for the topic, community and CP

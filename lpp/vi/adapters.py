@@ -244,21 +244,28 @@ class CPVI(VariationalModel):
         return new
 
 
-_ADAPTERS = {TopicModel: TopicVI, CommunityModel: CommunityVI, CPTensorModel: CPVI}
+#: the adapter of each declared model capability: an adapter does the model's algebra itself,
+#: so it serves a model only while the model vouches for that algebra (a subclass that
+#: overrides ``rate`` or ``allocate`` loses the capability, see ``PoissonFactorization``)
+_ADAPTERS = {"row_column_factors": TopicVI, "membership_factors": CommunityVI,
+             "cp_factors": CPVI}
 
 
 def variational_model(model) -> VariationalModel:
-    """The adapter of ``model`` (an instance of one of the package's models, or an adapter).
+    """The adapter of ``model`` (a model declaring one of the capabilities the adapters rely
+    on, or an adapter itself).
 
     Raises
     ------
     TypeError
-        When no adapter exists for the model's type.
+        When the model declares no capability an adapter serves.
     """
     if isinstance(model, VariationalModel):
         return model
-    for cls in type(model).__mro__:
-        if cls in _ADAPTERS:
-            return _ADAPTERS[cls](model)
-    raise TypeError(f"no variational adapter for {type(model).__name__}; subclass "
-                    "lpp.vi.VariationalModel and pass an instance")
+    if isinstance(model, PoissonFactorization):
+        for capability, adapter in _ADAPTERS.items():
+            if capability in model.capabilities:
+                return adapter(model)
+    raise TypeError(f"no variational adapter for {type(model).__name__}: it declares none of "
+                    f"the capabilities {sorted(_ADAPTERS)} (a subclass that overrides rate or "
+                    "allocate loses them); subclass lpp.vi.VariationalModel and pass an instance")

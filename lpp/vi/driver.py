@@ -7,7 +7,7 @@ Methods (for privatized counts ``y_tilde`` and the mechanism's ``alpha``):
   ``Mult(y, G_ik / G_i)`` and the latents Gamma factors. Its bound is exact and is tracked every
   iteration; it never decreases. The topic model uses the sparse engine (work on positive
   entries only) when ``alpha`` is constant within rows.
-* ``"bessel-mode"`` — the paper's CAVI (:mod:`lpp.vi.paper`): Bessel mode point mass, noise
+* ``"bessel"`` — the paper's CAVI (:mod:`lpp.vi.paper`): Bessel mode point mass, noise
   rates' Gamma factors, delta-method geometric expectations; the authors' surrogate objective
   and stopping rule.
 * ``"naive"`` — standard CAVI on ``max(y_tilde, 0)`` as if it were the true counts.
@@ -24,23 +24,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lpp._rng import as_generator
+from lpp._rng import as_generator, replay_seed
+from lpp._validation import count_array, non_negative_float, non_negative_int, positive_int
 from lpp.inference import Observed
-from lpp._validation import (
-    count_array,
-    non_negative_float,
-    non_negative_int,
-    observed_mask,
-    positive_int,
-)
-from lpp.inference.privacy import noise_levels
+from lpp.inference.chain import observed_entries
+from lpp.inference.result import FitResult
+from lpp.inference.privacy import NoiseLevels, noise_levels
 from lpp.inference.runner import run_chain
 from lpp.vi.adapters import TopicVI, VariationalModel, variational_model
 from lpp.vi.engines import DenseCounts, SparseTopicCounts
 from lpp.vi.gamma import GammaFactor
 from lpp.vi.paper import PAPER_MAX_ITER, PAPER_TOL, paper_entries_step
 
-METHODS = ("collapsed", "bessel-mode", "naive")
+#: named, as on the Gibbs side, after the privacy step each is built on
+METHODS = ("collapsed", "bessel", "naive")
 DEFAULT_TOL = 1e-4
 DEFAULT_MAX_ITER = 500
 #: EM-like sweeps of the default start, and the shape of the Gamma factors centred on it
@@ -52,56 +49,48 @@ SPARSE_MAX_SHARE = 0.5
 
 
 @dataclass
-class VIResult:
-    """A variational fit.
+class VIResult(FitResult):
+    """A variational fit: a :class:`lpp.inference.FitResult` whose one saved "sample" is the
+    variational means, so that it saves, scores and diagnoses through the same calls as a
+    Gibbs fit; plus what only an optimiser has.
+
+    As a FitResult: ``method`` is the privacy step the CAVI is built on (``"collapsed"``,
+    ``"bessel"`` for the paper's CAVI, ``"naive"``) or ``"nonprivate"``; ``n_iter`` and
+    ``iterations_done`` are the iterations run, the last one the saved iteration
+    (``burn_in = n_iter - 1``, ``thin = 1``); ``samples`` and ``state`` hold ``E_q`` of each
+    latent; ``mu_hat`` is ``E_q[mu]``; ``log_joint`` holds the final objective; ``engine`` is
+    ``"sparse"`` or ``"dense"``.
 
     Attributes
     ----------
-    method : str
-        ``"collapsed"``, ``"bessel-mode"``, ``"naive"`` or ``"nonprivate"``.
-    model : dict
-        The model's hyperparameters.
     q : dict of GammaFactor
         The latents' Gamma factors (``q[name].shape``, ``q[name].rate``).
-    mu_hat : ndarray
-        ``E_q[mu]``, the rates at the variational means.
     objective : ndarray
         The tracked objective per iteration (the exact bound for the collapsed, naive and
-        non-private methods; the paper's surrogate for ``"bessel-mode"``).
-    iterations : int
-    iter_seconds : ndarray
-        Wall time of each iteration.
+        non-private methods; the paper's surrogate for ``"bessel"``).
     seconds : float
         Total wall time (set-up and start included).
     start_seconds : float
         Wall time of the start (the EM-like sweeps).
     converged : bool
-    interrupted : bool
-    seed : int
-        The integer seed of the random start (replays the fit).
     tol, max_iter : float, int
-    engine : str
-        ``"sparse"`` or ``"dense"``.
     extra : dict
         Method-specific final state (the paper's Bessel modes and noise-rate shapes).
     """
 
-    method: str
-    model: dict
-    q: dict
-    mu_hat: np.ndarray
-    objective: np.ndarray
-    iterations: int
-    iter_seconds: np.ndarray
-    seconds: float
-    converged: bool
-    interrupted: bool
-    seed: int
-    tol: float
-    max_iter: int
-    engine: str
+    q: dict = field(default_factory=dict, repr=False)
+    objective: np.ndarray = field(default_factory=lambda: np.empty(0))
+    seconds: float = 0.0
     start_seconds: float = 0.0
-    extra: dict = field(default_factory=dict)
+    converged: bool = False
+    tol: float = 0.0
+    max_iter: int = 0
+    extra: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def iterations(self) -> int:
+        """CAVI iterations run (``iterations_done``)."""
+        return self.iterations_done
 
     def means(self) -> dict:
         """``E_q`` of every latent array."""
@@ -126,6 +115,12 @@ class VIResult:
         return {name: f.sample(gen) for name, f in self.q.items()}
 
 
+def _sparse_capable(adapter: VariationalModel) -> bool:
+    """Whether the sparse topic engine can run this adapter: the topic model's adapter, on a
+    model that vouches for ``mu = theta phi`` (as the Gibbs side's fused engine requires)."""
+    return isinstance(adapter, TopicVI) and "row_column_factors" in adapter.model.capabilities
+
+
 def _sparse_pays(counts, obs: Observed, private: bool) -> bool:
     """Whether the sparse engine is the faster one (``bench/vi.py``, part ``engines``).
 
@@ -141,23 +136,10 @@ def _sparse_pays(counts, obs: Observed, private: bool) -> bool:
     return bool(visited <= SPARSE_MAX_SHARE * counts.size)
 
 
-def _seed_of(rng) -> int:
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        as_generator(rng)  # validates
-        return int(rng)
-    return int(as_generator(rng).integers(0, 2**63 - 1))
-
-
 def _prepare(model, shape, mask):
+    """The model's adapter and the entries that carry likelihood (as the Gibbs side finds them)."""
     adapter = variational_model(model)
-    adapter.model.check_shape(shape)
-    observed = observed_mask(mask, shape)
-    never = adapter.model.always_missing(shape)
-    if never is not None:
-        observed = observed & ~never
-    obs = Observed(observed)
-    adapter.model.check_observed(obs)
-    return adapter, obs
+    return adapter, observed_entries(adapter.model, shape, mask)
 
 
 def _em_start(engine, adapter, shape, seed, sweeps):
@@ -200,20 +182,18 @@ def _init_q(adapter, shape, counts, obs, seed, init, start_engine=None, em_sweep
 class _CollapsedEngine:
     """One collapsed (or non-private) CAVI iteration: the count step, bound, Gamma updates."""
 
-    def __init__(self, adapter: VariationalModel, counts, alpha_full, obs: Observed,
-                 private: bool, sparse):
+    def __init__(self, adapter: VariationalModel, counts, levels: NoiseLevels | None,
+                 obs: Observed, private: bool, sparse):
         self.adapter, self.obs, self.private = adapter, obs, private
         self.counts = counts
-        self.alpha = alpha_full if private else np.full(counts.shape, 0.5)
+        self.alpha = levels.full() if private else np.full(counts.shape, 0.5)
         per_row = None
         forced = sparse
+        capable = _sparse_capable(adapter)
         if sparse is None:
-            sparse = _sparse_pays(counts, obs, private) if isinstance(adapter, TopicVI) else False
-        if isinstance(adapter, TopicVI) and sparse:
-            if not private:
-                per_row = np.zeros(counts.shape[0])
-            elif np.all(self.alpha.min(axis=1) == self.alpha.max(axis=1)):
-                per_row = self.alpha[:, 0].copy()
+            sparse = _sparse_pays(counts, obs, private) if capable else False
+        if capable and sparse:
+            per_row = levels.per_row() if private else np.zeros(counts.shape[0])
         if forced is True and per_row is None:
             raise ValueError("the sparse engine needs the topic model with alpha constant "
                              "within rows")
@@ -333,15 +313,19 @@ def _run(engine, q, *, method, adapter, tol, max_iter, progress, seed, start, st
     interrupted = run_chain(chain, record, n_iter=max_iter, progress=progress,
                             stop=lambda c: c.converged, status=lambda c: f"objective={c.value:.6g}",
                             desc=f"VI ({method})")
-    extra = engine.extra() if hasattr(engine, "extra") else {}
-    return VIResult(method=method, model=adapter.model.params(), q=chain.q,
-                    mu_hat=adapter.mean_rate(chain.q),
-                    objective=np.array([v for v, _ in record.entries]),
-                    iterations=len(record.entries),
-                    iter_seconds=np.array([t for _, t in record.entries]),
-                    seconds=time.perf_counter() - start, converged=chain.converged,
-                    interrupted=interrupted, seed=seed, tol=tol, max_iter=max_iter,
-                    engine=engine.name, extra=extra)
+    n = len(record.entries)
+    means = {name: f.mean for name, f in chain.q.items()}
+    objective = np.array([v for v, _ in record.entries])
+    return VIResult(
+        method=method, model=adapter.model.params(), seed=seed, n_iter=n, burn_in=max(n - 1, 0),
+        thin=1, iterations_done=n, interrupted=interrupted,
+        saved_iterations=np.array([n] if n else [], dtype=np.int64),
+        samples={name: mean[None] for name, mean in means.items()} if n else {},
+        mu_hat=adapter.mean_rate(chain.q), log_joint=objective[-1:],
+        iter_seconds=np.array([t for _, t in record.entries]), state=means, aux={},
+        engine=engine.name, q=chain.q, objective=objective,
+        seconds=time.perf_counter() - start, converged=chain.converged, tol=tol,
+        max_iter=max_iter, extra=engine.extra() if hasattr(engine, "extra") else {})
 
 
 def _relative_change(old, new, tol):
@@ -361,10 +345,10 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
         The mechanism's noise level(s) in (0, 1), broadcastable to ``y_tilde``.
     model : TopicModel, CommunityModel, CPTensorModel or VariationalModel
         The model (its priors ``a0``, ``b0`` and number of components).
-    method : {"collapsed", "bessel-mode", "naive"}
+    method : {"collapsed", "bessel", "naive"}
         See the module notes.
     max_iter : int, optional
-        Iteration cap (500; 200 for ``"bessel-mode"``, the authors' cap).
+        Iteration cap (500; 200 for ``"bessel"``, the authors' cap).
     tol : float, optional
         Relative change of the objective that stops the fit (1e-4 for every
         method).
@@ -400,25 +384,25 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     y_tilde = count_array(y_tilde, "y_tilde", signed=True)
-    alpha_full = noise_levels(alpha, y_tilde.shape).full()
+    levels = noise_levels(alpha, y_tilde.shape)
     adapter, obs = _prepare(model, y_tilde.shape, mask)
-    paper = method == "bessel-mode"
+    paper = method == "bessel"
     if max_iter is None:
         max_iter = PAPER_MAX_ITER if paper else DEFAULT_MAX_ITER
     max_iter = positive_int(max_iter, "max_iter")
     tol = non_negative_float(tol if tol is not None else (PAPER_TOL if paper else DEFAULT_TOL),
                              "tol")
     em_sweeps = non_negative_int(em_sweeps, "em_sweeps")
-    seed = _seed_of(rng)
+    seed = replay_seed(rng)
     naive_engine = None
     if method == "naive" or (init is None and em_sweeps > 0):
         naive_engine = _CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
     if method == "naive":
         engine = naive_engine
     elif paper:
-        engine = _PaperEngine(adapter, y_tilde, alpha_full, obs)
+        engine = _PaperEngine(adapter, y_tilde, levels.full(), obs)
     else:
-        engine = _CollapsedEngine(adapter, y_tilde, alpha_full, obs, True, sparse)
+        engine = _CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)
     t0 = time.perf_counter()
     q = _init_q(adapter, y_tilde.shape, y_tilde, obs, seed, init, naive_engine, em_sweeps)
     start_seconds = time.perf_counter() - t0
@@ -446,7 +430,7 @@ def fit_variational_nonprivate(y, model, *, max_iter=None, tol=None, rng=None, m
     max_iter = positive_int(max_iter if max_iter is not None else DEFAULT_MAX_ITER, "max_iter")
     tol = non_negative_float(tol if tol is not None else DEFAULT_TOL, "tol")
     em_sweeps = non_negative_int(em_sweeps, "em_sweeps")
-    seed = _seed_of(rng)
+    seed = replay_seed(rng)
     engine = _CollapsedEngine(adapter, y, None, obs, False, sparse)
     t0 = time.perf_counter()
     q = _init_q(adapter, y.shape, y, obs, seed, init, engine, em_sweeps)
@@ -476,7 +460,7 @@ def collapsed_bound(y_tilde, alpha, model, q: dict, *, mask=None, sparse=None) -
         A lower bound on ``log p(y_tilde)``.
     """
     y_tilde = count_array(y_tilde, "y_tilde", signed=True)
-    alpha_full = noise_levels(alpha, y_tilde.shape).full()
+    levels = noise_levels(alpha, y_tilde.shape)
     adapter, obs = _prepare(model, y_tilde.shape, mask)
-    engine = _CollapsedEngine(adapter, y_tilde, alpha_full, obs, True, sparse)
+    engine = _CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)
     return engine.bound_and_stats(q)[0]

@@ -40,8 +40,14 @@ from lpp._validation import positive_float, positive_int
 
 #: entries per block of the log-likelihood sums (bounds their temporaries on large data)
 LOG_DENSITY_BLOCK = 1 << 20
-#: the methods whose behaviour each capability vouches for (see ``capabilities``)
-CAPABILITY_METHODS = {"row_column_factors": ("rate", "allocate", "row_column_factors")}
+#: the methods whose behaviour each capability vouches for (see ``capabilities``):
+#: ``row_column_factors`` (``mu = theta phi``: the fused sparse engines and the topic model's
+#: variational adapter rely on it), ``membership_factors`` (``mu_ij = theta_i pi theta_j``) and
+#: ``cp_factors`` (``mu`` a sum of rank-one tensors), on which the variational adapters of the
+#: community and CP models rely
+CAPABILITY_METHODS = {"row_column_factors": ("rate", "allocate", "row_column_factors"),
+                      "membership_factors": ("rate", "allocate"),
+                      "cp_factors": ("rate", "allocate")}
 
 
 class Observed:

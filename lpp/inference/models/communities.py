@@ -28,6 +28,7 @@ class CommunityModel(PoissonFactorization):
 
     name = "communities"
     data_ndim = 2
+    capabilities = frozenset({"membership_factors"})
 
     @property
     def n_communities(self) -> int:

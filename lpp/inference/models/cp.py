@@ -34,6 +34,7 @@ class CPTensorModel(PoissonFactorization):
 
     name = "cp"
     data_ndim = 3
+    capabilities = frozenset({"cp_factors"})
 
     @property
     def rank(self) -> int:

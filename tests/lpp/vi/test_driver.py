@@ -199,7 +199,7 @@ def test_bad_input_raises_clear_errors():
     with pytest.raises(ValueError, match="negative"):
         fit_variational_nonprivate(y - 1, model)
     with pytest.raises(ValueError, match="method"):
-        fit_variational(y_tilde, alpha, model, method="bessel")
+        fit_variational(y_tilde, alpha, model, method="bessel-mode")
     with pytest.raises(ValueError, match="max_iter"):
         fit_variational(y_tilde, alpha, model, max_iter=0)
     with pytest.raises(ValueError, match="tol"):
@@ -282,10 +282,47 @@ def test_start_sweeps_run_on_the_naive_counts_for_every_method(monkeypatch):
         return real_run(engine, q, **{**kwargs, "max_iter": 1})
 
     monkeypatch.setattr(driver, "_run", spy)
-    for method in ("collapsed", "bessel-mode", "naive"):
+    for method in ("collapsed", "bessel", "naive"):
         fit_variational(y_tilde, alpha, TopicModel(3), method=method, rng=3, em_sweeps=5)
     fit_variational(y_tilde, 0.9, TopicModel(3), rng=3, em_sweeps=5)  # alpha plays no part
     fit_variational_nonprivate(np.maximum(y_tilde, 0), TopicModel(3), rng=3, em_sweeps=5)
     for q in starts[1:]:
         for name in ("theta", "phi"):
             np.testing.assert_array_equal(q[name].mean, starts[0][name].mean)
+
+
+class _ScaledTopics(TopicModel):
+    """A topic model whose rate is not theta @ phi: its declared capabilities lapse."""
+
+    def rate(self, state):
+        return 2.0 * super().rate(state)
+
+
+class _RedeclaredTopics(TopicModel):
+    capabilities = frozenset({"row_column_factors"})
+
+    def rate(self, state):  # the same algebra, vouched for again
+        return super().rate(state)
+
+
+def test_engines_and_adapters_follow_the_declared_capabilities():
+    y_tilde = np.random.default_rng(3).poisson(2.0, (12, 9)) - 1
+    assert "row_column_factors" not in _ScaledTopics(2).capabilities
+    with pytest.raises(TypeError, match="declares none of the capabilities"):
+        fit_variational(y_tilde, 0.5, _ScaledTopics(2), rng=0, max_iter=2)
+    kept = fit_variational(y_tilde, 0.5, _RedeclaredTopics(2), rng=0, max_iter=2)
+    assert kept.engine == "sparse"
+    dense_alpha = np.full(y_tilde.shape, 0.5)  # per entry: the dense engine
+    assert fit_variational(y_tilde, dense_alpha, TopicModel(2), rng=0, max_iter=2).engine == "dense"
+
+
+def test_seeds_replay_as_the_gibbs_side_records_them():
+    from lpp._rng import replay_seed
+
+    y_tilde = np.random.default_rng(4).poisson(2.0, (10, 8))
+    a = fit_variational(y_tilde, 0.4, TopicModel(2), rng=np.random.default_rng(9), max_iter=3)
+    assert a.seed == replay_seed(np.random.default_rng(9))
+    b = fit_variational(y_tilde, 0.4, TopicModel(2), rng=a.seed, max_iter=3)
+    assert np.array_equal(a.mu_hat, b.mu_hat)
+    with pytest.raises(ValueError, match="2\\*\\*63"):
+        fit_variational(y_tilde, 0.4, TopicModel(2), rng=2**63, max_iter=3)
