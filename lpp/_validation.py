@@ -118,6 +118,20 @@ def real_array(x, name: str, *, low=None, low_open=False, high=None, high_open=F
     return arr
 
 
+def noise_level_array(alpha, name: str = "alpha") -> np.ndarray:
+    """``alpha``, the geometric mechanism's parameter, as float64, every value strictly in
+    (0, 1); any shape (the caller checks it against the data)."""
+    arr = np.asarray(alpha)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating)
+                                 or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must be a real number or array, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all() or np.any(arr <= 0.0) or np.any(arr >= 1.0):
+        raise ValueError(f"{name} must lie strictly between 0 and 1, in (0, 1) "
+                         "(alpha = exp(-epsilon / N) with epsilon, N > 0)")
+    return arr
+
+
 def count_array(values, name: str, *, signed: bool) -> np.ndarray:
     """``values`` as a C-contiguous int64 array of counts.
 

@@ -29,7 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._rng import as_generator
-from lpp._validation import broadcast_params, finish, integer_array, real_array
+from lpp._validation import broadcast_params, finish, integer_array, noise_level_array, real_array
 
 __all__ = ["ExactAlpha", "exact_alpha", "alpha_from_epsilon", "epsilon_from_alpha",
            "sample_two_sided_geometric", "privatize", "truncate"]
@@ -211,7 +211,9 @@ def _float_alphas(alpha):
     arr = np.asarray(alpha)
     if arr.dtype == object:
         arr = np.vectorize(float, otypes=[np.float64])(arr) if arr.size else arr
-    return real_array(arr, "alpha", low=0.0, low_open=True, high=1.0, high_open=True)
+    if arr.size == 0:
+        raise ValueError("alpha is empty")
+    return noise_level_array(arr)
 
 
 def sample_two_sided_geometric(alpha, size=None, rng=None, exact=False):

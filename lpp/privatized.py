@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lpp._validation import noise_level_array
 from lpp.io import npz_bytes, read_verified, write_verified
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
@@ -174,11 +175,9 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mec
     if (len(row_ids), len(column_ids)) != (n_rows, n_cols):
         raise ValueError(f"{len(row_ids)} row ids and {len(column_ids)} column ids for a "
                          f"{y_tilde.shape} matrix")
-    alpha = np.asarray(alpha, dtype=np.float64)
+    alpha = noise_level_array(alpha)
     if alpha.shape not in ((), (n_rows, 1)):
         raise ValueError(f"alpha must be a scalar or have shape ({n_rows}, 1), got {alpha.shape}")
-    if not np.all((alpha > 0) & (alpha < 1)):
-        raise ValueError("alpha must lie in (0, 1)")
     arrays = {"y_tilde": _smallest_signed(y_tilde), "alpha": alpha}
     if heldout is not None:
         heldout = np.asarray(heldout)

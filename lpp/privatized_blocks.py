@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lpp._validation import noise_level_array
 from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
 from lpp.mechanism import alpha_from_epsilon, privatize
 from lpp.privatized import RANDOMNESS, _smallest_signed, noise_source
@@ -106,9 +107,7 @@ class PrivatizedBlockWriter:
             raise ValueError("a block must hold at least one row")
         if len(row_ids) != n_rows:
             raise ValueError(f"{len(row_ids)} row ids for a block of {n_rows} rows")
-        alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n_rows, 1))
-        if not np.all((alpha > 0) & (alpha < 1)):
-            raise ValueError("alpha must lie in (0, 1)")
+        alpha = np.broadcast_to(noise_level_array(alpha), (n_rows, 1))
         payload = npz_bytes({"y_tilde": _smallest_signed(y_tilde),
                              "alpha": np.ascontiguousarray(alpha)})
         atomic_write_bytes(self.out_dir / _block_name(len(self._sha)), payload)

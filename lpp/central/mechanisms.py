@@ -31,12 +31,11 @@ integer-arithmetic sampler of :func:`lpp.mechanism.sample_two_sided_geometric`; 
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
 from .._rng import as_generator
-from lpp._validation import integer_array, real_array
+from lpp._validation import check_int, integer_array, positive_float, real_array
 from ..mechanism import exact_alpha, sample_two_sided_geometric
 
 __all__ = ["RELATIONS", "check_epsilon", "count_sensitivity", "laplace_mechanism",
@@ -50,13 +49,7 @@ RELATIONS = ("replace", "add_remove")
 
 def check_epsilon(epsilon) -> float:
     """``epsilon`` as a float; ValueError unless it is finite and > 0."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (numbers.Real, np.floating,
-                                                             np.integer)):
-        raise TypeError(f"epsilon must be a real number, got {type(epsilon).__name__}")
-    eps = float(epsilon)
-    if not np.isfinite(eps) or eps <= 0.0:
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon}")
-    return eps
+    return positive_float(epsilon, "epsilon")
 
 
 def _check_relation(relation):
@@ -88,10 +81,7 @@ def count_sensitivity(relation="replace", n_fields=1) -> int:
         For an unknown relation or ``n_fields < 1``.
     """
     _check_relation(relation)
-    if isinstance(n_fields, bool) or not isinstance(n_fields, (numbers.Integral, np.integer)) \
-            or n_fields < 1:
-        raise ValueError(f"n_fields must be an integer >= 1, got {n_fields!r}")
-    return (2 if relation == "replace" else 1) * int(n_fields)
+    return (2 if relation == "replace" else 1) * check_int(n_fields, "n_fields", minimum=1)
 
 
 def laplace_mechanism(statistics, epsilon, sensitivity, *, rng=None, exact=False):
@@ -294,11 +284,7 @@ def ops_sensitivity_dirichlet(a0, n_categories) -> float:
     ValueError
         ``K < 2`` or ``a0`` outside ``(0, 1/K)``.
     """
-    if isinstance(n_categories, bool) or not isinstance(n_categories, (numbers.Integral,
-                                                                       np.integer)) \
-            or n_categories < 2:
-        raise ValueError(f"n_categories must be an integer >= 2, got {n_categories!r}")
-    k = int(n_categories)
+    k = check_int(n_categories, "n_categories", minimum=2)
     x = _check_a0(a0, 1.0 / k, f"a truncated Dirichlet of {k} categories")
     return float(np.log1p(-(k - 1) * x) - np.log(x))
 
@@ -372,9 +358,8 @@ def gibbs_scan_epsilon(sensitivity, scan="full", *, n_updates=None, n_variables=
         return 2.0 * delta
     if scan != "random":
         raise ValueError(f"scan must be 'full' or 'random', got {scan!r}")
-    for name, v in (("n_updates", n_updates), ("n_variables", n_variables)):
-        if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    n_updates = check_int(n_updates, "n_updates", minimum=1)
+    n_variables = check_int(n_variables, "n_variables", minimum=1)
     if n_updates > n_variables:
         raise ValueError(f"n_updates ({n_updates}) exceeds n_variables ({n_variables})")
     return 4.0 * delta * n_updates / n_variables
@@ -400,7 +385,4 @@ def gibbs_chain_epsilon(per_scan, n_scans) -> float:
         ``per_scan <= 0`` or ``n_scans < 1``.
     """
     cost = float(real_array(per_scan, "per_scan", low=0.0, low_open=True))
-    if isinstance(n_scans, bool) or not isinstance(n_scans, (numbers.Integral, np.integer)) \
-            or n_scans < 1:
-        raise ValueError(f"n_scans must be an integer >= 1, got {n_scans!r}")
-    return cost * int(n_scans)
+    return cost * check_int(n_scans, "n_scans", minimum=1)

@@ -49,7 +49,7 @@ from lpp.distributions import (
     truncated_poisson_at_most_nb,
 )
 from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
-from lpp._validation import count_array
+from lpp._validation import count_array, noise_level_array
 
 #: entries per random-stream block of the privacy kernels
 BLOCK_SIZE = 4096
@@ -101,14 +101,7 @@ def noise_levels(alpha, shape: tuple[int, ...]) -> NoiseLevels:
     """Validate ``alpha`` (each in the open interval (0, 1)) against the data shape."""
     if alpha is None:
         raise TypeError("alpha is required for the private methods (the mechanism's noise level)")
-    arr = np.asarray(alpha)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating)
-                                 or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"alpha must be a real number or array, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
-    if not np.isfinite(arr).all() or np.any(arr <= 0.0) or np.any(arr >= 1.0):
-        raise ValueError("alpha must lie strictly between 0 and 1 "
-                         "(alpha = exp(-epsilon / N) with epsilon, N > 0)")
+    arr = noise_level_array(alpha)
     try:
         np.broadcast_shapes(arr.shape, shape)
     except ValueError:

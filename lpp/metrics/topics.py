@@ -1,11 +1,10 @@
 """Reading topics off a topic-word matrix."""
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
-from lpp._validation import check_finite
+from lpp._validation import check_finite, check_int
 
 __all__ = ["top_words"]
 
@@ -24,9 +23,8 @@ def top_words(phi, n: int = 10) -> np.ndarray:
     if phi.size == 0:
         raise ValueError(f"phi is empty (shape {phi.shape})")
     check_finite(phi, "phi")
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"n must be an integer, got {type(n).__name__}")
-    if not (1 <= n <= phi.shape[1]):
+    n = check_int(n, "n", minimum=0)
+    if not 1 <= n <= phi.shape[1]:
         raise ValueError(f"n must lie in [1, V] = [1, {phi.shape[1]}]; got {n}")
     # A stable sort of the negated values orders descending and keeps equal values in
     # index order; (argpartition would pick among ties at the cut arbitrarily.)

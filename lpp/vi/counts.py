@@ -23,6 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
+from lpp._validation import noise_level_array
 from lpp.distributions import poisson_logcdf_nb, poisson_logsf_nb
 
 #: the direct sum serves y_tilde up to this and g / alpha up to DIRECT_MAX_RATE (its scaled
@@ -144,10 +145,8 @@ def count_factor(y_tilde, alpha, g, *, log_space: bool = False):
         When ``alpha`` is outside (0, 1) or ``g`` is negative or not finite.
     """
     yt, a, gg = np.broadcast_arrays(np.asarray(y_tilde, dtype=np.int64),
-                                    np.asarray(alpha, dtype=np.float64),
+                                    noise_level_array(alpha),
                                     np.asarray(g, dtype=np.float64))
-    if np.any(a <= 0) or np.any(a >= 1):
-        raise ValueError("alpha must lie strictly between 0 and 1")
     if not np.isfinite(gg).all() or np.any(gg < 0):
         raise ValueError("g must be finite and >= 0")
     log_z = np.empty(yt.shape)

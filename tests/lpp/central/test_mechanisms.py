@@ -116,8 +116,12 @@ def test_bad_options():
         m.gibbs_scan_epsilon(1.0, "block")
     with pytest.raises(ValueError, match="exceeds"):
         m.gibbs_scan_epsilon(1.0, "random", n_updates=5, n_variables=4)
-    with pytest.raises(ValueError, match="n_variables"):
+    with pytest.raises(TypeError, match="n_variables"):  # required with scan="random"
         m.gibbs_scan_epsilon(1.0, "random", n_updates=5)
+    with pytest.raises(TypeError, match="n_categories"):
+        m.ops_sensitivity_dirichlet(0.1, 2.5)
+    with pytest.raises(ValueError, match="n_fields"):
+        m.count_sensitivity("replace", n_fields=0)
     with pytest.raises(ValueError, match="system"):
         m.laplace_mechanism([1], 1.0, 1, rng="system")
 
