@@ -58,10 +58,10 @@ def _refuse_outside_link(root: Path, path: Path) -> None:
     what the folder holds, and a link must not pull another file of the machine into it."""
     try:
         target = path.resolve()
-        outside = not target.is_relative_to(root.resolve())
-    except (OSError, RuntimeError):  # a link loop
-        outside = True
-    if outside:
+    except (OSError, RuntimeError):
+        raise ValueError(f"{path} is a symbolic link that cannot be resolved (a loop): "
+                         "remove the link") from None
+    if not target.is_relative_to(root.resolve()):
         raise ValueError(f"{path} is a symbolic link to {str(path.readlink())!r}, which leads "
                          f"out of the corpus folder {root}: copy the file into the folder, or "
                          "remove the link")

@@ -21,6 +21,7 @@ import gzip
 import io
 import lzma
 import tarfile
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,17 +146,31 @@ def compression(path) -> str | None:
     return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
 
 
+def _zip_member(path: Path):
+    """The one file of a zip archive (as pandas reads a zipped CSV), opened."""
+    with zipfile.ZipFile(path) as archive:
+        files = [info for info in archive.infolist() if not info.is_dir()]
+        if len(files) != 1:
+            raise ValueError(f"{path} is a zip archive of {len(files)} files; a zipped input "
+                             "must hold exactly one")
+        return archive.open(files[0])  # stays readable after the archive object is closed
+
+
 def open_input(path, options: ReadOptions, *, archive: bool = False):
     """A binary stream of ``path``'s data, decompressed and bounded by ``options``.
 
-    A plain (uncompressed) file is bounded only when it is an ``archive`` (a tarball). Zip
-    and zstd files are refused: they are not read here.
+    A plain (uncompressed) file is bounded only when it is an ``archive`` (a tarball). A zip
+    file is read when it holds one file and is not where a tarball is expected; zstd
+    files are refused.
     """
     path = Path(path)
     kind = compression(path)
-    if kind in ("zip", "zstd"):
-        raise ValueError(f"{path} is a {kind} file, which is not read: decompress it (or "
-                         "recompress it with gzip)")
+    if kind == "zstd" or (kind == "zip" and archive):
+        raise ValueError(f"{path} is a {kind} file, which is not read here: decompress it "
+                         "(or recompress it with gzip)")
+    if kind == "zip":
+        with decompression_errors(path):
+            return _BoundedStream(_zip_member(path), path, options, archive=False)
     if kind is None:
         raw = open(path, "rb")
         return _BoundedStream(raw, path, options, archive=True) if archive else raw
@@ -173,7 +188,7 @@ def decompression_errors(path):
     naming ``path``."""
     try:
         yield
-    except (EOFError, zlib.error, lzma.LZMAError) as error:
+    except (EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as error:
         raise ValueError(f"{path} is truncated or corrupt: {error}") from None
     except OSError as error:
         if error.errno is not None:  # a system error (permissions, disk), not bad data
