@@ -50,7 +50,7 @@ class InputTooLarge(ValueError):
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How input files are read (none of it changes what a readable input gives).
+    """How input files are read (the limits never change what a readable input gives).
 
     ``encoding``: the text encoding of CSV/TSV inputs; ``None`` detects a UTF-16/UTF-32
     byte-order mark, else reads UTF-8 and decodes any cell that is not UTF-8 as cp1252, else
@@ -124,9 +124,9 @@ class _BoundedStream(io.RawIOBase):
         return len(data)
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        target = offset + (self._position if whence == io.SEEK_CUR else 0)
         if whence == io.SEEK_END:
             raise io.UnsupportedOperation("a decompressed stream has no known end")
+        target = offset + (self._position if whence == io.SEEK_CUR else 0)
         if target > self._max_bytes:  # tar skips a member's data by seeking past it
             raise InputTooLarge(_limit_message(self._path, self._max_bytes))
         self._position = self._inner.seek(target)
