@@ -13,7 +13,9 @@ option). The defaults are the paper's settings (10,000 documents with at least 5
 10,000-word vocabulary of types with document frequency < 0.3; actors who sent at least 1
 and sent or received at least 100 emails; the top 50 senders/recipients held out). Every
 input is checksummed into the output's metadata; nothing is written unless the whole run
-succeeds. See ``data_prep/README.md`` for the formats and the rules.
+succeeds. Tarballs and compressed files are read within size limits (``--max-member-bytes``,
+``--max-archive-bytes``); CSV/TSV text is decoded as ``--encoding`` says, or detected. See
+``data_prep/README.md`` for the formats and the rules.
 """
 from __future__ import annotations
 
@@ -22,10 +24,12 @@ import sys
 from collections.abc import Sequence
 
 from data_prep import formats
+from data_prep._cli import byte_size, run_reporting_errors
 from data_prep.emails import BODY_RULES, Email, EmailStats, collect_emails, document_text
 from lpp.counts import write_counts
 from data_prep.network import (HELDOUT_RULES, SELF_LOOP_RULES, NetworkCounts, build_network,
                                email_edges)
+from data_prep.streams import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, ReadOptions
 from data_prep.tokens import Tokenizer
 from data_prep.topics import (BagOfWordsDocuments, TextDocuments, TopicCounts,
                               build_topic_counts, check_topic_params)
@@ -50,16 +54,18 @@ def _check_format(fmt: str, allowed: Sequence[str], what: str) -> None:
 
 
 def read_emails(fmt: str, source, *, message_column: str = "message",
-                id_column: str | None = None) -> tuple[list[Email], EmailStats]:
+                id_column: str | None = None, options: ReadOptions = formats.DEFAULT_READ
+                ) -> tuple[list[Email], EmailStats]:
     """Parse, order and de-duplicate the emails of an email-format input."""
     _check_format(fmt, EMAIL_FORMATS, "emails")
     if fmt == "emails-csv":
         items = formats.iter_emails_csv(source, message_column=message_column,
-                                        id_column=id_column)
+                                        id_column=id_column, options=options)
+    elif fmt == "email-tar":
+        items = formats.iter_email_tar(source, options)
     else:
         items = {"mbox": formats.iter_mbox, "maildir": formats.iter_maildir,
-                 "email-dir": formats.iter_email_dir, "email-tar": formats.iter_email_tar}[fmt](
-            source)
+                 "email-dir": formats.iter_email_dir}[fmt](source)
     emails, stats = collect_emails(items)
     if not emails:
         raise ValueError(f"the corpus is empty: no readable email in {source} "
@@ -75,23 +81,25 @@ def documents_from_emails(emails: Sequence[Email], tokenizer: Tokenizer,
 
 def load_documents(fmt: str, source, *, tokenizer: Tokenizer, body_rule: str = "own_text",
                    vocab=None, text_column: str = "text", id_column: str | None = None,
-                   message_column: str = "message"):
+                   message_column: str = "message",
+                   options: ReadOptions = formats.DEFAULT_READ):
     """Documents of any topic format, plus a dict of corpus statistics for the summary."""
     _check_format(fmt, TOPIC_FORMATS, "a document-by-word matrix")
     if fmt in EMAIL_FORMATS:
         emails, stats = read_emails(fmt, source, message_column=message_column,
-                                    id_column=id_column)
+                                    id_column=id_column, options=options)
         documents = documents_from_emails(emails, tokenizer, body_rule)
         return documents, {"email_parsing": stats.as_dict()}
     if fmt == "uci":
         if vocab is None:
             raise ValueError("the uci format needs the vocab file (--vocab)")
-        ids, counts, types = formats.read_uci(source, vocab)
+        ids, counts, types = formats.read_uci(source, vocab, options)
         return BagOfWordsDocuments(ids, counts, types, tokenizer), {}
     if fmt == "text-dir":
         ids, texts = formats.read_text_dir(source)
     else:
-        ids, texts = formats.read_text_csv(source, text_column=text_column, id_column=id_column)
+        ids, texts = formats.read_text_csv(source, text_column=text_column, id_column=id_column,
+                                           options=options)
     if not ids:
         raise ValueError(f"the corpus is empty: no document in {source}")
     return TextDocuments(ids, texts, tokenizer), {}
@@ -103,19 +111,32 @@ def write_topics(out, result: TopicCounts, *, params: dict, inputs: dict):
                         inputs=inputs, summary=result.summary)
 
 
+def _read_options(encoding, max_member_bytes, max_archive_bytes) -> tuple[ReadOptions, dict]:
+    """The reading options, and what the output's ``params`` record of them: the encoding
+    when one is given (it can change the text read); the limits never change a result."""
+    options = ReadOptions(encoding=encoding, max_member_bytes=max_member_bytes,
+                          max_archive_bytes=max_archive_bytes)
+    return options, ({} if encoding is None else {"encoding": encoding})
+
+
 def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str = "text",
                    id_column: str | None = None, message_column: str = "message",
-                   sha256: str | None = None, **settings) -> TopicCounts:
+                   sha256: str | None = None, encoding: str | None = None,
+                   max_member_bytes: int = MAX_MEMBER_BYTES,
+                   max_archive_bytes: int = MAX_ARCHIVE_BYTES, **settings) -> TopicCounts:
     """Build (and, if ``out`` is given, write) a document-by-word matrix.
 
     ``settings`` override :data:`TOPIC_DEFAULTS` (``n_docs``, ``min_tokens``,
     ``vocab_size``, ``max_df``, ``min_token_length``, ``stop_words``, ``body_rule``,
-    ``seed``). ``sha256`` pins the input file's checksum.
+    ``seed``). ``sha256`` pins the input file's checksum. ``encoding``,
+    ``max_member_bytes`` and ``max_archive_bytes`` say how inputs are read
+    (:class:`data_prep.streams.ReadOptions`).
     """
     unknown = set(settings) - set(TOPIC_DEFAULTS)
     if unknown:
         raise TypeError(f"unknown topic setting(s): {sorted(unknown)}")
     params = {**TOPIC_DEFAULTS, **settings}
+    options, read_record = _read_options(encoding, max_member_bytes, max_archive_bytes)
     _check_format(fmt, TOPIC_FORMATS, "a document-by-word matrix")
     check_topic_params(n_docs=params["n_docs"], min_tokens=params["min_tokens"],
                        vocab_size=params["vocab_size"], max_df=params["max_df"])
@@ -127,14 +148,15 @@ def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str =
         inputs["vocab"] = formats.input_record(vocab)
     documents, corpus_stats = load_documents(
         fmt, source, tokenizer=tokenizer, body_rule=params["body_rule"], vocab=vocab,
-        text_column=text_column, id_column=id_column, message_column=message_column)
+        text_column=text_column, id_column=id_column, message_column=message_column,
+        options=options)
     result = build_topic_counts(documents, n_docs=params["n_docs"],
                                 min_tokens=params["min_tokens"],
                                 vocab_size=params["vocab_size"], max_df=params["max_df"],
                                 seed=params["seed"], extra_summary=corpus_stats)
     if out is not None:
         record = {"format": fmt, **params, "text_column": text_column, "id_column": id_column,
-                  "message_column": message_column}
+                  "message_column": message_column, **read_record}
         write_topics(out, result, params=record, inputs=inputs)
     return result
 
@@ -158,25 +180,29 @@ def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
                     sender_column: str = "from", recipient_column: str = "to",
                     type_column: str | None = None, message_column: str = "message",
                     id_column: str | None = None, sha256: str | None = None,
-                    **settings) -> NetworkCounts:
+                    encoding: str | None = None, max_member_bytes: int = MAX_MEMBER_BYTES,
+                    max_archive_bytes: int = MAX_ARCHIVE_BYTES, **settings) -> NetworkCounts:
     """Build (and, if ``out`` is given, write) an actor-by-actor matrix.
 
     ``settings`` override :data:`NETWORK_DEFAULTS` (``recipient_types``, ``self_loops``,
     ``min_sent``, ``min_total``, ``heldout_top``, ``heldout_rule``). For ``edges`` input the
     columns are named by ``sender_column``, ``recipient_column`` and ``type_column``; a node
     table (``nodes``, keyed by ``node_id_column``) adds actor details and ``label_column``
-    names the actors. Email formats give one edge per To/Cc/Bcc recipient.
+    names the actors. Email formats give one edge per To/Cc/Bcc recipient. ``encoding``
+    (of the edge list and node table, or of an emails CSV), ``max_member_bytes`` and
+    ``max_archive_bytes`` say how inputs are read (:class:`data_prep.streams.ReadOptions`).
     """
     unknown = set(settings) - set(NETWORK_DEFAULTS)
     if unknown:
         raise TypeError(f"unknown network setting(s): {sorted(unknown)}")
     params = {**NETWORK_DEFAULTS, **settings}
+    options, read_record = _read_options(encoding, max_member_bytes, max_archive_bytes)
     _check_format(fmt, NETWORK_FORMATS, "an actor-by-actor matrix")
     inputs = {"input": formats.input_record(source, sha256)}
     node_table = None
     if nodes is not None:
         inputs["nodes"] = formats.input_record(nodes)
-        node_table = formats.read_nodes(nodes, id_column=node_id_column)
+        node_table = formats.read_nodes(nodes, id_column=node_id_column, options=options)
         if label_column is not None and label_column not in node_table.columns:
             raise ValueError(f"{nodes} has no column {label_column!r}; its columns are "
                              f"{[node_id_column, *node_table.columns]}")
@@ -186,10 +212,10 @@ def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
     if fmt == "edges":
         edges = formats.read_edge_list(source, sender_column=sender_column,
                                        recipient_column=recipient_column,
-                                       type_column=type_column)
+                                       type_column=type_column, options=options)
     else:
         emails, stats = read_emails(fmt, source, message_column=message_column,
-                                    id_column=id_column)
+                                    id_column=id_column, options=options)
         edges = email_edges(emails)
         extra = {"email_parsing": stats.as_dict()}
     result = build_network(edges, recipient_types=params["recipient_types"],
@@ -201,7 +227,8 @@ def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
     if out is not None:
         record = {"format": fmt, **params, "sender_column": sender_column,
                   "recipient_column": recipient_column, "type_column": type_column,
-                  "node_id_column": node_id_column, "label_column": label_column}
+                  "node_id_column": node_id_column, "label_column": label_column,
+                  **read_record}
         write_network(out, result, params=record, inputs=inputs)
     return result
 
@@ -219,6 +246,17 @@ def _optional(text: str) -> str | None:
     that a corpus does not use (a node table, a type column) needs a value meaning "unset".
     """
     return None if text == "none" else text
+
+
+def _add_read_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--encoding", type=_optional,
+                        help="text encoding of CSV/TSV input (default, or 'none': UTF-16/32 by "
+                             "byte-order mark, else UTF-8 with cp1252/latin-1 for other cells)")
+    parser.add_argument("--max-member-bytes", type=byte_size, default=MAX_MEMBER_BYTES,
+                        help="largest tarball member read, e.g. 64M (default)")
+    parser.add_argument("--max-archive-bytes", type=byte_size, default=MAX_ARCHIVE_BYTES,
+                        help="most bytes read out of a tarball or compressed file, e.g. 4G "
+                             "(default)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -249,6 +287,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="'none', 'gensim' or a file with one word per line")
     topics.add_argument("--body-rule", default=d["body_rule"], choices=BODY_RULES)
     topics.add_argument("--seed", type=int, default=d["seed"])
+    _add_read_options(topics)
 
     network = commands.add_parser("network", help="actor-by-actor counts")
     network.add_argument("--format", default="edges", choices=NETWORK_FORMATS)
@@ -274,12 +313,16 @@ def _parser() -> argparse.ArgumentParser:
     network.add_argument("--heldout-top", type=int, default=n["heldout_top"])
     network.add_argument("--heldout-rule", default=n["heldout_rule"],
                          choices=HELDOUT_RULES)
+    _add_read_options(network)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
+    reading = {"encoding": args.encoding, "max_member_bytes": args.max_member_bytes,
+               "max_archive_bytes": args.max_archive_bytes}
+
+    def run() -> int:
         if args.command == "topics":
             result = prepare_topics(
                 args.input, args.out, fmt=args.format, vocab=args.vocab,
@@ -287,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 message_column=args.message_column, sha256=args.sha256, n_docs=args.n_docs,
                 min_tokens=args.min_tokens, vocab_size=args.vocab_size, max_df=args.max_df,
                 min_token_length=args.min_token_length, stop_words=args.stop_words,
-                body_rule=args.body_rule, seed=args.seed)
+                body_rule=args.body_rule, seed=args.seed, **reading)
         else:
             types = None if args.recipient_types == "all" else [
                 t for t in args.recipient_types.split(",") if t.strip()]
@@ -298,14 +341,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 type_column=args.type_column, message_column=args.message_column,
                 id_column=args.id_column, sha256=args.sha256, recipient_types=types,
                 self_loops=args.self_loops, min_sent=args.min_sent, min_total=args.min_total,
-                heldout_top=args.heldout_top, heldout_rule=args.heldout_rule)
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    shape = result.counts.shape
-    print(f"wrote {args.out}: {shape[0]} x {shape[1]} counts, "
-          f"{int(result.counts.sum())} in total")
-    return 0
+                heldout_top=args.heldout_top, heldout_rule=args.heldout_rule, **reading)
+        shape = result.counts.shape
+        print(f"wrote {args.out}: {shape[0]} x {shape[1]} counts, "
+              f"{int(result.counts.sum())} in total")
+        return 0
+
+    return run_reporting_errors(run)
 
 
 if __name__ == "__main__":

@@ -144,12 +144,17 @@ def _has_surrogates(text: str) -> bool:
     return False
 
 
+def unescape_bytes(text: str) -> str:
+    """Text in which undecodable bytes were kept as surrogates (``surrogateescape``: the email
+    parser's 8-bit header bytes, a CSV cell that is not UTF-8), with those bytes decoded by
+    :func:`decode_bytes`'s fallbacks; text without surrogates is returned as it is."""
+    if _has_surrogates(text):
+        return decode_bytes(text.encode("utf-8", "surrogateescape"))
+    return text
+
+
 def _clean_header(value) -> str:
-    """A header value as text; 8-bit bytes (escaped as surrogates by the parser) are decoded."""
-    value = str(value)
-    if _has_surrogates(value):
-        value = decode_bytes(value.encode("ascii", "surrogateescape"))
-    return value
+    return unescape_bytes(str(value))
 
 
 def strip_html(text: str) -> str:

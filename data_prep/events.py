@@ -35,6 +35,7 @@ import numpy as np
 
 from lpp.central.simulate import EventLogs
 
+from ._cli import run_reporting_errors
 from .emails import Email, collect_emails
 from .formats import iter_emails_csv
 from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
@@ -188,17 +189,21 @@ def main(argv=None) -> int:
     parser.add_argument("--last-month", default="2002-12")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    digest = verified_sha256(args.input)  # against a sibling SHA256SUMS, if there is one
-    emails, stats = collect_emails(iter_emails_csv(args.input))
-    events = build_events(emails, min_emails=args.min_emails, first_month=args.first_month,
-                          last_month=args.last_month)
-    events["summary"].update(stats.as_dict())
-    write_events(events, args.out, {"input": Path(args.input).name, "input_sha256": digest,
-                                    "min_emails": args.min_emails,
-                                    "first_month": args.first_month,
-                                    "last_month": args.last_month})
-    print(json.dumps(events["summary"]))
-    return 0
+
+    def run() -> int:
+        digest = verified_sha256(args.input)  # against a sibling SHA256SUMS, if there is one
+        emails, stats = collect_emails(iter_emails_csv(args.input))
+        events = build_events(emails, min_emails=args.min_emails,
+                              first_month=args.first_month, last_month=args.last_month)
+        events["summary"].update(stats.as_dict())
+        write_events(events, args.out, {"input": Path(args.input).name, "input_sha256": digest,
+                                        "min_emails": args.min_emails,
+                                        "first_month": args.first_month,
+                                        "last_month": args.last_month})
+        print(json.dumps(events["summary"]))
+        return 0
+
+    return run_reporting_errors(run)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@ Kaggle ``emails.csv`` layout of the shipped Enron data), ``mbox``, ``maildir`` (
 tarball, read without extracting it). Counts: ``uci`` (a UCI bag-of-words ``docword`` file
 and its ``vocab`` file). Edges: a TSV/CSV edge list and an optional node table.
 
+Every reader takes a :class:`~data_prep.streams.ReadOptions` (text encoding, size limits of
+archives and compressed files; :mod:`data_prep.streams`). CSV/TSV files are UTF-8 unless a
+UTF-16/UTF-32 byte-order mark says otherwise; a cell that is not UTF-8 is decoded as cp1252,
+else latin-1, like a text file or an email body. A symbolic link in a corpus folder, or a
+member of a tarball, that leads out of the folder or the archive is refused.
+
 Ids: files are named by their path relative to the folder (POSIX separators; a leading
 ``maildir/`` component of tarball members is dropped, so CMU ids look like
 ``allen-p/inbox/1.``), mbox messages by ``<file name>:<position>``, maildir messages by
@@ -17,9 +23,11 @@ Hidden files (a name starting with ``.``) are skipped.
 """
 from __future__ import annotations
 
-import gzip
+import contextlib
 import hashlib
+import io
 import mailbox
+import posixpath
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,8 +36,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from data_prep.emails import decode_bytes, natural_key
+from data_prep.emails import decode_bytes, natural_key, unescape_bytes
 from data_prep.raw import require_file, sha256_file, verified_sha256
+from data_prep.streams import (InputTooLarge, ReadOptions, bom_encoding, decompression_errors,
+                               open_buffered, open_input)
+
+DEFAULT_READ = ReadOptions()
 
 
 def require_dir(path, what: str = "input") -> Path:
@@ -41,9 +53,29 @@ def require_dir(path, what: str = "input") -> Path:
     return path
 
 
+def _refuse_outside_link(root: Path, path: Path) -> None:
+    """Raise if the symbolic link ``path`` leads out of the folder ``root``: the corpus is
+    what the folder holds, and a link must not pull another file of the machine into it."""
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):
+        raise ValueError(f"{path} is a symbolic link that cannot be resolved (a loop): "
+                         "remove the link") from None
+    if not target.is_relative_to(root.resolve()):
+        raise ValueError(f"{path} is a symbolic link to {str(path.readlink())!r}, which leads "
+                         f"out of the corpus folder {root}: copy the file into the folder, or "
+                         "remove the link")
+
+
 def _visible_files(root: Path) -> list[Path]:
-    files = [p for p in root.rglob("*")
-             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)]
+    files = []
+    for path in root.rglob("*"):  # does not descend into linked folders
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        if path.is_symlink():
+            _refuse_outside_link(root, path)
+        if path.is_file():
+            files.append(path)
     return sorted(files, key=lambda p: natural_key(p.relative_to(root).as_posix()))
 
 
@@ -69,13 +101,48 @@ def _separator(path: Path, sep: str | None) -> str:
     return "\t" if ".tsv" in path.suffixes or ".tab" in path.suffixes else ","
 
 
-def read_table(path, *, columns: list[str], sep: str | None = None, dtype=None) -> pd.DataFrame:
-    """Read a CSV/TSV (gzip allowed) and check it has ``columns``."""
+def _unescaped(table: pd.DataFrame) -> pd.DataFrame:
+    table.columns = [unescape_bytes(c) if isinstance(c, str) else c for c in table.columns]
+    for i in range(table.shape[1]):
+        if not pd.api.types.is_numeric_dtype(table.iloc[:, i]):
+            table.isetitem(i, table.iloc[:, i].map(
+                lambda v: unescape_bytes(v) if isinstance(v, str) else v))
+    return table
+
+
+def _parse_csv(path: Path, options: ReadOptions, **kwargs) -> pd.DataFrame:
+    # compression=None: the stream is already decompressed (and bounded) by open_input
+    with decompression_errors(path), open_buffered(path, options) as stream:
+        encoding = options.encoding or bom_encoding(stream)
+        try:
+            return pd.read_csv(stream, encoding=encoding or "utf-8", compression=None,
+                               **kwargs)
+        except UnicodeDecodeError as error:
+            if encoding is None:
+                raise
+            origin = "" if options.encoding else " (announced by its byte-order mark)"
+            raise ValueError(f"{path} cannot be decoded as {encoding}{origin}: {error}; set "
+                             "encoding (--encoding) to the file's text encoding") from None
+
+
+def read_table(path, *, columns: list[str], sep: str | None = None, dtype=None,
+               options: ReadOptions = DEFAULT_READ) -> pd.DataFrame:
+    """Read a CSV/TSV (gzip, bzip2 or xz allowed) and check it has ``columns``."""
     path = require_file(path)
+    kwargs = {"sep": _separator(path, sep), "dtype": dtype, "keep_default_na": False}
     try:
-        table = pd.read_csv(path, sep=_separator(path, sep), dtype=dtype, keep_default_na=False)
+        try:
+            table = _parse_csv(path, options, **kwargs)
+        except UnicodeDecodeError:
+            # Not UTF-8 throughout: keep the bytes that are not (as surrogates), then decode
+            # each such cell with the fallbacks of the other readers.
+            table = _unescaped(_parse_csv(path, options, encoding_errors="surrogateescape",
+                                          **kwargs))
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} is empty") from None
+    except pd.errors.ParserError as error:
+        raise ValueError(f"{path} is not a readable {'TSV' if kwargs['sep'] == chr(9) else 'CSV'}"
+                         f" file: {error}") from None
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise ValueError(f"{path} has no column(s) {missing}; its columns are "
@@ -93,11 +160,11 @@ def read_text_dir(root) -> tuple[list[str], list[str]]:
     return ids, [decode_bytes(p.read_bytes()) for p in files]
 
 
-def read_text_csv(path, *, text_column: str = "text", id_column: str | None = None
-                  ) -> tuple[list[str], list[str]]:
+def read_text_csv(path, *, text_column: str = "text", id_column: str | None = None,
+                  options: ReadOptions = DEFAULT_READ) -> tuple[list[str], list[str]]:
     """One document per row of ``text_column``; ids from ``id_column`` or the row number."""
     wanted = [text_column] + ([id_column] if id_column else [])
-    table = read_table(path, columns=wanted, dtype=str)
+    table = read_table(path, columns=wanted, dtype=str, options=options)
     ids = table[id_column].tolist() if id_column else [str(i) for i in range(len(table))]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{path}: the id column {id_column!r} has repeated values")
@@ -106,9 +173,10 @@ def read_text_csv(path, *, text_column: str = "text", id_column: str | None = No
 
 # ---------------------------------------------------------------- emails (raw RFC-822)
 
-def iter_emails_csv(path, *, message_column: str = "message", id_column: str | None = "file"
-                    ) -> Iterator[tuple[str, str]]:
-    ids, messages = read_text_csv(path, text_column=message_column, id_column=id_column)
+def iter_emails_csv(path, *, message_column: str = "message", id_column: str | None = "file",
+                    options: ReadOptions = DEFAULT_READ) -> Iterator[tuple[str, str]]:
+    ids, messages = read_text_csv(path, text_column=message_column, id_column=id_column,
+                                  options=options)
     return zip(ids, messages)
 
 
@@ -127,6 +195,9 @@ def iter_maildir(root) -> Iterator[tuple[str, bytes]]:
     if not (root / "cur").is_dir() or not (root / "new").is_dir():
         raise ValueError(f"{root} is not a maildir (no cur/ and new/); for a plain tree of "
                          "message files use the email-dir format")
+    for path in (*(root / "cur").iterdir(), *(root / "new").iterdir()):
+        if path.is_symlink() and not path.name.startswith("."):
+            _refuse_outside_link(root, path)
     box = mailbox.Maildir(root, factory=None, create=False)
     for key in sorted(box.keys(), key=natural_key):
         yield key, box.get_bytes(key)
@@ -145,37 +216,93 @@ def _member_id(name: str) -> str:
     return "/".join(parts)
 
 
-def iter_email_tar(path) -> Iterator[tuple[str, bytes]]:
-    """Messages of a (compressed) tarball, streamed in archive order."""
+class _StrictTarInfo(tarfile.TarInfo):
+    """tarfile ends an archive quietly at a missing, short or invalid header after the first
+    one; that is how a truncated or corrupt tarball looks, so here it is an error."""
+
+    @classmethod
+    def fromtarfile(cls, archive):
+        try:
+            return super().fromtarfile(archive)
+        except (tarfile.EmptyHeaderError, tarfile.TruncatedHeaderError,
+                tarfile.InvalidHeaderError) as error:
+            if archive.offset == 0:
+                raise  # tarfile's own "not a tar archive" errors
+            raise tarfile.ReadError(f"no valid member header at byte {archive.offset:,} "
+                                    f"({error}): the archive is truncated or corrupt") from None
+
+
+@contextlib.contextmanager
+def _tar_errors(path: Path):
+    with decompression_errors(path):
+        try:
+            yield
+        except tarfile.TarError as error:
+            raise ValueError(f"{path} is not a readable tar archive (plain, gzip, bzip2 or "
+                             f"xz): {error}") from None
+
+
+def _refuse_outside_member(path: Path, member: tarfile.TarInfo) -> None:
+    """Raise for a member whose name or link target leads out of the archive's tree."""
+    def leaves(name: str) -> bool:
+        name = posixpath.normpath(name)
+        return name.startswith("/") or name == ".." or name.startswith("../")
+
+    if leaves(member.name):
+        raise ValueError(f"{path}: member {member.name!r} is named outside the archive (an "
+                         "absolute path or '..'): refusing a tarball that writes elsewhere")
+    if member.issym() or member.islnk():
+        base = posixpath.dirname(member.name) if member.issym() else ""
+        if leaves(posixpath.join(base, member.linkname)):
+            raise ValueError(f"{path}: member {member.name!r} links to {member.linkname!r}, "
+                             "outside the archive: refusing it")
+
+
+def iter_email_tar(path, options: ReadOptions = DEFAULT_READ) -> Iterator[tuple[str, bytes]]:
+    """Messages of a (compressed) tarball, streamed in archive order, within the limits of
+    ``options`` (a member's size is checked from its header, before its data is read)."""
     path = require_file(path)
-    with tarfile.open(path, mode="r:*") as archive:
-        for member in archive:
+    with open_input(path, options, archive=True) as stream, _tar_errors(path):
+        archive = tarfile.open(fileobj=stream, mode="r:", tarinfo=_StrictTarInfo)
+        while (member := archive.next()) is not None:
+            del archive.members[:]  # tarfile keeps every header read; nothing here needs them
+            _refuse_outside_member(path, member)
             member_id = _member_id(member.name)
             if not member.isfile() or any(p.startswith(".") for p in member_id.split("/")):
                 continue
-            yield member_id, archive.extractfile(member).read()
+            if member.size > options.max_member_bytes:
+                raise InputTooLarge(
+                    f"{path}: member {member.name!r} is {member.size:,} bytes, more than "
+                    f"max_member_bytes={options.max_member_bytes:,} (--max-member-bytes); "
+                    "raise the limit if you trust the archive")
+            yield member_id, archive.extractfile(member).read(member.size)
 
 
 # ---------------------------------------------------------------- counts
 
-def _open_text(path: Path):
-    return gzip.open(path, "rt") if path.suffix == ".gz" else open(path)
-
-
-def read_uci(docword_path, vocab_path) -> tuple[list[str], sp.csr_array, list[str]]:
+def read_uci(docword_path, vocab_path, options: ReadOptions = DEFAULT_READ
+             ) -> tuple[list[str], sp.csr_array, list[str]]:
     """A UCI bag-of-words pair: ``docword`` (``D``, ``W``, ``NNZ`` on three lines, then
     ``docID wordID count`` triples, 1-based) and ``vocab`` (word ``w`` on line ``w``)."""
     docword_path = require_file(docword_path, "docword")
     vocab_path = require_file(vocab_path, "vocab")
-    with _open_text(docword_path) as handle:
+    with decompression_errors(docword_path), io.TextIOWrapper(
+            open_buffered(docword_path, options), encoding="latin-1") as handle:
         head = [handle.readline().strip() for _ in range(3)]
         try:
             n_docs, n_words, nnz = (int(h) for h in head)
         except ValueError:
             raise ValueError(f"{docword_path}: the first three lines must be D, W and NNZ, "
                              f"got {head}") from None
-        triples = np.loadtxt(handle, dtype=np.int64, ndmin=2) if nnz else np.zeros((0, 3),
-                                                                                   np.int64)
+        if nnz < 0:
+            raise ValueError(f"{docword_path}: NNZ={nnz} must not be negative")
+        try:
+            # one row past NNZ at most: enough to see that the file holds more than it says
+            triples = (np.loadtxt(handle, dtype=np.int64, ndmin=2, max_rows=nnz + 1)
+                       if nnz else np.zeros((0, 3), np.int64))
+        except ValueError as error:
+            raise ValueError(f"{docword_path}: not 'docID wordID count' lines of integers "
+                             f"({error})") from None
     if n_docs <= 0:
         raise ValueError(f"{docword_path}: D={n_docs}: the corpus is empty")
     if triples.shape != (nnz, 3):
@@ -186,8 +313,10 @@ def read_uci(docword_path, vocab_path) -> tuple[list[str], sp.csr_array, list[st
         raise ValueError(f"{docword_path}: a docID or wordID is out of range (1-based)")
     if nnz and count.min() < 1:
         raise ValueError(f"{docword_path}: counts must be positive integers")
-    with _open_text(vocab_path) as handle:
-        vocab = [line.strip() for line in handle if line.strip()]
+    with decompression_errors(vocab_path), open_buffered(vocab_path, options) as handle:
+        text = decode_bytes(handle.read())
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    vocab = [line.strip() for line in lines if line.strip()]
     if len(vocab) != n_words:
         raise ValueError(f"{vocab_path} has {len(vocab)} words but {docword_path} says W={n_words}")
     counts = sp.coo_array((count, (doc - 1, word - 1)), shape=(n_docs, n_words)).tocsr()
@@ -198,10 +327,11 @@ def read_uci(docword_path, vocab_path) -> tuple[list[str], sp.csr_array, list[st
 # ---------------------------------------------------------------- edges
 
 def read_edge_list(path, *, sender_column: str = "from", recipient_column: str = "to",
-                   type_column: str | None = None, sep: str | None = None) -> pd.DataFrame:
+                   type_column: str | None = None, sep: str | None = None,
+                   options: ReadOptions = DEFAULT_READ) -> pd.DataFrame:
     """An edge list as columns ``sender``, ``recipient`` (and ``type`` if named)."""
     columns = [sender_column, recipient_column] + ([type_column] if type_column else [])
-    table = read_table(path, columns=columns, sep=sep)
+    table = read_table(path, columns=columns, sep=sep, options=options)
     edges = table[columns].copy()
     edges.columns = ["sender", "recipient"] + (["type"] if type_column else [])
     for column in ("sender", "recipient"):
@@ -212,9 +342,10 @@ def read_edge_list(path, *, sender_column: str = "from", recipient_column: str =
     return edges
 
 
-def read_nodes(path, *, id_column: str = "id", sep: str | None = None) -> pd.DataFrame:
+def read_nodes(path, *, id_column: str = "id", sep: str | None = None,
+               options: ReadOptions = DEFAULT_READ) -> pd.DataFrame:
     """A node table indexed by ``id_column``."""
-    table = read_table(path, columns=[id_column], sep=sep)
+    table = read_table(path, columns=[id_column], sep=sep, options=options)
     if table[id_column].duplicated().any():
         raise ValueError(f"{path}: node ids in {id_column!r} are not unique")
     return table.set_index(id_column)

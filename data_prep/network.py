@@ -141,7 +141,8 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
         rows = rows[~loops]
     stats["rows_counted"] = int(len(rows))
     if len(rows) == 0:
-        raise ValueError("no edge is left to count after the recipient-type and self-loop rules")
+        raise ValueError("no edge is left to count after the recipient-type and self-loop "
+                         "rules: widen recipient_types or set self_loops='keep'")
 
     universe = _actor_universe(rows)
     index = pd.Index(universe)
@@ -154,7 +155,7 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
     keep = np.flatnonzero((sent >= min_sent) & (sent + received >= min_total))
     if keep.size == 0:
         raise ValueError(f"no actor sent at least {min_sent} and sent plus received at least "
-                         f"{min_total} emails")
+                         f"{min_total} emails: lower min_sent or min_total")
     counts = full[np.ix_(keep, keep)]
     mask, tops = heldout_mask(counts, top=heldout_top, rule=heldout_rule)
 

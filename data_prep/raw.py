@@ -12,6 +12,7 @@ import hashlib
 import sys
 from pathlib import Path
 
+from data_prep._cli import run_reporting_errors
 from lpp.io import atomic_write_bytes
 
 #: the directory of the shipped Enron data, relative to the repository root
@@ -115,15 +116,15 @@ def main(argv=None) -> int:
     parser.add_argument("action", choices=("verify", "pin"))
     parser.add_argument("directory", nargs="?", default=str(ENRON_DIR))
     args = parser.parse_args(argv)
-    try:
+
+    def run() -> int:
         if args.action == "pin":
             print(f"wrote {write_sums(args.directory)}")
         for name, digest in verify_directory(args.directory).items():
             print(f"OK  {digest}  {name}")
-    except (ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    return 0
+        return 0
+
+    return run_reporting_errors(run, status=1)
 
 
 if __name__ == "__main__":

@@ -90,11 +90,13 @@ def sample_documents(lengths: np.ndarray, *, n_docs: int | None, min_tokens: int
     eligible = np.flatnonzero(lengths >= min_tokens)
     if n_docs is None:
         if eligible.size == 0:
-            raise ValueError(f"no document has at least {min_tokens} word tokens")
+            raise ValueError(f"no document has at least {min_tokens} word tokens: lower "
+                             "min_tokens (or min_token_length, or loosen stop_words)")
         return eligible
     if eligible.size < n_docs:
         raise ValueError(f"only {eligible.size} of {lengths.size} documents have at least "
-                         f"{min_tokens} word tokens; cannot sample {n_docs}")
+                         f"{min_tokens} word tokens; cannot sample {n_docs}: lower n_docs or "
+                         "min_tokens")
     return np.sort(as_generator(rng).choice(eligible, size=n_docs, replace=False))
 
 

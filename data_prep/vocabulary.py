@@ -45,7 +45,8 @@ def select_vocabulary(counts: sp.csr_array, types: Sequence[str], *, size: int |
     """Column indices of the vocabulary, most frequent first (see the module docstring).
 
     ``size=None`` keeps every type under the document-frequency threshold. Raises
-    ``ValueError`` if fewer than ``size`` types qualify.
+    ``ValueError`` if fewer than ``size`` types qualify, or none does (an empty vocabulary
+    would give a matrix without columns).
     """
     n_docs = counts.shape[0]
     if n_docs == 0:
@@ -53,10 +54,16 @@ def select_vocabulary(counts: sp.csr_array, types: Sequence[str], *, size: int |
     df_fraction = document_frequency(counts) / n_docs
     frequency = np.asarray(counts.sum(axis=0)).ravel()
     eligible = np.flatnonzero((df_fraction < max_df) & (frequency > 0))
-    if size is not None and eligible.size < size:
+    if not np.any(frequency > 0):
+        raise ValueError(f"the {n_docs} sampled documents have no word token, so there is no "
+                         "vocabulary: raise min_tokens, or lower min_token_length or loosen "
+                         "stop_words")
+    if eligible.size == 0 or (size is not None and eligible.size < size):
+        wanted = "any vocabulary" if size is None else f"a vocabulary of {size}"
         raise ValueError(
             f"only {eligible.size} word types have document frequency < {max_df} in the "
-            f"{n_docs} sampled documents; cannot choose a vocabulary of {size}")
+            f"{n_docs} sampled documents; cannot choose {wanted}: raise max_df, lower "
+            "vocab_size, or sample more documents (n_docs, min_tokens)")
     names = np.asarray(types, dtype=object)[eligible]
     order = np.lexsort((names.astype(str), -frequency[eligible]))  # last key is primary
     chosen = eligible[order]

@@ -271,3 +271,79 @@ def test_cli_none_leaves_an_optional_input_unset(tmp_path, message, capsys):
     assert main(["network", "--input", str(tsv), "--type-column", "none", "--min-total", "3",
                  "--heldout-top", "2", "--out", str(tmp_path / "c")]) == 0
     assert load_counts(tmp_path / "c").meta["params"]["type_column"] is None
+
+
+@pytest.mark.parametrize("case", ["empty vocabulary", "no tokens", "no actor", "not a tar",
+                                  "member too large", "wrong encoding"])
+def test_cli_refuses_with_one_line_naming_the_setting(tmp_path, round_trip_docs, message,
+                                                     capsys, case):
+    made = _write_all_formats(tmp_path, round_trip_docs, message)
+    _, tsv, _ = _email_network_fixture(tmp_path, message)
+    (tmp_path / "junk.tar.gz").write_bytes(b"not a tarball at all\n" * 50)
+    (tmp_path / "latin.csv").write_bytes("id,text\n1,café gas\n".encode("latin-1"))
+    texts = ["topics", "--format", "text-dir", "--input", str(made["text-dir"][0]),
+             "--n-docs", "all", "--min-tokens", "0", "--vocab-size", "all"]
+    argv, expected = {
+        # every word of the 6 documents occurs in at least 1 of 6 (df >= 1/6)
+        "empty vocabulary": (texts + ["--max-df", "0.1"], "raise max_df"),
+        "no tokens": (texts + ["--min-token-length", "50"], "lower min_token_length"),
+        "no actor": (["network", "--input", str(tsv), "--min-total", "1000"],
+                     "lower min_sent or min_total"),
+        "not a tar": (["topics", "--format", "email-tar", "--input",
+                       str(tmp_path / "junk.tar.gz")], "junk.tar.gz is not a readable tar"),
+        "member too large": (["topics", "--format", "email-tar", "--input",
+                              str(made["email-tar"][0]), "--max-member-bytes", "10"],
+                             "more than max_member_bytes=10 (--max-member-bytes)"),
+        "wrong encoding": (["topics", "--format", "text-csv", "--input",
+                            str(tmp_path / "latin.csv"), "--encoding", "utf-8"],
+                           "cannot be decoded as utf-8"),
+    }[case]
+    assert main(argv + ["--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and expected in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_reading_options(tmp_path, round_trip_docs, message, capsys):
+    made = _write_all_formats(tmp_path, round_trip_docs, message)
+    pd.DataFrame({"id": [d for d, _ in round_trip_docs],
+                  "text": [f"{t} café" for _, t in round_trip_docs]}).to_csv(
+        tmp_path / "latin.csv", index=False, encoding="latin-1")
+    tar = ["topics", "--format", "email-tar", "--input", str(made["email-tar"][0]),
+           "--n-docs", "all", "--min-tokens", "0", "--vocab-size", "all", "--max-df", "0.7"]
+    assert main(tar + ["--max-member-bytes", "4k", "--max-archive-bytes", "1MiB",
+                       "--out", str(tmp_path / "a")]) == 0
+    assert main(tar + ["--max-archive-bytes", "2k", "--out", str(tmp_path / "b")]) == 2
+    assert "max_archive_bytes=2,048" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(tar + ["--max-member-bytes", "lots", "--out", str(tmp_path / "c")])
+    csv = ["topics", "--format", "text-csv", "--input", str(tmp_path / "latin.csv"),
+           "--id-column", "id", "--n-docs", "all", "--min-tokens", "0", "--vocab-size", "all",
+           "--max-df", "0.7"]
+    assert main(csv + ["--out", str(tmp_path / "d")]) == 0
+    assert main(csv + ["--encoding", "latin-1", "--out", str(tmp_path / "e")]) == 0
+    detected, named = load_counts(tmp_path / "d"), load_counts(tmp_path / "e")
+    np.testing.assert_array_equal(detected.counts.toarray(), named.counts.toarray())
+    assert "encoding" not in detected.meta["params"]  # outputs of old runs keep their bytes
+    assert named.meta["params"]["encoding"] == "latin-1"
+
+
+def test_byte_sizes():
+    from data_prep._cli import byte_size
+
+    assert byte_size("1000") == 1000
+    assert byte_size("64M") == byte_size("64MiB") == byte_size("64mb") == 64 * 2**20
+    assert byte_size("4G") == 4 * 2**30 and byte_size("2k") == 2048
+    for bad in ("", "-5", "1.5G", "4X", "G"):
+        with pytest.raises(Exception, match="not a size in bytes"):
+            byte_size(bad)
+
+
+def test_an_empty_vocabulary_is_refused_in_the_api(tmp_path, round_trip_docs, message):
+    made = _write_all_formats(tmp_path, round_trip_docs, message)
+    for fmt in ("text-csv", "uci"):
+        path, extra = made[fmt]
+        with pytest.raises(ValueError, match="only 0 word types .* raise max_df"):
+            prepare_topics(path, tmp_path / fmt, fmt=fmt, **extra, n_docs=None, min_tokens=0,
+                           vocab_size=None, max_df=0.1)
+        assert not (tmp_path / fmt).exists()

@@ -69,3 +69,14 @@ def test_round_trip_through_the_cli(message, tmp_path):
     (tmp_path / "out" / "meta.json").write_text('{"format": "other"}')
     with pytest.raises(ValueError, match="lpp-events"):
         events.load_events(tmp_path / "out" / "events.npz")
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    bad = tmp_path / "emails.csv"
+    bad.write_text("file,body\na/1.,hello\n")
+    for path, expected in ((tmp_path / "missing.csv", "not found"),
+                           (bad, "no column(s) ['message']")):
+        assert events.main(["--input", str(path), "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and expected in err
+    assert not (tmp_path / "out").exists()
