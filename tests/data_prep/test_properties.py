@@ -1,10 +1,8 @@
 """Property tests of the prepare functions over arbitrary small corpora and settings: each
 call returns a valid matrix (and writes exactly it) or raises ValueError/TypeError having
 written nothing, and never hangs."""
-import contextlib
 import io
 import math
-import signal
 import tarfile
 import tempfile
 from pathlib import Path
@@ -17,6 +15,7 @@ from hypothesis import strategies as st
 
 from data_prep.corpus import prepare_network, prepare_topics
 from lpp.counts import load_counts
+from lpp.testing import time_limit
 
 CALL_SECONDS = 30  # a small corpus takes milliseconds; this only turns a hang into a failure
 PROPERTY = settings(max_examples=60, derandomize=True, deadline=None,
@@ -29,24 +28,10 @@ document = st.one_of(words, words, words, st.binary(max_size=40),
                      st.text(max_size=30).map(lambda t: t.encode("utf-8", "surrogatepass")))
 
 
-@contextlib.contextmanager
-def _time_bound():
-    def interrupt(signum, frame):
-        raise TimeoutError(f"a prepare call ran past {CALL_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, interrupt)
-    signal.alarm(CALL_SECONDS)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _call(prepare, out: Path, *args, **kwargs):
     """The result, or None after a clear error that left ``out`` unwritten."""
     try:
-        with _time_bound():
+        with time_limit(CALL_SECONDS, "a prepare call"):
             return prepare(*args, out, **kwargs)
     except (ValueError, TypeError):
         assert not out.exists() or not any(out.iterdir()), "a failed call wrote output"
@@ -166,16 +151,3 @@ def test_prepare_network_gives_a_valid_matrix_or_a_clear_error(edges, raw, param
         np.testing.assert_array_equal(written.counts.toarray(), counts)
         np.testing.assert_array_equal(written.arrays["heldout"], result.heldout)
         assert written.row_ids == result.actor_ids
-
-
-def test_the_time_bound_interrupts():
-    """The guard of the properties turns a call that does not return into a failure."""
-    global CALL_SECONDS
-    saved, CALL_SECONDS = CALL_SECONDS, 1
-    try:
-        with pytest.raises(TimeoutError):
-            with _time_bound():
-                while True:
-                    math.sqrt(2.0)
-    finally:
-        CALL_SECONDS = saved

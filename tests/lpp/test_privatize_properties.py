@@ -1,9 +1,6 @@
 """Property tests of the data owners' entry points over arbitrary input: every call returns a
 valid privatized matrix or raises a clear ValueError / TypeError within a time bound, and a
 refused call writes nothing."""
-import signal
-from contextlib import contextmanager
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,21 +9,9 @@ from hypothesis.extra import numpy as hnp
 
 from lpp.mechanism import exact_alpha, privatize
 from lpp.privatized import load_privatized, privatize_counts
+from lpp.testing import time_limit
 
 SECONDS = 5  # far above any valid call on these sizes; a hang fails, it never blocks CI
-
-
-@contextmanager
-def time_bound(seconds=SECONDS):
-    def expire(*_):
-        raise TimeoutError(f"no answer within {seconds} s")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 shapes = hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4)
@@ -51,7 +36,7 @@ def _check(y_tilde, y):
 @given(y=counts, alpha=st.one_of(reals, hnp.arrays(np.float64, shapes)), exact=st.booleans())
 def test_privatize_answers_or_refuses_clearly(y, alpha, exact):
     try:
-        with time_bound():
+        with time_limit(SECONDS):
             if exact:
                 alpha = exact_alpha(alpha, 1)
             y_tilde = privatize(y, alpha, exact=exact)
@@ -68,17 +53,10 @@ def test_privatize_counts_answers_or_writes_nothing(tmp_path_factory, y, epsilon
     ids = dict(row_ids=[str(i) for i in range(shape[0] if len(shape) > 0 else 0)],
                column_ids=[str(j) for j in range(shape[1] if len(shape) > 1 else 0)])
     try:
-        with time_bound():
+        with time_limit(SECONDS):
             data = privatize_counts(y, out, epsilon=epsilon, N=N, source="x", exact=exact, **ids)
     except (ValueError, TypeError):
         assert not out.exists() or not any(out.iterdir()), "a refused call left files behind"
         return
     _check(data.y_tilde, y)
     assert np.array_equal(load_privatized(out).y_tilde, data.y_tilde)
-
-
-def test_the_time_bound_fires():
-    with pytest.raises(TimeoutError):
-        with time_bound(1):
-            while True:
-                pass

@@ -86,3 +86,15 @@ def test_check_model_refuses_what_is_not_a_model():
     from lpp.testing import check_model
     with pytest.raises(TypeError, match="PoissonFactorization"):
         check_model(object())
+
+
+def test_time_limit_turns_a_call_that_does_not_return_into_a_failure():
+    from lpp.testing import time_limit
+
+    with pytest.raises(TimeoutError, match="the loop ran past 1 s"):
+        with time_limit(1, "the loop"):
+            while True:
+                pass
+    with time_limit(5):  # a quick block passes, and the alarm is cleared after it
+        pass
+
