@@ -2,7 +2,6 @@
 valid privatized matrix or raises a clear ValueError / TypeError within a time bound, and a
 refused call writes nothing."""
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
