@@ -17,12 +17,7 @@ from tqdm import tqdm  # the text bar: tqdm.auto warns in kernels without ipywid
 
 from lpp._validation import non_negative_int, positive_int
 from lpp.inference.chain import GibbsSampler
-from lpp.inference.checkpoint import (
-    CHECKPOINT_VERSION,
-    check_resumable,
-    read_checkpoint,
-    write_checkpoint,
-)
+from lpp.inference.checkpoint import CHECKPOINT_VERSION, open_checkpoint, write_checkpoint
 from lpp.inference.models import make_model
 from lpp.inference.result import FitResult, _Record
 
@@ -42,7 +37,7 @@ def check_schedule(n_iter, burn_in, thin, checkpoint_every) -> tuple[int, int, i
 
 
 def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_counts, progress,
-         checkpoint, checkpoint_every, resume) -> FitResult:
+         checkpoint, checkpoint_every, resume, rng) -> FitResult:
     n_iter, burn_in, thin, checkpoint_every = check_schedule(n_iter, burn_in, thin,
                                                              checkpoint_every)
     names = list(sampler.state) if save_latents else []
@@ -53,12 +48,9 @@ def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_cou
             "model": sampler.model.params(), "seed": sampler.seed, "burn_in": burn_in,
             "thin": thin, "save": names, "data": sampler.fingerprint()}
     path = Path(checkpoint) if checkpoint is not None else None
-    if resume and path is None:
-        raise ValueError("resume=True needs the checkpoint path")
-
-    if resume and path.exists():
-        saved_meta, groups, extra = read_checkpoint(path)
-        check_resumable(path, saved_meta, meta)
+    resumed = open_checkpoint(path, meta, n_iter=n_iter, rng=rng, resume=resume)
+    if resumed is not None:
+        saved_meta, groups, extra = resumed
         sampler.seed = meta["seed"] = int(saved_meta["seed"])
         sampler.restore(groups["state"], groups["aux"], int(saved_meta["iteration"]))
         rec.load(extra, groups["samples"])
@@ -149,7 +141,12 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     checkpoint : path, optional
         An ``.npz`` checkpoint written every ``checkpoint_every`` iterations, at the end and on
         Ctrl-C. ``resume=True`` continues from it when it exists (same data, method, model,
-        burn_in, thin; ``n_iter`` may grow; the run keeps the checkpoint's seed).
+        burn_in, thin; ``n_iter`` at least the checkpoint's iteration; an int ``rng`` must be
+        the checkpoint's seed, None takes it). The file carries a sha256 digest of the chain's
+        point, record, schedule, seed, model, method and a fingerprint of the data: a damaged,
+        edited or mismatched checkpoint is refused with a ValueError naming the file (delete it
+        or pass ``resume=False`` to start over). Temporary files of a killed write are removed
+        when the next run starts; one run per checkpoint path at a time.
     sparse : bool or None
         None uses a fused engine where one applies (collapsed step, a model with row/column
         factors, alpha constant within rows), False never, True requires one. Both target the
@@ -194,7 +191,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
                                    init=init, sparse=sparse)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                 save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-                checkpoint_every=checkpoint_every, resume=resume)
+                checkpoint_every=checkpoint_every, resume=resume, rng=rng)
 
 
 def _is_block_format(data) -> bool:
@@ -226,4 +223,4 @@ save_counts, progress, checkpoint, checkpoint_every, resume
     sampler = GibbsSampler.nonprivate(y, model, rng=rng, mask=mask, init=init)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                 save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-                checkpoint_every=checkpoint_every, resume=resume)
+                checkpoint_every=checkpoint_every, resume=resume, rng=rng)
