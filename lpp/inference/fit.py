@@ -156,7 +156,10 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         a Dask cluster (:mod:`lpp.inference.distributed`), row blocks of the data on the
         workers: True starts a local cluster of ``DEFAULT_WORKERS`` worker processes for the
         run, an int one of that many; a scheduler address, a ``Client`` or a ``Cluster`` uses a
-        running one. The chain equals the in-process ``sparse=True`` chain bit for bit.
+        running one. The chain equals the in-process ``sparse=True`` chain bit for bit, also
+        when workers die and are replaced mid-run; a cluster left without workers for 60 s
+        fails the fit (``NoWorkersError``, after writing the checkpoint), an address that does
+        not answer within 5 s at once (``ConnectionError``).
         Supports ``method="collapsed"``, the topic model, ``mask``, every ``init``,
         checkpoints; not ``save_counts`` nor ``save_latents=False``. Dask is imported only
         here.
