@@ -2,7 +2,8 @@
 
 The on-disk formats (:mod:`lpp.counts`, :mod:`lpp.privatized`, :mod:`lpp.fits`) are all a data
 file plus JSON metadata that records its sha256, written by :func:`write_verified` and read
-back by :func:`read_verified`; checkpoints stream into :func:`atomic_writer`.
+back by :func:`read_verified`; checkpoints stream into :func:`atomic_writer`, whose temporary
+files a killed writer leaves behind are removed by :func:`remove_stale_temporaries`.
 
 A reader never sees a half-written file: everything is written to a temporary file in the
 target's directory and renamed into place. ``npz_bytes`` fixes the zip timestamps so the same
@@ -22,6 +23,12 @@ from pathlib import Path
 import numpy as np
 
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+#: the temporary file of a write of ``name`` is ``.name.<random, no dot>.tmp``, beside it
+_TMP_SUFFIX = ".tmp"
+
+
+def _tmp_prefix(path: Path) -> str:
+    return f".{path.name}."
 
 
 @contextlib.contextmanager
@@ -34,8 +41,8 @@ def atomic_writer(path):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
-                                         delete=False)
+    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=_tmp_prefix(path),
+                                         suffix=_TMP_SUFFIX, delete=False)
     try:
         with handle:
             yield handle
@@ -46,6 +53,28 @@ def atomic_writer(path):
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temporaries(path) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_writer` beside ``path`` (its removed paths).
+
+    A writer killed mid-write (SIGKILL, power loss) cannot remove its temporary file; call this
+    before writing ``path`` again when no other process writes it at the same time (it would
+    remove that writer's file too).
+    """
+    path = Path(path)
+    prefix = _tmp_prefix(path)
+    if not path.parent.is_dir():
+        return []
+    removed = []
+    for entry in path.parent.iterdir():
+        # the random middle has no dot, so the temporaries of "name.x" are not taken for "name"'s
+        middle = entry.name[len(prefix):-len(_TMP_SUFFIX)]
+        if (entry.name.startswith(prefix) and entry.name.endswith(_TMP_SUFFIX) and middle
+                and "." not in middle and entry.is_file()):
+            entry.unlink(missing_ok=True)
+            removed.append(entry)
+    return removed
 
 
 def atomic_write_bytes(path, payload: bytes) -> None:

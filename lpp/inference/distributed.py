@@ -38,16 +38,25 @@ rows, not with its number of blocks.
 
 Faults: every task is a pure function of its inputs (a block file, a block index, factors
 the client holds), and the chain's state lives on the client. A worker that dies mid-run
-loses only recomputable results: the scheduler reruns its tasks elsewhere (or on the
-restarted worker) and the chain continues identically. A dead client resumes from its
-checkpoint bit for bit, as in-process.
+loses only recomputable results: the scheduler reruns its tasks elsewhere, and when the
+workers that held blocks have left (a restarted worker has a new address) the client gives
+the blocks to the workers there are now and repeats the step; the chain continues
+identically. A cluster with no worker for :data:`NO_WORKER_SECONDS` fails the fit with
+:class:`NoWorkersError` (after writing the checkpoint, when there is one); a scheduler that
+does not answer within :data:`CONNECT_SECONDS` fails it with a ConnectionError naming the
+address. A dead client resumes from its checkpoint bit for bit, as in-process. The clients a
+fit opens are never made dask's default, so no call, failed or not, changes which scheduler
+the process's other dask work (a result's lazy ``mu_hat``) uses.
 
 Dask is imported only when a distributed fit runs: ``import lpp`` does not need it.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import hashlib
+import logging
 import threading
 import time
 import uuid
@@ -81,7 +90,10 @@ from lpp.inference.runner import checkpoint_path, run_chain
 from lpp.privatized import _smallest_signed
 from lpp.privatized_blocks import PrivatizedBlocks
 
-__all__ = ["DEFAULT_WORKERS", "DistributedChain", "fit_private_distributed", "pairwise_plan"]
+__all__ = ["DEFAULT_WORKERS", "DistributedChain", "NoWorkersError", "fit_private_distributed",
+           "pairwise_plan"]
+
+log = logging.getLogger(__name__)
 
 
 #: environment of the local cluster's single-threaded workers: one numba thread each (numba
@@ -92,6 +104,14 @@ WORKER_ENV = {"NUMBA_NUM_THREADS": "1"}
 DEFAULT_WORKERS = 2
 #: the engine name recorded in results and checkpoints
 ENGINE = "sparse-distributed"
+#: seconds to connect to a scheduler address before a distributed fit gives up
+CONNECT_SECONDS = 5
+#: seconds a distributed fit waits for the cluster to have a worker again (a restart, an
+#: adaptive cluster scaling up) before it fails; the chain's state is on the client, so the
+#: fit resumes from its checkpoint on a working cluster
+NO_WORKER_SECONDS = 60
+#: seconds between the looks at the cluster while a fit waits on its tasks
+_POLL_SECONDS = 1.0
 #: numpy's pairwise summation: leaves of at most this many terms are summed by an unrolled loop
 _PW_BLOCKSIZE = 128
 
@@ -410,24 +430,80 @@ class _AllObserved(Observed):
 
 def _connect(cluster, n_workers: int):
     """``(client, owned)``: a Client for ``cluster`` and what this call opened (closed by the
-    caller at the end of the fit, in order)."""
+    caller at the end of the fit, in order).
+
+    The clients opened here are never made dask's default (``set_as_default=False``): a fit
+    leaves the process's dask configuration as it found it, failed or not, and whatever it
+    opened before a failure is closed.
+    """
     from dask.distributed import Client, LocalCluster
 
-    if cluster is None or cluster is True or (isinstance(cluster, (int, np.integer))
-                                              and not isinstance(cluster, bool)):
-        workers = n_workers if cluster is None or cluster is True else positive_int(
-            cluster, "cluster (a number of local workers)")
-        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                             dashboard_address=":0", env=WORKER_ENV)
-        client = Client(local)
-        return client, [client, local]
     if isinstance(cluster, Client):
         return cluster, []
-    if isinstance(cluster, str) or hasattr(cluster, "scheduler_address"):
-        client = Client(cluster)
-        return client, [client]
-    raise TypeError("cluster must be True or a number of local workers, a scheduler address, "
-                    f"a dask Client or a Cluster, got {type(cluster).__name__}")
+    local = cluster is None or cluster is True or (isinstance(cluster, (int, np.integer))
+                                                   and not isinstance(cluster, bool))
+    if not (local or isinstance(cluster, str) or hasattr(cluster, "scheduler_address")):
+        raise TypeError("cluster must be True or a number of local workers, a scheduler "
+                        f"address, a dask Client or a Cluster, got {type(cluster).__name__}")
+    owned = []
+    try:
+        if local:
+            workers = n_workers if cluster is None or cluster is True else positive_int(
+                cluster, "cluster (a number of local workers)")
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", env=WORKER_ENV)
+            owned.append(cluster)
+        owned.insert(0, _client(cluster))
+        return owned[0], owned
+    except BaseException:
+        for opened in owned:
+            with contextlib.suppress(Exception):  # the first failure is the one to report
+                opened.close()
+        raise
+
+
+def _client(cluster):
+    """A Client of a scheduler address or a Cluster, connected within :data:`CONNECT_SECONDS`."""
+    from dask.distributed import Client
+
+    address = cluster if isinstance(cluster, str) else cluster.scheduler_address
+    try:
+        return Client(cluster, timeout=CONNECT_SECONDS, set_as_default=False)
+    except ValueError as exc:
+        _close_unborn(exc)
+        raise ValueError(f"cluster={address!r} is not a Dask scheduler address such as "
+                         f"'tcp://host:8786' ({exc})") from None
+    except Exception as exc:  # refused, timed out, not a Dask scheduler that answered
+        _close_unborn(exc)
+        raise ConnectionError(f"no Dask scheduler answered at {address!r} within "
+                              f"{CONNECT_SECONDS} s ({type(exc).__name__}: {exc}); start one "
+                              f"there, or pass cluster=True for a local cluster") from None
+
+
+def _close_unborn(exc: BaseException) -> None:
+    """Close the Client whose constructor raised ``exc``: it is not returned to anyone, and
+    left to the garbage collector it stalls for seconds and prints a traceback."""
+    from dask.distributed import Client
+
+    tb = exc.__traceback__
+    while tb is not None:
+        unborn = tb.tb_frame.f_locals.get("self")
+        if isinstance(unborn, Client):
+            unborn.close(timeout=1)
+            return
+        tb = tb.tb_next
+
+
+class NoWorkersError(RuntimeError):
+    """The cluster has had no workers for :data:`NO_WORKER_SECONDS`."""
+
+
+class _BlocksLost(Exception):
+    """Workers that held row blocks have left the cluster (handled by ``_on_cluster``)."""
+
+    def __init__(self, workers: list[str]):
+        super().__init__(f"workers {workers} left the cluster")
+        self.workers = workers
 
 
 def _assign(n_blocks: int, workers: list[str]) -> list[str]:
@@ -467,18 +543,12 @@ class DistributedChain:
                              if masked else None)
         bounds = data.bounds
         self.rows = [(int(bounds[b]), int(bounds[b + 1])) for b in range(data.n_blocks)]
-        workers = sorted(client.scheduler_info()["workers"])
-        if not workers:
-            raise ValueError("the cluster has no workers")
-        self.placement = _assign(data.n_blocks, workers)
-        self.blocks = [client.submit(_open_block, str(data.path), b,
-                                     self._missing(lo, hi) if masked else None,
-                                     workers=[w], allow_other_workers=True, pure=False,
-                                     key=f"lpp-block-{data.path.name}-{b}-{uuid.uuid4().hex}")
-                       for b, ((lo, hi), w) in enumerate(zip(self.rows, self.placement))]
+        self.iteration, self.placements = 0, 0
+        self._last = self._last_inputs = None  # the last sweep's futures and their inputs
+        self._place(self._workers())
         self.bytes_moved = 0
         self.last_seconds, self.last_block_seconds = {}, []
-        self.state, self.iteration = self._start(init), 0
+        self.state = self._start(init)
         n_cols = self.shape[1]
         self._starts, self._ends, blocks = self._plan_coordinates(n_cols)
         self._plan = pairwise_plan(self.shape[0] * n_cols, self._starts, blocks)
@@ -486,7 +556,73 @@ class DistributedChain:
         for s, reqs in enumerate(_segment_requests(self._plan, self._starts, self._ends)):
             self._requests.append(reqs)
             self._kinds.append(self._kinds_of(s))
-        self._last = None  # the last sweep's futures, kept for its log joint
+
+    # ----- the blocks on the workers, and the faults ------------------------------------------
+    def _place(self, workers: list[str]) -> None:
+        """Give the row blocks to ``workers`` (contiguous blocks per worker), each opened by its
+        worker from the block file; the futures of an earlier placement are dropped."""
+        masked = not self.observed.complete
+        self.placement = _assign(self.data.n_blocks, workers)
+        self.blocks = [self.client.submit(
+            _open_block, str(self.data.path), b, self._missing(lo, hi) if masked else None,
+            workers=[w], allow_other_workers=True, pure=False,
+            key=f"lpp-block-{self.data.path.name}-{b}-{uuid.uuid4().hex}")
+            for b, ((lo, hi), w) in enumerate(zip(self.rows, self.placement))]
+        self._last = None  # drawn again from its inputs if its log joint is asked for
+        self.placements += 1
+
+    def _workers(self, since: float | None = None) -> list[str]:
+        """The cluster's workers, waiting for one while there is none; :class:`NoWorkersError`
+        once the cluster has had none for :data:`NO_WORKER_SECONDS` (counted from ``since``)."""
+        since = time.monotonic() if since is None else since
+        while True:
+            workers = sorted(self.client.nthreads())
+            if workers:
+                return workers
+            if time.monotonic() - since >= NO_WORKER_SECONDS:
+                raise NoWorkersError(
+                    f"the Dask cluster at {self.client.scheduler.address} has had no workers "
+                    f"for {NO_WORKER_SECONDS} s (all of them were lost, or none started)")
+            time.sleep(_POLL_SECONDS)
+
+    def _gather(self, futures) -> list:
+        """The results of ``futures``. While they are pending, the cluster is watched: when a
+        worker that holds blocks has left, :class:`_BlocksLost` (see :meth:`_on_cluster`); when
+        no worker is left, :class:`NoWorkersError` after :data:`NO_WORKER_SECONDS`.
+
+        Dask reruns a lost worker's tasks elsewhere, but a task that found no worker at all
+        keeps waiting for the one it was placed on even when a new worker joins (a restarted
+        worker has a new address): without this watch such a fit would wait forever.
+        """
+        placed = set(self.placement)
+        # woken by the futures themselves (distributed.wait would need a default client)
+        wake = threading.Event()
+        for future in futures:
+            future.add_done_callback(lambda _: wake.set())
+        while True:
+            wake.clear()
+            if all(future.done() for future in futures):
+                return self.client.gather(futures)
+            if wake.wait(_POLL_SECONDS):
+                continue
+            workers = set(self.client.nthreads())
+            if not workers:
+                workers = set(self._workers(since=time.monotonic() - _POLL_SECONDS))
+            if not placed <= workers:
+                raise _BlocksLost(sorted(placed - workers))
+
+    def _on_cluster(self, step):
+        """``step()`` (a function that submits tasks and gathers their results), run again on a
+        new placement of the blocks while workers holding blocks leave the cluster. Every task
+        is a pure function of the client's state, so the results are those the lost workers
+        would have given."""
+        while True:
+            try:
+                return step()
+            except _BlocksLost as lost:
+                log.warning("workers %s left the cluster; their row blocks go to the workers "
+                            "there are now and the step runs again", ", ".join(lost.workers))
+                self._place(self._workers())
 
     def _missing(self, lo: int, hi: int) -> np.ndarray:
         """The held-out entries of rows ``[lo, hi)`` (True = missing), as the workers take them."""
@@ -533,10 +669,10 @@ class DistributedChain:
         client, theta, phi = self.client, state["theta"], state["phi"]
         init_seed = derive_seed(self.seed, Tag.INIT_STEP)
         alloc_seed = derive_seed(init_seed, Tag.ALLOCATE)
-        parts = client.gather([
+        parts = self._on_cluster(lambda: self._gather([
             client.submit(_init_allocate, blk, theta[lo:hi], phi, alloc_seed, workers=[w],
                           allow_other_workers=True, pure=False)
-            for blk, (lo, hi), w in zip(self.blocks, self.rows, self.placement)])
+            for blk, (lo, hi), w in zip(self.blocks, self.rows, self.placement)]))
         doc_topic = np.concatenate([p[0] for p in parts])
         word_topic = parts[0][1].copy()
         for p in parts[1:]:
@@ -567,31 +703,40 @@ class DistributedChain:
         """``EM_INIT_SWEEPS`` expectation steps. Each step runs through the segments in row
         order (the topic-word sum is a float sum in row order, continued segment by segment);
         the updates of the latents are made here."""
-        client, model, path = self.client, self.model, str(self.data.path)
-        masked = not self.observed.complete
-        segments = self._em_segments()
-        held = [client.submit(_open_em_rows, path, lo, hi,
-                              self._missing(lo, hi) if masked else None, workers=[w],
-                              allow_other_workers=True, pure=False)
-                for lo, hi, w in segments]
+        model = self.model
+        held = {}  # the placement's segments and their rows on the workers
         try:
             for _ in range(EM_INIT_SWEEPS):
-                theta, phi = state["theta"], state["phi"]
-                before, doc_parts = None, []
-                for rows, (lo, hi, w) in zip(held, segments):
-                    before = client.submit(_em_rows, rows, np.ascontiguousarray(theta[lo:hi]),
-                                           phi, before, workers=[w], allow_other_workers=True,
-                                           pure=False)
-                    doc_parts.append(client.submit(_first, before, workers=[w],
-                                                   allow_other_workers=True, pure=False))
-                doc_topic = np.concatenate(client.gather(doc_parts))
-                topic_word = client.submit(_second, before, pure=False).result()
-                self.bytes_moved += (theta.nbytes + doc_topic.nbytes
-                                     + phi.nbytes * 2 * len(segments))
+                doc_topic, topic_word, n_segments = self._on_cluster(
+                    functools.partial(self._em_step, held, state["theta"], state["phi"]))
+                self.bytes_moved += (state["theta"].nbytes + doc_topic.nbytes
+                                     + state["phi"].nbytes * 2 * n_segments)
                 state = model.expectation_update(state, doc_topic, topic_word, self.observed)
         finally:
-            del held
+            held.clear()
         return model.check_state(state, self.shape)
+
+    def _em_step(self, held: dict, theta: np.ndarray, phi: np.ndarray):
+        """One expectation step through the segments: ``(doc_topic, topic_word, segments)``.
+        ``held`` keeps the segments' rows on the workers for the current placement."""
+        client = self.client
+        if held.get("placement") != self.placements:
+            masked = not self.observed.complete
+            segments = self._em_segments()
+            held.update(placement=self.placements, segments=segments, rows=[
+                client.submit(_open_em_rows, str(self.data.path), lo, hi,
+                              self._missing(lo, hi) if masked else None, workers=[w],
+                              allow_other_workers=True, pure=False)
+                for lo, hi, w in segments])
+        segments = held["segments"]
+        before, doc_parts = None, []
+        for rows, (lo, hi, w) in zip(held["rows"], segments):
+            before = client.submit(_em_rows, rows, np.ascontiguousarray(theta[lo:hi]), phi,
+                                   before, workers=[w], allow_other_workers=True, pure=False)
+            doc_parts.append(client.submit(_first, before, workers=[w],
+                                           allow_other_workers=True, pure=False))
+        parts = self._gather([*doc_parts, client.submit(_second, before, pure=False)])
+        return np.concatenate(parts[:-1]), parts[-1], len(segments)
 
     def _kinds_of(self, s):
         a, b = self._starts[s], self._ends[s]
@@ -614,22 +759,29 @@ class DistributedChain:
     def restore(self, state: dict, aux: dict, iteration: int) -> None:
         self.state = self.model.check_state(state, self.shape)
         self.iteration = int(iteration)
-        self._last = None
+        self.release()
+
+    def _submit_sweep(self, theta: np.ndarray, phi: np.ndarray, t: int) -> list:
+        """The futures of sweep ``t``'s block passes from the point ``(theta, phi)``."""
+        privacy_seed = derive_seed(self.seed, Tag.PRIVACY)
+        return [self.client.submit(_sweep_block, blk, theta[lo:hi], phi, privacy_seed, t,
+                                   workers=[w], allow_other_workers=True, pure=False)
+                for blk, (lo, hi), w in zip(self.blocks, self.rows, self.placement)]
+
+    def _sweep_counts(self, theta: np.ndarray, phi: np.ndarray, t: int):
+        """``(futures of the block passes, their counts and seconds)`` of sweep ``t``."""
+        futures = self._submit_sweep(theta, phi, t)
+        return futures, self._gather([
+            self.client.submit(_counts_of, f, workers=[w], allow_other_workers=True, pure=False)
+            for f, w in zip(futures, self.placement)])
 
     def sweep(self) -> None:
         """One iteration; the client's point changes in one assignment at the end."""
-        client = self.client
         t = self.iteration
         start = time.perf_counter()
         theta, phi = self.state["theta"], self.state["phi"]
-        privacy_seed = derive_seed(self.seed, Tag.PRIVACY)
         model_seed = derive_seed(self.seed, Tag.MODEL)
-        futures = [client.submit(_sweep_block, blk, theta[lo:hi], phi, privacy_seed, t,
-                                 workers=[w], allow_other_workers=True, pure=False)
-                   for blk, (lo, hi), w in zip(self.blocks, self.rows, self.placement)]
-        counts = client.gather([client.submit(_counts_of, f, workers=[w],
-                                              allow_other_workers=True, pure=False)
-                                for f, w in zip(futures, self.placement)])
+        futures, counts = self._on_cluster(functools.partial(self._sweep_counts, theta, phi, t))
         doc_topic = np.concatenate([c[0] for c in counts])
         topic_word = counts[0][1].copy()
         for c in counts[1:]:
@@ -647,27 +799,41 @@ class DistributedChain:
             compute[w] = compute.get(w, 0.0) + c[2]
         self.last_seconds["worker_compute"] = max(compute.values())
         self.last_block_seconds = [c[2] for c in counts]
-        self.state, self.iteration, self._last = state, t + 1, futures  # the commit point
+        # the commit point (the inputs too: the log joint may have to draw the sweep again)
+        self.state, self.iteration, self._last, self._last_inputs = (state, t + 1, futures,
+                                                                     (theta, phi, t))
 
-    def log_joint(self) -> float:
-        """log p(theta, phi, y, y_tilde) at the current point, as the in-process chain sums it."""
-        if self._last is None:
-            raise RuntimeError("the log joint needs the draw of the last sweep")
-        client = self.client
+    def _gather_log_pieces(self) -> list:
+        """Every block's pieces of the log joint at the current point."""
+        if self._last is None:  # its draws were on workers that left: draw them again
+            self._last = self._submit_sweep(*self._last_inputs)
         theta, phi = self.state["theta"], self.state["phi"]
-        pieces = client.gather([
-            client.submit(_log_pieces, f, blk, theta[lo:hi], phi, reqs, kinds, workers=[w],
-                          allow_other_workers=True, pure=False)
+        return self._gather([
+            self.client.submit(_log_pieces, f, blk, theta[lo:hi], phi, reqs, kinds,
+                               workers=[w], allow_other_workers=True, pure=False)
             for f, blk, (lo, hi), w, reqs, kinds in zip(self._last, self.blocks, self.rows,
                                                          self.placement, self._requests,
                                                          self._kinds)])
+
+    def log_joint(self) -> float:
+        """log p(theta, phi, y, y_tilde) at the current point, as the in-process chain sums it."""
+        if self._last_inputs is None:
+            raise RuntimeError("the log joint needs the draw of the last sweep")
+        theta, phi = self.state["theta"], self.state["phi"]
+        pieces = self._on_cluster(self._gather_log_pieces)
         self.bytes_moved += theta.nbytes + phi.nbytes * len(pieces)
         lik = evaluate_plan(self._plan, self._starts, self._ends, [p[0] for p in pieces])
         noise = evaluate_plan(self._plan, self._starts, self._ends, [p[1] for p in pieces])
         return self.model.log_prior(self.state) + lik + noise
 
     def release(self) -> None:
-        self._last = None
+        self._last = self._last_inputs = None
+
+    def step_back(self) -> None:
+        """Return to the point before the last sweep (kept until :meth:`release`), e.g. when
+        the cluster is lost before that sweep's log joint is computed."""
+        theta, phi, t = self._last_inputs
+        self.restore({"theta": theta, "phi": phi}, {}, t)
 
     def worker_memory(self) -> dict[str, int]:
         """Peak resident bytes of each worker process so far."""
@@ -717,7 +883,10 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     cluster : None, True, int, str, dask.distributed.Client or Cluster
         None or True starts a ``LocalCluster(n_workers, threads_per_worker=1,
         processes=True)`` (its HTTP server on a free port) for the run, an int one with that
-        many workers; a scheduler address, a Client or a Cluster uses a running cluster.
+        many workers; a scheduler address, a Client or a Cluster uses a running cluster
+        (connected within :data:`CONNECT_SECONDS`). Workers may die and be replaced during
+        the fit; if the cluster has no worker for :data:`NO_WORKER_SECONDS` (60 s), the fit
+        writes its checkpoint and raises :class:`NoWorkersError`.
     n_workers : int
         Workers of the LocalCluster started when ``cluster`` is None or True.
     alpha : None
@@ -751,8 +920,12 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     TypeError, ValueError
         For data not in the row-block format, an alpha, a model other than the topic model, a
         privacy step other than the collapsed one, ``sparse=False``, ``save_counts=True``,
-        ``save_latents=False``, a bad mask or init, bad iteration settings or a mismatched
-        checkpoint.
+        ``save_latents=False``, a bad mask or init, bad iteration settings, a mismatched
+        checkpoint or a ``cluster`` string that is not a scheduler address.
+    ConnectionError
+        When no scheduler answers at the address within :data:`CONNECT_SECONDS` (5 s).
+    NoWorkersError
+        When the cluster has had no worker for :data:`NO_WORKER_SECONDS` (60 s).
     """
     if isinstance(data, np.ndarray):
         raise TypeError("the distributed fit reads privatized row blocks "
@@ -791,7 +964,7 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     try:
         chain = DistributedChain(client, data, model, seed, init, observed)
         return _run(chain, n_iter=n_iter, burn_in=burn_in, thin=thin, progress=progress,
-                    path=path, checkpoint_every=checkpoint_every, resume=resume,
+                    path=path, checkpoint_every=checkpoint_every, resume=resume, rng=rng,
                     callback=callback)
     finally:
         for c in owned:
@@ -813,13 +986,23 @@ class _FactorRecord(_Record):
         self.entries.append(entry)
 
 
+def _explain_lost_workers(exc: NoWorkersError, path, chain: DistributedChain) -> NoWorkersError:
+    if path is None:
+        return NoWorkersError(f"{exc}; the chain's progress is lost (a fit with a checkpoint "
+                              f"keeps it)")
+    return NoWorkersError(f"{exc}; the checkpoint {path} holds the chain's {chain.iteration} "
+                          f"iterations: give the cluster workers and run the fit again with "
+                          f"resume=True")
+
+
 def _run(chain: DistributedChain, *, n_iter, burn_in, thin, progress, path, checkpoint_every,
-         resume, callback) -> FitResult:
+         resume, rng, callback) -> FitResult:
     rec = _FactorRecord(["theta", "phi"], burn_in, thin)
     interrupted = run_chain(chain, rec, n_iter=n_iter, burn_in=burn_in, thin=thin,
                             progress=progress, checkpoint=path,
-                            checkpoint_every=checkpoint_every, resume=resume, callback=callback,
-                            desc=f"topics/{ENGINE}")
+                            checkpoint_every=checkpoint_every, resume=resume, rng=rng,
+                            callback=callback, faults=(NoWorkersError,),
+                            explain_fault=_explain_lost_workers, desc=f"topics/{ENGINE}")
     out = rec.arrays()
     theta_s, phi_s = out["samples__theta"], out["samples__phi"]
     mu_hat = (_lazy_mu_hat(theta_s, phi_s, chain.rows, chain.shape[1])

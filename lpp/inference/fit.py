@@ -20,7 +20,7 @@ from lpp.inference.runner import run_chain
 __all__ = ["fit_nonprivate", "fit_private"]
 
 def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_counts, progress,
-         checkpoint, checkpoint_every, resume, callback) -> FitResult:
+         checkpoint, checkpoint_every, resume, callback, rng) -> FitResult:
     n_iter, burn_in, thin, checkpoint_every = check_schedule(n_iter, burn_in, thin,
                                                              checkpoint_every)
     names = list(sampler.state) if save_latents else []
@@ -29,8 +29,8 @@ def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_cou
     rec = _Record(names, burn_in, thin)
     interrupted = run_chain(sampler, rec, n_iter=n_iter, burn_in=burn_in, thin=thin,
                             progress=progress, checkpoint=checkpoint,
-                            checkpoint_every=checkpoint_every, resume=resume, callback=callback,
-                            desc=f"{sampler.model.name}/{sampler.method}")
+                            checkpoint_every=checkpoint_every, resume=resume, rng=rng,
+                            callback=callback, desc=f"{sampler.model.name}/{sampler.method}")
     arrays = rec.arrays()
     n_saved = arrays["saved_iterations"].size
     return FitResult(
@@ -91,7 +91,12 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     checkpoint : path, optional
         An ``.npz`` checkpoint written every ``checkpoint_every`` iterations, at the end and on
         Ctrl-C. ``resume=True`` continues from it when it exists (same data, method, model,
-        burn_in, thin; ``n_iter`` may grow; the run keeps the checkpoint's seed).
+        burn_in, thin; ``n_iter`` at least the checkpoint's iteration; an int ``rng`` must be
+        the checkpoint's seed, None takes it). The file carries a sha256 digest of the chain's
+        point, record, schedule, seed, model, method and a fingerprint of the data: a damaged,
+        edited or mismatched checkpoint is refused with a ValueError naming the file (delete it
+        or pass ``resume=False`` to start over). Temporary files of a killed write are removed
+        when the next run starts; one run per checkpoint path at a time.
     sparse : bool or None
         None uses a fused engine where one applies (collapsed step, a model with row/column
         factors, alpha constant within rows), False never, True requires one. Both target the
@@ -101,7 +106,10 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         a Dask cluster (:mod:`lpp.inference.distributed`), row blocks of the data on the
         workers: True starts a local cluster of ``DEFAULT_WORKERS`` worker processes for the
         run, an int one of that many; a scheduler address, a ``Client`` or a ``Cluster`` uses a
-        running one. The chain equals the in-process ``sparse=True`` chain bit for bit.
+        running one. The chain equals the in-process ``sparse=True`` chain bit for bit, also
+        when workers die and are replaced mid-run; a cluster left without workers for 60 s
+        fails the fit (``NoWorkersError``, after writing the checkpoint), an address that does
+        not answer within 5 s at once (``ConnectionError``).
         Supports ``method="collapsed"``, the topic model, ``mask``, every ``init``,
         checkpoints; not ``save_counts`` nor ``save_latents=False``. Dask is imported only
         here.
@@ -136,7 +144,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
                                    init=init, sparse=sparse)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                 save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-                checkpoint_every=checkpoint_every, resume=resume, callback=callback)
+                checkpoint_every=checkpoint_every, resume=resume, callback=callback, rng=rng)
 
 
 def _is_block_format(data) -> bool:
@@ -169,4 +177,4 @@ save_counts, progress, checkpoint, checkpoint_every, resume, callback
     sampler = GibbsSampler.nonprivate(y, model, rng=rng, mask=mask, init=init)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                 save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-                checkpoint_every=checkpoint_every, resume=resume, callback=callback)
+                checkpoint_every=checkpoint_every, resume=resume, callback=callback, rng=rng)

@@ -16,12 +16,7 @@ import time
 from pathlib import Path
 
 from lpp._progress import tqdm
-from lpp.inference.checkpoint import (
-    CHECKPOINT_VERSION,
-    check_resumable,
-    read_checkpoint,
-    write_checkpoint,
-)
+from lpp.inference.checkpoint import CHECKPOINT_VERSION, open_checkpoint, write_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -37,25 +32,31 @@ def checkpoint_path(checkpoint, resume: bool) -> Path | None:
 
 
 def run_chain(chain, record, *, n_iter: int, burn_in: int = 0, thin: int = 1, progress,
-              checkpoint=None, checkpoint_every: int = 1, resume: bool = False, callback=None,
-              stop=None, status=None, desc: str) -> bool:
+              checkpoint=None, checkpoint_every: int = 1, resume: bool = False, rng=None,
+              callback=None, stop=None, status=None, faults: tuple = (), explain_fault=None,
+              desc: str) -> bool:
     """Run ``chain`` to ``n_iter`` sweeps, booking each in ``record``; True if interrupted.
 
     ``n_iter``, ``burn_in``, ``thin`` and ``checkpoint_every`` are the checked schedule
     (:func:`lpp._validation.check_schedule`). ``callback(chain)``, if given, runs after every
     sweep; ``stop(chain)`` ends the run early when it returns True (a converged optimiser);
-    ``status(chain)`` is a short text shown beside the bar. With ``resume`` and an existing
-    ``checkpoint`` the chain and the record continue from it (the checkpoint must describe the
-    same model, method, engine, seed, schedule and data); the seed it recorded is kept.
+    ``status(chain)`` is a short text shown beside the bar. An exception of ``faults`` (e.g. a
+    cluster that lost its workers) ends the run like Ctrl-C, keeping what was done — a sweep
+    not booked yet is undone by ``chain.step_back()`` and the checkpoint written — and then
+    raises ``explain_fault(exc, checkpoint path or None, chain)``. With ``resume`` and an existing
+    ``checkpoint`` the chain and the record continue from it: the file must pass its digest and
+    describe the same model, method, engine, schedule and data, an iteration within
+    ``n_iter``, and the seed of an int ``rng`` (:func:`lpp.inference.checkpoint.open_checkpoint`);
+    the seed it recorded is kept.
     """
     path = checkpoint_path(checkpoint, resume)
     meta = None if path is None else {
         "version": CHECKPOINT_VERSION, "method": chain.method, "engine": chain.engine,
         "model": chain.model.params(), "seed": chain.seed, "burn_in": burn_in, "thin": thin,
         "save": list(record.names), "data": chain.fingerprint()}
-    if resume and path.exists():
-        saved_meta, groups, extra = read_checkpoint(path)
-        check_resumable(path, saved_meta, meta)
+    resumed = open_checkpoint(path, meta, n_iter=n_iter, rng=rng, resume=resume)
+    if resumed is not None:
+        saved_meta, groups, extra = resumed
         chain.seed = meta["seed"] = int(saved_meta["seed"])
         chain.restore(groups["state"], groups["aux"], int(saved_meta["iteration"]))
         record.load(extra, groups["samples"])
@@ -89,6 +90,12 @@ def run_chain(chain, record, *, n_iter: int, burn_in: int = 0, thin: int = 1, pr
             record.book(chain, float("nan"))
         log.warning("interrupted after %d of %d iterations; returning the partial result",
                     chain.iteration, n_iter)
+    except faults as exc:
+        if record.last_t < chain.iteration:  # booking that sweep needs what failed
+            chain.step_back()
+        if path is not None:
+            write(True)
+        raise explain_fault(exc, path, chain) from None
     finally:
         bar.close()
     if path is not None:

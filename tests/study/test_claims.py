@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lpp import claims as cl
+from study import claims as cl
 from study.claims import (FAIL, NOT_REPRODUCED, NOT_RUN, PASS, better_everywhere, check_claims,
                         close_to, near_number, trend_with_noise, write_claims)
 

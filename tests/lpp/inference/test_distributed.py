@@ -5,9 +5,12 @@ marked slow because each fresh worker process compiles the engine's kernels.
 """
 import contextlib
 import os
+import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import time
 from itertools import pairwise
 from pathlib import Path
 
@@ -15,7 +18,10 @@ import numpy as np
 import pytest
 
 from lpp.inference import fit_private
+from lpp.inference import distributed as dist
 from lpp.inference.distributed import (
+    DistributedChain,
+    NoWorkersError,
     _answer,
     _segment_requests,
     evaluate_plan,
@@ -263,3 +269,105 @@ def test_mask_and_init_as_in_process_bit_for_bit(client, tall_corpus, init):
     # the masked entries changed the chain: the mask did reach the workers
     unmasked = fit_private(data, None, "topics", cluster=client, **{**common, "mask": None})
     assert not np.array_equal(unmasked.log_joint, result.log_joint)
+
+
+# ---------------------------------------------------------------------------------------------
+# faults: lost workers, bad addresses; each guarded by a time limit (they used to hang)
+# ---------------------------------------------------------------------------------------------
+
+class _TooLong(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _within(seconds):
+    """Fail with _TooLong when the block runs past ``seconds`` (SIGALRM reaches the main
+    thread while it waits on Dask)."""
+    def expire(*_):
+        raise _TooLong(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_failed_connection_leaves_no_client_or_config_behind(tmp_path):
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    data = privatize_blocks([np.ones((3, 4), dtype=int)], tmp_path / "blocks", n_cols=4,
+                            epsilon=1.0, N=1.0, seed=0, source="toy", column_ids=list("abcd"))
+    before = (dask.config.get("scheduler", None), distributed.client._get_global_client())
+    with pytest.raises(ValueError, match="cluster='garbage' is not a Dask scheduler address"):
+        fit_private(data, None, "topics", n_components=2, n_iter=2, cluster="garbage")
+    # a later fit's lazy mu_hat computes with the scheduler the process had
+    assert (dask.config.get("scheduler", None), distributed.client._get_global_client()) == before
+
+
+def test_an_unreachable_scheduler_fails_fast_naming_it(tmp_path):
+    pytest.importorskip("distributed")
+    data = privatize_blocks([np.ones((3, 4), dtype=int)], tmp_path / "blocks", n_cols=4,
+                            epsilon=1.0, N=1.0, seed=0, source="toy", column_ids=list("abcd"))
+    address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
+    start = time.monotonic()
+    with _within(dist.CONNECT_SECONDS + 20), pytest.raises(
+            ConnectionError, match=f"no Dask scheduler answered at '{address}' within "
+                                   f"{dist.CONNECT_SECONDS} s"):
+        fit_private(data, None, "topics", n_components=2, n_iter=2, cluster=address)
+    assert time.monotonic() - start < dist.CONNECT_SECONDS + 3
+
+
+@pytest.mark.slow
+def test_the_only_worker_restarted_leaves_the_same_chain(corpus):
+    data, _, reference = corpus
+    killed = []
+
+    def kill_it(chain):
+        if chain.iteration == 3 and not killed:
+            killed.append(chain.placement[0])
+            with contextlib.suppress(Exception):  # it dies while answering; its nanny restarts it
+                chain.client.run(os._exit, 1)
+
+    with _within(240):
+        result = fit_private_distributed(data, "topics", n_components=K, n_iter=N_ITER,
+                                         burn_in=BURN_IN, rng=SEED, init="prior", cluster=1,
+                                         progress=False, callback=kill_it)
+    assert killed
+    _assert_same_chain(result, reference)
+    assert np.array_equal(np.asarray(result.mu_hat), reference.mu_hat)
+
+
+@pytest.mark.slow
+def test_losing_every_worker_fails_in_bounded_time_and_resumes(client, corpus, tmp_path,
+                                                                monkeypatch):
+    data, _, reference = corpus
+    monkeypatch.setattr(dist, "NO_WORKER_SECONDS", 3)
+    real_sweep, lost = DistributedChain.sweep, []
+
+    def sweep_then_lose_the_cluster(chain):
+        real_sweep(chain)
+        if chain.iteration == 4:  # a saved iteration: its log joint needs the workers
+            chain.client.cluster.scale(0)
+            lost.append(time.monotonic())
+
+    monkeypatch.setattr(DistributedChain, "sweep", sweep_then_lose_the_cluster)
+    ckpt = tmp_path / "chain.npz"
+    common = {"n_components": K, "n_iter": N_ITER, "burn_in": BURN_IN, "rng": SEED,
+              "init": "prior", "progress": False, "checkpoint": ckpt}
+    with _within(240), pytest.raises(NoWorkersError, match=rf"has had no workers for 3 s.*{ckpt} "
+                                                           r"holds the chain's 3 iterations"):
+        fit_private(data, None, "topics", cluster=1, **common)
+    assert time.monotonic() - lost[0] < 3 + 10
+    monkeypatch.setattr(DistributedChain, "sweep", real_sweep)
+    # the client kept the chain: the checkpoint continues it on a working cluster
+    resumed = fit_private(data, None, "topics", cluster=client, resume=True, **common)
+    _assert_same_chain(resumed, reference)

@@ -1,0 +1,201 @@
+"""Checkpoints are verified before a chain resumes from them: digest, schedule, seed, record."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lpp.inference import TopicModel, fit_private
+from lpp.inference.checkpoint import _digest, read_checkpoint
+
+QUIET = {"progress": False}
+RUN = {"n_iter": 12, "burn_in": 2, "thin": 2, **QUIET}
+
+
+@pytest.fixture
+def saved(topic_data, tmp_path):
+    """``(y_tilde, alpha, path)``: the checkpoint of a chain of seed 5 at iteration 6, which a
+    run of ``RUN`` continues to iteration 12."""
+    _, _, y_tilde, alpha = topic_data
+    path = tmp_path / "c.npz"
+    fit_private(y_tilde, alpha, TopicModel(3), rng=5, checkpoint=path,
+                **{**RUN, "n_iter": 6})
+    return y_tilde, alpha, path
+
+
+def _rewrite(path, *, meta=None, digest=True, **arrays):
+    """Rewrite a checkpoint with ``meta`` entries and arrays replaced; ``digest=True`` stores
+    the digest of the new contents (a forger's file), False keeps the old one (a hand edit)."""
+    with np.load(path) as z:
+        content = {k: z[k] for k in z.files}
+    stored = json.loads(str(content["meta"]))
+    stored.update(meta or {})
+    content["meta"] = np.array(json.dumps(stored))
+    content.update(arrays)
+    if digest:
+        content["digest"] = np.array(_digest({k: v for k, v in content.items()
+                                              if k != "digest"}))
+    np.savez(path, **content)
+
+
+def _resume(y_tilde, alpha, path, **kwargs):
+    return fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, resume=True,
+                       **{**RUN, **kwargs})
+
+
+def test_a_verified_checkpoint_continues_the_chain_bit_for_bit(saved):
+    y_tilde, alpha, path = saved
+    full = fit_private(y_tilde, alpha, TopicModel(3), rng=5, **RUN)
+    for rng in (None, 5, np.random.default_rng(0)):  # an int must be the checkpoint's seed
+        resumed = _resume(y_tilde, alpha, path, rng=rng)
+        assert resumed.seed == 5 and resumed.iterations_done == 12
+        assert np.array_equal(resumed.mu_hat, full.mu_hat)
+        assert np.array_equal(resumed.log_joint, full.log_joint)
+        fit_private(y_tilde, alpha, TopicModel(3), rng=5, checkpoint=path,
+                    **{**RUN, "n_iter": 6})  # back to iteration 6 for the next rng
+
+
+@pytest.mark.parametrize("edit", [
+    {"iteration": 5000, "n_iter": 5000},  # would return 5000 iterations of a 6-sweep record
+    {"seed": 6},                          # would continue another chain
+    {"thin": 3},                          # a schedule edited to match the run
+])
+def test_an_edited_checkpoint_is_refused(saved, edit):
+    y_tilde, alpha, path = saved
+    _rewrite(path, meta=edit, digest=False)
+    kwargs = {"n_iter": 5000} if "n_iter" in edit else {"thin": 3} if "thin" in edit else {}
+    with pytest.raises(ValueError, match=rf"{path}.*digest.*resume=False"):
+        _resume(y_tilde, alpha, path, **kwargs)
+
+
+def test_edited_state_is_refused(saved):
+    y_tilde, alpha, path = saved
+    with np.load(path) as z:
+        phi = z["state__phi"] * 2
+    _rewrite(path, digest=False, state__phi=phi)
+    with pytest.raises(ValueError, match="digest"):
+        _resume(y_tilde, alpha, path)
+
+
+@pytest.mark.parametrize("edit, match", [
+    ({"iteration": 5000, "n_iter": 5000}, "does not hold the 5000 iterations"),
+    ({"iteration": 7, "n_iter": 6}, "outside its schedule"),
+    ({"iteration": -1}, "outside its schedule"),
+])
+def test_a_record_that_contradicts_its_schedule_is_refused(saved, edit, match):
+    y_tilde, alpha, path = saved
+    _rewrite(path, meta=edit)  # with a matching digest
+    with pytest.raises(ValueError, match=match):
+        _resume(y_tilde, alpha, path, n_iter=5000)
+
+
+def test_saved_iterations_must_follow_burn_in_and_thin(saved):
+    y_tilde, alpha, path = saved
+    _rewrite(path, saved_iterations=np.array([3, 5], dtype=np.int64))
+    with pytest.raises(ValueError, match="saved iterations"):
+        _resume(y_tilde, alpha, path)
+
+
+def test_another_seed_is_refused_saying_which(saved):
+    y_tilde, alpha, path = saved
+    with pytest.raises(ValueError, match=r"seed 5, not rng=6.*rng=5"):
+        _resume(y_tilde, alpha, path, rng=6)
+
+
+def test_n_iter_below_the_checkpoint_is_refused(saved):
+    y_tilde, alpha, path = saved
+    with pytest.raises(ValueError, match=r"iteration 6, past n_iter=4.*n_iter >= 6"):
+        _resume(y_tilde, alpha, path, n_iter=4)
+    assert _resume(y_tilde, alpha, path, n_iter=6).iterations_done == 6  # as saved
+
+
+def test_a_changed_schedule_says_what_differs(saved):
+    y_tilde, alpha, path = saved
+    with pytest.raises(ValueError, match=r"'burn_in' \(2 != 4\)"):
+        _resume(y_tilde, alpha, path, burn_in=4)
+
+
+def _damaged(path, how):
+    raw = path.read_bytes()
+    if how == "empty":
+        return b""
+    if how.startswith("cut"):
+        return raw[:int(len(raw) * float(how[3:]))]
+    at = int(len(raw) * float(how[4:]))  # "flip<fraction>": one byte changed
+    return raw[:at] + bytes([raw[at] ^ 0xFF]) + raw[at + 1:]
+
+
+@pytest.mark.parametrize("how", ["empty", "cut0.01", "cut0.5", "cut0.99", "flip0.3",
+                                 "flip0.6"])
+def test_a_damaged_file_is_named_in_a_clear_error(saved, how):
+    y_tilde, alpha, path = saved
+    path.write_bytes(_damaged(path, how))
+    with pytest.raises(ValueError, match=rf"checkpoint {path}.*delete it, or pass resume=False"):
+        _resume(y_tilde, alpha, path)
+    # starting over overwrites it
+    assert fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, rng=5,
+                       **RUN).iterations_done == 12
+    assert _resume(y_tilde, alpha, path).iterations_done == 12
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_damage_is_caught_or_harmless(saved, data):
+    """A file cut anywhere or with any byte changed either reads as the same checkpoint (a
+    byte zip ignores) or raises a ValueError naming the file; never another exception."""
+    _, _, path = saved
+    raw = path.read_bytes()
+    expected = read_checkpoint(path)
+    at = data.draw(st.integers(0, len(raw) - 1))
+    cut = data.draw(st.booleans())
+    damaged = path.with_name("damaged.npz")
+    damaged.write_bytes(raw[:at] if cut else
+                        raw[:at] + bytes([raw[at] ^ data.draw(st.integers(1, 255))])
+                        + raw[at + 1:])
+    try:
+        meta, groups, extra = read_checkpoint(damaged)
+    except ValueError as exc:
+        assert str(damaged) in str(exc) and "resume=False" in str(exc)
+        return
+    assert meta == expected[0]
+    for got, want in zip((groups["state"], groups["aux"], groups["samples"], extra),
+                         (*expected[1].values(), expected[2])):
+        assert got.keys() == want.keys() and all(np.array_equal(got[k], want[k]) for k in got)
+
+
+def test_a_checkpoint_of_another_layout_is_refused(saved):
+    y_tilde, alpha, path = saved
+    _rewrite(path, meta={"version": 2})
+    with pytest.raises(ValueError, match="layout version 2"):
+        _resume(y_tilde, alpha, path)
+
+
+def test_a_killed_write_leaves_nothing_the_next_run_keeps(saved):
+    y_tilde, alpha, path = saved
+    # a writer SIGKILLed mid-write cannot remove its temporary file
+    code = textwrap.dedent(f"""
+        import os, signal
+        from lpp.io import atomic_writer
+        with atomic_writer({str(path)!r}) as handle:
+            handle.write(b"half a checkpoint")
+            handle.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    root = Path(__import__("lpp").__file__).parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == -9
+    stale = [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+    assert len(stale) == 1 and stale[0].name.startswith(f".{path.name}.")
+    other = path.parent / f".{path.name}.bak.abcd1234.tmp"  # another file's ("c.npz.bak")
+    other.write_bytes(b"")
+    assert _resume(y_tilde, alpha, path).iterations_done == 12  # the checkpoint is intact
+    assert sorted(p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")) == [
+        other.name]
