@@ -103,6 +103,7 @@ def part_vi(name, quick=False):
 
 
 def part_engines(quick=False):
+    from lpp.inference.privacy import noise_levels
     from lpp.vi.driver import _CollapsedEngine, _prepare
 
     n, k = _sizes(quick)
@@ -110,12 +111,12 @@ def part_engines(quick=False):
     for data_name, make in (("vi", vi_data), ("text", text_data)):
         y_tilde, alpha, _, _, info = make(n, k, EPS)
         adapter, obs = _prepare(TopicModel(k), y_tilde.shape, None)
-        alpha_full = np.full(y_tilde.shape, alpha)
+        levels = noise_levels(alpha, y_tilde.shape)
         row = {"positive_fraction": info["positive_fraction"]}
         q = fit_variational(y_tilde, alpha, TopicModel(k), rng=1, max_iter=1, em_sweeps=5).q
         for sparse in (True, False):
             engine = "sparse" if sparse else "dense"
-            private = _CollapsedEngine(adapter, y_tilde, alpha_full, obs, True, sparse)
+            private = _CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)
             naive = _CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
             state = {"point": adapter.model.sample_prior(y_tilde.shape, 1)}
 

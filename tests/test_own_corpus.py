@@ -27,7 +27,7 @@ from lpp.evaluation import ORACLE, ZEROS
 
 ROOT = Path(__file__).resolve().parents[1]
 #: what the pipeline needs from the repository (outputs, data and the DVC cache stay behind)
-PIPELINE_FILES = ("dvc.yaml", "notebooks", "lpp", "data_prep")
+PIPELINE_FILES = ("dvc.yaml", "notebooks", "lpp", "data_prep", "study")
 CORPUS = "data/raw/mine"
 #: two vocabularies, so that the corpus has topics to find
 WORDS = ("gas pipeline power plant tariff supply demand traders capacity volume",
