@@ -22,12 +22,11 @@ from lpp.inference import distributed as dist
 from lpp.inference.distributed import (
     DistributedChain,
     NoWorkersError,
-    _answer,
-    _segment_requests,
     evaluate_plan,
     fit_private_distributed,
     pairwise_plan,
 )
+from lpp.inference.distributed.plan import _answer, _segment_requests
 from lpp.inference.models._kernels import product_kernel
 from lpp.inference.models.base import LOG_DENSITY_BLOCK
 from lpp.privatized_blocks import privatize_blocks
@@ -350,7 +349,7 @@ def test_the_only_worker_restarted_leaves_the_same_chain(corpus):
 def test_losing_every_worker_fails_in_bounded_time_and_resumes(client, corpus, tmp_path,
                                                                 monkeypatch):
     data, _, reference = corpus
-    monkeypatch.setattr(dist, "NO_WORKER_SECONDS", 3)
+    monkeypatch.setattr(dist.chain, "NO_WORKER_SECONDS", 3)
     real_sweep, lost = DistributedChain.sweep, []
 
     def sweep_then_lose_the_cluster(chain):
