@@ -25,9 +25,8 @@ samples on request), never as a dense D x V array on the client.
 
 Starts and masks as in-process: ``init="data"`` allocates ``max(y_tilde, 0)`` on the workers
 (streams keyed by global row) and updates the latents on the client; the expectation steps of
-``init="em"`` add their topic-word table as a float sum in row order, so each step runs through
-the workers' rows in order (segments starting at multiples of the step's row blocks), passing
-the running sum along. A held-out mask stays on the client (the model's rate sums) and each
+``init="em"`` add their topic-word table as a float sum in row order (a fixed-order kernel, not
+BLAS), so each step runs through the workers' rows in order, passing the running sum along. A held-out mask stays on the client (the model's rate sums) and each
 worker gets its blocks' rows of it; with a mask the log densities sum only the observed terms,
 and :func:`pairwise_plan` splits those sums in the coordinates of the observed terms.
 
@@ -78,13 +77,13 @@ from lpp.inference.fused.sparse_topics import (
     chunk_bounds,
 )
 from lpp.inference.models import make_model
-from lpp.inference.models._kernels import allocate_matrix_kernel, product_kernel
-from lpp.inference.models.base import LOG_DENSITY_BLOCK, Observed
-from lpp.inference.models.topics import (
-    EXPECTATION_ROWS,
-    TopicModel,
+from lpp.inference.models._kernels import (
+    allocate_matrix_kernel,
     expected_allocation,
+    product_kernel,
 )
+from lpp.inference.models.base import LOG_DENSITY_BLOCK, Observed
+from lpp.inference.models.topics import TopicModel
 from lpp.inference.privacy import make_privacy_step, noise_levels
 from lpp.inference.result import FitResult
 from lpp.privatized import _smallest_signed
@@ -293,7 +292,7 @@ def _init_allocate(block: _Block, theta: np.ndarray, phi: np.ndarray, seed: int)
 
 class _EMRows:
     """Rows ``[lo, hi)`` of ``max(y_tilde, 0)`` for the expectation steps of ``init="em"``
-    (read from whichever blocks hold them; ``lo`` a multiple of ``EXPECTATION_ROWS``)."""
+    (read from whichever blocks hold them)."""
 
     def __init__(self, path: str, lo: int, hi: int, missing=None):
         data = PrivatizedBlocks(path)
@@ -557,21 +556,14 @@ class DistributedChain:
         return self.model.update_step(state, stats, self.observed, init_seed, 0)
 
     def _em_segments(self) -> list[tuple[int, int, str]]:
-        """``(lo, hi, worker)``: each worker's rows with the boundaries moved down to multiples
-        of ``EXPECTATION_ROWS``, where the in-process expectation step's blocks start."""
-        n_rows = self.shape[0]
+        """``(lo, hi, worker)``: each worker's rows (its blocks are contiguous). The expectation
+        step's sums run in row order whatever the split, so any cut continues them exactly."""
         first = {}
         for (lo, _), w in zip(self.rows, self.placement):
             first.setdefault(w, lo)
-        cuts = sorted((lo // EXPECTATION_ROWS * EXPECTATION_ROWS, w) for w, lo in first.items())
-        segments = []
-        for i, (lo, w) in enumerate(cuts):
-            hi = cuts[i + 1][0] if i + 1 < len(cuts) else n_rows
-            if i == 0:
-                lo = 0
-            if hi > lo:
-                segments.append((lo, hi, w))
-        return segments
+        cuts = sorted((lo, w) for w, lo in first.items())
+        ends = [lo for lo, _ in cuts[1:]] + [self.shape[0]]
+        return [(lo, hi, w) for (lo, w), hi in zip(cuts, ends) if hi > lo]
 
     def _em_steps(self, state: dict) -> dict:
         """``EM_INIT_SWEEPS`` expectation steps. Each step runs through the segments in row
