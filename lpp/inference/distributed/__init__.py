@@ -25,9 +25,8 @@ samples on request), never as a dense D x V array on the client.
 
 Starts and masks as in-process: ``init="data"`` allocates ``max(y_tilde, 0)`` on the workers
 (streams keyed by global row) and updates the latents on the client; the expectation steps of
-``init="em"`` add their topic-word table as a float sum in row order, so each step runs through
-the workers' rows in order (segments starting at multiples of the step's row blocks), passing
-the running sum along. A held-out mask stays on the client (the model's rate sums) and each
+``init="em"`` add their topic-word table as a float sum in row order (a fixed-order kernel, not
+BLAS), so each step runs through the workers' rows in order, passing the running sum along. A held-out mask stays on the client (the model's rate sums) and each
 worker gets its blocks' rows of it; with a mask the log densities sum only the observed terms,
 and :func:`pairwise_plan` splits those sums in the coordinates of the observed terms.
 

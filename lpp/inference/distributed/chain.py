@@ -15,10 +15,7 @@ import numpy as np
 from lpp._rng import Tag, derive_seed
 from lpp.inference.chain import EM_INIT_SWEEPS
 from lpp.inference.models.base import LOG_DENSITY_BLOCK, Observed
-from lpp.inference.models.topics import (
-    EXPECTATION_ROWS,
-    TopicModel,
-)
+from lpp.inference.models.topics import TopicModel
 from lpp.privatized_blocks import PrivatizedBlocks
 from lpp.inference.distributed.plan import _requests, _segment_requests, evaluate_plan, pairwise_plan
 from lpp.inference.distributed.workers import (
@@ -248,21 +245,14 @@ class DistributedChain:
         return self.model.update_step(state, stats, self.observed, init_seed, 0)
 
     def _em_segments(self) -> list[tuple[int, int, str]]:
-        """``(lo, hi, worker)``: each worker's rows with the boundaries moved down to multiples
-        of ``EXPECTATION_ROWS``, where the in-process expectation step's blocks start."""
-        n_rows = self.shape[0]
+        """``(lo, hi, worker)``: each worker's rows (its blocks are contiguous). The expectation
+        step's sums run in row order whatever the split, so any cut continues them exactly."""
         first = {}
         for (lo, _), w in zip(self.rows, self.placement):
             first.setdefault(w, lo)
-        cuts = sorted((lo // EXPECTATION_ROWS * EXPECTATION_ROWS, w) for w, lo in first.items())
-        segments = []
-        for i, (lo, w) in enumerate(cuts):
-            hi = cuts[i + 1][0] if i + 1 < len(cuts) else n_rows
-            if i == 0:
-                lo = 0
-            if hi > lo:
-                segments.append((lo, hi, w))
-        return segments
+        cuts = sorted((lo, w) for w, lo in first.items())
+        ends = [lo for lo, _ in cuts[1:]] + [self.shape[0]]
+        return [(lo, hi, w) for (lo, w), hi in zip(cuts, ends) if hi > lo]
 
     def _em_steps(self, state: dict) -> dict:
         """``EM_INIT_SWEEPS`` expectation steps. Each step runs through the segments in row

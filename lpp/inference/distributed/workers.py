@@ -18,9 +18,10 @@ from lpp.inference.fused.sparse_topics import (
     _Workspace,
     chunk_bounds,
 )
-from lpp.inference.models._kernels import allocate_matrix_kernel, product_kernel
-from lpp.inference.models.topics import (
+from lpp.inference.models._kernels import (
+    allocate_matrix_kernel,
     expected_allocation,
+    product_kernel,
 )
 from lpp.inference.privacy import noise_levels
 from lpp.privatized import _smallest_signed
@@ -119,7 +120,7 @@ def _init_allocate(block: _Block, theta: np.ndarray, phi: np.ndarray, seed: int)
 
 class _EMRows:
     """Rows ``[lo, hi)`` of ``max(y_tilde, 0)`` for the expectation steps of ``init="em"``
-    (read from whichever blocks hold them; ``lo`` a multiple of ``EXPECTATION_ROWS``)."""
+    (read from whichever blocks hold them)."""
 
     def __init__(self, path: str, lo: int, hi: int, missing=None):
         data = PrivatizedBlocks(path)

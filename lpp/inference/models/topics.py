@@ -24,6 +24,7 @@ from lpp._rng import Tag, derive_seed
 from lpp.inference.models._kernels import (
     add_rows_at,
     allocate_matrix_kernel,
+    expected_allocation,
     gamma_matrix_kernel,
     product_kernel,
 )
@@ -31,8 +32,6 @@ from lpp.inference.models.base import Observed, PoissonFactorization
 
 #: below this fraction of missing entries the rate sums subtract the missing entries' terms
 _SPARSE_MISSING = 0.25
-#: data rows per block of the expectation step
-EXPECTATION_ROWS = 512
 
 
 class TopicModel(PoissonFactorization):
@@ -124,31 +123,6 @@ class TopicModel(PoissonFactorization):
             add_rows_at(rows, cols, np.ascontiguousarray(phi.T), lost)
             return np.ascontiguousarray(np.maximum(self.b0 + phi.sum(axis=1) - lost, self.b0))
         return np.ascontiguousarray(self.b0 + observed.weights @ phi.T)
-
-
-def expected_allocation(theta, phi, y, is_observed, topic_word) -> np.ndarray:
-    """The expected document-topic counts of ``y`` (rows x K); adds the expected topic-word
-    counts divided by ``phi`` into ``topic_word`` (K x V).
-
-    In blocks of :data:`EXPECTATION_ROWS` rows, added to ``topic_word`` in row order: a run
-    over rows ``[lo, hi)`` with ``lo`` a multiple of the block size, given the running
-    ``topic_word`` of the rows before ``lo``, continues exactly the sum over the whole matrix
-    (the distributed chain splits the expectation steps there).
-    """
-    doc_topic = np.empty_like(theta)
-    for lo in range(0, theta.shape[0], EXPECTATION_ROWS):
-        rows = slice(lo, lo + EXPECTATION_ROWS)
-        ratio = _observed_ratio(y[rows], theta[rows] @ phi, is_observed[rows])
-        doc_topic[rows] = theta[rows] * (ratio @ phi.T)
-        topic_word += theta[rows].T @ ratio
-    return doc_topic
-
-
-def _observed_ratio(y, mu, mask) -> np.ndarray:
-    """``y / mu`` on observed entries, 0 elsewhere (and where ``y`` is 0)."""
-    ratio = np.zeros(mu.shape)
-    np.divide(y, mu, out=ratio, where=mask & (y > 0))
-    return ratio
 
 
 def _few_missing(observed: Observed):
