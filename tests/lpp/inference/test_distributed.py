@@ -409,7 +409,7 @@ _CHAIN_ON_THIS_CPU = textwrap.dedent("""
         data = privatize_blocks([counts[:250], counts[250:]], sys.argv[1], n_cols=12,
                                 epsilon=1.0, N=1.0, seed=6, source="toy",
                                 column_ids=[str(i) for i in range(12)])
-        common = {"n_components": 3, "n_iter": 2, "rng": 5, "init": "em", "mask": mask,
+        common = {"n_components": 9, "n_iter": 2, "rng": 5, "init": "em", "mask": mask,
                   "progress": False}
         reference = fit_private(*data.to_dense(), "topics", sparse=True, **common)
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
