@@ -9,6 +9,8 @@ variables. The package is organised by job:
 * :mod:`lpp.inference` — Gibbs samplers: :func:`lpp.inference.fit_private` (privatized
   counts) and :func:`lpp.inference.fit_nonprivate` (true counts), the models and privacy steps;
 * :mod:`lpp.vi` — variational inference on the same models and privacy steps;
+* :mod:`lpp.estimators` — both behind scikit-learn's estimator interface (``fit``,
+  ``components_``, ``transform``, ``get_params``), without depending on scikit-learn;
 * :mod:`lpp.central` — the central-model routes of Foulds et al. (Laplace mechanism, OPS);
 * :mod:`lpp.distributions` — the distributions the samplers draw from and score with;
 * :mod:`lpp.metrics`, :mod:`lpp.evaluation` — the paper's measures, and the scores of one fit

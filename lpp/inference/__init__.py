@@ -5,7 +5,8 @@
   (the reference method).
 * Two kinds of plug-in, side by side and unaware of each other: **models**
   (:mod:`lpp.inference.models`: :class:`TopicModel`, :class:`CommunityModel`,
-  :class:`CPTensorModel`, or your own :class:`PoissonFactorization`) and **privacy steps**
+  :class:`CPTensorModel`, :class:`FixedTopicModel` (topics given), or your own
+  :class:`PoissonFactorization`) and **privacy steps**
   (:mod:`lpp.inference.privacy`: :class:`CollapsedPrivacy`, :class:`BesselPrivacy`,
   :class:`NaivePrivacy`, or your own :class:`PrivacyStep`). Pass either as an instance or by
   name.
@@ -20,6 +21,7 @@ from lpp.inference.models import (
     MODELS,
     CommunityModel,
     CPTensorModel,
+    FixedTopicModel,
     Observed,
     PoissonFactorization,
     TopicModel,
@@ -39,7 +41,8 @@ from lpp.inference.result import FitResult
 
 __all__ = [
     "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel",
-    "CollapsedPrivacy", "CommunityModel", "FitResult", "GibbsSampler", "NaivePrivacy", "Observed",
+    "CollapsedPrivacy", "CommunityModel", "FitResult", "FixedTopicModel", "GibbsSampler",
+    "NaivePrivacy", "Observed",
     "PoissonFactorization", "PrivacyStep", "TopicModel", "fit_nonprivate", "fit_private",
     "make_model", "make_privacy_step", "model_from_params", "sample_true_counts",
 ]

@@ -13,7 +13,14 @@
 A result's ``to_init()`` gives start values for the Gibbs samplers
 (``lpp.inference.fit_private(..., init=result.to_init())``). The derivation is in ``docs/vi.md``.
 """
-from lpp.vi.adapters import CommunityVI, CPVI, TopicVI, VariationalModel, variational_model
+from lpp.vi.adapters import (
+    CommunityVI,
+    CPVI,
+    FixedTopicVI,
+    TopicVI,
+    VariationalModel,
+    variational_model,
+)
 from lpp.vi.counts import bessel_mode_point_nb, count_factor
 from lpp.vi.driver import (
     METHODS,
@@ -26,7 +33,8 @@ from lpp.vi.gamma import GammaFactor, gamma_elbo_term
 from lpp.vi.paper import delta_log_mean
 
 __all__ = [
-    "CPVI", "CommunityVI", "GammaFactor", "METHODS", "TopicVI", "VIResult", "VariationalModel",
+    "CPVI", "CommunityVI", "FixedTopicVI", "GammaFactor", "METHODS", "TopicVI", "VIResult",
+    "VariationalModel",
     "bessel_mode_point_nb", "collapsed_bound", "count_factor", "delta_log_mean",
     "fit_variational", "fit_variational_nonprivate", "gamma_elbo_term", "variational_model",
 ]

@@ -12,7 +12,8 @@ Gamma factors ``q``:
 * ``rate_moments(q)`` — ``E_q[mu]`` and ``Var_q[mu]`` (the paper's delta method needs both);
 * ``prior_term(q)`` — the latents' ``E log p - E log q`` in the bound.
 
-The adapters wrap the package's models (:class:`~lpp.inference.TopicModel`,
+:class:`FixedTopicVI` holds ``q(phi)`` of a topic fit fixed and updates the documents' factors
+only. The adapters wrap the package's models (:class:`~lpp.inference.TopicModel`,
 :class:`~lpp.inference.CommunityModel`, :class:`~lpp.inference.CPTensorModel`) and use only
 their public description (``a0``, ``b0``, ``n_components``, ``latent_shapes``, ``rate``).
 """
@@ -21,7 +22,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lpp.inference import CommunityModel, CPTensorModel, Observed, PoissonFactorization, TopicModel
+from lpp.inference import (
+    CommunityModel,
+    CPTensorModel,
+    FixedTopicModel,
+    Observed,
+    PoissonFactorization,
+    TopicModel,
+)
 from lpp.vi.gamma import GammaFactor, gamma_elbo_term
 
 #: concentration of the random initial factors (mean about the chosen level, sd 10%)
@@ -109,6 +117,13 @@ class TopicVI(VariationalModel):
     model_type = TopicModel
     factors_per_term = 2
 
+    def __init__(self, model: TopicModel):
+        if isinstance(model, FixedTopicModel):
+            # its rates ignore q(phi): the CAVI would move a phi that the rates never see
+            raise TypeError("a FixedTopicModel has no q(phi): hold the topics with "
+                            "FixedTopicVI(TopicModel(K), q_phi) instead")
+        super().__init__(model)
+
     def init_factors(self, counts, observed, rng):
         """``phi[k]`` centred on the average of 3 random rows of ``max(counts, 0)`` (smoothed
         by the mean count, a "random rows" NMF start), ``theta`` near a constant.
@@ -140,12 +155,57 @@ class TopicVI(VariationalModel):
                     else self.b0 + e_theta.T @ w)
         phi = GammaFactor(self.a0 + stats["phi"],
                           np.ascontiguousarray(np.broadcast_to(phi_rate, stats["phi"].shape)))
-        e_phi = phi.mean
-        theta_rate = self.b0 + e_phi.sum(axis=1)[None, :] if w is None else self.b0 + w @ e_phi.T
-        theta = GammaFactor(self.a0 + stats["theta"],
-                            np.ascontiguousarray(np.broadcast_to(theta_rate,
-                                                                 stats["theta"].shape)))
-        return {"theta": theta, "phi": phi}
+        return {"theta": self._theta_factor(stats["theta"], phi.mean, observed), "phi": phi}
+
+    def _theta_factor(self, theta_stats, e_phi, observed: Observed) -> GammaFactor:
+        """The optimal factor of ``theta`` given its allocation statistics and ``E[phi]``."""
+        theta_rate = (self.b0 + e_phi.sum(axis=1)[None, :] if observed.complete
+                      else self.b0 + observed.weights @ e_phi.T)
+        return GammaFactor(self.a0 + theta_stats,
+                           np.ascontiguousarray(np.broadcast_to(theta_rate, theta_stats.shape)))
+
+
+class FixedTopicVI(TopicVI):
+    """:class:`TopicVI` with ``q(phi)`` held at a given factor: CAVI over the documents' ``theta``.
+
+    It infers the topic intensities of new documents under the topics of a variational fit:
+    ``q(phi)`` stays the fit's factor (its geometric and plain expectations enter the count
+    step and the allocation as in the fit), and only ``q(theta)`` is updated. The bound it
+    tracks leaves out ``phi``'s prior term, a constant here.
+
+    Parameters
+    ----------
+    model : TopicModel
+        The topic model of the fit (``a0``, ``b0``, ``n_components``).
+    phi : GammaFactor
+        The topics' factor, shape ``(n_components, V)`` (e.g. ``result.q["phi"]``).
+    """
+
+    def __init__(self, model: TopicModel, phi: GammaFactor):
+        super().__init__(model)
+        if not isinstance(phi, GammaFactor) or phi.shape.shape[0] != model.n_components \
+                or phi.shape.ndim != 2:
+            raise ValueError(f"phi must be a GammaFactor of shape ({model.n_components}, V)")
+        self.phi = phi
+
+    def init_factors(self, counts, observed, rng):
+        """``q(phi)`` as given and ``theta`` near the constant that matches the mean count
+        (10% spread): with the topics fixed there are no components to separate."""
+        if counts.shape[1] != self.phi.shape.shape[1]:
+            raise ValueError(f"the topics cover {self.phi.shape.shape[1]} words, the data have "
+                             f"{counts.shape[1]} columns")
+        level = max(float(np.maximum(counts, 0)[observed.is_observed].mean()), 1e-3)
+        c = level / max(float(self.phi.mean.sum(axis=0).mean()), 1e-300)
+        theta = c * rng.gamma(_INIT_CONCENTRATION, 1.0 / _INIT_CONCENTRATION,
+                              (counts.shape[0], self.model.n_components))
+        return {"theta": _concentrated(theta), "phi": self.phi}
+
+    def prior_term(self, q):
+        return gamma_elbo_term(q["theta"], self.a0, self.b0)
+
+    def update(self, q, stats, observed):
+        return {"theta": self._theta_factor(stats["theta"], self.phi.mean, observed),
+                "phi": self.phi}
 
 
 class CommunityVI(VariationalModel):

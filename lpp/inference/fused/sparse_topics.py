@@ -169,20 +169,35 @@ _alias_tables = parallel_and_serial(_alias_loop)
 # pass 1: positive entries (exact conditional + multinomial) and the topic totals of Neg(d)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True)
 def _entry_weights(theta, phi_t, d, v, excluded, weights):
     """``weights[k] = theta[d, k] phi[k, v]``; add ``phi[:, v]`` to ``excluded``; return the sum.
 
-    Reassociation lets LLVM vectorise the sum; the order it picks is fixed at compile time, so
-    results still do not depend on the thread count.
+    The sum in a fixed order, the same on every CPU: eight running sums over the topics
+    k = j (mod 8) in order, added pairwise ``((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))``,
+    then the last ``K mod 8`` topics in order. Eight independent sums keep the loop fast without
+    letting the compiler reassociate or fuse into FMAs: it would do that differently for each
+    SIMD width, and the last digit of the sum (so, rarely, a draw) would depend on the CPU.
     """
-    total = 0.0
-    for k in range(weights.size):
+    n_topics = weights.size
+    for k in range(n_topics):
         p = phi_t[v, k]
         excluded[k] += p
-        w = theta[d, k] * p
-        weights[k] = w
-        total += w
+        weights[k] = theta[d, k] * p
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    whole = n_topics - n_topics % 8
+    for k in range(0, whole, 8):
+        s0 += weights[k]
+        s1 += weights[k + 1]
+        s2 += weights[k + 2]
+        s3 += weights[k + 3]
+        s4 += weights[k + 4]
+        s5 += weights[k + 5]
+        s6 += weights[k + 6]
+        s7 += weights[k + 7]
+    total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+    for k in range(whole, n_topics):
+        total += weights[k]
     return total
 
 

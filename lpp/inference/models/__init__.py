@@ -7,7 +7,7 @@ built-in models by name.
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.models.communities import CommunityModel
 from lpp.inference.models.cp import CPTensorModel
-from lpp.inference.models.topics import TopicModel
+from lpp.inference.models.topics import FixedTopicModel, TopicModel
 
 #: the built-in models by name (``fit_private(model=name, n_components=...)``)
 MODELS = {"topics": TopicModel, "communities": CommunityModel, "cp": CPTensorModel}
@@ -52,5 +52,5 @@ def model_from_params(params: dict) -> PoissonFactorization:
     return make_model(name, **settings)
 
 
-__all__ = ["MODELS", "CPTensorModel", "CommunityModel", "Observed", "PoissonFactorization",
-           "TopicModel", "make_model", "model_from_params"]
+__all__ = ["MODELS", "CPTensorModel", "CommunityModel", "FixedTopicModel", "Observed",
+           "PoissonFactorization", "TopicModel", "make_model", "model_from_params"]

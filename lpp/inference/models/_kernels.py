@@ -98,6 +98,109 @@ def product_kernel(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
+# topics: the expectation step of init="em"
+# ---------------------------------------------------------------------------------------------
+
+# error_model="numpy": a rate that underflowed to 0 gives y / 0 = inf, as numpy's division does
+@njit(cache=True, error_model="numpy")
+def _expected_row(y, observed, theta, phi, phi_t, d, start, cols, ratios, doc_topic):
+    n_comp, n_cols = phi.shape
+    end = start
+    for v in range(n_cols):
+        if y[d, v] > 0 and observed[d, v]:
+            cols[end] = v
+            ratios[end] = 0.0
+            end += 1
+    for k in range(n_comp):  # each rate adds over k in order, as product_kernel does
+        weight = theta[d, k]
+        for j in range(start, end):
+            ratios[j] += weight * phi[k, cols[j]]
+    for j in range(start, end):
+        ratios[j] = y[d, cols[j]] / ratios[j]
+    for k in range(n_comp):
+        doc_topic[d, k] = 0.0
+    for j in range(start, end):  # over the row's entries in column order
+        ratio = ratios[j]
+        v = cols[j]
+        for k in range(n_comp):
+            doc_topic[d, k] += ratio * phi_t[v, k]
+    for k in range(n_comp):
+        doc_topic[d, k] *= theta[d, k]
+
+
+@njit(cache=True)
+def _expected_columns(theta, lo, offsets, cols, ratios, v_lo, v_hi, topic_word_t):
+    n_comp = theta.shape[1]
+    for i in range(offsets.size - 1):  # rows in order: each entry is a running sum over rows
+        a, b = offsets[i], offsets[i + 1]
+        j = a + np.searchsorted(cols[a:b], v_lo)
+        while j < b and cols[j] < v_hi:
+            v = cols[j]
+            ratio = ratios[j]
+            for k in range(n_comp):
+                topic_word_t[v, k] += theta[lo + i, k] * ratio
+            j += 1
+
+
+def _expected_loop(y, observed, theta, phi, phi_t, lo, hi, n_col_chunks, doc_topic,
+                   topic_word_t):
+    n_rows, n_cols = hi - lo, y.shape[1]
+    offsets = np.zeros(n_rows + 1, dtype=np.int64)
+    for i in prange(n_rows):
+        n = 0
+        for v in range(n_cols):
+            if y[lo + i, v] > 0 and observed[lo + i, v]:
+                n += 1
+        offsets[i + 1] = n
+    for i in range(n_rows):
+        offsets[i + 1] += offsets[i]
+    cols = np.empty(offsets[n_rows], dtype=np.int64)
+    ratios = np.empty(offsets[n_rows])
+    for i in prange(n_rows):
+        _expected_row(y, observed, theta, phi, phi_t, lo + i, offsets[i], cols, ratios,
+                      doc_topic)
+    per_chunk = (n_cols + n_col_chunks - 1) // n_col_chunks
+    for ch in prange(n_col_chunks):
+        _expected_columns(theta, lo, offsets, cols, ratios, ch * per_chunk,
+                          min(n_cols, (ch + 1) * per_chunk), topic_word_t)
+
+
+_expected = _twins(_expected_loop)
+#: rows per call of the expectation kernel: bounds its scratch (16 bytes per positive entry)
+EXPECTATION_ROWS = 512
+
+
+def expected_allocation(theta, phi, y, observed, topic_word):
+    """The expected document-topic counts of ``y`` (rows x K); adds the expected topic-word
+    counts divided by ``phi`` into ``topic_word`` (K x V).
+
+    With ``ratio = y / (theta @ phi)`` on observed positive entries (0 elsewhere), the document
+    -topic counts are ``theta * (ratio @ phi.T)`` and the topic-word sum is ``theta.T @ ratio``,
+    every product in a fixed order: rates over k in order (as :func:`product_kernel`),
+    ``ratio @ phi.T`` over the row's columns in order, and ``topic_word`` as a running sum over
+    the rows in order. So the result does not depend on the CPU, the BLAS, the thread count or
+    the arrays' layout, and a run over rows ``[lo, hi)`` given the running ``topic_word`` of the
+    rows before ``lo`` continues the whole matrix's sum exactly, wherever ``lo`` is (the
+    distributed chain passes the running sum from one worker's rows to the next). Zero and
+    unobserved entries are skipped (they add exact zeros), so the cost is O(positive entries
+    x K) plus one pass over ``y``.
+    """
+    theta = np.ascontiguousarray(theta, dtype=np.float64)
+    phi = np.ascontiguousarray(phi, dtype=np.float64)
+    phi_t = np.ascontiguousarray(phi.T)
+    n_rows, n_cols = y.shape
+    doc_topic = np.empty_like(theta)
+    topic_word_t = np.ascontiguousarray(topic_word.T)
+    for lo in range(0, n_rows, EXPECTATION_ROWS):
+        hi = min(lo + EXPECTATION_ROWS, n_rows)
+        _expected[(hi - lo) * n_cols < SERIAL_BELOW](
+            y, observed, theta, phi, phi_t, lo, hi, min(n_cols, _MAX_CHUNKS), doc_topic,
+            topic_word_t)
+    topic_word[...] = topic_word_t.T
+    return doc_topic
+
+
+# ---------------------------------------------------------------------------------------------
 # Gamma draws
 # ---------------------------------------------------------------------------------------------
 

@@ -212,7 +212,7 @@ class PoissonFactorization(ABC):
 
         The expected allocation of ``y`` under the current latents, then each latent set to the
         mean of its Gamma complete conditional. Iterated, it moves a prior draw close to a mode
-        of the posterior in a few hundred cheap, deterministic BLAS passes; ``init="em"`` of the
+        of the posterior in a few hundred cheap, deterministic passes; ``init="em"`` of the
         samplers starts chains there (burn-in is then shorter; the chain's target is unchanged).
         Models that do not override it cannot use ``init="em"``.
         """

@@ -15,6 +15,9 @@ The model declares the ``"row_column_factors"`` capability, so the fused sparse 
 privacy step in one pass that never forms the dense rates. The Gamma rates' sums over observed
 entries are taken as "all entries minus the missing ones" when few entries are missing, so a
 held-out mask costs ``O(missing x K)`` rather than a dense product.
+
+:class:`FixedTopicModel` holds the topics fixed at given values and infers the documents'
+``theta`` alone (topic proportions of new documents under fitted topics).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from lpp._rng import Tag, derive_seed
 from lpp.inference.models._kernels import (
     add_rows_at,
     allocate_matrix_kernel,
+    expected_allocation,
     gamma_matrix_kernel,
     product_kernel,
 )
@@ -31,8 +35,6 @@ from lpp.inference.models.base import Observed, PoissonFactorization
 
 #: below this fraction of missing entries the rate sums subtract the missing entries' terms
 _SPARSE_MISSING = 0.25
-#: data rows per block of the expectation step
-EXPECTATION_ROWS = 512
 
 
 class TopicModel(PoissonFactorization):
@@ -74,9 +76,13 @@ class TopicModel(PoissonFactorization):
         phi = gamma_matrix_kernel(stats["topic_word"], self.a0,
                                   self._phi_rate(state["theta"], observed),
                                   derive_seed(seed, Tag.LATENT_1), iteration)
-        theta = gamma_matrix_kernel(stats["doc_topic"], self.a0, self._theta_rate(phi, observed),
-                                    derive_seed(seed, Tag.LATENT_2), iteration)
-        return {"theta": theta, "phi": phi}
+        return {"theta": self._draw_theta(stats["doc_topic"], phi, observed, seed, iteration),
+                "phi": phi}
+
+    def _draw_theta(self, doc_topic, phi, observed: Observed, seed, iteration) -> np.ndarray:
+        """``theta`` from its complete conditional given the topics ``phi``."""
+        return gamma_matrix_kernel(doc_topic, self.a0, self._theta_rate(phi, observed),
+                                   derive_seed(seed, Tag.LATENT_2), iteration)
 
     def expectation_step(self, state, y, observed: Observed):
         """Expected allocation of ``y``, then the Gamma conditionals' means (Phi, then Theta).
@@ -94,8 +100,11 @@ class TopicModel(PoissonFactorization):
         theta, phi = state["theta"], state["phi"]
         topic_word = topic_word * phi
         phi = (self.a0 + topic_word) / self._phi_rate(theta, observed)
-        theta = (self.a0 + doc_topic) / self._theta_rate(phi, observed)
-        return {"theta": theta, "phi": phi}
+        return {"theta": self._theta_mean(doc_topic, phi, observed), "phi": phi}
+
+    def _theta_mean(self, doc_topic, phi, observed: Observed) -> np.ndarray:
+        """The mean of ``theta``'s complete conditional given expected counts and ``phi``."""
+        return (self.a0 + doc_topic) / self._theta_rate(phi, observed)
 
     def _phi_rate(self, theta, observed: Observed) -> np.ndarray:
         """``b0 + sum_d obs[d, v] theta[d, k]`` as a K x V array."""
@@ -126,31 +135,79 @@ class TopicModel(PoissonFactorization):
         return np.ascontiguousarray(self.b0 + observed.weights @ phi.T)
 
 
-def expected_allocation(theta, phi, y, is_observed, topic_word) -> np.ndarray:
-    """The expected document-topic counts of ``y`` (rows x K); adds the expected topic-word
-    counts divided by ``phi`` into ``topic_word`` (K x V).
+class FixedTopicModel(TopicModel):
+    """The topic model with the topics ``phi`` given: only the documents' ``theta`` is latent.
 
-    In blocks of :data:`EXPECTATION_ROWS` rows, added to ``topic_word`` in row order: a run
-    over rows ``[lo, hi)`` with ``lo`` a multiple of the block size, given the running
-    ``topic_word`` of the rows before ``lo``, continues exactly the sum over the whole matrix
-    (the distributed chain splits the expectation steps there).
+    It infers the topic intensities of new documents under topics fitted before (e.g. a fit's
+    posterior mean of ``phi``): the same likelihood and the same ``Gamma(a0, rate b0)`` prior on
+    ``theta`` as :class:`TopicModel`, with ``phi`` a constant of the model rather than part of
+    the state. The state is ``{"theta"}`` alone, so a chain saves no copies of the topics, and
+    ``log_prior`` (hence the log joint) is that of ``theta`` given ``phi``.
+
+    Parameters
+    ----------
+    phi : array_like of float, shape (K, V)
+        The topics' word intensities (finite, non-negative); ``n_components`` is ``K``.
+    a0, b0 : float
+        Shape and rate of ``theta``'s Gamma prior.
+
+    Raises
+    ------
+    ValueError
+        For ``phi`` that is not a finite, non-negative K x V array with K, V >= 1; data whose
+        number of columns is not V (when a chain is built).
     """
-    doc_topic = np.empty_like(theta)
-    for lo in range(0, theta.shape[0], EXPECTATION_ROWS):
-        rows = slice(lo, lo + EXPECTATION_ROWS)
-        ratio = _observed_ratio(y[rows], theta[rows] @ phi, is_observed[rows])
-        doc_topic[rows] = theta[rows] * (ratio @ phi.T)
-        topic_word += theta[rows].T @ ratio
-    return doc_topic
 
+    name = "topics_fixed"
+    # declared again (overriding rate, allocate and row_column_factors would drop it): each is
+    # TopicModel's own applied to (theta, the given phi), so the rates are still theta @ phi
+    # with the same multinomial allocation, and update_latents takes the same totals
+    capabilities = frozenset({"row_column_factors"})
 
-def _observed_ratio(y, mu, mask) -> np.ndarray:
-    """``y / mu`` on observed entries, 0 elsewhere (and where ``y`` is 0)."""
-    ratio = np.zeros(mu.shape)
-    np.divide(y, mu, out=ratio, where=mask & (y > 0))
-    return ratio
+    def __init__(self, phi, *, a0: float = 0.1, b0: float = 1.0):
+        phi = np.array(phi, dtype=np.float64, order="C", copy=True)
+        if phi.ndim != 2 or 0 in phi.shape:
+            raise ValueError(f"phi must be a K x V array with K, V >= 1, got shape {phi.shape}")
+        if not np.isfinite(phi).all() or np.any(phi < 0):
+            raise ValueError("phi must be finite and non-negative")
+        super().__init__(phi.shape[0], a0=a0, b0=b0)
+        phi.setflags(write=False)  # shared by every sweep of every chain built on the model
+        self.phi = phi
 
+    @property
+    def n_words(self) -> int:
+        return self.phi.shape[1]
 
+    def check_shape(self, shape):
+        super().check_shape(shape)
+        if shape[1] != self.n_words:
+            raise ValueError(f"the topics cover {self.n_words} words, the data have {shape[1]} "
+                             "columns")
+
+    def latent_shapes(self, shape):
+        return {"theta": (shape[0], self.n_components)}
+
+    def _with_topics(self, state):
+        return {"theta": state["theta"], "phi": self.phi}
+
+    def rate(self, state):
+        return super().rate(self._with_topics(state))
+
+    def row_column_factors(self, state):
+        return state["theta"], self.phi
+
+    def allocate(self, state, y, observed: Observed, seed, iteration):
+        return super().allocate(self._with_topics(state), y, observed, seed, iteration)
+
+    def update_latents(self, state, stats, observed: Observed, seed, iteration):
+        return {"theta": self._draw_theta(stats["doc_topic"], self.phi, observed, seed,
+                                          iteration)}
+
+    def expectation_step(self, state, y, observed: Observed):
+        return super().expectation_step(self._with_topics(state), y, observed)
+
+    def expectation_update(self, state, doc_topic, topic_word, observed: Observed):
+        return {"theta": self._theta_mean(doc_topic, self.phi, observed)}
 def _few_missing(observed: Observed):
     """``(rows, cols)`` of the missing entries when they are few, else None."""
     if observed.n_missing > _SPARSE_MISSING * observed.is_observed.size:

@@ -4,7 +4,9 @@ The cluster tests share one LocalCluster with 2 worker processes (module fixture
 marked slow because each fresh worker process compiles the engine's kernels.
 """
 import contextlib
+import json
 import os
+import platform
 import signal
 import socket
 import subprocess
@@ -22,12 +24,11 @@ from lpp.inference import distributed as dist
 from lpp.inference.distributed import (
     DistributedChain,
     NoWorkersError,
-    _answer,
-    _segment_requests,
     evaluate_plan,
     fit_private_distributed,
     pairwise_plan,
 )
+from lpp.inference.distributed.plan import _answer, _segment_requests
 from lpp.inference.models._kernels import product_kernel
 from lpp.inference.models.base import LOG_DENSITY_BLOCK
 from lpp.privatized_blocks import privatize_blocks
@@ -350,7 +351,7 @@ def test_the_only_worker_restarted_leaves_the_same_chain(corpus):
 def test_losing_every_worker_fails_in_bounded_time_and_resumes(client, corpus, tmp_path,
                                                                 monkeypatch):
     data, _, reference = corpus
-    monkeypatch.setattr(dist, "NO_WORKER_SECONDS", 3)
+    monkeypatch.setattr(dist.chain, "NO_WORKER_SECONDS", 3)
     real_sweep, lost = DistributedChain.sweep, []
 
     def sweep_then_lose_the_cluster(chain):
@@ -371,3 +372,80 @@ def test_losing_every_worker_fails_in_bounded_time_and_resumes(client, corpus, t
     # the client kept the chain: the checkpoint continues it on a working cluster
     resumed = fit_private(data, None, "topics", cluster=client, resume=True, **common)
     _assert_same_chain(resumed, reference)
+
+
+# ---------------------------------------------------------------------------------------------
+# the same chain on any x86-64 CPU: other BLAS kernels and numba targets, emulated
+# ---------------------------------------------------------------------------------------------
+
+#: (environment, CPU flags it needs): OpenBLAS's kernel for another CPU (its AVX-512 kernels
+#: sum some products in another order than its AVX2 ones) and numba's code for another target
+_EMULATED_CPUS = [
+    ({"OPENBLAS_CORETYPE": "SkylakeX"}, {"avx512f", "avx512cd", "avx512bw", "avx512dq",
+                                         "avx512vl"}),
+    ({"OPENBLAS_CORETYPE": "Haswell", "NUMBA_CPU_NAME": "generic"}, {"avx2", "fma"}),
+    ({"OPENBLAS_CORETYPE": "Sandybridge", "NUMBA_CPU_NAME": "generic"}, {"avx"}),
+    ({"OPENBLAS_CORETYPE": "Prescott", "NUMBA_CPU_NAME": "generic"}, set()),
+]
+
+_CHAIN_ON_THIS_CPU = textwrap.dedent("""
+    import hashlib, json, sys
+    import numpy as np
+    from dask.distributed import Client, LocalCluster
+    from lpp.inference import fit_private
+    from lpp.privatized_blocks import privatize_blocks
+
+    def digest(result):
+        h = hashlib.sha256()
+        for a in (result.samples["theta"], result.samples["phi"], result.log_joint,
+                  np.asarray(result.mu_hat)):
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        return h.hexdigest()
+
+    if __name__ == "__main__":
+        rng = np.random.default_rng(1)
+        counts = rng.poisson(1.0, size=(600, 12))
+        mask = rng.random(counts.shape) < 0.1
+        data = privatize_blocks([counts[:250], counts[250:]], sys.argv[1], n_cols=12,
+                                epsilon=1.0, N=1.0, seed=6, source="toy",
+                                column_ids=[str(i) for i in range(12)])
+        common = {"n_components": 9, "n_iter": 2, "rng": 5, "init": "em", "mask": mask,
+                  "progress": False}
+        reference = fit_private(*data.to_dense(), "topics", sparse=True, **common)
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
+            result = fit_private(data, None, "topics", cluster=client, **common)
+        print(json.dumps({"in_process": digest(reference), "distributed": digest(result)}))
+""")
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    return next((set(line.split(":", 1)[1].split()) for line in text.splitlines()
+                 if line.startswith("flags")), set())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or not _cpu_flags(),
+                    reason="emulates x86-64 CPUs (needs Linux's /proc/cpuinfo)")
+def test_same_chain_in_process_and_distributed_on_emulated_cpus(tmp_path):
+    """Under two emulated CPUs (those this CPU can run: a forced OpenBLAS kernel, numba
+    compiling for another target), the distributed chain equals the in-process one bit for
+    bit, and the topic chain itself is the same on both."""
+    flags = _cpu_flags()
+    settings = [env for env, needs in _EMULATED_CPUS if needs <= flags][:2]
+    script = tmp_path / "chain.py"
+    script.write_text(_CHAIN_ON_THIS_CPU)
+    root = Path(__import__("lpp").__file__).parents[1]
+    digests = []
+    for i, setting in enumerate(settings):
+        env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_NUM_THREADS": "1", **setting}
+        out = subprocess.run([sys.executable, str(script), str(tmp_path / f"blocks{i}")],
+                             capture_output=True, text=True, cwd=root, env=env, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        digests.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        assert digests[-1]["distributed"] == digests[-1]["in_process"], setting
+    assert len(settings) == 2 and digests[0] == digests[1], settings

@@ -285,6 +285,73 @@ def test_expectation_step_matches_its_definition(model, shape, reference, missin
         np.testing.assert_allclose(got[name], want[name], rtol=1e-10, err_msg=name)
 
 
+def _expected_allocation_in_order(theta, phi, y, obs):
+    """The topic expectation kernel's sums in their documented order, in Python floats."""
+    n_docs, k = theta.shape
+    doc_topic, topic_word = np.zeros((n_docs, k)), np.zeros((k, phi.shape[1]))
+    for d in range(n_docs):
+        acc = [0.0] * k
+        for v in range(phi.shape[1]):
+            if y[d, v] <= 0 or not obs[d, v]:
+                continue
+            mu = 0.0
+            for kk in range(k):
+                mu += float(theta[d, kk]) * float(phi[kk, v])
+            ratio = int(y[d, v]) / mu
+            for kk in range(k):
+                acc[kk] += ratio * float(phi[kk, v])
+                topic_word[kk, v] += float(theta[d, kk]) * ratio
+        doc_topic[d] = [float(theta[d, kk]) * acc[kk] for kk in range(k)]
+    return doc_topic, topic_word
+
+
+def _unaligned(a):
+    """A copy of ``a`` at an address that is not a multiple of 8, as Dask may hand a worker."""
+    buf = np.empty(a.nbytes + 8, dtype=np.uint8)
+    start = (3 - buf.ctypes.data) % 8
+    out = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned
+    return out
+
+
+def test_expected_allocation_sums_in_a_fixed_order_whatever_the_layout_or_split():
+    """The expectation step of init="em" is the same float for any memory layout, thread
+    count or row split (the distributed chain runs it on its workers' rows, with factors that
+    arrive unaligned): the order of every sum is fixed by the kernel, not by a BLAS kernel."""
+    import numba
+
+    from lpp.inference._numerics import SERIAL_BELOW
+    from lpp.inference.models.topics import expected_allocation
+
+    rng = np.random.default_rng(12)
+    n_docs, n_words, k = 1100, 40, 5  # blocks of 512 rows x 40 columns: the parallel twin
+    assert 512 * n_words >= SERIAL_BELOW
+    y = rng.poisson(0.7, (n_docs, n_words))
+    obs = rng.random((n_docs, n_words)) > 0.1
+    theta, phi = rng.gamma(0.5, size=(n_docs, k)), rng.gamma(0.5, size=(k, n_words))
+    want_doc, want_word = _expected_allocation_in_order(theta, phi, y, obs)
+    before = numba.get_num_threads()
+    try:
+        for n_threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(n_threads)
+            for t, p in [(theta, phi), (np.asfortranarray(theta), np.asfortranarray(phi)),
+                         (_unaligned(theta), _unaligned(phi))]:
+                topic_word = np.zeros((k, n_words))
+                doc_topic = expected_allocation(t, p, y, obs, topic_word)
+                assert np.array_equal(doc_topic, want_doc)
+                assert np.array_equal(topic_word, want_word)
+    finally:
+        numba.set_num_threads(before)
+    # a run over rows [lo, hi) continues the running sum of the rows before it exactly
+    topic_word, parts = np.zeros((k, n_words)), []
+    for lo, hi in [(0, 300), (300, 301), (301, 777), (777, n_docs)]:
+        parts.append(expected_allocation(_unaligned(theta[lo:hi]), phi, y[lo:hi], obs[lo:hi],
+                                         topic_word))
+    assert np.array_equal(np.concatenate(parts), want_doc)
+    assert np.array_equal(topic_word, want_word)
+
+
 @pytest.mark.parametrize("model,shape,first", [
     (TopicModel(3), (6, 5), "phi"),
     (CommunityModel(2), (6, 6), "pi"),

@@ -210,6 +210,29 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
         assert np.array_equal(runs[0].log_joint, other.log_joint)
 
 
+@pytest.mark.parametrize("n_topics", [3, 8, 13, 50])
+def test_an_entrys_rate_is_summed_in_its_documented_order(n_topics):
+    """The rate of an entry (the total the collapsed step and the allocation use) is the same
+    float on every CPU: eight running sums in order, added pairwise, then the remainder, in
+    plain double arithmetic (no reassociation, no FMA)."""
+    rng = np.random.default_rng(n_topics)
+    theta, phi_t = rng.gamma(0.3, size=(40, n_topics)), rng.gamma(0.3, size=(30, n_topics))
+    weights, excluded = np.empty(n_topics), np.zeros(n_topics)
+    for d, v in [(d, v) for d in range(40) for v in range(30)]:
+        got = sparse_topics._entry_weights(theta, phi_t, d, v, excluded, weights)
+        products = [float(theta[d, k]) * float(phi_t[v, k]) for k in range(n_topics)]
+        whole = n_topics - n_topics % 8
+        lanes = [0.0] * 8
+        for k in range(whole):
+            lanes[k % 8] += products[k]
+        want = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + (
+            (lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+        for k in range(whole, n_topics):
+            want += products[k]
+        assert got == want and np.array_equal(weights, products)
+    np.testing.assert_allclose(excluded, 40 * phi_t.sum(axis=0), rtol=1e-12)  # each call adds
+
+
 def test_chunks_cover_the_rows_in_shares_of_equal_work():
     rng = np.random.default_rng(2)
     per_row = rng.zipf(1.6, 500).clip(max=300)
