@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lpp._validation import positive_int
+
 STOP_WORD_LISTS = ("none", "gensim")
 
 
@@ -46,10 +48,7 @@ class Tokenizer:
     _pattern: re.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        if isinstance(self.min_length, bool) or not isinstance(self.min_length, int):
-            raise TypeError(f"min_length must be an int, got {type(self.min_length).__name__}")
-        if self.min_length < 1:
-            raise ValueError(f"min_length must be at least 1, got {self.min_length}")
+        object.__setattr__(self, "min_length", positive_int(self.min_length, "min_length"))
         object.__setattr__(self, "stop_words", frozenset(self.stop_words))
         object.__setattr__(self, "_pattern", re.compile(f"[a-z]{{{self.min_length},}}"))
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp._validation import noise_level_array
+from lpp._validation import noise_level_array, non_negative_int
 from lpp.io import npz_bytes, read_verified, write_verified
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
@@ -142,12 +142,10 @@ def noise_seed(seed, replicate, epsilon_over_n) -> list[int] | None:
         finite.
     """
     system = seed is None or seed == "system"
-    for name, value in (("seed", 0 if system else seed), ("replicate", replicate)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            allowed = 'an integer or "system"' if name == "seed" else "an integer"
-            raise TypeError(f"{name} must be {allowed}, got {value!r}")
-        if value < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value}")
+    if not system and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+        raise TypeError(f'seed must be an integer or "system", got {seed!r}')
+    seed = None if system else non_negative_int(seed, "seed")
+    replicate = non_negative_int(replicate, "replicate")
     if isinstance(epsilon_over_n, bool) or not isinstance(epsilon_over_n, numbers.Real):
         raise TypeError(f"epsilon_over_n must be a number, got {epsilon_over_n!r}")
     if not (math.isfinite(epsilon_over_n) and epsilon_over_n > 0):
