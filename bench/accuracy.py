@@ -127,7 +127,7 @@ def _run_for(sampler, budget):
         sampler.sweep()
         elapsed = time.perf_counter() - start
         kept.append([sampler.iteration, elapsed, sampler.state["theta"], sampler.state["phi"]])
-        if elapsed >= budget:
+        if elapsed >= budget and len(kept) >= CURVE_EVERY:  # a curve has at least one point
             return kept, sampler.iteration, elapsed
 
 
@@ -174,7 +174,7 @@ def part_curve(quick=False):
     for name, method, init in CURVES:
         # compile outside the clock: a throw-away sweep on a small copy
         GibbsSampler.private(y_tilde[:150, :150], alpha, TopicModel(k), method=method,
-                             rng=2).sweep()
+                             rng=2, init=init).sweep()
         start = time.perf_counter()  # the initialisation (EM sweeps) is on the clock
         sampler = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method=method, rng=1,
                                        init=init)
