@@ -13,6 +13,13 @@ import numbers
 import numpy as np
 
 _INT64_SAFE = 2.0**62
+#: the largest total of |counts| a fit takes: the samplers sum counts in int64, use them as
+#: float64 (exact to 2**53, which leaves room for the noise a chain adds) and give the Bessel
+#: step parameters up to 1e15
+MAX_TOTAL_COUNT = 10**15
+#: the range of a Gamma prior's shape a0 and rate b0 that a fit takes: far outside it the prior
+#: alone drives the rates out of what the samplers draw (a0 = 1e300 made every rate infinite)
+PRIOR_RANGE = (1e-6, 1e6)
 
 
 # ----- scalars -------------------------------------------------------------------------------
@@ -54,6 +61,16 @@ def positive_float(value, name: str) -> float:
     value = float(value)
     if not np.isfinite(value) or value <= 0.0:
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
+
+
+def prior_parameter(value, name: str) -> float:
+    """``value`` as a float within :data:`PRIOR_RANGE` (a Gamma prior's shape or rate)."""
+    value = positive_float(value, name)
+    low, high = PRIOR_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}], the range the samplers "
+                         f"handle, got {value:g}")
     return value
 
 
@@ -134,6 +151,11 @@ def count_array(values, name: str, *, signed: bool) -> np.ndarray:
     _check_whole(arr, name)
     if not signed and np.any(arr < 0):
         raise ValueError(f"{name} holds negative values; true counts must be non-negative")
+    total = float(np.abs(arr).sum(dtype=np.float64))  # float: an int64 sum could wrap
+    if total > MAX_TOTAL_COUNT:
+        raise ValueError(f"the counts of {name} add up to {total:.3g} in absolute value; the "
+                         f"samplers take totals up to {MAX_TOTAL_COUNT:.0e} (every row and "
+                         "column sum included): scale the counts down")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 

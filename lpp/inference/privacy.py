@@ -43,12 +43,15 @@ from lpp.inference._capabilities import lapse_overridden
 from lpp.distributions import (
     poisson_logcdf_nb,
     poisson_logsf_nb,
+    poisson_nb,
     sample_bessel_nb,
     standard_gamma_nb,
     truncated_poisson_above_nb,
     truncated_poisson_at_most_nb,
 )
-from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.distributions.bessel import MAX_PARAMETER as BESSEL_MAX_PARAMETER
+from lpp.distributions.poisson import MAX_MEAN
+from lpp.inference._numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
 from lpp._validation import count_array
 
 #: entries per random-stream block of the privacy kernels
@@ -198,11 +201,14 @@ def _positive_by_inversion(y_tilde, alpha, mu):
 
 @njit(cache=True)
 def sample_true_count_collapsed_nb(y_tilde, alpha, mu):
-    """One exact draw from ``P(y | y_tilde, mu) ∝ Pois(y; mu) alpha**|y_tilde - y|``."""
+    """One exact draw from ``P(y | y_tilde, mu) ∝ Pois(y; mu) alpha**|y_tilde - y|``; -1 for a
+    rate that is NaN, infinite or above :data:`lpp.distributions.poisson.MAX_MEAN`."""
     if mu <= 0.0:
         return 0
+    if not mu <= MAX_MEAN:
+        return -1
     if y_tilde <= 0:
-        return np.random.poisson(alpha * mu)
+        return poisson_nb(alpha * mu)
     if y_tilde <= INVERSION_MAX_COUNT and mu <= INVERSION_MAX_RATE * alpha:
         return _positive_by_inversion(y_tilde, alpha, mu)
     log_alpha = math.log(alpha)
@@ -263,8 +269,14 @@ def _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, itera
         yt = y_tilde[e]
         m_e = mu[e]
         lp = lam_plus[e]
+        a = 2.0 * math.sqrt((lp + m_e) * lam_minus[e])
+        if not a <= BESSEL_MAX_PARAMETER:  # NaN or beyond the sampler: marked for the caller
+            y_out[e] = -1
+            g_plus_out[e] = 0
+            g_minus_out[e] = 0
+            continue
         # m = min(y_tilde+, g-) given their difference y_tilde (Theorem 3)
-        m = sample_bessel_nb(abs(yt), 2.0 * math.sqrt((lp + m_e) * lam_minus[e]))
+        m = sample_bessel_nb(abs(yt), a)
         if yt <= 0:
             y_plus = m
             g_minus = m - yt
@@ -389,6 +401,7 @@ class CollapsedPrivacy(PrivacyStep):
         _collapsed_kernel(_flat(y_tilde), _flat(np.ascontiguousarray(mu, dtype=np.float64)),
                           _flat(observed), noise.values, noise.stride,
                           derive_seed(seed, Tag.COUNTS), iteration, _flat(out))
+        check_counts_drawn(out)
         return out, {}
 
 
@@ -421,6 +434,7 @@ class BesselPrivacy(PrivacyStep):
                               _flat(observed), _flat(lam_plus), _flat(lam_minus),
                               derive_seed(seed, Tag.COUNTS), iteration,
                               _flat(y), _flat(g_plus), _flat(g_minus))
+        check_counts_drawn(y, g_plus, g_minus)
         _lambda_kernel(_flat(g_plus), _flat(g_minus), _flat(observed),
                        np.ascontiguousarray(self.lambda_scale(noise), dtype=np.float64),
                        noise.stride, derive_seed(seed, Tag.LAMBDA), iteration,

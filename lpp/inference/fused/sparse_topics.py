@@ -45,8 +45,8 @@ from numba import njit, prange
 
 from lpp._prefetch import prefetch_row
 from lpp._rng import Tag, derive_seed, seed_stream
-from lpp.distributions import FEW_TRIALS, allocate_count_nb, rescale_log_weights_nb
-from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.distributions import FEW_TRIALS, allocate_count_nb, poisson_nb, rescale_log_weights_nb
+from lpp.inference._numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
 from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
 
 #: recompute ``R[d, k]`` by an explicit sum when the subtraction keeps fewer digits than this
@@ -257,7 +257,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                     need[k] = False
         for k in range(n_topics):
             rate = alpha * theta[d, k] * residual[d, k]
-            n = np.random.poisson(rate) if rate > 0.0 else 0
+            n = poisson_nb(rate) if rate != 0.0 else 0  # -1 for a NaN or overflowed rate
             neg_counts[d, k] = n
             doc_topic[d, k] += n
 
@@ -484,6 +484,7 @@ class TopicCountsDraw:
                       derive_seed(self.seed, Tag.PASS1), self.iteration, lay.first_row,
                       ws.bounds, pos_y,
                       neg_counts, ws.residual, doc_topic, partials, ws.markers)
+        check_counts_drawn(pos_y, neg_counts)
         token_ptr = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(neg_counts.sum(axis=1), out=token_ptr[1:])
         token_cols = np.empty(int(token_ptr[-1]), dtype=np.int32)
