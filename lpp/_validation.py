@@ -135,13 +135,26 @@ def real_array(x, name: str, *, low=None, low_open=False, high=None, high_open=F
     return arr
 
 
+def densify(values):
+    """A scipy.sparse matrix as a dense array (anything else unchanged); checked by duck type,
+    so scipy is not imported here."""
+    if hasattr(values, "toarray") and hasattr(values, "nnz"):
+        return values.toarray()
+    return values
+
+
 def count_array(values, name: str, *, signed: bool) -> np.ndarray:
-    """``values`` as a C-contiguous int64 array of counts.
+    """``values`` (an array, or a scipy.sparse matrix: densified) as a C-contiguous int64 array
+    of counts whose total the samplers hold (:data:`MAX_TOTAL_COUNT`).
 
     ``signed=False``: true counts, every value ``>= 0``; ``signed=True``: privatized counts,
-    negative values allowed.
+    negative values allowed. A ``numpy.ma`` masked array is refused: the fits take it through
+    :func:`masked_input`, which turns its mask into theirs.
     """
-    arr = np.asarray(values)
+    if isinstance(values, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a numpy.ma masked array; pass the plain data and give the "
+                        "mask as mask= (True marks a missing entry)")
+    arr = np.asarray(densify(values))
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
                                  or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError(f"{name} must be an array of integer counts (real numbers, not bools), "
@@ -202,6 +215,18 @@ def broadcast_params(arrays, names, size=None):
 def finish(flat, shape):
     """Reshape a flat result; 0-d results come back as numpy scalars."""
     return flat.reshape(shape)[()]
+
+
+def masked_input(values, mask, name: str):
+    """``(data, mask)`` of a fit's input: a ``numpy.ma`` masked array's own mask (True =
+    missing, the convention of ``mask``) joins ``mask``, and its masked entries, which are never
+    read, are filled with 0. Other input comes back unchanged."""
+    if not isinstance(values, np.ma.MaskedArray):
+        return values, mask
+    missing = np.ma.getmaskarray(values)
+    if mask is not None:
+        missing = missing | ~observed_mask(mask, missing.shape)
+    return values.filled(0), missing
 
 
 def observed_mask(mask, shape: tuple[int, ...]) -> np.ndarray:

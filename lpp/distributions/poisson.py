@@ -6,9 +6,9 @@ log-survival functions sum pmf ratios outward from the point nearest the mode, i
 the first term, so a tail probability of 1e-300 or 1e-3000 is as accurate as one of 0.3; the
 side holding more than about half the mass is obtained as ``log1p(-other side)``.  Cost:
 O(min(k, sqrt(lam))) near the centre, a handful of terms in the tails. From a mean of
-:data:`LARGE_MEAN` on, a count within ``lam / 4096`` of the mean (where the sums would need
-more than about 1.7e5 terms, 1e8 at lam = 1e16) takes Temme's uniform asymptotic expansion of
-the incomplete gamma function instead: O(1), with a relative error below 1e-15 there.
+:data:`LARGE_MEAN` on, a count within ``lam / 64`` of the mean (where the sums would need up
+to about 9 sqrt(lam) terms, 1e9 at lam = 1e16) takes Temme's uniform asymptotic expansion of
+the incomplete gamma function instead: O(1), within about 1e-14 of the exact sums there.
 
 Draws: :func:`poisson_nb` is numba's ``np.random.poisson`` made total: a mean that is NaN,
 infinite or above :data:`MAX_MEAN` gives -1 (numba's sampler would loop forever on it), which
@@ -26,11 +26,12 @@ from ._special import bd0_nb, lgamma_diff_nb, stirling_correction_nb
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _SUM_TOL = 1e-18
-#: from this mean on, tails near the centre and truncated draws use O(1) methods (below it the
-#: sums and walks take at most a few 1e5 steps; their results are unchanged)
-LARGE_MEAN = 2.0**30
-#: a count within ``lam * _NEAR`` of the mean counts as near the centre
-_NEAR = 2.0**-12
+#: from this mean on, tails near the centre and truncated draws use O(1) methods; below it the
+#: sums and walks near the centre take at most about 9 sqrt(lam) < 1e4 steps
+LARGE_MEAN = 2.0**20
+#: a count within ``lam * _NEAR`` of the mean counts as near the centre; further out the sums
+#: and walks need fewer than about 40 / _NEAR = 2600 steps
+_NEAR = 2.0**-6
 #: the largest mean :func:`poisson_nb` draws from: counts above 2**53 are not exact in float64,
 #: and numba's sampler loops forever from about 9.2e18 (and on NaN or infinity)
 MAX_MEAN = 2.0**53

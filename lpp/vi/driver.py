@@ -29,6 +29,7 @@ from lpp._rng import as_generator
 from lpp.inference import Observed
 from lpp._validation import (
     count_array,
+    masked_input,
     non_negative_float,
     non_negative_int,
     observed_mask,
@@ -333,9 +334,11 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     Parameters
     ----------
     y_tilde : array_like of int
-        Privatized counts (may be negative), shaped as the model expects.
-    alpha : float or array_like
-        The mechanism's noise level(s) in (0, 1), broadcastable to ``y_tilde``.
+        Privatized counts (may be negative), shaped as the model expects; a scipy.sparse
+        matrix is densified, a ``numpy.ma`` masked array's mask joins ``mask``.
+    alpha : float or array_like or None
+        The mechanism's noise level(s) in (0, 1), broadcastable to ``y_tilde``. Optional for
+        ``method="naive"``.
     model : TopicModel, CommunityModel, CPTensorModel or VariationalModel
         The model (its priors ``a0``, ``b0`` and number of components).
     method : {"collapsed", "bessel-mode", "naive"}
@@ -376,8 +379,11 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     start = time.perf_counter()
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    y_tilde, mask = masked_input(y_tilde, mask, "y_tilde")
     y_tilde = count_array(y_tilde, "y_tilde", signed=True)
-    alpha_full = noise_levels(alpha, y_tilde.shape).full()
+    # the naive method ignores the noise: alpha is optional for it (validated when given)
+    alpha_full = (None if method == "naive" and alpha is None
+                  else noise_levels(alpha, y_tilde.shape).full())
     adapter, obs = _prepare(model, y_tilde.shape, mask)
     paper = method == "bessel-mode"
     if max_iter is None:
@@ -418,6 +424,7 @@ def fit_variational_nonprivate(y, model, *, max_iter=None, tol=None, rng=None, m
         As :func:`fit_variational`; negative counts are a ValueError.
     """
     start = time.perf_counter()
+    y, mask = masked_input(y, mask, "y")
     y = count_array(y, "y", signed=False)
     adapter, obs = _prepare(model, y.shape, mask)
     max_iter = positive_int(max_iter if max_iter is not None else DEFAULT_MAX_ITER, "max_iter")
@@ -452,6 +459,7 @@ def collapsed_bound(y_tilde, alpha, model, q: dict, *, mask=None, sparse=None) -
     float
         A lower bound on ``log p(y_tilde)``.
     """
+    y_tilde, mask = masked_input(y_tilde, mask, "y_tilde")
     y_tilde = count_array(y_tilde, "y_tilde", signed=True)
     alpha_full = noise_levels(alpha, y_tilde.shape).full()
     adapter, obs = _prepare(model, y_tilde.shape, mask)

@@ -168,8 +168,8 @@ def _exact_tails(k, lam):
     return cdf, sf
 
 
-@pytest.mark.parametrize("lam", [2.0**30, 1e10])
-@pytest.mark.parametrize("sds", [-7.0, -3.0, -0.5, 0.0, 0.5, 3.0, 7.0])
+@pytest.mark.parametrize("lam", [2.0**20, 1e9])
+@pytest.mark.parametrize("sds", [-8.0, -3.0, -0.5, 0.0, 0.5, 3.0, 8.0])
 def test_tails_near_large_means_match_the_exact_sums(lam, sds):
     k = int(lam + sds * math.sqrt(lam))
     assert _near_large_mean(float(k), lam)  # the asymptotic form is the one under test

@@ -289,3 +289,32 @@ def test_start_sweeps_run_on_the_naive_counts_for_every_method(monkeypatch):
     for q in starts[1:]:
         for name in ("theta", "phi"):
             np.testing.assert_array_equal(q[name].mean, starts[0][name].mean)
+
+
+def test_naive_vi_needs_no_alpha():
+    _, _, y_tilde, alpha = topic_problem()
+    kw = dict(method="naive", max_iter=5, rng=3)
+    without = fit_variational(y_tilde, None, TopicModel(3), **kw)
+    with_alpha = fit_variational(y_tilde, alpha, TopicModel(3), **kw)
+    assert np.array_equal(without.mu_hat, with_alpha.mu_hat)
+    with pytest.raises(ValueError, match="alpha"):  # validated when given
+        fit_variational(y_tilde, 2.0, TopicModel(3), **kw)
+
+
+def test_masked_arrays_and_sparse_matrices_are_taken_as_the_fits_take_them():
+    import scipy.sparse
+
+    _, y, y_tilde, alpha = topic_problem()
+    mask = np.random.default_rng(4).random(y.shape) < 0.1
+    kw = dict(max_iter=4, rng=5)
+    masked = fit_variational(np.ma.array(np.where(mask, 10**17, y_tilde), mask=mask), alpha,
+                             TopicModel(3), **kw)
+    assert np.array_equal(masked.mu_hat,
+                          fit_variational(y_tilde, alpha, TopicModel(3), mask=mask, **kw).mu_hat)
+    assert np.array_equal(
+        fit_variational_nonprivate(scipy.sparse.csr_matrix(y), TopicModel(3), **kw).mu_hat,
+        fit_variational_nonprivate(y, TopicModel(3), **kw).mu_hat)
+    bound = collapsed_bound(np.ma.array(y_tilde, mask=mask), alpha, TopicModel(3), masked.q)
+    assert bound == collapsed_bound(y_tilde, alpha, TopicModel(3), masked.q, mask=mask)
+    with pytest.raises(ValueError, match="add up to"):
+        fit_variational(np.full((4, 4), 10**14), alpha, TopicModel(2))
