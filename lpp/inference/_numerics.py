@@ -16,6 +16,10 @@ from numba import njit
 
 #: problems with less work than this (entries, or rows x columns) run the serial twin of a kernel
 SERIAL_BELOW = 16384
+#: elementary steps (a trial of a count's allocation, a term of a tail sum, a token; 5 to 30 ns
+#: each) that one kernel call takes at most, roughly. Python handles Ctrl-C only between calls,
+#: so kernels whose work grows with the counts run in calls of a fraction of a second
+CALL_STEPS = 1 << 24
 
 
 def parallel_and_serial(loop):
@@ -33,6 +37,24 @@ def parallel_and_serial(loop):
                                 loop.__defaults__, loop.__closure__)
     serial.__qualname__ = f"{loop.__qualname__}_serial"
     return njit(parallel=True, cache=True)(loop), njit(cache=True)(serial)
+
+
+def call_ranges(work, budget: float | None = None) -> list[tuple[int, int]]:
+    """Consecutive ranges ``[lo, hi)`` of the items (rows, blocks) whose ``work`` (steps per
+    item) adds up to at most ``budget`` (default :data:`CALL_STEPS`) each, an item heavier than
+    that alone; ``[(0, n)]`` when all of it fits. The kernels key their random streams by item,
+    so the split changes no draw."""
+    budget = CALL_STEPS if budget is None else budget
+    n = len(work)
+    cum = np.cumsum(work, dtype=np.float64)
+    if n == 0 or cum[-1] <= budget:
+        return [(0, n)]
+    ranges, lo, done = [], 0, 0.0
+    while lo < n:
+        hi = max(int(np.searchsorted(cum, done + budget, side="right")), lo + 1)
+        ranges.append((lo, hi))
+        done, lo = cum[hi - 1], hi
+    return ranges
 
 
 #: the most the counts of one sweep may add up to: the kernels sum them in int64

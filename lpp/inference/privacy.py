@@ -51,7 +51,13 @@ from lpp.distributions import (
 )
 from lpp.distributions.bessel import MAX_PARAMETER as BESSEL_MAX_PARAMETER
 from lpp.distributions.poisson import MAX_MEAN
-from lpp.inference._numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
+from lpp.inference._numerics import (
+    CALL_STEPS,
+    SERIAL_BELOW,
+    call_ranges,
+    check_counts_drawn,
+    parallel_and_serial,
+)
 from lpp._validation import count_array
 
 #: entries per random-stream block of the privacy kernels
@@ -240,16 +246,39 @@ def _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, it
             out[e] = 0
 
 
-def _collapsed_loop(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, out):
-    for b in prange((y_tilde.size + BLOCK_SIZE - 1) // BLOCK_SIZE):
-        _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b, out)
+def _collapsed_loop(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b_lo,
+                    b_hi, out):
+    for b in prange(b_hi - b_lo):
+        _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration,
+                         b_lo + b, out)
 
 
 _collapsed_parallel, _collapsed_serial = parallel_and_serial(_collapsed_loop)
 
 
-def _collapsed_kernel(y_tilde, *args):
-    (_collapsed_serial if y_tilde.size < SERIAL_BELOW else _collapsed_parallel)(y_tilde, *args)
+def _collapsed_kernel(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, out):
+    kernel = _collapsed_serial if y_tilde.size < SERIAL_BELOW else _collapsed_parallel
+    for b_lo, b_hi in call_ranges(_collapsed_steps(y_tilde)):
+        kernel(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b_lo, b_hi,
+               out)
+
+
+#: steps of the collapsed draw of a positive count y~ at most: about 9 sqrt(y~) terms of a tail
+#: sum near the centre (:mod:`lpp.distributions.poisson`), never more than this
+_COLLAPSED_MAX_STEPS = 10_000
+
+
+def _collapsed_steps(y_tilde: np.ndarray) -> np.ndarray:
+    """Steps per block of :func:`_collapsed_kernel` (bounded by the largest count when that
+    fits one call)."""
+    n_blocks = (y_tilde.size + BLOCK_SIZE - 1) // BLOCK_SIZE
+    top = float(max(y_tilde.max(), 0))
+    per_entry = 16.0 + min(9.0 * math.sqrt(top), _COLLAPSED_MAX_STEPS)
+    if per_entry * y_tilde.size <= CALL_STEPS:
+        return np.full(n_blocks, per_entry * BLOCK_SIZE)
+    positive = np.sqrt(np.maximum(y_tilde, 0).astype(np.float64))
+    steps = 16.0 + np.minimum(9.0 * positive, _COLLAPSED_MAX_STEPS)
+    return np.add.reduceat(steps, np.arange(0, y_tilde.size, BLOCK_SIZE))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,19 +321,28 @@ def _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, itera
         g_minus_out[e] = g_minus
 
 
-def _bessel_counts_loop(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration,
+def _bessel_counts_loop(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b_lo, b_hi,
                         y_out, g_plus_out, g_minus_out):
-    for b in prange((y_tilde.size + BLOCK_SIZE - 1) // BLOCK_SIZE):
-        _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b,
-                             y_out, g_plus_out, g_minus_out)
+    for b in prange(b_hi - b_lo):
+        _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration,
+                             b_lo + b, y_out, g_plus_out, g_minus_out)
 
 
 _bessel_counts_parallel, _bessel_counts_serial = parallel_and_serial(_bessel_counts_loop)
 
+#: steps of one entry of the Bessel step (a Bessel, a binomial and two Gamma draws)
+_BESSEL_STEPS = 32.0
 
-def _bessel_counts_kernel(y_tilde, *args):
+
+def _block_ranges(size: int, steps_per_entry: float) -> list[tuple[int, int]]:
+    n_blocks = (size + BLOCK_SIZE - 1) // BLOCK_SIZE
+    return call_ranges(np.full(n_blocks, steps_per_entry * BLOCK_SIZE))
+
+
+def _bessel_counts_kernel(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, *out):
     kernel = _bessel_counts_serial if y_tilde.size < SERIAL_BELOW else _bessel_counts_parallel
-    kernel(y_tilde, *args)
+    for b_lo, b_hi in _block_ranges(y_tilde.size, _BESSEL_STEPS):
+        kernel(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b_lo, b_hi, *out)
 
 
 @njit(cache=True)
@@ -318,19 +356,23 @@ def _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, i
             lam_minus[e] = standard_gamma_nb(1.0 + g_minus[e]) * scale
 
 
-def _lambda_loop(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration,
-                 lam_plus, lam_minus):
-    for b in prange((g_plus.size + BLOCK_SIZE - 1) // BLOCK_SIZE):
-        _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b,
-                      lam_plus, lam_minus)
+def _lambda_loop(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b_lo,
+                 b_hi, lam_plus, lam_minus):
+    for b in prange(b_hi - b_lo):
+        _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration,
+                      b_lo + b, lam_plus, lam_minus)
 
 
 _lambda_parallel, _lambda_serial = parallel_and_serial(_lambda_loop)
 
 
-def _lambda_kernel(g_plus, *args):
+def _lambda_kernel(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration,
+                   lam_plus, lam_minus):
     """``lam± ~ Gamma(1 + g±, scale)`` in place, for observed entries."""
-    (_lambda_serial if g_plus.size < SERIAL_BELOW else _lambda_parallel)(g_plus, *args)
+    kernel = _lambda_serial if g_plus.size < SERIAL_BELOW else _lambda_parallel
+    for b_lo, b_hi in _block_ranges(g_plus.size, _BESSEL_STEPS):
+        kernel(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b_lo,
+               b_hi, lam_plus, lam_minus)
 
 
 # ---------------------------------------------------------------------------------------------

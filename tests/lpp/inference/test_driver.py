@@ -1,7 +1,9 @@
 """The fit API: results, reproducibility across threads, checkpoints, interrupts, input checks."""
 import inspect
+import signal
 import subprocess
 import sys
+import time
 
 import numba
 import numpy as np
@@ -17,7 +19,7 @@ from lpp.inference import (
     fit_private,
     make_model,
 )
-from lpp.inference import privacy
+from lpp.inference import _numerics, privacy
 from lpp.inference.models import _kernels
 from lpp.mechanism import privatize
 
@@ -146,6 +148,20 @@ def test_bit_identical_with_one_or_two_threads(threads, monkeypatch):
             runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, rng=7, **QUIET))
         _same(runs[0], runs[1])
         _same(runs[0], runs[2])
+
+
+@pytest.mark.parametrize("data,model,method", [
+    *_big_problems(),
+    (_big_problems()[0][0], TopicModel(4), "naive"),
+    (_big_problems()[2][0], CommunityModel(3), "bessel"),
+    (_big_problems()[3][0], CPTensorModel(3), "collapsed"),
+])
+def test_kernels_split_into_short_calls_draw_the_same_chain(data, model, method, monkeypatch):
+    # a budget of a few steps splits every kernel into many calls over rows or blocks
+    kw = dict(method=method, n_iter=3, rng=9, save_counts=True, **QUIET)
+    whole = fit_private(data, 0.4, model, **kw)
+    monkeypatch.setattr(_numerics, "CALL_STEPS", 5000)
+    _same(fit_private(data, 0.4, model, **kw), whole)
 
 
 class _InterruptAt(TopicModel):
@@ -412,3 +428,34 @@ def test_inputs_that_hung_end_in_clear_errors():
         assert "add up to" in lines[name] and "1e+15" in lines[name], lines[name]
     assert "a0 must lie in" in lines["a0"]
     assert "left the range" in lines["collapsed"], lines["collapsed"]
+
+
+_HEAVY_SWEEPS = """
+import numpy as np
+from lpp.inference import TopicModel, fit_nonprivate
+
+fit_nonprivate(np.full((3, 3), 5), TopicModel(2), n_iter=1, progress=False)  # load the kernels
+print("ready", flush=True)
+# counts just below the allocation's O(K) threshold: a trial each, 7e8 per sweep
+res = fit_nonprivate(np.full((300, 300), 8000), TopicModel(20), n_iter=50, init="prior", rng=1,
+                     progress=False)
+print(res.interrupted, res.iterations_done, flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_heavy_sweep_within_a_second_or_two():
+    # the allocation ran as one kernel call of 10 to 20 s per sweep, which Ctrl-C cannot cut
+    child = subprocess.Popen([sys.executable, "-c", _HEAVY_SWEEPS], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(2.0)
+        sent = time.perf_counter()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+        waited = time.perf_counter() - sent
+    finally:
+        child.kill()
+    assert child.returncode == 0, err
+    assert out.split()[0] == "True"  # a partial result, as documented
+    assert waited < 2.0

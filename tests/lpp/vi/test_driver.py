@@ -318,3 +318,17 @@ def test_masked_arrays_and_sparse_matrices_are_taken_as_the_fits_take_them():
     assert bound == collapsed_bound(y_tilde, alpha, TopicModel(3), masked.q, mask=mask)
     with pytest.raises(ValueError, match="add up to"):
         fit_variational(np.full((4, 4), 10**14), alpha, TopicModel(2))
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_count_steps_split_into_short_calls_give_the_same_fit(sparse, monkeypatch):
+    from lpp.inference import _numerics
+
+    _, _, y_tilde, alpha = topic_problem(n_docs=400, n_words=60)  # three blocks of entries
+    kw = dict(max_iter=4, rng=6, sparse=sparse)
+    whole = fit_variational(y_tilde, alpha, TopicModel(3), **kw)
+    monkeypatch.setattr(_numerics, "CALL_STEPS", 300)  # a call per row or per block
+    split = fit_variational(y_tilde, alpha, TopicModel(3), **kw)
+    assert split.engine == whole.engine == ("sparse" if sparse else "dense")
+    assert np.array_equal(split.objective, whole.objective)
+    assert np.array_equal(split.mu_hat, whole.mu_hat)
