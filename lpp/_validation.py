@@ -164,11 +164,11 @@ def count_array(values, name: str, *, signed: bool) -> np.ndarray:
     _check_whole(arr, name)
     if not signed and np.any(arr < 0):
         raise ValueError(f"{name} holds negative values; true counts must be non-negative")
-    total = float(np.abs(arr).sum(dtype=np.float64))  # float: an int64 sum could wrap
+    total = float(np.abs(arr, dtype=np.float64).sum())  # in float: int64 could wrap
     if total > MAX_TOTAL_COUNT:
-        raise ValueError(f"the counts of {name} add up to {total:.3g} in absolute value; the "
-                         f"samplers take totals up to {MAX_TOTAL_COUNT:.0e} (every row and "
-                         "column sum included): scale the counts down")
+        raise ValueError(f"the counts of {name} add up to more than the {MAX_TOTAL_COUNT:.0e} "
+                         f"the samplers take (about {total:.3g} in absolute value; every row "
+                         "and column sum is within that total): scale the counts down")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 

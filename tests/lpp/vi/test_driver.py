@@ -1,4 +1,7 @@
 """Collapsed CAVI: monotone exact bound, sparse == dense, thread independence, inputs, accuracy."""
+import subprocess
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -332,3 +335,27 @@ def test_count_steps_split_into_short_calls_give_the_same_fit(sparse, monkeypatc
     assert split.engine == whole.engine == ("sparse" if sparse else "dense")
     assert np.array_equal(split.objective, whole.objective)
     assert np.array_equal(split.mu_hat, whole.mu_hat)
+
+
+_WRAPPED_CODE = """
+import numpy as np
+from lpp.inference import TopicModel
+from lpp.vi import fit_variational
+
+y_tilde = [[-4, 2, 13], [30, 10**15, 5], [2, -1, -2], [21, 21, 13], [-2**63, 21, -2]]
+alpha = np.array([[0.94], [0.74], [0.094], [0.98], [0.73]])
+try:
+    fit_variational(y_tilde, alpha, TopicModel(2, a0=0.99999, b0=12965.1), max_iter=3, rng=0,
+                    method="bessel-mode", em_sweeps=0)
+except ValueError as err:
+    print(err)
+"""
+
+
+def test_a_count_whose_absolute_value_wraps_is_refused():
+    # |-2**63| wraps to -2**63 in int64: a total taken in int64 let this through, and the paper's
+    # CAVI then looped forever in its digamma (found by tests/lpp/test_properties.py)
+    run = subprocess.run([sys.executable, "-c", _WRAPPED_CODE], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "add up to more than" in run.stdout
