@@ -13,6 +13,13 @@ import numbers
 import numpy as np
 
 _INT64_SAFE = 2.0**62
+#: the largest total of |counts| a fit takes: the samplers sum counts in int64, use them as
+#: float64 (exact to 2**53, which leaves room for the noise a chain adds) and give the Bessel
+#: step parameters up to 1e15
+MAX_TOTAL_COUNT = 10**15
+#: the range of a Gamma prior's shape a0 and rate b0 that a fit takes: far outside it the prior
+#: alone drives the rates out of what the samplers draw (a0 = 1e300 made every rate infinite)
+PRIOR_RANGE = (1e-6, 1e6)
 
 
 # ----- scalars -------------------------------------------------------------------------------
@@ -54,6 +61,16 @@ def positive_float(value, name: str) -> float:
     value = float(value)
     if not np.isfinite(value) or value <= 0.0:
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
+
+
+def prior_parameter(value, name: str) -> float:
+    """``value`` as a float within :data:`PRIOR_RANGE` (a Gamma prior's shape or rate)."""
+    value = positive_float(value, name)
+    low, high = PRIOR_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}], the range the samplers "
+                         f"handle, got {value:g}")
     return value
 
 
@@ -132,13 +149,26 @@ def noise_level_array(alpha, name: str = "alpha") -> np.ndarray:
     return arr
 
 
+def densify(values):
+    """A scipy.sparse matrix as a dense array (anything else unchanged); checked by duck type,
+    so scipy is not imported here."""
+    if hasattr(values, "toarray") and hasattr(values, "nnz"):
+        return values.toarray()
+    return values
+
+
 def count_array(values, name: str, *, signed: bool) -> np.ndarray:
-    """``values`` as a C-contiguous int64 array of counts.
+    """``values`` (an array, or a scipy.sparse matrix: densified) as a C-contiguous int64 array
+    of counts whose total the samplers hold (:data:`MAX_TOTAL_COUNT`).
 
     ``signed=False``: true counts, every value ``>= 0``; ``signed=True``: privatized counts,
-    negative values allowed.
+    negative values allowed. A ``numpy.ma`` masked array is refused: the fits take it through
+    :func:`masked_input`, which turns its mask into theirs.
     """
-    arr = np.asarray(values)
+    if isinstance(values, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a numpy.ma masked array; pass the plain data and give the "
+                        "mask as mask= (True marks a missing entry)")
+    arr = np.asarray(densify(values))
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
                                  or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError(f"{name} must be an array of integer counts (real numbers, not bools), "
@@ -148,6 +178,11 @@ def count_array(values, name: str, *, signed: bool) -> np.ndarray:
     _check_whole(arr, name)
     if not signed and np.any(arr < 0):
         raise ValueError(f"{name} holds negative values; true counts must be non-negative")
+    total = float(np.abs(arr, dtype=np.float64).sum())  # in float: int64 could wrap
+    if total > MAX_TOTAL_COUNT:
+        raise ValueError(f"the counts of {name} add up to more than the {MAX_TOTAL_COUNT:.0e} "
+                         f"the samplers take (about {total:.3g} in absolute value; every row "
+                         "and column sum is within that total): scale the counts down")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
@@ -196,6 +231,18 @@ def finish(flat, shape):
     return flat.reshape(shape)[()]
 
 
+def masked_input(values, mask, name: str):
+    """``(data, mask)`` of a fit's input: a ``numpy.ma`` masked array's own mask (True =
+    missing, the convention of ``mask``) joins ``mask``, and its masked entries, which are never
+    read, are filled with 0. Other input comes back unchanged."""
+    if not isinstance(values, np.ma.MaskedArray):
+        return values, mask
+    missing = np.ma.getmaskarray(values)
+    if mask is not None:
+        missing = missing | ~observed_mask(mask, missing.shape)
+    return values.filled(0), missing
+
+
 def observed_mask(mask, shape: tuple[int, ...]) -> np.ndarray:
     """The user's ``mask`` (True = missing, as in ``numpy.ma``) as a C-contiguous bool array of
     the *observed* entries."""
@@ -218,4 +265,8 @@ def check_schedule(n_iter, burn_in, thin, checkpoint_every) -> tuple[int, int, i
     thin = positive_int(thin, "thin")
     if burn_in >= n_iter:
         raise ValueError(f"burn_in ({burn_in}) must be smaller than n_iter ({n_iter})")
+    if thin > n_iter - burn_in:
+        raise ValueError(f"thin ({thin}) is longer than the {n_iter - burn_in} iterations after "
+                         "burn-in, so no draw would be saved (and mu_hat would be None): lower "
+                         "thin or burn_in, or raise n_iter")
     return n_iter, burn_in, thin, positive_int(checkpoint_every, "checkpoint_every")

@@ -29,7 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._rng import as_generator
-from lpp._validation import broadcast_params, finish, integer_array, noise_level_array, real_array
+from lpp._validation import broadcast_params, densify, finish, integer_array, noise_level_array, real_array
 
 __all__ = ["ExactAlpha", "exact_alpha", "alpha_from_epsilon", "epsilon_from_alpha",
            "sample_two_sided_geometric", "privatize", "truncate"]
@@ -252,9 +252,7 @@ def sample_two_sided_geometric(alpha, size=None, rng=None, exact=False):
 
 
 def _as_counts(y):
-    if hasattr(y, "toarray") and hasattr(y, "nnz"):  # scipy.sparse: noise is dense anyway
-        y = y.toarray()
-    counts = integer_array(y, "y")
+    counts = integer_array(densify(y), "y")  # scipy.sparse densified: the noise is dense anyway
     if np.any(counts < 0):
         raise ValueError("y must hold non-negative counts")
     if np.any(counts > _MAX_COUNT):
@@ -288,6 +286,4 @@ def privatize(y, alpha, rng=None, exact=False):
 
 def truncate(y_tilde):
     """``max(y~, 0)`` entrywise, int64: the naive baseline's truncated geometric mechanism."""
-    if hasattr(y_tilde, "toarray") and hasattr(y_tilde, "nnz"):
-        y_tilde = y_tilde.toarray()
-    return np.maximum(integer_array(y_tilde, "y_tilde"), 0)
+    return np.maximum(integer_array(densify(y_tilde), "y_tilde"), 0)

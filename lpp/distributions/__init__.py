@@ -15,6 +15,7 @@ Numba-callable scalar twins (``*_nb``; no argument checks, for use inside ``@nji
 faster than numba's ``np.random`` ones), ``two_sided_geometric_logpmf_nb(k, alpha)``,
 ``poisson_logpmf_nb(k, lam)``,
 ``poisson_logcdf_nb(k, lam)`` (log P(X <= k)) and ``poisson_logsf_nb(k, lam)`` (log P(X > k)),
+``poisson_nb(lam)`` (numba's Poisson draw, -1 for a mean it cannot take),
 ``truncated_poisson_at_most_nb`` / ``truncated_poisson_above_nb`` (Poisson draws conditioned
 on a tail), ``gamma_rate_nb(shape, rate)`` (the models' Gamma draws; NumPy twin
 ``gamma_rate_np``), and ``allocate_count_nb`` (the multinomial allocation of a count over
@@ -50,6 +51,7 @@ from .poisson import (
     poisson_logpmf_nb,
     poisson_logsf,
     poisson_logsf_nb,
+    poisson_nb,
     truncated_poisson_above_nb,
     truncated_poisson_at_most_nb,
 )
@@ -69,7 +71,7 @@ __all__ = [
     "sample_bessel", "sample_bessel_nb", "standard_gamma_nb", "standard_normal_nb",
     "two_sided_geometric_logpmf", "two_sided_geometric_logpmf_nb",
     "poisson_logcdf", "poisson_logcdf_nb", "poisson_logpmf", "poisson_logpmf_nb",
-    "poisson_logsf", "poisson_logsf_nb",
+    "poisson_logsf", "poisson_logsf_nb", "poisson_nb",
     "skellam_logpmf", "skellam_logpmf_nb",
     "TINY", "gamma_rate_nb", "gamma_rate_np",
     "truncated_poisson_above_nb", "truncated_poisson_at_most_nb",

@@ -116,8 +116,14 @@ def standard_gamma_nb(shape):
     Below shape 1 the power ``U**(1/shape)`` can underflow to 0 although the variate is
     positive (with shape 0.01, about once in a thousand draws); a caller that needs ``log X``
     or a positive floor forms ``standard_gamma_nb(shape + 1)`` and ``log(U) / shape`` itself,
-    as :func:`lpp.inference._numerics.gamma_rate_nb` does.
+    as :func:`gamma_rate_nb` does.
+
+    A shape that is NaN or not positive gives NaN, for the caller to refuse: on a NaN shape,
+    or one that makes ``d = shape - 1/3`` negative, every candidate of Marsaglia and Tsang's
+    loop is NaN and the loop never ends.
     """
+    if not shape > 0.0:
+        return math.nan
     if shape >= 1.0:
         return _standard_gamma_at_least_one(shape)
     return _standard_gamma_at_least_one(shape + 1.0) * math.exp(
@@ -141,8 +147,10 @@ def gamma_rate_nb(shape, rate):
     (with shape 0.01 a plain draw is 0.0 about once in a thousand), and a zero factor would make
     rates, allocation probabilities and the log prior degenerate. The result is floored at the
     smallest normal double; the floor moves only the mass below 2.2e-308, i.e. probability
-    about ``(2.2e-308 * rate)**shape``.
+    about ``(2.2e-308 * rate)**shape``. A NaN or non-positive shape or rate gives NaN.
     """
+    if not (shape > 0.0 and rate > 0.0):
+        return math.nan
     if shape >= 1.0:
         x = standard_gamma_nb(shape) / rate
     else:

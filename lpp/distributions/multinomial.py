@@ -64,7 +64,7 @@ def allocate_count_nb(count, weights, total, uniforms, cells, counts):
     -------
     int
         The number of pairs written; cells come in increasing order and a cell of zero weight
-        never receives a trial.
+        never receives a trial. 0 when ``total`` is not positive (nothing can be allocated).
 
     Notes
     -----
@@ -74,7 +74,9 @@ def allocate_count_nb(count, weights, total, uniforms, cells, counts):
     """
     n_cells = weights.size
     last = n_cells - 1
-    if count <= 0:
+    if count <= 0 or not total > 0.0:
+        # no positive weight to land on (a NaN or zero total): the zero-weight walk-backs
+        # below would run off the array's start
         return 0
     if count == 1:
         u = np.random.random() * total

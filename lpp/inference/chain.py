@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from lpp._rng import Tag, derive_seed, replay_seed
-from lpp._validation import count_array, observed_mask
+from lpp._validation import count_array, masked_input, observed_mask
 from lpp.inference.fused import select_engine
 from lpp.inference.models import make_model
 from lpp.inference.models.base import Observed, PoissonFactorization
@@ -126,6 +126,7 @@ class GibbsSampler:
             raise TypeError(f"sparse must be None, True or False, got {sparse!r}")
         model = make_model(model)
         step = make_privacy_step(method)
+        y_tilde, mask = masked_input(y_tilde, mask, "y_tilde")
         y_tilde = count_array(y_tilde, "y_tilde", signed=True)
         observed = observed_entries(model, y_tilde.shape, mask)
         noise = _noise_for(step, alpha, y_tilde.shape)
@@ -141,6 +142,7 @@ class GibbsSampler:
     def nonprivate(cls, y, model, *, rng=None, mask=None, init="data") -> "GibbsSampler":
         """Chain for the true counts ``y``: the non-private reference."""
         model = make_model(model)
+        y, mask = masked_input(y, mask, "y")
         y = count_array(y, "y", signed=False)
         observed = observed_entries(model, y.shape, mask)
         return cls(model, TrueCounts(y), observed, "nonprivate", replay_seed(rng), init)

@@ -53,9 +53,10 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     Parameters
     ----------
     y_tilde : array_like of int, or PrivatizedBlocks
-        Privatized counts ``y + 2Geo(alpha)`` (whole numbers, may be negative). With
-        ``cluster``: the privatized data in the row-block format
-        (:class:`lpp.privatized_blocks.PrivatizedBlocks` or its directory).
+        Privatized counts ``y + 2Geo(alpha)`` (whole numbers, may be negative, adding up to at
+        most 1e15 in absolute value); a scipy.sparse matrix is densified, a ``numpy.ma``
+        masked array's mask joins ``mask``. With ``cluster``: the privatized data in the
+        row-block format (:class:`lpp.privatized_blocks.PrivatizedBlocks` or its directory).
     alpha : float or array_like or None
         The geometric mechanism's parameter in (0, 1), ``alpha = exp(-epsilon / N)``: a scalar,
         one value per row (shape ``(D, 1)``) or per entry. Optional for ``method="naive"``;
@@ -63,20 +64,21 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     model : PoissonFactorization or str
         ``TopicModel(K)``, ``CommunityModel(C)``, ``CPTensorModel(R)``, your own subclass, or a
         name of :data:`lpp.inference.models.MODELS` with ``n_components`` (and optionally
-        ``a0``, ``b0``: Gamma prior shape and rate, defaults 0.1 and 1).
+        ``a0``, ``b0``: Gamma prior shape and rate, defaults 0.1 and 1, each in [1e-6, 1e6]).
     method : str or PrivacyStep
         ``"collapsed"`` (exact conditional, default), ``"bessel"`` (the paper's augmentation),
         ``"naive"`` (fit ``max(y_tilde, 0)`` as if true), or a :class:`PrivacyStep` instance.
     n_iter, burn_in, thin : int
         Total sweeps; iteration t (1-based) is saved when t > burn_in and
-        (t - burn_in) % thin == 0.
+        (t - burn_in) % thin == 0 (``thin`` at most ``n_iter - burn_in``).
     rng : int, numpy.random.Generator or None
         An int in [0, 2**63) is the base seed of every random stream; a Generator or None draws
         one. ``result.seed`` records it, and ``rng=result.seed`` repeats the run bit for bit,
         with any number of threads.
     mask : array_like of bool, optional
-        The data's shape, **True = missing** (held out: no likelihood). The community model
-        always masks its diagonal. An index whose entries are all masked is an error.
+        The data's shape, **True = missing** (held out: no likelihood), as in ``numpy.ma``;
+        a masked array as data adds its own mask to this one. The community model always
+        masks its diagonal. An index whose entries are all masked is an error.
     init : {"data", "em", "prior"} or dict
         ``"data"``: prior draw, then one model sweep on ``max(y_tilde, 0)``; ``"em"``: prior
         draw, then ``EM_INIT_SWEEPS`` expectation sweeps (a start near a posterior mode; topic
@@ -164,7 +166,8 @@ def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int
     Parameters
     ----------
     y : array_like of int
-        True counts (non-negative whole numbers).
+        True counts (non-negative whole numbers, adding up to at most 1e15); a scipy.sparse
+        matrix is densified, a ``numpy.ma`` masked array's mask joins ``mask``.
     model, n_components, a0, b0, n_iter, burn_in, thin, rng, mask, init, save_latents, \
 save_counts, progress, checkpoint, checkpoint_every, resume, callback
         As for :func:`fit_private`.

@@ -43,12 +43,21 @@ from lpp.inference._capabilities import lapse_overridden
 from lpp.distributions import (
     poisson_logcdf_nb,
     poisson_logsf_nb,
+    poisson_nb,
     sample_bessel_nb,
     standard_gamma_nb,
     truncated_poisson_above_nb,
     truncated_poisson_at_most_nb,
 )
-from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.distributions.bessel import MAX_PARAMETER as BESSEL_MAX_PARAMETER
+from lpp.distributions.poisson import MAX_MEAN
+from lpp.inference._numerics import (
+    CALL_STEPS,
+    SERIAL_BELOW,
+    call_ranges,
+    check_counts_drawn,
+    parallel_and_serial,
+)
 from lpp._validation import count_array, noise_level_array
 
 #: entries per random-stream block of the privacy kernels
@@ -191,11 +200,14 @@ def _positive_by_inversion(y_tilde, alpha, mu):
 
 @njit(cache=True)
 def sample_true_count_collapsed_nb(y_tilde, alpha, mu):
-    """One exact draw from ``P(y | y_tilde, mu) ∝ Pois(y; mu) alpha**|y_tilde - y|``."""
+    """One exact draw from ``P(y | y_tilde, mu) ∝ Pois(y; mu) alpha**|y_tilde - y|``; -1 for a
+    rate that is NaN, infinite or above :data:`lpp.distributions.poisson.MAX_MEAN`."""
     if mu <= 0.0:
         return 0
+    if not mu <= MAX_MEAN:
+        return -1
     if y_tilde <= 0:
-        return np.random.poisson(alpha * mu)
+        return poisson_nb(alpha * mu)
     if y_tilde <= INVERSION_MAX_COUNT and mu <= INVERSION_MAX_RATE * alpha:
         return _positive_by_inversion(y_tilde, alpha, mu)
     log_alpha = math.log(alpha)
@@ -227,16 +239,39 @@ def _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, it
             out[e] = 0
 
 
-def _collapsed_loop(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, out):
-    for b in prange((y_tilde.size + BLOCK_SIZE - 1) // BLOCK_SIZE):
-        _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b, out)
+def _collapsed_loop(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b_lo,
+                    b_hi, out):
+    for b in prange(b_hi - b_lo):
+        _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration,
+                         b_lo + b, out)
 
 
 _collapsed_parallel, _collapsed_serial = parallel_and_serial(_collapsed_loop)
 
 
-def _collapsed_kernel(y_tilde, *args):
-    (_collapsed_serial if y_tilde.size < SERIAL_BELOW else _collapsed_parallel)(y_tilde, *args)
+def _collapsed_kernel(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, out):
+    kernel = _collapsed_serial if y_tilde.size < SERIAL_BELOW else _collapsed_parallel
+    for b_lo, b_hi in call_ranges(_collapsed_steps(y_tilde)):
+        kernel(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b_lo, b_hi,
+               out)
+
+
+#: steps of the collapsed draw of a positive count y~ at most: about 9 sqrt(y~) terms of a tail
+#: sum near the centre (:mod:`lpp.distributions.poisson`), never more than this
+_COLLAPSED_MAX_STEPS = 10_000
+
+
+def _collapsed_steps(y_tilde: np.ndarray) -> np.ndarray:
+    """Steps per block of :func:`_collapsed_kernel` (bounded by the largest count when that
+    fits one call)."""
+    n_blocks = (y_tilde.size + BLOCK_SIZE - 1) // BLOCK_SIZE
+    top = float(max(y_tilde.max(), 0))
+    per_entry = 16.0 + min(9.0 * math.sqrt(top), _COLLAPSED_MAX_STEPS)
+    if per_entry * y_tilde.size <= CALL_STEPS:
+        return np.full(n_blocks, per_entry * BLOCK_SIZE)
+    positive = np.sqrt(np.maximum(y_tilde, 0).astype(np.float64))
+    steps = 16.0 + np.minimum(9.0 * positive, _COLLAPSED_MAX_STEPS)
+    return np.add.reduceat(steps, np.arange(0, y_tilde.size, BLOCK_SIZE))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,8 +291,14 @@ def _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, itera
         yt = y_tilde[e]
         m_e = mu[e]
         lp = lam_plus[e]
+        a = 2.0 * math.sqrt((lp + m_e) * lam_minus[e])
+        if not a <= BESSEL_MAX_PARAMETER:  # NaN or beyond the sampler: marked for the caller
+            y_out[e] = -1
+            g_plus_out[e] = 0
+            g_minus_out[e] = 0
+            continue
         # m = min(y_tilde+, g-) given their difference y_tilde (Theorem 3)
-        m = sample_bessel_nb(abs(yt), 2.0 * math.sqrt((lp + m_e) * lam_minus[e]))
+        m = sample_bessel_nb(abs(yt), a)
         if yt <= 0:
             y_plus = m
             g_minus = m - yt
@@ -273,19 +314,28 @@ def _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, itera
         g_minus_out[e] = g_minus
 
 
-def _bessel_counts_loop(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration,
+def _bessel_counts_loop(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b_lo, b_hi,
                         y_out, g_plus_out, g_minus_out):
-    for b in prange((y_tilde.size + BLOCK_SIZE - 1) // BLOCK_SIZE):
-        _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b,
-                             y_out, g_plus_out, g_minus_out)
+    for b in prange(b_hi - b_lo):
+        _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration,
+                             b_lo + b, y_out, g_plus_out, g_minus_out)
 
 
 _bessel_counts_parallel, _bessel_counts_serial = parallel_and_serial(_bessel_counts_loop)
 
+#: steps of one entry of the Bessel step (a Bessel, a binomial and two Gamma draws)
+_BESSEL_STEPS = 32.0
 
-def _bessel_counts_kernel(y_tilde, *args):
+
+def _block_ranges(size: int, steps_per_entry: float) -> list[tuple[int, int]]:
+    n_blocks = (size + BLOCK_SIZE - 1) // BLOCK_SIZE
+    return call_ranges(np.full(n_blocks, steps_per_entry * BLOCK_SIZE))
+
+
+def _bessel_counts_kernel(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, *out):
     kernel = _bessel_counts_serial if y_tilde.size < SERIAL_BELOW else _bessel_counts_parallel
-    kernel(y_tilde, *args)
+    for b_lo, b_hi in _block_ranges(y_tilde.size, _BESSEL_STEPS):
+        kernel(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b_lo, b_hi, *out)
 
 
 @njit(cache=True)
@@ -299,19 +349,23 @@ def _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, i
             lam_minus[e] = standard_gamma_nb(1.0 + g_minus[e]) * scale
 
 
-def _lambda_loop(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration,
-                 lam_plus, lam_minus):
-    for b in prange((g_plus.size + BLOCK_SIZE - 1) // BLOCK_SIZE):
-        _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b,
-                      lam_plus, lam_minus)
+def _lambda_loop(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b_lo,
+                 b_hi, lam_plus, lam_minus):
+    for b in prange(b_hi - b_lo):
+        _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration,
+                      b_lo + b, lam_plus, lam_minus)
 
 
 _lambda_parallel, _lambda_serial = parallel_and_serial(_lambda_loop)
 
 
-def _lambda_kernel(g_plus, *args):
+def _lambda_kernel(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration,
+                   lam_plus, lam_minus):
     """``lam± ~ Gamma(1 + g±, scale)`` in place, for observed entries."""
-    (_lambda_serial if g_plus.size < SERIAL_BELOW else _lambda_parallel)(g_plus, *args)
+    kernel = _lambda_serial if g_plus.size < SERIAL_BELOW else _lambda_parallel
+    for b_lo, b_hi in _block_ranges(g_plus.size, _BESSEL_STEPS):
+        kernel(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b_lo,
+               b_hi, lam_plus, lam_minus)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -382,6 +436,7 @@ class CollapsedPrivacy(PrivacyStep):
         _collapsed_kernel(_flat(y_tilde), _flat(np.ascontiguousarray(mu, dtype=np.float64)),
                           _flat(observed), noise.values, noise.stride,
                           derive_seed(seed, Tag.COUNTS), iteration, _flat(out))
+        check_counts_drawn(out)
         return out, {}
 
 
@@ -414,6 +469,7 @@ class BesselPrivacy(PrivacyStep):
                               _flat(observed), _flat(lam_plus), _flat(lam_minus),
                               derive_seed(seed, Tag.COUNTS), iteration,
                               _flat(y), _flat(g_plus), _flat(g_minus))
+        check_counts_drawn(y, g_plus, g_minus)
         _lambda_kernel(_flat(g_plus), _flat(g_minus), _flat(observed),
                        np.ascontiguousarray(self.lambda_scale(noise), dtype=np.float64),
                        noise.stride, derive_seed(seed, Tag.LAMBDA), iteration,

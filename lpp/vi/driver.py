@@ -25,11 +25,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lpp._rng import as_generator, replay_seed
-from lpp._validation import count_array, non_negative_float, non_negative_int, positive_int
+from lpp._validation import (
+    count_array,
+    masked_input,
+    non_negative_float,
+    non_negative_int,
+    positive_int,
+)
 from lpp.inference import Observed
 from lpp.inference.chain import observed_entries
-from lpp.inference.result import FitResult
 from lpp.inference.privacy import NoiseLevels, noise_levels
+from lpp.inference.result import FitResult
 from lpp.inference.runner import run_chain
 from lpp.vi.adapters import TopicVI, VariationalModel, variational_model
 from lpp.vi.engines import DenseCounts, SparseTopicCounts
@@ -340,9 +346,11 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     Parameters
     ----------
     y_tilde : array_like of int
-        Privatized counts (may be negative), shaped as the model expects.
-    alpha : float or array_like
-        The mechanism's noise level(s) in (0, 1), broadcastable to ``y_tilde``.
+        Privatized counts (may be negative), shaped as the model expects; a scipy.sparse
+        matrix is densified, a ``numpy.ma`` masked array's mask joins ``mask``.
+    alpha : float or array_like or None
+        The mechanism's noise level(s) in (0, 1), broadcastable to ``y_tilde``. Optional for
+        ``method="naive"``.
     model : TopicModel, CommunityModel, CPTensorModel or VariationalModel
         The model (its priors ``a0``, ``b0`` and number of components).
     method : {"collapsed", "bessel", "naive"}
@@ -383,8 +391,11 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     start = time.perf_counter()
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    y_tilde, mask = masked_input(y_tilde, mask, "y_tilde")
     y_tilde = count_array(y_tilde, "y_tilde", signed=True)
-    levels = noise_levels(alpha, y_tilde.shape)
+    # the naive method ignores the noise: alpha is optional for it (validated when given)
+    levels = (None if method == "naive" and alpha is None
+              else noise_levels(alpha, y_tilde.shape))
     adapter, obs = _prepare(model, y_tilde.shape, mask)
     paper = method == "bessel"
     if max_iter is None:
@@ -425,6 +436,7 @@ def fit_variational_nonprivate(y, model, *, max_iter=None, tol=None, rng=None, m
         As :func:`fit_variational`; negative counts are a ValueError.
     """
     start = time.perf_counter()
+    y, mask = masked_input(y, mask, "y")
     y = count_array(y, "y", signed=False)
     adapter, obs = _prepare(model, y.shape, mask)
     max_iter = positive_int(max_iter if max_iter is not None else DEFAULT_MAX_ITER, "max_iter")
@@ -459,6 +471,7 @@ def collapsed_bound(y_tilde, alpha, model, q: dict, *, mask=None, sparse=None) -
     float
         A lower bound on ``log p(y_tilde)``.
     """
+    y_tilde, mask = masked_input(y_tilde, mask, "y_tilde")
     y_tilde = count_array(y_tilde, "y_tilde", signed=True)
     levels = noise_levels(alpha, y_tilde.shape)
     adapter, obs = _prepare(model, y_tilde.shape, mask)

@@ -12,6 +12,9 @@ entries' part of the bound.
   ``O(positive entries x K + (D + V) x K)``. Rows (then columns, through a fixed permutation)
   are processed in parallel, each by one thread in a fixed order.
 
+Both run in calls of bounded work (:func:`lpp.inference._numerics.call_ranges`: a count factor
+costs up to about 4e4 steps near large counts), so that Ctrl-C is handled between them.
+
 The entries' part of the bound is ``sum_obs [log Z_i + log((1 - a)/(1 + a)) - E mu_i]``
 (private) or ``sum_obs [y_i log G_i - log y_i! - E mu_i]`` (true counts); the ``E mu`` part is
 left to the caller (it is a sum of products of means).
@@ -24,16 +27,25 @@ import numpy as np
 from numba import njit, prange
 from scipy import special
 
+from lpp.inference._numerics import call_ranges
 from lpp.vi.counts import count_factor_nb
 
 #: entries per block of the dense kernel
 BLOCK = 8192
 
 
+def count_factor_steps(values: np.ndarray) -> np.ndarray:
+    """Work of the count factor of each entry (:func:`lpp.vi.counts.count_factor_nb`: up to
+    four Poisson tails of about 9 sqrt(count) terms, at most 1e4 each), for
+    :func:`lpp.inference._numerics.call_ranges`."""
+    return 16.0 + 4.0 * np.minimum(9.0 * np.sqrt(np.maximum(values, 0).astype(np.float64)), 1e4)
+
+
 @njit(cache=True, parallel=True)
-def _dense_kernel(yt, alpha, g, observed, private, with_bound, r, block_sums):
+def _dense_kernel(yt, alpha, g, observed, private, with_bound, b_lo, b_hi, r, block_sums):
     n = yt.size
-    for b in prange(block_sums.size):
+    for i in prange(b_hi - b_lo):
+        b = b_lo + i
         acc = 0.0
         for e in range(b * BLOCK, min(n, (b + 1) * BLOCK)):
             if not observed[e]:
@@ -78,6 +90,9 @@ class DenseCounts:
         else:
             y_obs = self._y[self._observed]
             self.constant = -float(special.gammaln(y_obs[y_obs > 0] + 1.0).sum())
+        steps = count_factor_steps(self._y) if self.private else np.ones(self._y.size)
+        starts = np.arange(0, self._y.size, BLOCK)
+        self._calls = call_ranges(np.add.reduceat(steps, starts) if starts.size else steps)
 
     def step(self, g, *, bound: bool = True):
         """``(r, entries' bound without -E mu)`` for the geometric rates ``g`` (data-shaped);
@@ -86,8 +101,10 @@ class DenseCounts:
         n = self._y.size
         r = np.empty(self.shape)
         sums = np.zeros((n + BLOCK - 1) // BLOCK)
-        _dense_kernel(self._y, self._alpha, np.ascontiguousarray(g).reshape(-1), self._observed,
-                      self.private, bound, r.reshape(-1), sums)
+        g = np.ascontiguousarray(g).reshape(-1)
+        for b_lo, b_hi in self._calls:
+            _dense_kernel(self._y, self._alpha, g, self._observed, self.private, bound, b_lo,
+                          b_hi, r.reshape(-1), sums)
         return r, (float(sums.sum()) + self.constant if bound else math.nan)
 
 
@@ -131,6 +148,9 @@ class SparseTopicCounts:
         else:
             self.row_constant = np.zeros(y.shape[0])
         self.n_special = int(self.values.size)
+        steps = count_factor_steps(self.values) if self.private else np.ones(self.values.size)
+        cum = np.concatenate(([0.0], np.cumsum(steps)))
+        self._row_calls = call_ranges(np.diff(cum[self.indptr]) + 1.0)
 
     def step(self, g_theta, g_phi):
         """``(doc_topic, topic_word, entries' bound without -E mu)`` for the geometric factors
@@ -143,8 +163,9 @@ class SparseTopicCounts:
         w = np.empty(self.n_special)
         doc_topic = np.empty_like(g_theta)
         row_bound = np.empty(self.shape[0])
-        _rows_kernel(self.indptr, self.cols, self.values, self.missing, alpha, self.private,
-                     g_theta, g_phi_t, col_total, w, doc_topic, row_bound)
+        for lo, hi in self._row_calls:
+            _rows_kernel(self.indptr, self.cols, self.values, self.missing, alpha, self.private,
+                         g_theta, g_phi_t, col_total, lo, hi, w, doc_topic, row_bound)
         word_topic = np.empty_like(g_phi_t)
         _cols_kernel(self.col_ptr, self.col_order, self.rows, w, g_theta, g_phi_t, weighted,
                      word_topic)
@@ -170,9 +191,10 @@ class SparseTopicCounts:
 
 @njit(cache=True, parallel=True)
 def _rows_kernel(indptr, cols, values, missing, alpha, private, g_theta, g_phi_t, col_total,
-                 w, doc_topic, row_bound):
-    n_rows, k = g_theta.shape
-    for d in prange(n_rows):
+                 row_lo, row_hi, w, doc_topic, row_bound):
+    k = g_theta.shape[1]
+    for i in prange(row_hi - row_lo):
+        d = row_lo + i
         a = alpha[d]
         gt = g_theta[d]
         acc = np.zeros(k)

@@ -89,7 +89,10 @@ def _entries_kernel(yt, observed, e_mu, v_mu, g_sum, lp_shape, lm_shape, lam_rat
 
 @njit(cache=True)
 def _digamma(x):
-    """digamma for x > 0 (recurrence to x >= 6, then the asymptotic series)."""
+    """digamma for x > 0 (recurrence to x >= 6, then the asymptotic series); NaN otherwise (the
+    recurrence never reaches 6 from -inf or from below -2**53, where ``x + 1 == x``)."""
+    if not x > 0.0:
+        return math.nan
     acc = 0.0
     while x < 6.0:
         acc -= 1.0 / x

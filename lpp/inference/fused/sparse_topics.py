@@ -45,8 +45,19 @@ from numba import njit, prange
 
 from lpp._prefetch import prefetch_row
 from lpp._rng import Tag, derive_seed, seed_stream
-from lpp.distributions import FEW_TRIALS, allocate_count_nb, rescale_log_weights_nb
-from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.distributions import (
+    FEW_TRIALS,
+    LARGE_COUNT,
+    allocate_count_nb,
+    poisson_nb,
+    rescale_log_weights_nb,
+)
+from lpp.inference._numerics import (
+    SERIAL_BELOW,
+    call_ranges,
+    check_counts_drawn,
+    parallel_and_serial,
+)
 from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
 
 #: recompute ``R[d, k]`` by an explicit sum when the subtraction keeps fewer digits than this
@@ -63,6 +74,14 @@ _MAX_CHUNKS = 32
 #: pass 1 hints the table rows of the entry this many places ahead (measured: 28% less time per
 #: entry at V = 10,000, where the tables exceed the L2 cache; flat between 10 and 24)
 _PREFETCH_AHEAD = 12
+#: a row's Neg(d) tokens of one topic are split over its columns by one multinomial (O(|Neg(d)|),
+#: counts kept per column) rather than drawn token by token when they number more than both
+#: BULK_MIN and BULK_PER_COLUMN per column of Neg(d): token by token, a sweep's time and memory
+#: would grow with the counts without bound (a row of counts near 1e6 beside non-positive
+#: entries put 1e9 tokens there). Far above the noise tokens of real data, whose draws are
+#: therefore token by token.
+BULK_MIN = LARGE_COUNT
+BULK_PER_COLUMN = 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,6 +121,16 @@ class SparseLayout:
         np.cumsum(np.concatenate(counts), out=self.indptr[1:])
         self.cols = np.concatenate(cols) if cols else np.empty(0, np.int32)
         self.values = np.concatenate(values) if values else np.empty(0, value_type)
+        # pass 1 per entry: the collapsed draw (a tail sum of about 9 sqrt(y~) terms at most
+        # 1e4) and a trial per count up to LARGE_COUNT
+        positive = np.maximum(self.values, 0).astype(np.float64)
+        steps = (16.0 + np.minimum(positive, LARGE_COUNT)
+                 + np.minimum(9.0 * np.sqrt(positive), 1e4))
+        self._row_steps = np.diff(np.concatenate(([0.0], np.cumsum(steps)))[self.indptr])
+
+    def row_steps(self, n_topics: int) -> np.ndarray:
+        """Work of pass 1 per row, for :func:`lpp.inference._numerics.call_ranges`."""
+        return self._row_steps + n_topics
 
     @property
     def nnz(self) -> int:
@@ -272,7 +301,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                     need[k] = False
         for k in range(n_topics):
             rate = alpha * theta[d, k] * residual[d, k]
-            n = np.random.poisson(rate) if rate > 0.0 else 0
+            n = poisson_nb(rate) if rate != 0.0 else 0  # -1 for a NaN or overflowed rate
             neg_counts[d, k] = n
             doc_topic[d, k] += n
 
@@ -294,23 +323,43 @@ _pass1 = parallel_and_serial(_pass1_loop)
 
 @njit(cache=True)
 def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row, row_lo,
-                row_hi,
-                neg_counts, residual, token_ptr, token_cols, col_partial, marker, cumulative,
-                free_cols):
+                row_hi, neg_counts, bulk, residual, token_ptr, token_cols, bulk_ptr, bulk_cols,
+                bulk_counts, col_partial, marker, cumulative, free_cols, hits):
     n_cols, n_topics = phi_t.shape
+    uniforms = np.empty(FEW_TRIALS)
     for d in range(row_lo, row_hi):
         pos = token_ptr[d]
-        if token_ptr[d + 1] == pos:
+        slot = bulk_ptr[d]
+        if token_ptr[d + 1] == pos and bulk_ptr[d + 1] == slot:
             continue
         seed_stream(seed, iteration, first_row + d)
         tag = d + 1
         for idx in range(indptr[d], indptr[d + 1]):
             marker[cols[idx]] = tag
+        n_bulk = bulk_ptr[d + 1] - slot
+        if n_bulk > 0:  # the row's Neg(d) columns, in order, hold its bulk counts
+            m = 0
+            for v in range(n_cols):
+                if marker[v] != tag:
+                    bulk_cols[slot + m] = v
+                    bulk_counts[slot + m] = 0
+                    m += 1
         for k in range(n_topics):
             n = neg_counts[d, k]
             if n == 0:
                 continue
-            if residual[d, k] >= ALIAS_MIN_ACCEPTANCE * phi_sums[k]:
+            if bulk[d, k]:  # one multinomial over Neg(d) with weights phi[k, v]
+                total = 0.0
+                for i in range(n_bulk):
+                    w = phi_t[bulk_cols[slot + i], k]
+                    cumulative[i] = w
+                    total += w
+                for i in range(allocate_count_nb(n, cumulative[:n_bulk], total, uniforms,
+                                                 free_cols, hits)):
+                    c = free_cols[i]
+                    bulk_counts[slot + c] += hits[i]
+                    col_partial[bulk_cols[slot + c], k] += hits[i]
+            elif residual[d, k] >= ALIAS_MIN_ACCEPTANCE * phi_sums[k]:
                 for _ in range(n):
                     while True:  # alias draw from phi[k, :], rejecting columns in E(d)
                         u = np.random.random() * n_cols
@@ -351,13 +400,13 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
 
 
 def _pass2_loop(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row, bounds,
-                neg_counts, residual, token_ptr, token_cols, col_partials, markers, cumulative,
-                free_cols):
+                neg_counts, bulk, residual, token_ptr, token_cols, bulk_ptr, bulk_cols,
+                bulk_counts, col_partials, markers, cumulative, free_cols, hits):
     for ch in prange(col_partials.shape[0]):
         _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row,
-                    bounds[ch],
-                    bounds[ch + 1], neg_counts, residual, token_ptr,
-                    token_cols, col_partials[ch], markers[ch], cumulative[ch], free_cols[ch])
+                    bounds[ch], bounds[ch + 1], neg_counts, bulk, residual, token_ptr,
+                    token_cols, bulk_ptr, bulk_cols, bulk_counts, col_partials[ch], markers[ch],
+                    cumulative[ch], free_cols[ch], hits[ch])
 
 
 _pass2 = parallel_and_serial(_pass2_loop)
@@ -377,12 +426,15 @@ def _sum_partials(partials, out_t):
 
 
 @njit(cache=True)
-def _scatter_dense(indptr, cols, pos_y, token_ptr, token_cols, out):
+def _scatter_dense(indptr, cols, pos_y, token_ptr, token_cols, bulk_ptr, bulk_cols, bulk_counts,
+                   out):
     for d in range(indptr.size - 1):
         for idx in range(indptr[d], indptr[d + 1]):
             out[d, cols[idx]] = pos_y[idx]
         for t in range(token_ptr[d], token_ptr[d + 1]):
             out[d, token_cols[t]] += 1
+        for i in range(bulk_ptr[d], bulk_ptr[d + 1]):
+            out[d, bulk_cols[i]] += bulk_counts[i]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,6 +456,24 @@ def chunk_bounds(indptr: np.ndarray, n_topics: int, chunks: int) -> np.ndarray:
     return np.concatenate(([0], inner, [n_rows])).astype(np.int64)
 
 
+def chunked_calls(bounds: np.ndarray, row_steps: np.ndarray):
+    """The kernel calls of a pass over the chunks ``bounds``, about
+    :data:`lpp.inference._numerics.CALL_STEPS` of work each: ``(c0, c1, sub_bounds)`` runs
+    chunks ``c0..c1-1`` over ``sub_bounds``, their bounds clipped to the call's rows. A chunk
+    split between calls adds into its partial counts in both (integers: the sums are exact)."""
+    ranges = call_ranges(row_steps)
+    if len(ranges) == 1:
+        return [(0, bounds.size - 1, bounds)]
+    calls = []
+    for r0, r1 in ranges:
+        c0 = int(np.searchsorted(bounds, r0, side="right")) - 1
+        c1 = int(np.searchsorted(bounds, r1, side="left"))
+        sub = bounds[c0:c1 + 1].copy()
+        sub[0], sub[-1] = r0, r1
+        calls.append((c0, c1, sub))
+    return calls
+
+
 class _Workspace:
     """Buffers reused from sweep to sweep (sized by the problem, never by the thread count)."""
 
@@ -419,6 +489,7 @@ class _Workspace:
         self.markers = np.zeros((self.chunks, n_cols), dtype=np.int64)
         self.cumulative = np.empty((self.chunks, n_cols))
         self.free_cols = np.empty((self.chunks, n_cols), dtype=np.int64)
+        self.hits = np.empty((self.chunks, n_cols), dtype=np.int64)
         self.prob = np.empty((n_topics, n_cols))
         self.alias = np.empty((n_topics, n_cols), dtype=np.int32)
         self.residual = np.empty((n_rows, n_topics))
@@ -436,7 +507,9 @@ class TopicCountsDraw:
     current factors — the same factors whose rates the dense privacy step would have used.
     Afterwards it holds
     ``y`` compactly: ``pos_y`` (aligned with the layout's entries) and, per row, the columns of
-    the tokens on Neg(d) (``token_ptr``, ``token_cols``). :meth:`dense` returns the int64 matrix.
+    the tokens on Neg(d) (``token_ptr``, ``token_cols``) and, for the rows whose tokens of some
+    topic were split in bulk (:data:`BULK_MIN`), a count per column of Neg(d) (``bulk_ptr``,
+    ``bulk_cols``, ``bulk_counts``). :meth:`dense` returns the int64 matrix.
     """
 
     def __init__(self, layout: SparseLayout, seed: int, iteration: int, buffers=None):
@@ -445,6 +518,7 @@ class TopicCountsDraw:
         self.pos_y = None
         self.token_ptr = None
         self.token_cols = None
+        self.bulk = None  # (bulk_ptr, bulk_cols, bulk_counts)
         self._dense = None
 
     @property
@@ -472,49 +546,63 @@ class TopicCountsDraw:
         phi_t = np.ascontiguousarray(phi.T)
         phi_sums = phi.sum(axis=1)
         small = n_rows * n_cols < SERIAL_BELOW
-        pos_y, doc_topic, token_ptr, token_cols = self._draw(ws, ws.col_partials, theta, phi, phi_t,
-                                                             phi_sums, small)
+        draw = self._draw(ws, ws.col_partials, theta, phi, phi_t, phi_sums, small)
+        doc_topic = draw[1]
         row_tokens = np.concatenate(([0], np.cumsum(doc_topic.sum(axis=1))))
         tokens_per_chunk = np.diff(row_tokens[ws.bounds])
         partials = ws.col_partials
         if tokens_per_chunk.max(initial=0) > PARTIAL_LIMIT:
             partials = ws.wide_partials()
-            pos_y, doc_topic, token_ptr, token_cols = self._draw(ws, partials, theta, phi, phi_t,
-                                                                 phi_sums, small)
+            draw = self._draw(ws, partials, theta, phi, phi_t, phi_sums, small)
         topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
         _sum_partials(partials, topic_word)
-        self.pos_y, self.token_ptr, self.token_cols = pos_y, token_ptr, token_cols
+        self.pos_y, doc_topic, self.token_ptr, self.token_cols, self.bulk = draw
         return doc_topic, topic_word
 
     def _draw(self, ws, partials, theta, phi, phi_t, phi_sums, small):
-        """Passes 1 and 2 into ``partials``; ``(pos_y, doc_topic, token_ptr, token_cols)``."""
+        """Passes 1 and 2 into ``partials``, in calls of bounded work;
+        ``(pos_y, doc_topic, token_ptr, token_cols, bulk)``."""
         lay = self.layout
         n_rows, n_topics = theta.shape
+        n_cols = lay.shape[1]
         pos_y = np.empty(lay.nnz, dtype=np.int64)
         neg_counts = np.empty((n_rows, n_topics), dtype=np.int64)
         doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
         partials.fill(0)
         ws.markers.fill(0)
-        _pass1[small](lay.indptr, lay.cols, lay.values, lay.alpha_rows, theta, phi_t, phi_sums,
-                      derive_seed(self.seed, Tag.PASS1), self.iteration, lay.first_row,
-                      ws.bounds, pos_y,
-                      neg_counts, ws.residual, doc_topic, partials, ws.markers)
+        for c0, c1, bounds in chunked_calls(ws.bounds, lay.row_steps(n_topics)):
+            _pass1[small](lay.indptr, lay.cols, lay.values, lay.alpha_rows, theta, phi_t,
+                          phi_sums, derive_seed(self.seed, Tag.PASS1), self.iteration,
+                          lay.first_row, bounds, pos_y, neg_counts, ws.residual, doc_topic,
+                          partials[c0:c1], ws.markers[c0:c1])
+        check_counts_drawn(pos_y, neg_counts)
+        n_free = n_cols - np.diff(lay.indptr)
+        bulk = neg_counts > np.maximum(BULK_MIN, BULK_PER_COLUMN * n_free)[:, None]
         token_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-        np.cumsum(neg_counts.sum(axis=1), out=token_ptr[1:])
+        np.cumsum(np.where(bulk, 0, neg_counts).sum(axis=1), out=token_ptr[1:])
+        bulk_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(np.where(bulk.any(axis=1), n_free, 0), out=bulk_ptr[1:])
         token_cols = np.empty(int(token_ptr[-1]), dtype=np.int32)
-        if token_cols.size:
+        bulk_cols = np.empty(int(bulk_ptr[-1]), dtype=np.int32)
+        bulk_counts = np.empty(int(bulk_ptr[-1]), dtype=np.int64)
+        if token_cols.size or bulk_cols.size:
             _alias_tables[small](phi, phi_sums, ws.prob, ws.alias)
-            _pass2[small](lay.indptr, lay.cols, phi_t, phi_sums, ws.prob, ws.alias,
-                          derive_seed(self.seed, Tag.PASS2), self.iteration, lay.first_row,
-                          ws.bounds,
-                          neg_counts, ws.residual, token_ptr, token_cols, partials,
-                          ws.markers, ws.cumulative, ws.free_cols)
-        return pos_y, doc_topic, token_ptr, token_cols
+            inverted = (neg_counts > 0) & ~bulk & (ws.residual < ALIAS_MIN_ACCEPTANCE * phi_sums)
+            row_steps = (np.diff(token_ptr) + np.diff(bulk_ptr) * (bulk.sum(axis=1) + 1)
+                         + inverted.sum(axis=1) * n_cols + np.diff(lay.indptr))
+            for c0, c1, bounds in chunked_calls(ws.bounds, row_steps):
+                _pass2[small](lay.indptr, lay.cols, phi_t, phi_sums, ws.prob, ws.alias,
+                              derive_seed(self.seed, Tag.PASS2), self.iteration, lay.first_row,
+                              bounds, neg_counts, bulk, ws.residual, token_ptr, token_cols,
+                              bulk_ptr, bulk_cols, bulk_counts, partials[c0:c1],
+                              ws.markers[c0:c1], ws.cumulative[c0:c1], ws.free_cols[c0:c1],
+                              ws.hits[c0:c1])
+        return pos_y, doc_topic, token_ptr, token_cols, (bulk_ptr, bulk_cols, bulk_counts)
 
     @property
     def n_tokens(self) -> int:
         """Number of Neg(d) tokens (the sum of ``y`` over observed non-positive entries)."""
-        return int(self.token_cols.size)
+        return int(self.token_cols.size) + int(self.bulk[2].sum())
 
     def dense(self) -> np.ndarray:
         """``y`` as an int64 matrix (made once, then cached; do not modify it)."""
@@ -523,7 +611,8 @@ class TopicCountsDraw:
         if self._dense is None:
             lay = self.layout
             out = np.zeros(lay.shape, dtype=np.int64)
-            _scatter_dense(lay.indptr, lay.cols, self.pos_y, self.token_ptr, self.token_cols, out)
+            _scatter_dense(lay.indptr, lay.cols, self.pos_y, self.token_ptr, self.token_cols,
+                           *self.bulk, out)
             self._dense = out
         return self._dense
 

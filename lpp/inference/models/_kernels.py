@@ -13,7 +13,11 @@ summed afterwards; they are integers, so the sum is exact in any order.
 Layout: each parallel kernel is a thin ``prange`` loop over chunks that calls a serial
 ``@njit`` function for one chunk — numba compiles that pattern several times faster than a
 ``prange`` loop with the whole body inlined. The loop is compiled twice (parallel and serial;
-``kernel[is_small]`` picks one), and small problems take the serial twin.
+``kernel[is_small]`` picks one), and small problems take the serial twin. Where the work of a
+kernel grows with the counts (the allocations) or can reach seconds, it runs over consecutive
+row ranges of about :data:`lpp.inference._numerics.CALL_STEPS` steps in separate calls, so
+that Ctrl-C is handled between them; streams keyed by row and integer totals make the split
+invisible in the results.
 """
 from __future__ import annotations
 
@@ -21,8 +25,14 @@ import numpy as np
 from numba import njit, prange
 
 from lpp._rng import seed_stream
-from lpp.distributions import FEW_TRIALS, allocate_count_nb, gamma_rate_nb, rescale_log_weights_nb
-from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.distributions import (
+    FEW_TRIALS,
+    LARGE_COUNT,
+    allocate_count_nb,
+    gamma_rate_nb,
+    rescale_log_weights_nb,
+)
+from lpp.inference._numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parallel_and_serial
 
 #: memory budget (bytes) of the per-chunk partial count arrays of one allocation kernel
 _PARTIAL_BUDGET = 1 << 26
@@ -80,6 +90,8 @@ def _product_loop(left, right, rows_per_chunk, out):
 
 _product = _twins(_product_loop)
 _PRODUCT_ROWS = 16
+#: multiply-adds of the product per step of work (they are vectorised)
+_PRODUCT_VECTOR = 8
 
 
 def product_kernel(left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -93,7 +105,10 @@ def product_kernel(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     left = np.ascontiguousarray(left, dtype=np.float64)
     right = np.ascontiguousarray(right, dtype=np.float64)
     out = np.empty((left.shape[0], right.shape[1]))
-    _product[out.size < SERIAL_BELOW](left, right, _PRODUCT_ROWS, out)
+    kernel = _product[out.size < SERIAL_BELOW]
+    row_steps = right.size / _PRODUCT_VECTOR
+    for lo, hi in call_ranges(np.full(left.shape[0], row_steps)):
+        kernel(left[lo:hi], right, _PRODUCT_ROWS, out[lo:hi])
     return out
 
 
@@ -258,6 +273,16 @@ def add_rows_at(targets, sources, values, out):
 # topics: matrix allocation
 # ---------------------------------------------------------------------------------------------
 
+def allocation_steps(y: np.ndarray, n_cells: int) -> np.ndarray:
+    """Steps of allocating each leading index's counts (a trial each up to ``LARGE_COUNT``, then
+    O(cells)), for :func:`lpp.inference._numerics.call_ranges`; a cheap uniform bound when the
+    whole array fits one call."""
+    rows = y.reshape(y.shape[0], -1)
+    entry_steps = rows.shape[1] * (1.0 + n_cells / 16.0)
+    if float(y.sum(dtype=np.float64)) + y.shape[0] * entry_steps <= CALL_STEPS:
+        return np.full(y.shape[0], entry_steps)
+    return np.minimum(rows, LARGE_COUNT + n_cells).sum(axis=1, dtype=np.float64) + entry_steps
+
 @njit(cache=True)
 def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row, lo, hi,
                           row_totals, col_partial):
@@ -309,13 +334,16 @@ def allocate_matrix_kernel(y, observed, theta, phi_t, seed, iteration, first_row
     """
     n_rows, n_cols = y.shape
     n_comp = theta.shape[1]
-    chunks = n_chunks(n_rows, n_cols * n_comp)
+    kernel = _allocate_matrix[y.size < SERIAL_BELOW]
     row_totals = np.zeros((n_rows, n_comp), dtype=np.int64)
-    partials = chunk_partials(chunks, n_cols, n_comp)
-    _allocate_matrix[y.size < SERIAL_BELOW](y, observed, theta, phi_t, seed, iteration,
-                                            int(first_row), rows_per_chunk(n_rows, chunks),
-                                            row_totals, partials)
-    return row_totals, partials.sum(axis=0)
+    col_totals = np.zeros((n_cols, n_comp), dtype=np.int64)
+    for lo, hi in call_ranges(allocation_steps(y, n_comp)):
+        chunks = n_chunks(hi - lo, n_cols * n_comp)
+        partials = chunk_partials(chunks, n_cols, n_comp)
+        kernel(y[lo:hi], observed[lo:hi], theta[lo:hi], phi_t, seed, iteration,
+               int(first_row) + lo, rows_per_chunk(hi - lo, chunks), row_totals[lo:hi], partials)
+        col_totals += partials.sum(axis=0)
+    return row_totals, col_totals
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,12 +386,11 @@ def _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, lo, hi, node_
                 block_partial[c, d] += n_cd
 
 
-def _allocate_blocks_loop(y, observed, theta, pi, seed, iteration, per_chunk, node_partials,
-                          block_partials):
-    n_nodes = y.shape[0]
+def _allocate_blocks_loop(y, observed, theta, pi, seed, iteration, row_lo, row_hi, per_chunk,
+                          node_partials, block_partials):
     for ch in prange(node_partials.shape[0]):
-        _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, ch * per_chunk,
-                              min(n_nodes, (ch + 1) * per_chunk), node_partials[ch],
+        _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, row_lo + ch * per_chunk,
+                              min(row_hi, row_lo + (ch + 1) * per_chunk), node_partials[ch],
                               block_partials[ch])
 
 
@@ -376,13 +403,18 @@ def allocate_blocks_kernel(y, observed, theta, pi, seed, iteration):
     Returns node totals (V x C; sender and receiver roles added) and block totals (C x C).
     """
     n_nodes, n_comm = theta.shape
-    chunks = n_chunks(n_nodes, theta.size + pi.size)
-    node_partials = chunk_partials(chunks, n_nodes, n_comm)
-    block_partials = chunk_partials(chunks, n_comm, n_comm)
-    _allocate_blocks[y.size < SERIAL_BELOW](y, observed, theta, pi, seed, iteration,
-                                            rows_per_chunk(n_nodes, chunks), node_partials,
-                                            block_partials)
-    return node_partials.sum(axis=0), block_partials.sum(axis=0)
+    kernel = _allocate_blocks[y.size < SERIAL_BELOW]
+    node_totals = np.zeros((n_nodes, n_comm), dtype=np.int64)
+    block_totals = np.zeros((n_comm, n_comm), dtype=np.int64)
+    for lo, hi in call_ranges(allocation_steps(y, n_comm * n_comm)):
+        chunks = n_chunks(hi - lo, theta.size + pi.size)
+        node_partials = chunk_partials(chunks, n_nodes, n_comm)
+        block_partials = chunk_partials(chunks, n_comm, n_comm)
+        kernel(y, observed, theta, pi, seed, iteration, lo, hi, rows_per_chunk(hi - lo, chunks),
+               node_partials, block_partials)
+        node_totals += node_partials.sum(axis=0)
+        block_totals += block_partials.sum(axis=0)
+    return node_totals, block_totals
 
 
 @njit(cache=True)
@@ -460,12 +492,12 @@ def _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, lo, hi, totals0
                     partial2[l, r] += hits[h]
 
 
-def _allocate_cp3_loop(y, observed, f0, f1, f2, seed, iteration, per_chunk, totals0, partials1,
-                       partials2):
-    n_i = y.shape[0]
+def _allocate_cp3_loop(y, observed, f0, f1, f2, seed, iteration, row_lo, row_hi, per_chunk,
+                       totals0, partials1, partials2):
     for ch in prange(partials1.shape[0]):
-        _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, ch * per_chunk,
-                           min(n_i, (ch + 1) * per_chunk), totals0, partials1[ch], partials2[ch])
+        _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, row_lo + ch * per_chunk,
+                           min(row_hi, row_lo + (ch + 1) * per_chunk), totals0, partials1[ch],
+                           partials2[ch])
 
 
 _allocate_cp3 = _twins(_allocate_cp3_loop)
@@ -478,10 +510,16 @@ def allocate_cp3_kernel(y, observed, f0, f1, f2, seed, iteration):
     """
     n_i, n_j, n_l = y.shape
     rank = f0.shape[1]
-    chunks = n_chunks(n_i, (n_j + n_l) * rank)
+    kernel = _allocate_cp3[y.size < SERIAL_BELOW]
     totals0 = np.zeros((n_i, rank), dtype=np.int64)
-    partials1 = chunk_partials(chunks, n_j, rank)
-    partials2 = chunk_partials(chunks, n_l, rank)
-    _allocate_cp3[y.size < SERIAL_BELOW](y, observed, f0, f1, f2, seed, iteration,
-                                         rows_per_chunk(n_i, chunks), totals0, partials1, partials2)
-    return totals0, partials1.sum(axis=0), partials2.sum(axis=0)
+    totals1 = np.zeros((n_j, rank), dtype=np.int64)
+    totals2 = np.zeros((n_l, rank), dtype=np.int64)
+    for lo, hi in call_ranges(allocation_steps(y, rank)):
+        chunks = n_chunks(hi - lo, (n_j + n_l) * rank)
+        partials1 = chunk_partials(chunks, n_j, rank)
+        partials2 = chunk_partials(chunks, n_l, rank)
+        kernel(y, observed, f0, f1, f2, seed, iteration, lo, hi, rows_per_chunk(hi - lo, chunks),
+               totals0, partials1, partials2)
+        totals1 += partials1.sum(axis=0)
+        totals2 += partials2.sum(axis=0)
+    return totals0, totals1, totals2

@@ -36,7 +36,8 @@ from scipy import special
 from lpp._rng import Tag, as_generator, derive_seed
 from lpp.distributions import gamma_rate_np
 from lpp.inference._capabilities import lapse_overridden
-from lpp._validation import positive_float, positive_int
+from lpp.inference._numerics import check_latents
+from lpp._validation import positive_int, prior_parameter
 
 #: entries per block of the log-likelihood sums (bounds their temporaries on large data)
 LOG_DENSITY_BLOCK = 1 << 20
@@ -88,7 +89,8 @@ class PoissonFactorization(ABC):
     Parameters
     ----------
     n_components : number of latent components (topics, communities, rank); >= 1.
-    a0, b0 : shape and rate of the Gamma prior of every latent (defaults 0.1 and 1.0, the paper's).
+    a0, b0 : shape and rate of the Gamma prior of every latent (defaults 0.1 and 1.0, the
+        paper's), each within ``lpp._validation.PRIOR_RANGE`` (1e-6 to 1e6).
     """
 
     #: short name, used in results and checkpoints
@@ -110,8 +112,8 @@ class PoissonFactorization(ABC):
 
     def __init__(self, n_components: int, *, a0: float = 0.1, b0: float = 1.0):
         self.n_components = positive_int(n_components, "n_components")
-        self.a0 = positive_float(a0, "a0")
-        self.b0 = positive_float(b0, "b0")
+        self.a0 = prior_parameter(a0, "a0")
+        self.b0 = prior_parameter(b0, "b0")
 
     # ----- description --------------------------------------------------------------------
     def params(self) -> dict:
@@ -233,8 +235,10 @@ class PoissonFactorization(ABC):
                     observed: Observed, seed: int, iteration: int) -> dict[str, np.ndarray]:
         """The latent updates of :meth:`step` given allocation statistics made elsewhere (by a
         fused engine), on the same random stream that :meth:`step` would use."""
-        return self.update_latents(state, stats, observed, derive_seed(seed, Tag.LATENTS),
-                                   iteration)
+        new = self.update_latents(state, stats, observed, derive_seed(seed, Tag.LATENTS),
+                                  iteration)
+        check_latents(new)
+        return new
 
     def row_column_factors(self, state: dict[str, np.ndarray]):
         """``(theta, phi)`` with ``rate(state) == theta @ phi``, for models declaring the

@@ -5,6 +5,9 @@ and tested by Pearson's chi-square (``lpp.testing.chisquare_gof`` on the bin lab
 suite's per-call false-alarm rate ``FALSE_ALARM``; each test also shows that it rejects a
 slightly wrong distribution with the same draws, so it has power where a bug would sit.
 """
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from numba import njit
@@ -141,3 +144,32 @@ def test_small_shapes_in_log_space_keep_the_exact_law_above_the_floor():
     assert min(_floor_and_law_pvalues(draws, shape, rate)) > FALSE_ALARM
     # power: the same draws reject a shape 5% off
     assert min(_floor_and_law_pvalues(draws, shape * 1.05, rate)) < FALSE_ALARM
+
+
+_BAD_SHAPES_CODE = """
+import numpy as np
+from numba import njit
+from lpp._rng import seed_stream
+from lpp.distributions import gamma_rate_nb, standard_gamma_nb
+
+@njit
+def draws(shapes, rates):
+    seed_stream(3, 0, 0)
+    out = np.empty((2, shapes.size))
+    for i in range(shapes.size):
+        out[0, i] = standard_gamma_nb(shapes[i])
+        out[1, i] = gamma_rate_nb(shapes[i], rates[i])
+    return out
+
+out = draws(np.array([np.nan, -1.0, -0.8, 0.0, 2.0, 2.0, 2.0]),
+            np.array([1.0, 1.0, 1.0, 1.0, np.nan, 0.0, -1.0]))
+print(np.isnan(out[0, :4]).all(), np.isnan(out[1]).all(), np.isfinite(out[0, 4:]).all())
+"""
+
+
+def test_gamma_draws_with_invalid_parameters_are_nan_not_a_hang():
+    # standard_gamma_nb(nan) and shapes below -2/3 looped forever inside the kernels
+    run = subprocess.run([sys.executable, "-c", _BAD_SHAPES_CODE], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "True", "True"]

@@ -1,5 +1,7 @@
 """Poisson log-pmf / log-cdf / log-sf (numba twins and wrappers) against scipy and exact sums."""
 import math
+import subprocess
+import sys
 from decimal import Decimal, localcontext
 
 import numpy as np
@@ -14,8 +16,18 @@ from lpp.distributions import (
     poisson_logpmf,
     poisson_logsf,
     poisson_logsf_nb,
+    poisson_nb,
     truncated_poisson_above_nb,
     truncated_poisson_at_most_nb,
+)
+from lpp.distributions.poisson import (
+    _above_near_mean,
+    _at_most_near_mean,
+    _log_gamma_tail_large,
+    _log_sum_down,
+    _log_sum_up,
+    _near_large_mean,
+    poisson_logpmf_nb,
 )
 from lpp.testing import chisquare_gof
 
@@ -136,3 +148,139 @@ def test_truncated_poisson_matches_exact_pmf(lam, n, above):
     pmf /= pmf.sum()
     assert (draws > n).all() if above else (draws <= n).all()
     assert chisquare_gof(draws, support, pmf)
+
+
+# --- large means: no hang, O(1) work -------------------------------------------------------------
+
+def _exact_tails(k, lam):
+    """``(log P(X <= k), log P(X > k))`` by the ratio sums, whatever their length (the
+    reference for the asymptotic form, which takes over near large means)."""
+    if k <= lam:
+        cdf = poisson_logpmf_nb(k, lam) + _log_sum_down(k, lam)
+        sf = math.log1p(-math.exp(cdf))
+    else:
+        sf = poisson_logpmf_nb(k + 1, lam) + _log_sum_up(k + 1, lam)
+        cdf = math.log1p(-math.exp(sf))
+    if k + 1 >= lam:
+        sf = poisson_logpmf_nb(k + 1, lam) + _log_sum_up(k + 1, lam)
+    else:
+        cdf = poisson_logpmf_nb(k, lam) + _log_sum_down(k, lam)
+    return cdf, sf
+
+
+@pytest.mark.parametrize("lam", [2.0**20, 1e9])
+@pytest.mark.parametrize("sds", [-8.0, -3.0, -0.5, 0.0, 0.5, 3.0, 8.0])
+def test_tails_near_large_means_match_the_exact_sums(lam, sds):
+    k = int(lam + sds * math.sqrt(lam))
+    assert _near_large_mean(float(k), lam)  # the asymptotic form is the one under test
+    cdf, sf = _twins(k, lam)
+    ref_cdf, ref_sf = _exact_tails(k, lam)
+    assert cdf == pytest.approx(ref_cdf, rel=1e-11, abs=1e-12)
+    assert sf == pytest.approx(ref_sf, rel=1e-11, abs=1e-12)
+
+
+def test_incomplete_gamma_expansion_is_accurate_at_moderate_size():
+    for a in [1e4, 1e6]:
+        for rel in [-3e-2, -1e-3, 0.0, 1e-3, 3e-2]:
+            k = int(a * (1 + rel))
+            ref_cdf, ref_sf = _exact_tails(k, a)
+            assert _log_gamma_tail_large(k + 1.0, a, True) == pytest.approx(ref_cdf, rel=1e-13)
+            assert _log_gamma_tail_large(k + 1.0, a, False) == pytest.approx(ref_sf, rel=1e-13)
+
+
+_TAIL_CODE = """
+import sys, time
+from lpp.distributions import poisson_logcdf_nb, poisson_logsf_nb
+poisson_logcdf_nb(5, 5.0), poisson_logsf_nb(5, 5.0)  # load the compiled code first
+t = time.perf_counter()
+for k, lam in [(10**16, 1e16), (10**16, 1e16 + 3e7), (3 * 10**15, 3e15), (10**18, 1e18)]:
+    poisson_logcdf_nb(k, lam), poisson_logsf_nb(k, lam)
+print(time.perf_counter() - t)
+"""
+
+
+def test_tails_at_huge_counts_return_at_once():
+    # a float loop counter stopped moving at 2**53 and these never returned; the sums near
+    # the mean took 1e8 terms at 1e16
+    run = subprocess.run([sys.executable, "-c", _TAIL_CODE], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert float(run.stdout) < 0.5
+
+
+@njit
+def _near_mean_draws(lam, n, above, n_draws, seed):
+    seed_stream(seed, 0, 0)
+    out = np.empty(n_draws, dtype=np.int64)
+    for i in range(n_draws):
+        out[i] = _above_near_mean(lam, n) if above else _at_most_near_mean(lam, n)
+    return out
+
+
+@pytest.mark.parametrize("lam,n,above", [
+    (300.0, 290, False),  # within one sd: rejection
+    (300.0, 250, False),  # geometric envelope
+    (50.0, 20, False),
+    (300.0, 305, True),
+    (300.0, 350, True),
+    (50.0, 80, True),
+])
+def test_the_near_mean_draws_match_the_exact_pmf(lam, n, above):
+    # the O(1) draws of large means are exact at any mean: checked where the pmf is at hand
+    draws = _near_mean_draws(lam, n, above, N_TRUNCATED_DRAWS, 77)
+    support = np.arange(n + 1, n + 400) if above else np.arange(0, n + 1)
+    pmf = stats.poisson.pmf(support, lam)
+    pmf /= pmf.sum()
+    assert (draws > n).all() if above else (draws <= n).all()
+    assert chisquare_gof(draws, support, pmf)
+
+
+_DRAW_CODE = """
+import time
+import numpy as np
+from numba import njit
+from lpp.distributions import (poisson_logcdf_nb, poisson_logsf_nb,
+                               truncated_poisson_above_nb, truncated_poisson_at_most_nb)
+
+@njit
+def draws(lam, n, above):
+    out = np.empty(200, dtype=np.int64)
+    for i in range(200):
+        if above:
+            out[i] = truncated_poisson_above_nb(lam, n, poisson_logsf_nb(n, lam))
+        else:
+            out[i] = truncated_poisson_at_most_nb(lam, n, poisson_logcdf_nb(n, lam))
+    return out
+
+draws(5.0, 5, True), draws(5.0, 5, False)
+t = time.perf_counter()
+for lam, n in [(4e15, 4 * 10**15 - 10**9), (4e15, 4 * 10**15 + 10**9), (1e15, 10**15)]:
+    lo, hi = draws(lam, n, False), draws(lam, n, True)
+    assert (lo <= n).all() and (lo >= 0).all() and (hi > n).all()
+    assert abs(lo.mean() - min(n, lam)) < 1e8 and abs(hi.mean() - max(n, lam)) < 1e8
+print(time.perf_counter() - t)
+"""
+
+
+def test_truncated_draws_at_huge_means_cost_little():
+    # the walks from the cut took about sqrt(lam), 6e7 steps per draw at 4e15
+    run = subprocess.run([sys.executable, "-c", _DRAW_CODE], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert float(run.stdout) < 1.0
+
+
+@njit
+def _poisson_nb_values(lams):
+    out = np.empty(lams.size, dtype=np.int64)
+    for i in range(lams.size):
+        out[i] = poisson_nb(lams[i])
+    return out
+
+
+def test_poisson_draw_refuses_means_it_cannot_take():
+    # numba's own sampler never returns on these
+    bad = np.array([np.nan, np.inf, -1.0, 1e19, 2.0**53 * 2])
+    assert (_poisson_nb_values(bad) == -1).all()
+    seed_stream(1, 0, 0)
+    assert (_poisson_nb_values(np.array([0.0, 3.0, 1e12])) >= 0).all()

@@ -1,9 +1,14 @@
 """The fit API: results, reproducibility across threads, checkpoints, interrupts, input checks."""
 import inspect
+import signal
+import subprocess
+import sys
+import time
 
 import numba
 import numpy as np
 import pytest
+import scipy.sparse
 
 from lpp.inference import (
     CommunityModel,
@@ -14,7 +19,7 @@ from lpp.inference import (
     fit_private,
     make_model,
 )
-from lpp.inference import privacy
+from lpp.inference import _numerics, privacy
 from lpp.inference.models import _kernels
 from lpp.mechanism import privatize
 
@@ -145,6 +150,20 @@ def test_bit_identical_with_one_or_two_threads(threads, monkeypatch):
         _same(runs[0], runs[2])
 
 
+@pytest.mark.parametrize("data,model,method", [
+    *_big_problems(),
+    (_big_problems()[0][0], TopicModel(4), "naive"),
+    (_big_problems()[2][0], CommunityModel(3), "bessel"),
+    (_big_problems()[3][0], CPTensorModel(3), "collapsed"),
+])
+def test_kernels_split_into_short_calls_draw_the_same_chain(data, model, method, monkeypatch):
+    # a budget of a few steps splits every kernel into many calls over rows or blocks
+    kw = dict(method=method, n_iter=3, rng=9, save_counts=True, **QUIET)
+    whole = fit_private(data, 0.4, model, **kw)
+    monkeypatch.setattr(_numerics, "CALL_STEPS", 5000)
+    _same(fit_private(data, 0.4, model, **kw), whole)
+
+
 class _InterruptAt(TopicModel):
     """A topic model whose sweep for 0-based iteration ``at`` is hit by Ctrl-C (once)."""
 
@@ -267,6 +286,9 @@ def test_progress_bar_can_be_shown(topic_data, capsys):
     ({"model": TopicModel(3), "n_components": 2}, TypeError, "model object"),
     ({"model": "topics", "n_components": 0}, ValueError, "n_components"),
     ({"checkpoint_every": 0}, ValueError, "checkpoint_every"),
+    ({"n_iter": 5, "burn_in": 3, "thin": 3}, ValueError, "no draw would be saved"),
+    ({"model": "topics", "n_components": 2, "a0": 1e7}, ValueError, r"a0 must lie in"),
+    ({"model": "topics", "n_components": 2, "b0": 1e-9}, ValueError, r"b0 must lie in"),
 ])
 def test_bad_arguments_are_refused(topic_data, kwargs, err, match):
     _, _, y_tilde, alpha = topic_data
@@ -339,3 +361,101 @@ def test_huge_counts_cost_no_more_than_small_ones(method, model):
     if method == "nonprivate":
         observed = ~np.eye(3, dtype=bool) if model == "communities" else np.ones((3, 3), bool)
         assert np.all(res.samples["y"][:, observed] == 10**9)
+
+
+def test_a_masked_array_brings_its_mask(topic_data):
+    _, _, y_tilde, alpha = topic_data
+    rng = np.random.default_rng(5)
+    own, extra = rng.random(y_tilde.shape) < 0.1, rng.random(y_tilde.shape) < 0.05
+    garbage = np.where(own, 10**17, y_tilde)  # never read: its entries are masked
+    kw = dict(n_iter=4, rng=2, save_counts=True, **QUIET)
+    _same(fit_private(np.ma.array(garbage, mask=own), alpha, TopicModel(3), **kw),
+          fit_private(y_tilde, alpha, TopicModel(3), mask=own, **kw))
+    _same(fit_private(np.ma.array(garbage, mask=own), alpha, TopicModel(3), mask=extra, **kw),
+          fit_private(y_tilde, alpha, TopicModel(3), mask=own | extra, **kw))
+    y = np.maximum(y_tilde, 0)
+    # the saved counts of a non-private fit echo the data: a masked entry's is 0
+    _same(fit_nonprivate(np.ma.array(y, mask=own), TopicModel(3), **kw),
+          fit_nonprivate(np.where(own, 0, y), TopicModel(3), mask=own, **kw))
+    with pytest.raises(TypeError, match="mask="):
+        privacy.sample_true_counts(np.ma.array(y_tilde, mask=own), alpha, np.ones(y.shape))
+
+
+def test_a_sparse_matrix_is_fitted_as_its_dense_array(topic_data):
+    _, y, y_tilde, alpha = topic_data
+    kw = dict(n_iter=3, rng=4, **QUIET)
+    _same(fit_nonprivate(scipy.sparse.csr_matrix(y), TopicModel(3), **kw),
+          fit_nonprivate(y, TopicModel(3), **kw))
+    _same(fit_private(scipy.sparse.coo_array(y_tilde), alpha, TopicModel(3), **kw),
+          fit_private(y_tilde, alpha, TopicModel(3), **kw))
+
+
+_HANGS = """
+import numpy as np
+from lpp.inference import TopicModel, fit_nonprivate, fit_private
+
+def attempt(name, run):
+    try:
+        run()
+    except ValueError as err:
+        print(name, "ValueError", err)
+    else:
+        print(name, "ran")
+
+quiet = dict(n_iter=3, rng=0, progress=False)
+# a row total past int64 wrapped, and NaN reached the Gamma sampler
+attempt("rows", lambda: fit_private(np.full((2, 100), 10**17), 0.5, TopicModel(2), **quiet))
+attempt("cells", lambda: fit_nonprivate(np.full((3, 3), int(3.5e18)), TopicModel(2), **quiet))
+# the dense collapsed step looped forever from y~ = 1e16
+attempt("dense", lambda: fit_private(np.full((3, 3), 10**16), 0.5, TopicModel(2), sparse=False,
+                                     **quiet))
+attempt("a0", lambda: fit_private(np.full((3, 3), 5), 0.5, TopicModel(2, a0=1e300), **quiet))
+# valid data and priors whose rates still overflow a Poisson draw: the prior alone puts them
+# near 1e24 (the bessel step draws no Poisson variate from them and runs)
+attempt("collapsed", lambda: fit_private(np.full((3, 3), 5), 0.5, TopicModel(2, a0=1e6, b0=1e-6),
+                                         init="prior", **quiet))
+"""
+
+
+def test_inputs_that_hung_end_in_clear_errors():
+    # each of these looped forever inside a kernel, where Ctrl-C could not stop it
+    run = subprocess.run([sys.executable, "-c", _HANGS], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    lines = dict(line.split(" ", 1) for line in run.stdout.splitlines())
+    assert set(lines) == {"rows", "cells", "dense", "a0", "collapsed"}
+    for name in ("rows", "cells", "dense"):
+        assert "add up to" in lines[name] and "1e+15" in lines[name], lines[name]
+    assert "a0 must lie in" in lines["a0"]
+    assert "left the range" in lines["collapsed"], lines["collapsed"]
+
+
+_HEAVY_SWEEPS = """
+import numpy as np
+from lpp.inference import TopicModel, fit_nonprivate
+
+fit_nonprivate(np.full((3, 3), 5), TopicModel(2), n_iter=1, progress=False)  # load the kernels
+print("ready", flush=True)
+# counts just below the allocation's O(K) threshold: a trial each, 7e8 per sweep
+res = fit_nonprivate(np.full((300, 300), 8000), TopicModel(20), n_iter=50, init="prior", rng=1,
+                     progress=False)
+print(res.interrupted, res.iterations_done, flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_heavy_sweep_within_a_second_or_two():
+    # the allocation ran as one kernel call of 10 to 20 s per sweep, which Ctrl-C cannot cut
+    child = subprocess.Popen([sys.executable, "-c", _HEAVY_SWEEPS], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(2.0)
+        sent = time.perf_counter()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+        waited = time.perf_counter() - sent
+    finally:
+        child.kill()
+    assert child.returncode == 0, err
+    assert out.split()[0] == "True"  # a partial result, as documented
+    assert waited < 2.0

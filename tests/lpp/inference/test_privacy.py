@@ -1,4 +1,7 @@
 """The privacy step alone: with mu fixed, both variants draw exactly P(y | y_tilde, mu)."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -158,3 +161,45 @@ def test_bad_counts_and_rates_are_refused():
         sample_true_counts(np.array([1, 2]), 0.5, np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match="non-empty"):
         sample_true_counts(np.array([], dtype=np.int64), 0.5, np.ones(0))
+
+
+_RATES_CODE = """
+import time
+import numpy as np
+from lpp._rng import seed_stream
+from lpp.inference.privacy import (BesselPrivacy, CollapsedPrivacy, noise_levels,
+                                   sample_true_count_collapsed_nb)
+
+seed_stream(1, 0, 0)
+sample_true_count_collapsed_nb(3, 0.5, 2.0)
+t = time.perf_counter()
+# around y~ = 1e16 the tail sums' float counter froze (2**53) and the step never returned; now
+# it draws, or marks a draw it cannot make (-1: a Poisson mean beyond 2**53)
+huge = [sample_true_count_collapsed_nb(10**16, 0.5, mu) for mu in (0.25e16, 0.5e16, 0.9e16)]
+large = [sample_true_count_collapsed_nb(8 * 10**15, 0.5, mu) for mu in (2e15, 4e15, 7.9e15)]
+print(round(time.perf_counter() - t, 3),
+      all(y == -1 or 0 <= y < 3 * 10**16 for y in huge) and min(large) > 10**15)
+y_tilde = np.array([[-2, 0, 3, 10**6]])
+noise = noise_levels(0.5, y_tilde.shape)
+observed = np.ones(y_tilde.shape, dtype=bool)
+for step in (CollapsedPrivacy(), BesselPrivacy()):
+    state = step.init_state(y_tilde, noise, 1)
+    for bad in (np.nan, np.inf, 1e30):
+        mu = np.array([[1.0, 2.0, bad, 3.0]])
+        try:
+            step.sample(y_tilde, noise, mu, observed, state, 1, 0)
+        except ValueError as err:
+            print(step.name, bad, "left the range" in str(err))
+"""
+
+
+def test_rates_the_samplers_cannot_take_are_refused_not_looped_on():
+    # numba's Poisson sampler loops forever on NaN, infinite or enormous means (the collapsed
+    # step); the Bessel sampler raised from a parallel loop, which numba turns into SystemError
+    run = subprocess.run([sys.executable, "-c", _RATES_CODE], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    first, *rest = run.stdout.splitlines()
+    seconds, plausible = first.split()
+    assert float(seconds) < 0.5 and plausible == "True"
+    assert len(rest) == 6 and all(line.endswith("True") for line in rest), rest

@@ -10,6 +10,9 @@ observed non-positive entry has ``y ~ Pois(alpha mu)``, their row sum ``Pois(alp
 a positive entry the two-piece conditional, and an all-non-positive row's topic totals
 ``Pois(alpha theta_k Phi_k)``. Chi-square GOF, Bonferroni over the checks at ``FALSE_ALARM``.
 """
+import subprocess
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -283,3 +286,37 @@ def test_a_draw_is_made_once_and_only_after_allocation(topic_data):
         draw.realize(theta, phi)
     with pytest.raises(ValueError, match="do not fit"):
         step.sample(1, 1).realize(np.ones((30, 2)), phi)
+
+
+def test_bulk_split_of_many_tokens_matches_the_exact_laws(exact_posterior, monkeypatch):
+    # every (row, topic) with Neg(d) tokens split by one multinomial over Neg(d)'s columns
+    monkeypatch.setattr(sparse_topics, "BULK_MIN", 0)
+    monkeypatch.setattr(sparse_topics, "BULK_PER_COLUMN", 0)
+    ys, doc_topics = _sparse_draws()
+    pvalues = _exact_checks(ys, doc_topics, exact_posterior)
+    bad = {k: p for k, p in pvalues.items() if p < FALSE_ALARM / len(pvalues)}
+    assert not bad, bad
+    for y, doc_topic in zip(ys, doc_topics):
+        assert np.array_equal(y.sum(axis=1), doc_topic.sum(axis=1))
+
+
+_TOKENS_CODE = """
+import time
+import numpy as np
+from lpp.inference import TopicModel, fit_private
+
+# counts near 1e7 beside non-positive entries: a rank-1 fit puts ~5e6 noise tokens on each of
+# the latter, 4e9 per sweep drawn one by one (16 GB of token columns)
+y_tilde = np.where(np.add.outer(np.arange(40), np.arange(40)) % 2 == 0, 10**7, -3)
+fit_private(y_tilde[:4, :4], 0.5, TopicModel(1), n_iter=2, progress=False)  # load the kernels
+res = fit_private(y_tilde, 0.5, TopicModel(1), n_iter=4, rng=0, progress=False)
+print(res.engine, res.iter_seconds.max())
+"""
+
+
+def test_sweeps_with_huge_noise_token_counts_stay_cheap():
+    run = subprocess.run([sys.executable, "-c", _TOKENS_CODE], capture_output=True, text=True,
+                         timeout=240)
+    assert run.returncode == 0, run.stderr
+    engine, seconds = run.stdout.split()
+    assert engine == "sparse" and float(seconds) < 2.0

@@ -1,5 +1,7 @@
 """The paper's CAVI: Bessel mode, |y_tilde| as the order, delta method, stopping rule."""
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -64,6 +66,23 @@ def test_kernel_digamma_matches_scipy():
     x = np.concatenate([np.geomspace(1e-3, 1e4, 200), [1.0, 2.0, 6.0]])
     got = np.array([_digamma(v) for v in x])
     np.testing.assert_allclose(got, special.digamma(x), rtol=1e-10, atol=1e-10)
+
+
+_DIGAMMA_CODE = """
+import math
+from lpp.vi.paper import _digamma
+print([math.isnan(_digamma(x)) for x in (-math.inf, -1e300, 0.0, math.nan)], _digamma(1.0))
+"""
+
+
+def test_kernel_digamma_of_a_non_positive_argument_is_nan_not_a_hang():
+    # its recurrence x += 1 never reached 6 from -inf or below -2**53
+    run = subprocess.run([sys.executable, "-c", _DIGAMMA_CODE], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    flags, value = run.stdout.rsplit(" ", 1)
+    assert flags == "[True, True, True, True]"
+    assert float(value) == pytest.approx(-np.euler_gamma, rel=1e-9)
 
 
 def test_delta_method_against_monte_carlo_of_log_sum():
