@@ -383,7 +383,7 @@ y_tilde = [[-4, 2, 13], [30, 10**15, 5], [2, -1, -2], [21, 21, 13], [-2**63, 21,
 alpha = np.array([[0.94], [0.74], [0.094], [0.98], [0.73]])
 try:
     fit_variational(y_tilde, alpha, TopicModel(2, a0=0.99999, b0=12965.1), max_iter=3, rng=0,
-                    method="bessel-mode", em_sweeps=0)
+                    method="bessel", em_sweeps=0)
 except ValueError as err:
     print(err)
 """
