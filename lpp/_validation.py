@@ -135,9 +135,15 @@ def real_array(x, name: str, *, low=None, low_open=False, high=None, high_open=F
     return arr
 
 
+#: the smallest noise level taken (epsilon/N about 230): below it the noise is non-zero with
+#: probability under 1e-100, no privacy at all, and the collapsed factors' 1/alpha overflows
+#: at large counts (a fit gave NaN)
+MIN_NOISE_LEVEL = 1e-100
+
+
 def noise_level_array(alpha, name: str = "alpha") -> np.ndarray:
-    """``alpha``, the geometric mechanism's parameter, as float64, every value strictly in
-    (0, 1); any shape (the caller checks it against the data)."""
+    """``alpha``, the geometric mechanism's parameter, as float64, every value in
+    [:data:`MIN_NOISE_LEVEL`, 1); any shape (the caller checks it against the data)."""
     arr = np.asarray(alpha)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating)
                                  or np.issubdtype(arr.dtype, np.integer)):
@@ -146,6 +152,10 @@ def noise_level_array(alpha, name: str = "alpha") -> np.ndarray:
     if not np.isfinite(arr).all() or np.any(arr <= 0.0) or np.any(arr >= 1.0):
         raise ValueError(f"{name} must lie strictly between 0 and 1, in (0, 1) "
                          "(alpha = exp(-epsilon / N) with epsilon, N > 0)")
+    if np.any(arr < MIN_NOISE_LEVEL):
+        raise ValueError(f"{name} below {MIN_NOISE_LEVEL:g} (epsilon/N above about 230) adds "
+                         "noise with probability under 1e-100, which protects nothing: fit "
+                         "such counts as true counts (fit_nonprivate)")
     return arr
 
 

@@ -396,3 +396,14 @@ def test_a_count_whose_absolute_value_wraps_is_refused():
                          timeout=120)
     assert run.returncode == 0, run.stderr
     assert "add up to more than" in run.stdout
+
+
+def test_a_noise_level_too_small_to_protect_anything_is_refused():
+    # alpha = 1e-300 with a count of 1e12 overflowed the collapsed factor's 1/alpha to NaN
+    # (found by tests/lpp/test_properties.py)
+    with pytest.raises(ValueError, match="protects nothing"):
+        fit_variational(np.array([[10**12]]), 1e-300, TopicModel(1), rng=0, max_iter=1)
+    with pytest.raises(ValueError, match="protects nothing"):
+        privatize(np.array([[3]]), 1e-101, rng=0)
+    assert fit_variational(np.array([[10**12]]), 1e-100, TopicModel(1), rng=0,
+                           max_iter=1).objective.size == 1
