@@ -26,7 +26,11 @@ Numerical safeguards. ``R[d, k]`` is a difference of sums; when it falls below
 mass, so the difference would lose digits) it is recomputed as an explicit sum over ``Neg(d)``.
 When the acceptance rate ``R / Phi_k`` of the alias rejection would fall below
 :data:`ALIAS_MIN_ACCEPTANCE`, the row's tokens of topic k are drawn by inversion over an
-explicit cumulative sum on ``Neg(d)`` instead.
+explicit cumulative sum on ``Neg(d)`` instead. Beyond :data:`BULK_MIN` tokens and
+:data:`BULK_PER_COLUMN` per column of ``Neg(d)``, they are split over ``Neg(d)`` by one
+multinomial, so the token term of the cost never exceeds ``O(D K max(BULK_MIN, V))``. Both
+passes run in calls of bounded work (:func:`chunked_calls`), so that Ctrl-C is handled between
+them.
 
 Random streams: pass 1 (positive entries and topic totals) and pass 2 (token columns) each
 reseed per row with ``(seed, iteration, row)`` (:mod:`lpp._rng`); topic-word totals are summed

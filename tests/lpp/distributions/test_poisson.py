@@ -142,7 +142,11 @@ def _truncated(lam, n, above, n_draws, seed):
 ])
 def test_truncated_poisson_matches_exact_pmf(lam, n, above):
     # seed 13 false-alarmed at (300, 280) (p = 9e-4); three runs of 2e6 draws passed there
-    draws = _truncated(lam, n, above, N_TRUNCATED_DRAWS, 2024)
+    _assert_truncated_law(_truncated(lam, n, above, N_TRUNCATED_DRAWS, 2024), lam, n, above)
+
+
+def _assert_truncated_law(draws, lam, n, above):
+    """The draws follow Pois(lam) given X > n (``above``) or X <= n."""
     support = np.arange(n + 1, n + 400) if above else np.arange(0, n + 1)
     pmf = stats.poisson.pmf(support, lam)
     pmf /= pmf.sum()
@@ -226,12 +230,7 @@ def _near_mean_draws(lam, n, above, n_draws, seed):
 ])
 def test_the_near_mean_draws_match_the_exact_pmf(lam, n, above):
     # the O(1) draws of large means are exact at any mean: checked where the pmf is at hand
-    draws = _near_mean_draws(lam, n, above, N_TRUNCATED_DRAWS, 77)
-    support = np.arange(n + 1, n + 400) if above else np.arange(0, n + 1)
-    pmf = stats.poisson.pmf(support, lam)
-    pmf /= pmf.sum()
-    assert (draws > n).all() if above else (draws <= n).all()
-    assert chisquare_gof(draws, support, pmf)
+    _assert_truncated_law(_near_mean_draws(lam, n, above, N_TRUNCATED_DRAWS, 77), lam, n, above)
 
 
 _DRAW_CODE = """
