@@ -74,17 +74,9 @@ def _smallest_signed(y_tilde: np.ndarray) -> np.ndarray:
 
 def _seed_key(seed):
     """A seed as a key of ``numpy.random.default_rng``: an int or a non-empty list of ints."""
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        if seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed}")
-        return int(seed)
-    if isinstance(seed, (list, tuple)) and seed and all(
-            isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seed):
-        if any(s < 0 for s in seed):
-            raise ValueError(f"seed must hold non-negative integers, got {list(seed)}")
-        return [int(s) for s in seed]
-    raise TypeError(f"seed must be None (system randomness), an int or a non-empty sequence "
-                    f"of ints, got {seed!r}")
+    if isinstance(seed, (list, tuple)) and seed:
+        return [non_negative_int(s, "seed") for s in seed]
+    return non_negative_int(seed, "seed")
 
 
 #: where the noise of a privatized data set came from (``meta.json``'s ``randomness``)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp._validation import noise_level_array
+from lpp._validation import noise_level_array, non_negative_int
 from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
 from lpp.mechanism import alpha_from_epsilon, privatize
 from lpp.privatized import RANDOMNESS, _smallest_signed, noise_source
@@ -228,10 +228,7 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
     -------
     PrivatizedBlocks
     """
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
-                             or seed < 0):
-        raise TypeError(f"seed must be None (system randomness) or a non-negative int, "
-                        f"got {seed!r}")
+    seed = None if seed is None else non_negative_int(seed, "seed")
     alpha = float(alpha_from_epsilon(epsilon, N))
     randomness = "system" if seed is None else "seeded"
     with PrivatizedBlockWriter(out_dir, n_cols=n_cols, epsilon=epsilon, N=N, randomness=randomness,

@@ -192,7 +192,6 @@ class _CollapsedEngine:
                  obs: Observed, private: bool, sparse):
         self.adapter, self.obs, self.private = adapter, obs, private
         self.counts = counts
-        self.alpha = levels.full() if private else np.full(counts.shape, 0.5)
         per_row = None
         forced = sparse
         capable = _sparse_capable(adapter)
@@ -205,7 +204,9 @@ class _CollapsedEngine:
                              "within rows")
         self.sparse = (SparseTopicCounts(counts, per_row, obs.is_observed, private)
                        if per_row is not None else None)
-        self.dense = (DenseCounts(counts, self.alpha, obs.is_observed, private)
+        # the entry-sized alpha only where it is read: the sparse engine keeps one per row
+        self.dense = (DenseCounts(counts, levels.full() if private else np.full(counts.shape, 0.5),
+                                  obs.is_observed, private)
                       if self.sparse is None else None)
         self.name = "sparse" if self.sparse is not None else "dense"
 

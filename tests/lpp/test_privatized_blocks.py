@@ -81,6 +81,6 @@ def test_refusals(tmp_path):
     (tmp_path / "d" / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="version"):
         PrivatizedBlocks(tmp_path / "d")
-    with pytest.raises(TypeError, match="seed"):
+    with pytest.raises(ValueError, match="seed"):
         privatize_blocks([np.ones((1, 3), dtype=int)], tmp_path / "e", n_cols=3, epsilon=1,
                          N=1, seed=-1, source="x", column_ids=list("abc"))
