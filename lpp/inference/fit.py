@@ -78,7 +78,8 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     mask : array_like of bool, optional
         The data's shape, **True = missing** (held out: no likelihood), as in ``numpy.ma``;
         a masked array as data adds its own mask to this one. The community model always
-        masks its diagonal. An index whose entries are all masked is an error.
+        masks its diagonal. An index whose entries are all masked is an error, except for a
+        node of the community model (its memberships then follow the prior).
     init : {"data", "em", "prior"} or dict
         ``"data"``: prior draw, then one model sweep on ``max(y_tilde, 0)``; ``"em"``: prior
         draw, then ``EM_INIT_SWEEPS`` expectation sweeps (a start near a posterior mode; topic

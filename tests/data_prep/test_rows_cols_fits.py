@@ -1,0 +1,84 @@
+"""The paper's held-out reading (``heldout_rule="rows_cols"``) on a small network: actors that
+are both top senders and top recipients lose every entry, the community model fits them, and
+their held-out entries are predicted from the posterior alone."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from data_prep.network import heldout_mask
+from lpp.inference import fit_nonprivate, fit_private
+from lpp.mechanism import alpha_from_epsilon, privatize
+
+N_ACTORS, TOP = 12, 3
+
+
+@pytest.fixture(scope="module")
+def network():
+    rng = np.random.default_rng(7)
+    theta = rng.gamma(0.5, 1.0, size=(N_ACTORS, 2))
+    rates = 4.0 * theta @ np.array([[3.0, 0.2], [0.3, 2.0]]) @ theta.T
+    np.fill_diagonal(rates, 0.0)
+    counts = rng.poisson(rates)
+    # actor 0 sends and receives the most: a top sender and a top recipient
+    counts[0, 1:] += 30
+    counts[1:, 0] += 30
+    mask, tops = heldout_mask(counts, top=TOP, rule="rows_cols")
+    return counts, mask, tops
+
+
+def _fully_masked(mask):
+    off = ~np.eye(mask.shape[0], dtype=bool)
+    return np.flatnonzero([(mask[i] | ~off[i]).all() and (mask[:, i] | ~off[:, i]).all()
+                           for i in range(mask.shape[0])])
+
+
+def test_the_rows_cols_mask_hides_every_entry_of_the_actors_top_in_both_roles(network):
+    counts, mask, tops = network
+    both = sorted(set(tops["top_senders"]) & set(tops["top_recipients"]))
+    assert 0 in both
+    assert _fully_masked(mask).tolist() == both
+
+
+@pytest.mark.parametrize("method", ["collapsed", "naive"])
+def test_fully_masked_actors_fit_and_their_predictions_come_from_the_posterior(network, method):
+    counts, mask, _ = network
+    alpha = float(alpha_from_epsilon(1.0, 1.0))
+    y_tilde = privatize(counts, alpha, rng=np.random.default_rng(3))
+    fit = fit_private(y_tilde, alpha, "communities", method=method,
+                      n_components=2, n_iter=30, burn_in=10, thin=5, rng=11, mask=mask,
+                      progress=False)
+    assert np.isfinite(fit.mu_hat).all() and (fit.mu_hat[mask & ~np.eye(N_ACTORS, dtype=bool)]
+                                              > 0).all()
+    # the held-out entries carry no likelihood: any values there give the same chain, so the
+    # held-out predictions are the posterior's, not the data's
+    scrambled = y_tilde.copy()
+    scrambled[mask] = np.random.default_rng(0).integers(-50, 500, size=int(mask.sum()))
+    again = fit_private(scrambled, alpha, "communities", method=method,
+                        n_components=2, n_iter=30, burn_in=10, thin=5, rng=11, mask=mask,
+                        progress=False)
+    np.testing.assert_array_equal(again.mu_hat, fit.mu_hat)
+    # ... whereas without the mask the scrambled entries change the fit (the check can fail)
+    unmasked = [fit_private(y, alpha, "communities", method=method, n_components=2,
+                            n_iter=30, burn_in=10, thin=5, rng=11, progress=False).mu_hat
+                for y in (y_tilde, scrambled)]
+    assert not np.array_equal(*unmasked)
+
+
+def test_fully_masked_actors_in_the_nonprivate_fit(network):
+    counts, mask, _ = network
+    fit = fit_nonprivate(counts, "communities", n_components=2, n_iter=30, burn_in=10,
+                         thin=5, rng=11, mask=mask, progress=False)
+    assert np.isfinite(fit.mu_hat).all()
+    scrambled = counts.copy()
+    scrambled[mask] = 999
+    again = fit_nonprivate(scrambled, "communities", n_components=2, n_iter=30, burn_in=10,
+                           thin=5, rng=11, mask=mask, progress=False)
+    np.testing.assert_array_equal(again.mu_hat, fit.mu_hat)
+
+
+def test_a_mask_that_hides_everything_is_refused(network):
+    counts, _, _ = network
+    with pytest.raises(ValueError, match="every entry is masked"):
+        fit_nonprivate(counts, "communities", n_components=2, n_iter=2,
+                       mask=np.ones_like(counts, dtype=bool), progress=False)
