@@ -220,6 +220,29 @@ def test_network_cli(tmp_path, message, capsys):
     assert "exceeds" in capsys.readouterr().err and not (tmp_path / "bad").exists()
 
 
+def test_remask_gives_the_same_network_under_another_rule(tmp_path, message, capsys):
+    _, tsv, _ = _email_network_fixture(tmp_path, message)
+    common = ["--input", str(tsv), "--type-column", "reciptype", "--min-total", "3",
+              "--heldout-top", "2"]
+    assert main(["network", *common, "--out", str(tmp_path / "block")]) == 0
+    assert main(["network", *common, "--heldout-rule", "rows_cols",
+                 "--out", str(tmp_path / "direct")]) == 0
+    assert main(["remask", "--input", str(tmp_path / "block"), "--heldout-rule", "rows_cols",
+                 "--out", str(tmp_path / "remasked")]) == 0
+    block, direct, remasked = (load_counts(tmp_path / n) for n in ("block", "direct", "remasked"))
+    # remasking equals preparing with the rule from the start
+    assert (remasked.counts != direct.counts).nnz == 0
+    np.testing.assert_array_equal(remasked.arrays["heldout"], direct.arrays["heldout"])
+    assert not np.array_equal(remasked.arrays["heldout"], block.arrays["heldout"])
+    assert remasked.summary["heldout"] == direct.summary["heldout"]
+    assert remasked.meta["params"] == direct.meta["params"]
+    assert remasked.meta["row_ids"] == block.meta["row_ids"]
+    with pytest.raises(SystemExit):  # argparse refuses an unknown rule
+        main(["remask", "--input", str(tmp_path / "block"), "--heldout-rule", "odd",
+              "--out", str(tmp_path / "x")])
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize("lines, vocab, match", [
     ("x\n1\n1\n", "a\n", "first three lines"),
     ("1\n1\n2\n1 1 3\n", "a\n", "expected 2"),
