@@ -125,6 +125,36 @@ def test_the_unmasked_network_stages(quick_graph, paper_graph):
     assert "results/fits/network" in report
 
 
+def test_the_rows_cols_network_stages(quick_graph, paper_graph):
+    """The paper's literal held-out reading: its own prepared network (remasked from the
+    block one), privatized like every data set, one private stage per method, level, copy and
+    C of network.rows_cols_C (under the privacy check above) reading only its privatized
+    copies, one non-private stage per C, and its own report."""
+    settings = {name: yaml.safe_load(path.read_text()) for name, path in
+                (("quick", ROOT / "params.yaml"), ("paper", ROOT / "profiles" / "paper.yaml"))}
+    for name, graph in (("quick", quick_graph), ("paper", paper_graph)):
+        network, privacy = settings[name]["network"], settings[name]["privacy"]
+        private = [s for s in graph if s.startswith("infer_private_network_rows_cols@")]
+        nonprivate = [s for s in graph if s.startswith("infer_nonprivate_network_rows_cols@")]
+        assert len(private) == (len(network["methods"]) * len(privacy["levels"])
+                                * len(privacy["replicates"]) * len(network["rows_cols_C"]))
+        assert len(nonprivate) == len(network["rows_cols_C"])
+        assert set(private) <= set(_private_stages(graph))
+        for stage in private:
+            assert all(d.startswith("data/private/network_rows_cols/")
+                       for d in graph[stage][0] if d.startswith("data/"))
+        for stage in private + nonprivate:
+            fits = [o for o in graph[stage][1] if o.startswith("results/fits/")]
+            assert len(fits) == 1 and fits[0].startswith("results/fits/network_rows_cols/")
+        for stage in nonprivate:
+            assert "data/prepared/network_rows_cols/counts.npz" in graph[stage][0]
+        assert any(s.startswith("privatize@") and "data/prepared/network_rows_cols/counts.npz"
+                   in graph[s][0] for s in graph)
+        assert "results/fits/network_rows_cols" in graph["report_network_rows_cols"][0]
+        assert "data/prepared/network/counts.npz" in graph["prepare_network_rows_cols"][0]
+    assert settings["paper"]["network"]["rows_cols_C"] == [5, 10, 20]
+
+
 def test_only_privatize_writes_private_data(graph):
     writers = {name for name, (_, outs) in graph.items() if any(o.startswith("data/private") for o in outs)}
     assert writers and all(name.split("@")[0] == BRIDGE for name in writers)
