@@ -32,23 +32,28 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the case-study stages, cheapest first, so a cut-short run has the complete network study
-STAGES = ("prepare_topics", "prepare_network", "privatize", "infer_nonprivate_network",
-          "infer_private_network", "infer_nonprivate_network_unmasked",
-          "infer_private_network_unmasked", "report_network", "infer_nonprivate_topics",
-          "infer_private_topics", "report_topics")
+STAGES = ("prepare_topics", "prepare_network", "prepare_network_rows_cols", "privatize",
+          "infer_nonprivate_network", "infer_private_network",
+          "infer_nonprivate_network_unmasked", "infer_private_network_unmasked", "report_network",
+          "infer_nonprivate_network_rows_cols", "infer_private_network_rows_cols",
+          "report_network_rows_cols", "infer_nonprivate_topics", "infer_private_topics",
+          "report_topics")
 
 #: what is copied back: work-tree path -> path under --results (tables) or --figures
 TABLES = {"results/eval/topics.csv": "eval/topics.csv",
           "results/eval/network.csv": "eval/network.csv",
+          "results/eval/network_rows_cols.csv": "eval/network_rows_cols.csv",
           "data/prepared/topics/summary.json": "data/topics_summary.json",
           "data/prepared/network/summary.json": "data/network_summary.json",
+          "data/prepared/network_rows_cols/summary.json": "data/network_rows_cols_summary.json",
           "results/diagnostics/summary.csv": "diagnostics/summary.csv",
           "results/synthetic/communities.json": "synthetic/communities.json",
           "results/synthetic/topics.json": "synthetic/topics.json",
           "results/vi/benchmark.csv": "vi/benchmark.csv",
           "results/vi/synthetic.json": "vi/synthetic.json",
           "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
-FIGURES = ("figures/enron_topics.png", "figures/enron_network.png", "figures/trace_topics.png",
+FIGURES = ("figures/enron_topics.png", "figures/enron_network.png",
+           "figures/enron_network_rows_cols.png", "figures/trace_topics.png",
            "figures/trace_network.png", "figures/synthetic_communities.png",
            "figures/synthetic_topics.png", "figures/vi_benchmark.png", "figures/vi_synthetic.png")
 #: the papers' synthetic experiments (``--synthetic``): independent of the case studies

@@ -384,3 +384,14 @@ def test_a_cut_of_an_unknown_setting_is_refused(tmp_path):
     cuts.write_text("topics:\n  n_iterations: 10\n")
     with pytest.raises(ValueError, match="n_iterations"):
         runner.merged_settings(ROOT / "profiles" / "paper.yaml", cuts)
+
+
+def test_the_claims_stage_declares_the_params_it_reads():
+    """study.claims reads a few settings from the params file next to the results (the case
+    studies' data sets, the VI benchmark's size): its stage reruns when they change."""
+    from study.claims import PARAMS_READ
+
+    declared = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["claims"]["params"]
+    for key in PARAMS_READ:
+        section = key.split(".")[0]
+        assert key in declared or section in declared, key
