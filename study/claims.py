@@ -253,6 +253,14 @@ def _label(level, name) -> str:
     return f"{name}={level:g}" if isinstance(level, (int, float)) else str(level)
 
 
+def _keys(levels, name) -> str:
+    """Levels as the verdicts name them: ``ε/N=3, 1`` (numbers) or ``iraq ε=0.1, ...``."""
+    levels = list(levels)
+    if all(isinstance(k, (int, float)) for k in levels):
+        return f"{name}=" + ", ".join(f"{k:g}" for k in levels)
+    return ", ".join(map(str, levels))
+
+
 def _pairs(mine: dict, theirs: dict):
     """Level by level; a reference without levels faces every level."""
     if list(theirs) == [None]:
@@ -319,9 +327,8 @@ def better(mine: dict, theirs: dict, *, higher_is_better: bool, most: bool = Fal
         return _verdict(PASS, ours, f"{names[0]} better beyond the spread at {len(wins)} of "
                         f"{n} levels", cells)
     if n - len(losses) < need:
-        where = ", ".join(f"{k:g}" if k is not None else "?" for k in losses)
         return _verdict(FAIL, ours, f"{names[0]} worse than {names[1]} beyond the spread at "
-                        f"{level}={where}", cells)
+                        f"{_keys(losses, level)}", cells)
     if unknown:
         point = sum(sign * (a.mean - b.mean) > 0 for a, b in pairs.values())
         return _verdict(NOT_REPRODUCED, ours, f"one value per cell (one chain of one copy): "
@@ -365,11 +372,11 @@ def not_better(mine: dict, theirs: dict, *, higher_is_better: bool,
                         f"chains have {names[0]} nowhere above {names[1]}", cells)
     if above:
         return _verdict(FAIL, ours, f"{names[0]} above {names[1]} beyond the spread at "
-                        f"{level}={', '.join(f'{k:g}' for k in above)}", cells)
+                        f"{_keys(above, level)}", cells)
     if undecided:
-        return _verdict(NOT_REPRODUCED, ours, f"{names[0]} above {names[1]} at {level}="
-                        f"{', '.join(f'{k:g}' for k in undecided)}, one value per cell: no "
-                        "spread to judge by", cells)
+        return _verdict(NOT_REPRODUCED, ours, f"{names[0]} above {names[1]} at "
+                        f"{_keys(undecided, level)}, one value per cell: no spread to judge "
+                        "by", cells)
     return _verdict(PASS, ours, f"{names[0]} nowhere above {names[1]} beyond the spread "
                     f"({len(pairs)} levels)", cells)
 
@@ -446,7 +453,7 @@ def close_to(mine: dict, reference: Cell, *, rel_tol: float,
     largest = max(g for g, _ in gaps.values()) / abs(reference.mean)
     if far:
         return _verdict(FAIL, ours, f"more than {rel_tol:.0%} away beyond the spread at "
-                        f"{level}={', '.join(f'{k:g}' for k in far)}", cells)
+                        f"{_keys(far, level)}", cells)
     if all(np.isfinite(s) and g + s <= bound for g, s in gaps.values()):
         return _verdict(PASS, ours, f"within {rel_tol:.0%} at every level, spread included "
                         f"(largest gap {largest:.1%})", cells)
@@ -462,16 +469,25 @@ def near_number(ours, paper: float, *, rel_tol: float, better_if_lower: bool,
     """A printed number of the paper matched within ``rel_tol``, or beaten.
 
     Our settings differ from the paper's, so a miss is NOT-REPRODUCED, never FAIL. ``cell``
-    (optional) gives our value's chains and copies; ``ours`` is then its mean.
+    (optional) gives our value's chains and copies; ``ours`` is then its mean, and chains
+    that disagree about the match make it UNSETTLED.
     """
     if cell is not None:
         ours = cell.mean
     if ours is None or not np.isfinite(ours):
         return Verdict(NOT_RUN, "n/a", "no number of ours")
+    def matches(value):
+        beats = value <= paper if better_if_lower else value >= paper
+        return beats or abs(value - paper) / abs(paper) <= rel_tol
+
     beats = ours <= paper if better_if_lower else ours >= paper
     gap = abs(ours - paper) / abs(paper)
     text = _fmt_cell(cell) if cell is not None else _fmt(ours)
     cells = [cell] if cell is not None else []
+    votes = _chain_votes(lambda view: matches(view["ours"]), {"ours": cell}) if cell else []
+    if _unsettled(votes):
+        return _verdict(UNSETTLED, text, f"the chains disagree: {sum(votes)} of {len(votes)} "
+                        f"chains match the paper's {_fmt(paper)}", cells)
     if beats or gap <= rel_tol:
         how = "beats" if beats else f"within {rel_tol:.0%} of"
         return _verdict(PASS, text, f"ours {how} the paper's {_fmt(paper)}", cells)
@@ -528,18 +544,25 @@ class _Reader:
         except (ValueError, OSError) as err:
             raise _Missing(f"{rel} is unreadable: {err}") from None
 
-    def params(self) -> dict:
-        """The params file next to the results ({} when there is none or it is unreadable)."""
+    def params_path(self) -> Path | None:
+        """The params file next to the results: ``<root>/params.yaml``, else its parent's."""
         for path in (self.root / "params.yaml", self.root.parent / "params.yaml"):
             if path.is_file():
-                if path.as_posix() not in self.read:
-                    self.read.append(path.as_posix())
-                try:
-                    data = yaml.safe_load(path.read_text())
-                except (yaml.YAMLError, OSError):
-                    return {}
-                return data if isinstance(data, dict) else {}
-        return {}
+                return path
+        return None
+
+    def params(self) -> dict:
+        """The params file's settings ({} when there is none or it is unreadable)."""
+        path = self.params_path()
+        if path is None:
+            return {}
+        if path.as_posix() not in self.read:
+            self.read.append(path.as_posix())
+        try:
+            data = yaml.safe_load(path.read_text())
+        except (yaml.YAMLError, OSError):
+            return {}
+        return data if isinstance(data, dict) else {}
 
 
 def _get(data: dict, *keys):
@@ -1039,7 +1062,8 @@ def check_claims(results_root) -> list[Claim]:
         In a fixed order: ICML Figs 1, 3, 4, 5 (and appendix Fig. 1), VI, Foulds et al.
     """
     root = Path(results_root)
-    params = _Reader(root).params()
+    settings = _Reader(root)
+    params = settings.params()
     claims = []
     for source, group in GROUPS:
         reader = _Reader(root)
@@ -1047,10 +1071,13 @@ def check_claims(results_root) -> list[Claim]:
             reader.read = []
             verdict = _run(check.run)
             dataset = dataset_of(params, check.case) if check.case else None
+            reads = list(reader.read)
+            if check.case and settings.read and settings.read[0] not in reads:
+                reads += settings.read   # where the case study's data set was read
             claims.append(Claim(
                 id=check.id, source=f"{source}, {check.where}", statement=check.statement,
                 status=verdict.status, ours=verdict.ours, paper=check.paper,
-                reason=verdict.reason, reads=tuple(reader.read), chains=verdict.chains,
+                reason=verdict.reason, reads=tuple(reads), chains=verdict.chains,
                 copies=verdict.copies, rhat=verdict.rhat, dataset=dataset,
                 judged=dataset in (None, PAPER_DATASET)))
     return claims
