@@ -60,7 +60,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -628,9 +628,11 @@ def _icml_fig1(r: _Reader):
                     for k, c in cells(method).items()}
         verdict = better(distance(OURS), distance(NAIVE), higher_is_better=False,
                          names=("ours", "naive"), level="ε")
-        return Verdict(verdict.status, verdict.ours + f"; non-private {_fmt(reference)} "
-                       "(distances to it)", verdict.reason, verdict.chains, verdict.copies,
-                       verdict.rhat)
+        mine, naive = cells(OURS), cells(NAIVE)
+        ours = "; ".join(f"ε={k:g}: ours {_fmt_cell(mine[k])}, naive {_fmt_cell(naive[k])}"
+                         for k in mine) + f"; non-private {_fmt(reference)}"
+        return Verdict(verdict.status, ours, f"distances to the non-private error: "
+                       f"{verdict.reason}", verdict.chains, verdict.copies, verdict.rhat)
 
     fig = "Fig. 1 (synthetic network, block structure)"
     return [
@@ -1027,9 +1029,9 @@ class Claim:
     """One checked claim: where it is made, what it says, our and the paper's numbers, the
     files it read and the support behind the verdict (chains, copies, worst R-hat).
 
-    ``judged`` is False for a case study run on other data than the paper's: the comparison
-    is then a pattern of that data, without a verdict on the paper (``status`` PATTERN-only
-    in the report).
+    ``judged`` is False for a case study run on other data (``dataset``) than the paper's:
+    the comparison is then a pattern of that data, reported without its status or the
+    paper's numbers and left out of the summary.
     """
 
     id: str
