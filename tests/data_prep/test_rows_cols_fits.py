@@ -82,3 +82,19 @@ def test_a_mask_that_hides_everything_is_refused(network):
     with pytest.raises(ValueError, match="every entry is masked"):
         fit_nonprivate(counts, "communities", n_components=2, n_iter=2,
                        mask=np.ones_like(counts, dtype=bool), progress=False)
+
+
+@pytest.mark.parametrize("method", ["collapsed", "bessel", "naive"])
+def test_fully_masked_actors_in_variational_fits(network, method):
+    from lpp.inference.models import make_model
+    from lpp.vi import fit_variational
+
+    counts, mask, _ = network
+    alpha = float(alpha_from_epsilon(1.0, 1.0))
+    y_tilde = privatize(counts, alpha, rng=np.random.default_rng(3))
+    scrambled = y_tilde.copy()
+    scrambled[mask] = -7
+    fits = [fit_variational(y, alpha, make_model("communities", 2), method=method, rng=1,
+                            max_iter=40, mask=mask) for y in (y_tilde, scrambled)]
+    assert np.isfinite(fits[0].mu_hat).all()
+    np.testing.assert_array_equal(fits[0].mu_hat, fits[1].mu_hat)
