@@ -817,6 +817,8 @@ def _icml_fig5(r: _Reader):
                 ]
             held = f" ({_MASK_TEXT[mask]})"
             claims += [
+                # the paper: "generally ... lower held-out error than either"; the arXiv
+                # version: "the lowest error in most settings"
                 Check(f"{name}heldout_ours_beats_naive", fig,
                       f"Held-out error{held}: ours below the naive method in most settings "
                       "(checked: at a majority of the ε/N)", "no numbers printed",
@@ -824,8 +826,10 @@ def _icml_fig5(r: _Reader):
                       "network"),
                 Check(f"{name}heldout_ours_beats_nonprivate", fig,
                       f"Held-out error{held}: ours below non-private Poisson factorization "
-                      "at every ε/N", "no numbers printed",
-                      lambda rel=rel, c=c: compare(rel, c, "heldout_mae", NONPRIVATE),
+                      "in most settings (checked: at a majority of the ε/N)",
+                      "no numbers printed",
+                      lambda rel=rel, c=c: compare(rel, c, "heldout_mae", NONPRIVATE,
+                                                   most=True),
                       "network"),
             ]
     # the reconstruction claims again on the arXiv design's runs, where they were run
