@@ -285,10 +285,10 @@ def test_cli_refuses_with_one_line_naming_the_setting(tmp_path, round_trip_docs,
              "--n-docs", "all", "--min-tokens", "0", "--vocab-size", "all"]
     argv, expected = {
         # every word of the 6 documents occurs in at least 1 of 6 (df >= 1/6)
-        "empty vocabulary": (texts + ["--max-df", "0.1"], "raise max_df"),
-        "no tokens": (texts + ["--min-token-length", "50"], "lower min_token_length"),
+        "empty vocabulary": (texts + ["--max-df", "0.1"], "raise prepare_topics.max_df"),
+        "no tokens": (texts + ["--min-token-length", "50"], "lower prepare_topics.min_token_length"),
         "no actor": (["network", "--input", str(tsv), "--min-total", "1000"],
-                     "lower min_sent or min_total"),
+                     "lower prepare_network.min_sent or prepare_network.min_total"),
         "not a tar": (["topics", "--format", "email-tar", "--input",
                        str(tmp_path / "junk.tar.gz")], "junk.tar.gz is not a readable tar"),
         "member too large": (["topics", "--format", "email-tar", "--input",
@@ -343,7 +343,7 @@ def test_an_empty_vocabulary_is_refused_in_the_api(tmp_path, round_trip_docs, me
     made = _write_all_formats(tmp_path, round_trip_docs, message)
     for fmt in ("text-csv", "uci"):
         path, extra = made[fmt]
-        with pytest.raises(ValueError, match="only 0 word types .* raise max_df"):
+        with pytest.raises(ValueError, match="only 0 word types .* raise prepare_topics.max_df"):
             prepare_topics(path, tmp_path / fmt, fmt=fmt, **extra, n_docs=None, min_tokens=0,
                            vocab_size=None, max_df=0.1)
         assert not (tmp_path / fmt).exists()
