@@ -146,8 +146,9 @@ def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str =
     if unknown:
         raise TypeError(f"unknown topic setting(s): {sorted(unknown)}")
     params = {**TOPIC_DEFAULTS, **settings}
-    for name in ("n_docs", "vocab_size"):
-        params[name] = _count_or_all(params[name])
+    for name in ("n_docs", "vocab_size"):  # "all", as in params.yaml and on the command line
+        if isinstance(params[name], str) and params[name] == "all":
+            params[name] = None
     options, read_record = _read_options(encoding, max_member_bytes, max_archive_bytes)
     _check_format(fmt, TOPIC_FORMATS, "a document-by-word matrix")
     check_topic_params(n_docs=params["n_docs"], min_tokens=params["min_tokens"],
@@ -258,11 +259,8 @@ def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
 
 # ---------------------------------------------------------------- command line
 
-def _count_or_all(value):
-    """``"all"`` (or None) as None; a count as it is (a string of digits as an int)."""
-    if value is None or (isinstance(value, str) and value.strip().lower() == "all"):
-        return None
-    return int(value) if isinstance(value, str) else value
+def _count_or_all(text: str) -> int | None:
+    return None if text == "all" else int(text)
 
 
 def _true_or_false(text: str) -> bool:
