@@ -54,7 +54,7 @@ QUIET_SHUTDOWN_SECONDS = 3.0
 #: ``desc: 150it [00:20,  7.3it/s]`` when the total is unknown
 _TQDM_FRAME = re.compile(
     r"^(?:(?P<desc>.*?): ?)?(?:\s*\d+%\|[^|]*\| ?(?P<n>\d+)/(?P<total>\d+)|(?P<count>\d+)\w*)"
-    r" \[(?P<elapsed>[\d:]+)(?:<(?P<remaining>[\d:?]+))?[^\]]*\]$")
+    r" \[(?P<elapsed>[\d:]+)(?:<(?P<remaining>[\d:?]+))?(?:,.*)?\]$")
 
 
 def parameter_names(notebook) -> set[str]:
@@ -96,12 +96,14 @@ def stage_position(stage: str, root) -> tuple[int, int] | None:
     Reading the stage list needs no lock, so a stage of a running ``dvc repro`` may call it.
     """
     try:
-        from dvc.dvcfile import load_file
+        from dvc.parsing import DataResolver
         from dvc.repo import Repo
 
         with Repo(os.fspath(root)) as repo:
-            pipeline = os.path.join(repo.root_dir, PIPELINE_FILE)
-            names = list(load_file(repo, pipeline).stages.keys())
+            definition = yaml.safe_load(Path(repo.root_dir, PIPELINE_FILE).read_text())
+            # the resolver alone: expanding the names is all that is needed, a fraction of
+            # what resolving every stage (load_file(...).stages) costs
+            names = list(DataResolver(repo, repo.root_dir, definition).get_keys())
     except Exception:  # noqa: BLE001 - the position is a nicety, never a reason to fail
         return None
     if stage not in names:
