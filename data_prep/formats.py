@@ -2,12 +2,14 @@
 decides what a document or an actor is (see :mod:`data_prep.corpus`).
 
 Documents as text: ``text-dir`` (a folder of plain-text files), ``text-lines`` (a text file
-with one document per line, optionally compressed), ``text-csv`` (a CSV with a text column). Emails (RFC-822): ``emails-csv`` (a CSV with one raw message per row, the
-Kaggle ``emails.csv`` layout of the shipped Enron data), ``mbox``, ``maildir`` (with
+with one document per line, optionally compressed), ``text-csv`` (a CSV with a text column).
+Emails (RFC-822): ``emails-csv`` (a CSV with one raw message per row, the Kaggle
+``emails.csv`` layout of the shipped Enron data), ``mbox``, ``maildir`` (with
 ``cur/new/tmp``), ``email-dir`` (a tree of one-message files, e.g. the extracted CMU
 ``maildir/``), ``email-tar`` (the same tree inside a ``.tar``/``.tar.gz``, e.g. the CMU
 tarball, read without extracting it). Counts: ``uci`` (a UCI bag-of-words ``docword`` file
-and its ``vocab`` file). Edges: a TSV/CSV edge list and an optional node table.
+and its ``vocab`` file). Edges: a TSV/CSV edge list (optionally with a weight column) and an
+optional node table.
 
 Every reader takes a :class:`~data_prep.streams.ReadOptions` (text encoding, size limits of
 archives and compressed files; :mod:`data_prep.streams`). CSV/TSV files are UTF-8 unless a

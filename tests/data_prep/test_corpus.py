@@ -390,7 +390,8 @@ def test_cli_refuses_with_one_line_naming_the_setting(tmp_path, round_trip_docs,
     argv, expected = {
         # every word of the 6 documents occurs in at least 1 of 6 (df >= 1/6)
         "empty vocabulary": (texts + ["--max-df", "0.1"], "raise prepare_topics.max_df"),
-        "no tokens": (texts + ["--min-token-length", "50"], "lower prepare_topics.min_token_length"),
+        "no tokens": (texts + ["--min-token-length", "50"],
+                      "lower prepare_topics.min_token_length"),
         "no actor": (["network", "--input", str(tsv), "--min-total", "1000"],
                      "lower prepare_network.min_sent or prepare_network.min_total"),
         "not a tar": (["topics", "--format", "email-tar", "--input",

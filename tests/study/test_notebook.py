@@ -117,8 +117,8 @@ SWEEPS = ("import time\nfrom tqdm import tqdm\nprint('before')\n"
 def test_progress_text_reads_tqdm_frames():
     assert progress_text("sweep:  50%|#####     | 150/300 [00:20<00:20,  7.3it/s]") == \
         "sweep 150/300 [00:20<00:20]"
-    assert progress_text("topics/collapsed: 100%|██████████| 6/6 [01:02<00:00, 1.2s/it, "
-                         "ll=[-3.2]]") == "topics/collapsed 6/6 [01:02<00:00]"
+    frame = "topics/collapsed: 100%|██████████| 6/6 [01:02<00:00, 1.2s/it, ll=[-3.2]]"
+    assert progress_text(frame) == "topics/collapsed 6/6 [01:02<00:00]"
     assert progress_text("  0%|          | 0/20 [00:00<?, ?it/s]") == "0/20 [00:00<?]"
     assert progress_text("fits: 12it [00:03, 3.9it/s]") == "fits 12 [00:03]"
     for text in ("hello", "15 x 10 privatized counts", "", "ratio 1/2 [see notes]"):
