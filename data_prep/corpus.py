@@ -203,9 +203,9 @@ def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
     ``min_sent``, ``min_total``, ``heldout_top``, ``heldout_rule``, ``undirected``). For
     ``edges`` input the columns are named by ``sender_column``, ``recipient_column``,
     ``type_column`` and ``weight_column`` (whole non-negative counts: a row adds its weight
-    instead of one); a node
-    table (``nodes``, keyed by ``node_id_column``) adds actor details and ``label_column``
-    names the actors. Email formats give one edge per To/Cc/Bcc recipient. ``encoding``
+    instead of one); a node table (``nodes``, keyed by ``node_id_column``) adds actor details
+    and ``label_column`` names the actors. ``undirected=True`` counts each edge in both
+    directions (:mod:`data_prep.network`). Email formats give one edge per To/Cc/Bcc recipient. ``encoding``
     (of the edge list and node table, or of an emails CSV), ``max_member_bytes`` and
     ``max_archive_bytes`` say how inputs are read (:class:`data_prep.streams.ReadOptions`).
     """
@@ -215,19 +215,21 @@ def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
     params = {**NETWORK_DEFAULTS, **settings}
     options, read_record = _read_options(encoding, max_member_bytes, max_archive_bytes)
     _check_format(fmt, NETWORK_FORMATS, "an actor-by-actor matrix", "prepare_network")
+    if weight_column is not None and fmt != "edges":
+        raise ValueError(f"prepare_network.weight_column names a column of an edge list; the "
+                         f"{fmt} format has none: set it to none")
     inputs = {"input": formats.input_record(source, sha256)}
     node_table = None
     if nodes is not None:
         inputs["nodes"] = formats.input_record(nodes)
         node_table = formats.read_nodes(nodes, id_column=node_id_column, options=options)
         if label_column is not None and label_column not in node_table.columns:
-            raise ValueError(f"{nodes} has no column {label_column!r}; its columns are "
+            raise ValueError(f"{nodes} has no column {label_column!r} "
+                             "(prepare_network.label_column); its columns are "
                              f"{[node_id_column, *node_table.columns]}")
     elif label_column is not None:
-        raise ValueError("label_column names a column of the node table: give --nodes too")
-    if weight_column is not None and fmt != "edges":
-        raise ValueError(f"prepare_network.weight_column names a column of an edge list; the "
-                         f"{fmt} format has none: set it to none")
+        raise ValueError("prepare_network.label_column names a column of the node table: set "
+                         "prepare_network.nodes (--nodes) too, or label_column to none")
     extra = {}
     if fmt == "edges":
         edges = formats.read_edge_list(source, sender_column=sender_column,

@@ -248,7 +248,7 @@ def test_network_with_node_table_is_written_and_loaded(tmp_path):
     assert set(data.meta["inputs"]) == {"input", "nodes"}
     with pytest.raises(ValueError, match="no column 'mail'"):
         prepare_network(tmp_path / "e.tsv", nodes=tmp_path / "n.tsv", label_column="mail")
-    with pytest.raises(ValueError, match="give --nodes"):
+    with pytest.raises(ValueError, match="set prepare_network.nodes .--nodes. too"):
         prepare_network(tmp_path / "e.tsv", label_column="email")
 
 
