@@ -93,9 +93,11 @@ class TopicCounts:
 
 
 def check_topic_params(*, n_docs, min_tokens, vocab_size, max_df) -> None:
-    check_int(n_docs, "prepare_topics.n_docs", minimum=1, allow_none=True)
+    for name, value in (("n_docs", n_docs), ("vocab_size", vocab_size)):
+        if isinstance(value, str):
+            raise TypeError(f"prepare_topics.{name} must be a count or 'all', got {value!r}")
+        check_int(value, f"prepare_topics.{name}", minimum=1, allow_none=True)
     check_int(min_tokens, "prepare_topics.min_tokens", minimum=0)
-    check_int(vocab_size, "prepare_topics.vocab_size", minimum=1, allow_none=True)
     if isinstance(max_df, bool) or not isinstance(max_df, numbers.Real):
         raise TypeError(f"prepare_topics.max_df must be a number, got {type(max_df).__name__}")
     if not 0 < max_df <= 1:

@@ -118,7 +118,8 @@ def test_n_docs_and_vocab_size_all_in_the_python_api(tmp_path, round_trip_docs, 
     np.testing.assert_array_equal(everything.counts.toarray(), unset.counts.toarray())
     prepare_topics(path, tmp_path / "out", fmt="text-csv", **extra, **settings | {"n_docs": "all"})
     assert load_counts(tmp_path / "out").meta["params"]["n_docs"] is None  # as the CLI records
-    with pytest.raises(TypeError, match="prepare_topics.n_docs must be an integer"):
+    with pytest.raises(TypeError, match="prepare_topics.n_docs must be a count or 'all', got "
+                                        "'every'"):
         prepare_topics(path, fmt="text-csv", **extra, **{**settings, "n_docs": "every"})
 
 
