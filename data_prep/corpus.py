@@ -39,7 +39,7 @@ from data_prep.tokens import Tokenizer
 from data_prep.topics import (BagOfWordsDocuments, TextDocuments, TopicCounts,
                               build_topic_counts, check_topic_params)
 
-TEXT_FORMATS = ("text-dir", "text-csv")
+TEXT_FORMATS = ("text-dir", "text-lines", "text-csv")
 EMAIL_FORMATS = ("emails-csv", "mbox", "maildir", "email-dir", "email-tar")
 BAG_OF_WORDS_FORMATS = ("uci",)
 TOPIC_FORMATS = TEXT_FORMATS + EMAIL_FORMATS + BAG_OF_WORDS_FORMATS
@@ -50,12 +50,18 @@ TOPIC_DEFAULTS = {"n_docs": 10_000, "min_tokens": 50, "vocab_size": 10_000, "max
                   "min_token_length": 1, "stop_words": "none", "body_rule": "own_text",
                   "seed": 2019}
 NETWORK_DEFAULTS = {"recipient_types": ["to", "cc"], "self_loops": "drop", "min_sent": 1,
-                    "min_total": 100, "heldout_top": 50, "heldout_rule": "block"}
+                    "min_total": 100, "heldout_top": 50, "heldout_rule": "block",
+                    "undirected": False}
+#: settings recorded in an output's ``params`` only when they differ from these values, so
+#: that the outputs of runs that do not use them keep their bytes
+_RECORDED_WHEN_SET = {"weight_column": None, "undirected": False}
 
 
-def _check_format(fmt: str, allowed: Sequence[str], what: str) -> None:
+def _check_format(fmt: str, allowed: Sequence[str], what: str,
+                  section: str = "prepare_topics") -> None:
     if fmt not in allowed:
-        raise ValueError(f"format {fmt!r} cannot be used for {what}; choose one of {list(allowed)}")
+        raise ValueError(f"format {fmt!r} cannot be used for {what}; set {section}.format "
+                         f"(--format) to one of {list(allowed)}")
 
 
 def read_emails(fmt: str, source, *, message_column: str = "message",
@@ -97,11 +103,14 @@ def load_documents(fmt: str, source, *, tokenizer: Tokenizer, body_rule: str = "
         return documents, {"email_parsing": stats.as_dict()}
     if fmt == "uci":
         if vocab is None:
-            raise ValueError("the uci format needs the vocab file (--vocab)")
+            raise ValueError("the uci format needs the vocab file: set prepare_topics.vocab "
+                             "(--vocab)")
         ids, counts, types = formats.read_uci(source, vocab, options)
         return BagOfWordsDocuments(ids, counts, types, tokenizer), {}
     if fmt == "text-dir":
         ids, texts = formats.read_text_dir(source)
+    elif fmt == "text-lines":
+        ids, texts = formats.read_text_lines(source, options)
     else:
         ids, texts = formats.read_text_csv(source, text_column=text_column, id_column=id_column,
                                            options=options)
@@ -133,7 +142,8 @@ def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str =
 
     ``settings`` override :data:`TOPIC_DEFAULTS` (``n_docs``, ``min_tokens``,
     ``vocab_size``, ``max_df``, ``min_token_length``, ``stop_words``, ``body_rule``,
-    ``seed``). ``sha256`` pins the input file's checksum. ``encoding``,
+    ``seed``); ``n_docs`` and ``vocab_size`` may be ``"all"`` (or None), as in
+    ``params.yaml``. ``sha256`` pins the input file's checksum. ``encoding``,
     ``max_member_bytes`` and ``max_archive_bytes`` say how inputs are read
     (:class:`data_prep.streams.ReadOptions`).
     """
@@ -141,12 +151,16 @@ def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str =
     if unknown:
         raise TypeError(f"unknown topic setting(s): {sorted(unknown)}")
     params = {**TOPIC_DEFAULTS, **settings}
+    for name in ("n_docs", "vocab_size"):  # "all", as in params.yaml and on the command line
+        if isinstance(params[name], str) and params[name] == "all":
+            params[name] = None
     options, read_record = _read_options(encoding, max_member_bytes, max_archive_bytes)
     _check_format(fmt, TOPIC_FORMATS, "a document-by-word matrix")
     check_topic_params(n_docs=params["n_docs"], min_tokens=params["min_tokens"],
                        vocab_size=params["vocab_size"], max_df=params["max_df"])
     if params["body_rule"] not in BODY_RULES:
-        raise ValueError(f"body_rule must be one of {BODY_RULES}, got {params['body_rule']!r}")
+        raise ValueError(f"prepare_topics.body_rule must be one of {BODY_RULES}, got "
+                         f"{params['body_rule']!r}")
     tokenizer = Tokenizer.from_params(params["min_token_length"], params["stop_words"])
     inputs = {"input": formats.input_record(source, sha256)}
     if vocab is not None:
@@ -183,17 +197,20 @@ def write_network(out, result: NetworkCounts, *, params: dict, inputs: dict):
 def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
                     node_id_column: str = "id", label_column: str | None = None,
                     sender_column: str = "from", recipient_column: str = "to",
-                    type_column: str | None = None, message_column: str = "message",
+                    type_column: str | None = None, weight_column: str | None = None,
+                    message_column: str = "message",
                     id_column: str | None = None, sha256: str | None = None,
                     encoding: str | None = None, max_member_bytes: int = MAX_MEMBER_BYTES,
                     max_archive_bytes: int = MAX_ARCHIVE_BYTES, **settings) -> NetworkCounts:
     """Build (and, if ``out`` is given, write) an actor-by-actor matrix.
 
     ``settings`` override :data:`NETWORK_DEFAULTS` (``recipient_types``, ``self_loops``,
-    ``min_sent``, ``min_total``, ``heldout_top``, ``heldout_rule``). For ``edges`` input the
-    columns are named by ``sender_column``, ``recipient_column`` and ``type_column``; a node
-    table (``nodes``, keyed by ``node_id_column``) adds actor details and ``label_column``
-    names the actors. Email formats give one edge per To/Cc/Bcc recipient. ``encoding``
+    ``min_sent``, ``min_total``, ``heldout_top``, ``heldout_rule``, ``undirected``). For
+    ``edges`` input the columns are named by ``sender_column``, ``recipient_column``,
+    ``type_column`` and ``weight_column`` (whole non-negative counts: a row adds its weight
+    instead of one); a node table (``nodes``, keyed by ``node_id_column``) adds actor details
+    and ``label_column`` names the actors. ``undirected=True`` counts each edge in both
+    directions (:mod:`data_prep.network`). Email formats give one edge per To/Cc/Bcc recipient. ``encoding``
     (of the edge list and node table, or of an emails CSV), ``max_member_bytes`` and
     ``max_archive_bytes`` say how inputs are read (:class:`data_prep.streams.ReadOptions`).
     """
@@ -202,22 +219,28 @@ def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
         raise TypeError(f"unknown network setting(s): {sorted(unknown)}")
     params = {**NETWORK_DEFAULTS, **settings}
     options, read_record = _read_options(encoding, max_member_bytes, max_archive_bytes)
-    _check_format(fmt, NETWORK_FORMATS, "an actor-by-actor matrix")
+    _check_format(fmt, NETWORK_FORMATS, "an actor-by-actor matrix", "prepare_network")
+    if weight_column is not None and fmt != "edges":
+        raise ValueError(f"prepare_network.weight_column names a column of an edge list; the "
+                         f"{fmt} format has none: set it to none")
     inputs = {"input": formats.input_record(source, sha256)}
     node_table = None
     if nodes is not None:
         inputs["nodes"] = formats.input_record(nodes)
         node_table = formats.read_nodes(nodes, id_column=node_id_column, options=options)
         if label_column is not None and label_column not in node_table.columns:
-            raise ValueError(f"{nodes} has no column {label_column!r}; its columns are "
+            raise ValueError(f"{nodes} has no column {label_column!r} "
+                             "(prepare_network.label_column); its columns are "
                              f"{[node_id_column, *node_table.columns]}")
     elif label_column is not None:
-        raise ValueError("label_column names a column of the node table: give --nodes too")
+        raise ValueError("prepare_network.label_column names a column of the node table: set "
+                         "prepare_network.nodes (--nodes) too, or label_column to none")
     extra = {}
     if fmt == "edges":
         edges = formats.read_edge_list(source, sender_column=sender_column,
                                        recipient_column=recipient_column,
-                                       type_column=type_column, options=options)
+                                       type_column=type_column, weight_column=weight_column,
+                                       options=options)
     else:
         emails, stats = read_emails(fmt, source, message_column=message_column,
                                     id_column=id_column, options=options)
@@ -226,14 +249,17 @@ def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
     result = build_network(edges, recipient_types=params["recipient_types"],
                            self_loops=params["self_loops"], min_sent=params["min_sent"],
                            min_total=params["min_total"], heldout_top=params["heldout_top"],
-                           heldout_rule=params["heldout_rule"], nodes=node_table,
+                           heldout_rule=params["heldout_rule"],
+                           undirected=params["undirected"], nodes=node_table,
                            label_column=label_column)
     result.summary.update(extra)
     if out is not None:
         record = {"format": fmt, **params, "sender_column": sender_column,
                   "recipient_column": recipient_column, "type_column": type_column,
-                  "node_id_column": node_id_column, "label_column": label_column,
-                  **read_record}
+                  "weight_column": weight_column, "node_id_column": node_id_column,
+                  "label_column": label_column, **read_record}
+        record = {k: v for k, v in record.items()
+                  if k not in _RECORDED_WHEN_SET or v != _RECORDED_WHEN_SET[k]}
         write_network(out, result, params=record, inputs=inputs)
     return result
 
@@ -278,6 +304,12 @@ def remask_network(source, out, *, heldout_rule: str) -> NetworkCounts:
 
 def _count_or_all(text: str) -> int | None:
     return None if text == "all" else int(text)
+
+
+def _true_or_false(text: str) -> bool:
+    if text.strip().lower() not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"not true or false: {text!r}")
+    return text.strip().lower() == "true"
 
 
 def _optional(text: str) -> str | None:
@@ -342,6 +374,9 @@ def _parser() -> argparse.ArgumentParser:
     network.add_argument("--recipient-column", default="to")
     network.add_argument("--type-column", type=_optional,
                          help="recipient type column (to/cc/bcc), or 'none'")
+    network.add_argument("--weight-column", type=_optional,
+                         help="edges: a column of counts (a row adds its count instead of one), "
+                              "or 'none'")
     network.add_argument("--message-column", default="message")
     network.add_argument("--id-column", type=_optional)
     network.add_argument("--sha256")
@@ -354,6 +389,8 @@ def _parser() -> argparse.ArgumentParser:
     network.add_argument("--heldout-top", type=int, default=n["heldout_top"])
     network.add_argument("--heldout-rule", default=n["heldout_rule"],
                          choices=HELDOUT_RULES)
+    network.add_argument("--undirected", type=_true_or_false, default=n["undirected"],
+                         help="true: each edge counts in both directions (default: false)")
     _add_read_options(network)
 
     remask = commands.add_parser("remask", help="a prepared network under another held-out rule")
@@ -388,10 +425,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.input, args.out, fmt=args.format, nodes=args.nodes,
                 node_id_column=args.node_id_column, label_column=args.label_column,
                 sender_column=args.sender_column, recipient_column=args.recipient_column,
-                type_column=args.type_column, message_column=args.message_column,
+                type_column=args.type_column, weight_column=args.weight_column,
+                message_column=args.message_column,
                 id_column=args.id_column, sha256=args.sha256, recipient_types=types,
                 self_loops=args.self_loops, min_sent=args.min_sent, min_total=args.min_total,
-                heldout_top=args.heldout_top, heldout_rule=args.heldout_rule, **reading)
+                heldout_top=args.heldout_top, heldout_rule=args.heldout_rule,
+                undirected=args.undirected, **reading)
         shape = result.counts.shape
         print(f"wrote {args.out}: {shape[0]} x {shape[1]} counts, "
               f"{int(result.counts.sum())} in total")

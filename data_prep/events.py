@@ -104,8 +104,11 @@ def build_events(emails, *, min_emails=80, first_month="1999-01", last_month="20
         A bad window, ``min_emails < 1``, or no sender left.
     """
     lo, hi = _month_number(first_month), _month_number(last_month)
-    if lo > hi or min_emails < 1:
-        raise ValueError("need first_month <= last_month and min_emails >= 1")
+    if lo > hi:
+        raise ValueError(f"prepare_events.first_month={first_month} is after "
+                         f"prepare_events.last_month={last_month}: swap them")
+    if min_emails < 1:
+        raise ValueError(f"prepare_events.min_emails must be at least 1, got {min_emails}")
     by_sender: dict[str, list] = {}
     unreadable = outside = 0
     for message in emails:
@@ -119,7 +122,9 @@ def build_events(emails, *, min_emails=80, first_month="1999-01", last_month="20
         by_sender.setdefault(message.sender, []).append(parsed)
     senders = sorted(s for s, rows in by_sender.items() if s and len(rows) >= min_emails)
     if not senders:
-        raise ValueError(f"no sender has {min_emails} emails in the window")
+        raise ValueError(f"no sender has {min_emails} emails from {first_month} to "
+                         f"{last_month}: lower prepare_events.min_emails or widen "
+                         "prepare_events.first_month / prepare_events.last_month")
     chain, month, rows = [], [], []
     for c, sender in enumerate(senders):
         months = sorted({m for m, _ in by_sender[sender]})

@@ -1,13 +1,15 @@
 """Readers for the input formats. Each returns plain Python/pandas objects; nothing here
 decides what a document or an actor is (see :mod:`data_prep.corpus`).
 
-Documents as text: ``text-dir`` (a folder of plain-text files), ``text-csv`` (a CSV with a
-text column). Emails (RFC-822): ``emails-csv`` (a CSV with one raw message per row, the
-Kaggle ``emails.csv`` layout of the shipped Enron data), ``mbox``, ``maildir`` (with
+Documents as text: ``text-dir`` (a folder of plain-text files), ``text-lines`` (a text file
+with one document per line, optionally compressed), ``text-csv`` (a CSV with a text column).
+Emails (RFC-822): ``emails-csv`` (a CSV with one raw message per row, the Kaggle
+``emails.csv`` layout of the shipped Enron data), ``mbox``, ``maildir`` (with
 ``cur/new/tmp``), ``email-dir`` (a tree of one-message files, e.g. the extracted CMU
 ``maildir/``), ``email-tar`` (the same tree inside a ``.tar``/``.tar.gz``, e.g. the CMU
 tarball, read without extracting it). Counts: ``uci`` (a UCI bag-of-words ``docword`` file
-and its ``vocab`` file). Edges: a TSV/CSV edge list and an optional node table.
+and its ``vocab`` file). Edges: a TSV/CSV edge list (optionally with a weight column) and an
+optional node table.
 
 Every reader takes a :class:`~data_prep.streams.ReadOptions` (text encoding, size limits of
 archives and compressed files; :mod:`data_prep.streams`). CSV/TSV files are UTF-8 unless a
@@ -18,11 +20,13 @@ member of a tarball, that leads out of the folder or the archive is refused.
 Ids: files are named by their path relative to the folder (POSIX separators; a leading
 ``maildir/`` component of tarball members is dropped, so CMU ids look like
 ``allen-p/inbox/1.``), mbox messages by ``<file name>:<position>``, maildir messages by
-their key, CSV rows by the id column (default: the row number), UCI documents by ``docID``.
+their key, CSV rows by the id column (default: the row number), the lines of a ``text-lines``
+file by their line number (from 1), UCI documents by ``docID``.
 Hidden files (a name starting with ``.``) are skipped.
 """
 from __future__ import annotations
 
+import codecs
 import contextlib
 import hashlib
 import io
@@ -146,7 +150,8 @@ def read_table(path, *, columns: list[str], sep: str | None = None, dtype=None,
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise ValueError(f"{path} has no column(s) {missing}; its columns are "
-                         f"{list(table.columns)}")
+                         f"{list(table.columns)}: set the *_column settings of "
+                         "prepare_topics / prepare_network to the file's names")
     return table
 
 
@@ -158,6 +163,52 @@ def read_text_dir(root) -> tuple[list[str], list[str]]:
     files = _visible_files(root)
     ids = [p.relative_to(root).as_posix() for p in files]
     return ids, [decode_bytes(p.read_bytes()) for p in files]
+
+
+def read_text_lines(path, options: ReadOptions = DEFAULT_READ) -> tuple[list[str], list[str]]:
+    """One document per line of a text file (gzip, bzip2, xz or zip allowed, read within the
+    limits of ``options``); a document's id is its line number, from 1.
+
+    Every line is a document, an empty one included (it has no token, so ``min_tokens``
+    decides whether it is kept), and line numbers stay those of the file. A final line
+    break ends the last line; it does not start another. Lines end at ``\n`` (``\r\n``
+    too). A byte-order mark, or ``options.encoding``, decodes the whole file; otherwise each
+    line is decoded on its own as UTF-8, else cp1252, else latin-1, like a ``text-dir`` file.
+
+    Raises
+    ------
+    ValueError
+        For an empty file, a truncated or corrupt compressed file, or a line holding a NUL
+        byte (a binary file, or UTF-16 text without a byte-order mark: set ``encoding``).
+    """
+    path = require_file(path)
+    with decompression_errors(path), open_buffered(path, options) as stream:
+        encoding = options.encoding or bom_encoding(stream)
+        if encoding is not None:
+            try:
+                text = stream.read().decode(encoding)
+            except UnicodeDecodeError as error:
+                origin = "" if options.encoding else " (announced by its byte-order mark)"
+                raise ValueError(f"{path} cannot be decoded as {encoding}{origin}: {error}; "
+                                 "set encoding (--encoding) to the file's text encoding") from None
+            lines = text.removeprefix("\ufeff").split("\n")
+        else:
+            lines = stream.read().removeprefix(codecs.BOM_UTF8).split(b"\n")
+    if lines[-1] in ("", b""):
+        lines.pop()  # the final line break
+    if not lines:
+        raise ValueError(f"{path} is empty: a text-lines file holds one document per line")
+    texts = []
+    for number, line in enumerate(lines, start=1):
+        if isinstance(line, bytes):
+            if b"\x00" in line:
+                raise ValueError(
+                    f"{path}: line {number} holds a NUL byte, so this is not a text file of "
+                    "one document per line (UTF-16 text without a byte-order mark? set "
+                    "encoding, --encoding)")
+            line = decode_bytes(line)
+        texts.append(line.removesuffix("\r"))
+    return [str(n) for n in range(1, len(texts) + 1)], texts
 
 
 def read_text_csv(path, *, text_column: str = "text", id_column: str | None = None,
@@ -327,19 +378,41 @@ def read_uci(docword_path, vocab_path, options: ReadOptions = DEFAULT_READ
 # ---------------------------------------------------------------- edges
 
 def read_edge_list(path, *, sender_column: str = "from", recipient_column: str = "to",
-                   type_column: str | None = None, sep: str | None = None,
-                   options: ReadOptions = DEFAULT_READ) -> pd.DataFrame:
-    """An edge list as columns ``sender``, ``recipient`` (and ``type`` if named)."""
-    columns = [sender_column, recipient_column] + ([type_column] if type_column else [])
+                   type_column: str | None = None, weight_column: str | None = None,
+                   sep: str | None = None, options: ReadOptions = DEFAULT_READ) -> pd.DataFrame:
+    """An edge list as columns ``sender``, ``recipient`` (and ``type``, ``weight`` if named).
+
+    ``weight_column`` names a column of whole non-negative counts (``3`` or ``3.0``): a row
+    then stands for that many interactions instead of one.
+    """
+    named = {"type": type_column, "weight": weight_column}
+    extra = [kind for kind, column in named.items() if column]
+    columns = [sender_column, recipient_column] + [named[kind] for kind in extra]
     table = read_table(path, columns=columns, sep=sep, options=options)
     edges = table[columns].copy()
-    edges.columns = ["sender", "recipient"] + (["type"] if type_column else [])
+    edges.columns = ["sender", "recipient"] + extra
     for column in ("sender", "recipient"):
         if not pd.api.types.is_integer_dtype(edges[column]):
             edges[column] = edges[column].astype(str).str.strip()
             if (edges[column] == "").any():
                 raise ValueError(f"{path}: column {column!r} has empty values")
+    if weight_column:
+        edges["weight"] = _edge_weights(edges["weight"], path, weight_column)
     return edges
+
+
+def _edge_weights(values: pd.Series, path, column: str) -> np.ndarray:
+    """The weight column as int64 counts, or a ``ValueError`` naming the first bad row."""
+    number = pd.to_numeric(values.astype(str).str.strip() if values.dtype == object else values,
+                           errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(number) | (number < 0) | (number != np.round(number))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{path}: the weight column {column!r} must hold whole non-negative counts; data "
+            f"row {row + 1} has {values.iloc[row]!r} (set prepare_network.weight_column, "
+            "--weight-column, to a column of counts, or to none to count each row once)")
+    return number.astype(np.int64)
 
 
 def read_nodes(path, *, id_column: str = "id", sep: str | None = None,

@@ -1,7 +1,9 @@
 """The actor-by-actor matrix of the community-detection case study.
 
 Input: an edge list with one row per (email, recipient) -- columns ``sender``,
-``recipient`` and optionally ``type`` (``to``/``cc``/``bcc``). Order of operations:
+``recipient`` and optionally ``type`` (``to``/``cc``/``bcc``) and ``weight`` (whole
+non-negative counts: a row with weight ``w`` adds ``w`` where a row without adds one). Order
+of operations:
 
 1. Keep the rows whose recipient type is in ``recipient_types`` (default ``to`` and ``cc``:
    in the CMU/Priebe data every ``bcc`` row repeats a ``cc`` row, so counting both would
@@ -12,10 +14,15 @@ Input: an edge list with one row per (email, recipient) -- columns ``sender``,
    them before anything is counted -- an email to oneself is no interaction between
    actors, and the community model masks the diagonal anyway. ``"keep"`` counts them (in
    the actor filter and on the diagonal).
-3. Actor filter, one pass over the whole edge list: keep an actor who sent at least
+3. ``undirected=True``: every edge counts in both directions, ``y_ij = y_ji =`` the edges
+   between i and j either way round (a self-loop, when kept, counts once, on the
+   diagonal). An actor's edges are then both what it sent and what it received: the filter
+   below compares ``min_sent`` and ``min_total`` with the actor's edge count (its row sum),
+   not with twice that, and the held-out top senders and recipients are the same actors.
+4. Actor filter, one pass over the whole edge list: keep an actor who sent at least
    ``min_sent`` emails and sent plus received at least ``min_total`` (each recipient row
    counts one). Rows and columns are the kept actors, in id order.
-4. Held-out mask for link prediction ("we held out all elements of the count matrix that
+5. Held-out mask for link prediction ("we held out all elements of the count matrix that
    involved the top fifty senders or recipients"). Top senders/recipients are the
    ``heldout_top`` kept actors with the largest row/column sums of the kept matrix (ties go
    to the lower id). ``heldout_rule``:
@@ -47,10 +54,31 @@ EDGE_COLUMNS = ("sender", "recipient")
 
 @dataclass(frozen=True)
 class NetworkCounts:
-    counts: np.ndarray          # int64, actors x actors, y_ij = emails from i to j
-    actor_ids: list[str]        # row/column labels
-    actors: list[dict]          # one record per kept actor (id, label, activity, extra info)
-    heldout: np.ndarray         # bool, same shape as counts
+    """An actor-by-actor count matrix with its held-out mask (:func:`build_network`).
+
+    Attributes
+    ----------
+    counts : numpy.ndarray
+        int64, actors x actors: ``counts[i, j]`` is the number of emails (or the summed
+        weights) from actor ``i`` to actor ``j``; symmetric for an undirected network.
+    actor_ids : list of str
+        The row (and column) labels: the node table's ``label_column``, else the actor ids.
+    actors : list of dict
+        One record per kept actor, in row order: ``id``, the node table's columns, ``sent``
+        and ``received`` over the whole edge list, ``sent_in_matrix``,
+        ``received_in_matrix``, and ``top_sender_rank`` / ``top_recipient_rank`` (1 for the
+        top actor; None outside the held-out top).
+    heldout : numpy.ndarray
+        bool, the shape of ``counts``: the entries held out for link prediction.
+    summary : dict
+        Statistics of the matrix, the edge list and every held-out rule (written as
+        ``summary.json``).
+    """
+
+    counts: np.ndarray
+    actor_ids: list[str]
+    actors: list[dict]
+    heldout: np.ndarray
     summary: dict
 
 
@@ -62,11 +90,14 @@ def top_actors(totals: np.ndarray, k: int) -> np.ndarray:
 def heldout_mask(counts: np.ndarray, *, top: int, rule: str) -> tuple[np.ndarray, dict]:
     """The held-out mask of ``rule`` (module docstring) and the top sender/recipient indices."""
     if rule not in HELDOUT_RULES:
-        raise ValueError(f"heldout_rule must be one of {HELDOUT_RULES}, got {rule!r}")
+        raise ValueError(f"prepare_network.heldout_rule must be one of {HELDOUT_RULES}, got "
+                         f"{rule!r}")
     n = counts.shape[0]
-    check_int(top, "heldout_top", minimum=0)
+    check_int(top, "prepare_network.heldout_top", minimum=0)
     if top > n:
-        raise ValueError(f"heldout_top={top} exceeds the number of actors kept ({n})")
+        raise ValueError(f"prepare_network.heldout_top={top} exceeds the number of actors kept "
+                         f"({n}): lower prepare_network.heldout_top, or keep more actors by "
+                         "lowering prepare_network.min_total or prepare_network.min_sent")
     senders = top_actors(counts.sum(axis=1), top)
     recipients = top_actors(counts.sum(axis=0), top)
     is_sender = np.zeros(n, dtype=bool)
@@ -95,11 +126,13 @@ def _actor_universe(rows: pd.DataFrame) -> np.ndarray:
 
 def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loops: str = "drop",
                   min_sent: int = 1, min_total: int = 100, heldout_top: int = 50,
-                  heldout_rule: str = "block", nodes: pd.DataFrame | None = None,
+                  heldout_rule: str = "block", undirected: bool = False,
+                  nodes: pd.DataFrame | None = None,
                   label_column: str | None = None) -> NetworkCounts:
     """Build the filtered actor-by-actor counts and the held-out mask (module docstring).
 
-    ``edges``: columns ``sender``, ``recipient`` (ints or strings) and optionally ``type``.
+    ``edges``: columns ``sender``, ``recipient`` (ints or strings) and optionally ``type``
+    and ``weight`` (non-negative integers).
     ``recipient_types=None`` counts every row. ``nodes``: optional table indexed by actor id
     whose columns are copied into the actor records; ``label_column`` of it names the rows
     and columns (default: the actor id).
@@ -111,12 +144,21 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
         raise ValueError("the edge list is empty")
     if edges[list(EDGE_COLUMNS)].isna().any().any():
         raise ValueError("the edge list has rows without a sender or a recipient")
+    if "weight" in edges.columns and not (pd.api.types.is_integer_dtype(edges["weight"])
+                                          and (edges["weight"] >= 0).all()):
+        raise ValueError("the edge weights must be non-negative integers (counts): check "
+                         "prepare_network.weight_column")
     if self_loops not in SELF_LOOP_RULES:
-        raise ValueError(f"self_loops must be one of {SELF_LOOP_RULES}, got {self_loops!r}")
-    check_int(min_sent, "min_sent", minimum=0)
-    check_int(min_total, "min_total", minimum=0)
+        raise ValueError(f"prepare_network.self_loops must be one of {SELF_LOOP_RULES}, got "
+                         f"{self_loops!r}")
+    check_int(min_sent, "prepare_network.min_sent", minimum=0)
+    check_int(min_total, "prepare_network.min_total", minimum=0)
+    if not isinstance(undirected, bool):
+        raise TypeError(f"prepare_network.undirected must be true or false, got "
+                        f"{type(undirected).__name__}")
     if heldout_rule not in HELDOUT_RULES:
-        raise ValueError(f"heldout_rule must be one of {HELDOUT_RULES}, got {heldout_rule!r}")
+        raise ValueError(f"prepare_network.heldout_rule must be one of {HELDOUT_RULES}, got "
+                         f"{heldout_rule!r}")
 
     if not all(pd.api.types.is_integer_dtype(edges[c]) for c in EDGE_COLUMNS):
         edges = edges.assign(sender=edges["sender"].astype(str),
@@ -130,7 +172,8 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
         if recipient_types is not None:
             wanted = {str(t).strip().lower() for t in recipient_types}
             if not wanted:
-                raise ValueError("recipient_types is empty: no edge would be counted")
+                raise ValueError("prepare_network.recipient_types is empty: no edge would be "
+                                 "counted")
             rows = edges[kinds.isin(wanted).to_numpy()]
     elif recipient_types is not None:
         stats["note"] = "no recipient type column: every row counted"
@@ -142,7 +185,8 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
     stats["rows_counted"] = int(len(rows))
     if len(rows) == 0:
         raise ValueError("no edge is left to count after the recipient-type and self-loop "
-                         "rules: widen recipient_types or set self_loops='keep'")
+                         "rules: widen prepare_network.recipient_types or set "
+                         "prepare_network.self_loops to keep")
 
     universe = _actor_universe(rows)
     index = pd.Index(universe)
@@ -150,12 +194,23 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
     dst = index.get_indexer(rows["recipient"])
     n_all = len(universe)
     full = np.zeros((n_all, n_all), dtype=np.int64)
-    np.add.at(full, (src, dst), 1)
+    if "weight" in rows.columns:
+        weights = rows["weight"].to_numpy(dtype=np.int64)
+        stats["weight_total"] = int(weights.sum())
+        np.add.at(full, (src, dst), weights)
+    else:
+        np.add.at(full, (src, dst), 1)
+    if undirected:
+        stats["undirected"] = True
+        full = full + full.T - np.diag(np.diag(full))
     sent, received = full.sum(axis=1), full.sum(axis=0)
-    keep = np.flatnonzero((sent >= min_sent) & (sent + received >= min_total))
+    total = sent if undirected else sent + received
+    keep = np.flatnonzero((sent >= min_sent) & (total >= min_total))
     if keep.size == 0:
-        raise ValueError(f"no actor sent at least {min_sent} and sent plus received at least "
-                         f"{min_total} emails: lower min_sent or min_total")
+        what = "has at least" if undirected else "sent at least"
+        raise ValueError(f"no actor {what} {min_sent} and {'' if undirected else 'sent plus '}"
+                         f"received at least {min_total} emails: lower "
+                         "prepare_network.min_sent or prepare_network.min_total")
     counts = full[np.ix_(keep, keep)]
     mask, tops = heldout_mask(counts, top=heldout_top, rule=heldout_rule)
 
@@ -177,7 +232,8 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
         actors.append(record)
     labels = [str(a[label_column]) if label_column else str(a["id"]) for a in actors]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"actor labels from column {label_column!r} are not unique")
+        raise ValueError(f"actor labels from column {label_column!r} are not unique: set "
+                         "prepare_network.label_column to a column of unique names, or to none")
 
     by_rule = {rule: heldout_fractions(counts, heldout_mask(counts, top=heldout_top,
                                                            rule=rule)[0])
@@ -201,12 +257,15 @@ def _plain(value):
 
 def _bcc_mirrors_cc(edges: pd.DataFrame, kinds: pd.Series) -> bool | None:
     """Whether the bcc rows repeat the cc rows exactly (as a multiset of sender-recipient
-    pairs); ``None`` when there is no bcc row."""
+    pairs, each row counted by its weight); ``None`` when there is no bcc row."""
     if not (kinds == "bcc").any():
         return None
     copied = kinds.isin(["cc", "bcc"]).to_numpy()
-    rows = edges.loc[copied, ["sender", "recipient"]].assign(kind=kinds[copied].to_numpy())
-    table = rows.groupby(["sender", "recipient", "kind"]).size().unstack("kind", fill_value=0)
+    rows = edges.loc[copied, ["sender", "recipient"]].assign(
+        kind=kinds[copied].to_numpy(),
+        weight=edges.loc[copied, "weight"].to_numpy() if "weight" in edges.columns else 1)
+    table = rows.groupby(["sender", "recipient", "kind"])["weight"].sum().unstack(
+        "kind", fill_value=0)
     return bool("cc" in table and (table["cc"] == table["bcc"]).all())
 
 

@@ -26,8 +26,8 @@ def load_stop_words(spec) -> frozenset[str]:
     if isinstance(spec, (str, Path)):
         path = Path(spec)
         if not path.is_file():
-            raise ValueError(f"stop_words must be one of {STOP_WORD_LISTS} or a file of words; "
-                             f"{spec!r} is neither")
+            raise ValueError(f"prepare_topics.stop_words must be one of {STOP_WORD_LISTS} or a "
+                             f"file of words; {spec!r} is neither")
         return frozenset(w.strip().lower() for w in path.read_text().splitlines() if w.strip())
     words = list(spec)
     if not all(isinstance(w, str) for w in words):
@@ -54,6 +54,9 @@ class Tokenizer:
 
     @classmethod
     def from_params(cls, min_length: int = 1, stop_words="none") -> Tokenizer:
+        """The tokenizer of the settings ``prepare_topics.min_token_length`` and
+        ``prepare_topics.stop_words``."""
+        positive_int(min_length, "prepare_topics.min_token_length")
         return cls(min_length=min_length, stop_words=load_stop_words(stop_words))
 
     def __call__(self, text: str) -> list[str]:

@@ -8,7 +8,8 @@ Order of operations (every number is a parameter):
    sampled; the paper's "emails with at least 50 word tokens" is a property of the email.
 2. Keep the documents with at least ``min_tokens`` tokens, in corpus order.
 3. Sample ``n_docs`` of them uniformly without replacement (``numpy`` Generator seeded with
-   ``seed``); rows keep corpus order. ``n_docs=None`` keeps them all.
+   ``seed``); rows keep corpus order. ``n_docs=None`` (``all`` in ``params.yaml``) keeps them
+   all.
 4. Choose the vocabulary on the sample (:mod:`data_prep.vocabulary`) and restrict the counts
    to it. Documents may lose tokens here; the summary reports both token counts.
 """
@@ -68,6 +69,23 @@ class BagOfWordsDocuments:
 
 @dataclass(frozen=True)
 class TopicCounts:
+    """A document-by-word count matrix (:func:`build_topic_counts`).
+
+    Attributes
+    ----------
+    counts : scipy.sparse.csr_array
+        int64, documents x vocabulary: ``counts[d, v]`` is the number of tokens of word
+        ``vocabulary[v]`` in document ``doc_ids[d]`` (sorted indices).
+    doc_ids : list of str
+        The sampled documents' ids, in corpus order (how each format names its documents:
+        :mod:`data_prep.formats`).
+    vocabulary : list of str
+        The word types of the columns, most frequent in the sample first.
+    summary : dict
+        Statistics of the matrix and of the sample it was cut from (written as
+        ``summary.json``; :func:`data_prep.summary.topic_summary`).
+    """
+
     counts: sp.csr_array
     doc_ids: list[str]
     vocabulary: list[str]
@@ -75,13 +93,15 @@ class TopicCounts:
 
 
 def check_topic_params(*, n_docs, min_tokens, vocab_size, max_df) -> None:
-    check_int(n_docs, "n_docs", minimum=1, allow_none=True)
-    check_int(min_tokens, "min_tokens", minimum=0)
-    check_int(vocab_size, "vocab_size", minimum=1, allow_none=True)
+    for name, value in (("n_docs", n_docs), ("vocab_size", vocab_size)):
+        if isinstance(value, str):
+            raise TypeError(f"prepare_topics.{name} must be a count or 'all', got {value!r}")
+        check_int(value, f"prepare_topics.{name}", minimum=1, allow_none=True)
+    check_int(min_tokens, "prepare_topics.min_tokens", minimum=0)
     if isinstance(max_df, bool) or not isinstance(max_df, numbers.Real):
-        raise TypeError(f"max_df must be a number, got {type(max_df).__name__}")
+        raise TypeError(f"prepare_topics.max_df must be a number, got {type(max_df).__name__}")
     if not 0 < max_df <= 1:
-        raise ValueError(f"max_df must be in (0, 1], got {max_df}")
+        raise ValueError(f"prepare_topics.max_df must be in (0, 1], got {max_df}")
 
 
 def sample_documents(lengths: np.ndarray, *, n_docs: int | None, min_tokens: int,
@@ -91,12 +111,14 @@ def sample_documents(lengths: np.ndarray, *, n_docs: int | None, min_tokens: int
     if n_docs is None:
         if eligible.size == 0:
             raise ValueError(f"no document has at least {min_tokens} word tokens: lower "
-                             "min_tokens (or min_token_length, or loosen stop_words)")
+                             "prepare_topics.min_tokens (or prepare_topics.min_token_length, "
+                             "or loosen prepare_topics.stop_words)")
         return eligible
     if eligible.size < n_docs:
         raise ValueError(f"only {eligible.size} of {lengths.size} documents have at least "
-                         f"{min_tokens} word tokens; cannot sample {n_docs}: lower n_docs or "
-                         "min_tokens")
+                         f"{min_tokens} word tokens; cannot sample {n_docs}: lower "
+                         f"prepare_topics.n_docs (to {eligible.size} at most, or all) or "
+                         "prepare_topics.min_tokens")
     return np.sort(as_generator(rng).choice(eligible, size=n_docs, replace=False))
 
 
@@ -107,7 +129,8 @@ def build_topic_counts(documents: TextDocuments | BagOfWordsDocuments, *, n_docs
     check_topic_params(n_docs=n_docs, min_tokens=min_tokens, vocab_size=vocab_size,
                        max_df=max_df)
     if len(documents.ids) == 0:
-        raise ValueError("the corpus is empty: no documents were read")
+        raise ValueError("the corpus is empty: no documents were read (check "
+                         "prepare_topics.input and prepare_topics.format)")
     rows = sample_documents(documents.lengths, n_docs=n_docs, min_tokens=min_tokens, rng=seed)
     sample_counts, types = documents.counts_for(rows)
     columns = select_vocabulary(sample_counts, types, size=vocab_size, max_df=max_df)

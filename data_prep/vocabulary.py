@@ -56,14 +56,16 @@ def select_vocabulary(counts: sp.csr_array, types: Sequence[str], *, size: int |
     eligible = np.flatnonzero((df_fraction < max_df) & (frequency > 0))
     if not np.any(frequency > 0):
         raise ValueError(f"the {n_docs} sampled documents have no word token, so there is no "
-                         "vocabulary: raise min_tokens, or lower min_token_length or loosen "
-                         "stop_words")
+                         "vocabulary: raise prepare_topics.min_tokens, or lower "
+                         "prepare_topics.min_token_length or loosen prepare_topics.stop_words")
     if eligible.size == 0 or (size is not None and eligible.size < size):
         wanted = "any vocabulary" if size is None else f"a vocabulary of {size}"
+        at_most = f" (to {eligible.size} at most, or all)" if eligible.size else ""
         raise ValueError(
             f"only {eligible.size} word types have document frequency < {max_df} in the "
-            f"{n_docs} sampled documents; cannot choose {wanted}: raise max_df, lower "
-            "vocab_size, or sample more documents (n_docs, min_tokens)")
+            f"{n_docs} sampled documents; cannot choose {wanted}: raise "
+            f"prepare_topics.max_df, lower prepare_topics.vocab_size{at_most}, or sample "
+            "more documents (prepare_topics.n_docs, prepare_topics.min_tokens)")
     names = np.asarray(types, dtype=object)[eligible]
     order = np.lexsort((names.astype(str), -frequency[eligible]))  # last key is primary
     chosen = eligible[order]

@@ -16,17 +16,30 @@ temporary folder, not over TCP on localhost: the kernel and its client are alway
 same machine, nothing else can connect to the sockets, and the kernel has no reason to
 warn that its traffic is unencrypted.
 
-What the kernel prints (progress bars included) is streamed to this process's stdout and
-stderr as it runs, so a long stage under ``dvc repro`` reports its progress in the terminal;
-progress bars refresh at most every ``TQDM_MININTERVAL`` seconds (default here: 10), which
-keeps the executed notebook small.
+What the kernel prints is streamed to this process's stdout and stderr as it runs. Its
+progress bars (tqdm's text frames, refreshed at most every ``TQDM_MININTERVAL`` seconds,
+default here 10, which keeps the executed notebook small) become one status line per stage
+instead, e.g. ``stage 12/114 infer_private_topics@topics-1.0-0 topics/collapsed 150/300
+[00:40<00:40]``: the stage's number in the pipeline's stage list (``dvc.yaml`` with its
+``foreach``/``matrix`` stages expanded) when ``dvc repro`` runs it, else the notebook's name.
+On a terminal the line is redrawn in place; in a log (not a terminal) each update is a line of
+its own. The executed notebook keeps the bars as the kernel printed them.
+
+A clean end of the kernel is quiet: jupyter_client interrupts a kernel (SIGINT) before asking
+it to shut down, and a kernel still finishing its last message logs ``KeyboardInterrupt
+caught in kernel`` as an ERROR. Here the shutdown request goes first; only a kernel that has
+not exited within ``QUIET_SHUTDOWN_SECONDS`` (one still running a cell, as after Ctrl-C) is
+interrupted, as before, and its errors are printed as they are.
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import asyncio
+import io
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -34,6 +47,14 @@ from pathlib import Path
 import yaml
 
 PARAMS_FILE = "params.yaml"
+PIPELINE_FILE = "dvc.yaml"
+#: how long a kernel asked to shut down may take to exit before it is interrupted
+QUIET_SHUTDOWN_SECONDS = 3.0
+#: a tqdm text frame: ``desc: 50%|#####     | 150/300 [00:20<00:20,  7.3it/s, extra]``, or
+#: ``desc: 150it [00:20,  7.3it/s]`` when the total is unknown
+_TQDM_FRAME = re.compile(
+    r"^(?:(?P<desc>.*?): ?)?(?:\s*\d+%\|[^|]*\| ?(?P<n>\d+)/(?P<total>\d+)|(?P<count>\d+)\w*)"
+    r" \[(?P<elapsed>[\d:]+)(?:<(?P<remaining>[\d:?]+))?(?:,.*)?\]$")
 
 
 def parameter_names(notebook) -> set[str]:
@@ -67,6 +88,154 @@ def collect_parameters(notebook, section: str | None, overrides, params_file=PAR
     return parameters
 
 
+def stage_position(stage: str, root) -> tuple[int, int] | None:
+    """The 1-based position of ``stage`` among the stages of ``root``'s ``dvc.yaml`` (its
+    ``foreach``/``matrix`` stages expanded, in file order) and their number; None when DVC,
+    the file or the stage cannot be read (a run outside the pipeline).
+
+    Reading the stage list needs no lock, so a stage of a running ``dvc repro`` may call it.
+    """
+    try:
+        from dvc.parsing import DataResolver
+        from dvc.repo import Repo
+
+        with Repo(os.fspath(root)) as repo:
+            definition = yaml.safe_load(Path(repo.root_dir, PIPELINE_FILE).read_text())
+            # the resolver alone: expanding the names is all that is needed, a fraction of
+            # what resolving every stage (load_file(...).stages) costs
+            names = list(DataResolver(repo, repo.root_dir, definition).get_keys())
+    except Exception:  # noqa: BLE001 - the position is a nicety, never a reason to fail
+        return None
+    if stage not in names:
+        return None
+    return names.index(stage) + 1, len(names)
+
+
+def stage_label(notebook, environ=os.environ) -> str:
+    """``stage k/N name`` for a stage that ``dvc repro`` runs (``DVC_STAGE``, ``DVC_ROOT``),
+    ``name`` alone if its position is unknown, else the notebook's file name."""
+    stage = environ.get("DVC_STAGE")
+    if not stage:
+        return Path(notebook).name
+    position = stage_position(stage, environ.get("DVC_ROOT", "."))
+    return stage if position is None else f"stage {position[0]}/{position[1]} {stage}"
+
+
+def progress_text(frame: str) -> str | None:
+    """What a tqdm text frame says, shortly (``desc n/total [elapsed<remaining]``), or None
+    for text that is no tqdm frame."""
+    match = _TQDM_FRAME.match(frame.strip())
+    if match is None:
+        return None
+    parts = [match["desc"]] if match["desc"] else []
+    parts.append(f"{match['n']}/{match['total']}" if match["total"] else match["count"])
+    timing = match["elapsed"] + (f"<{match['remaining']}" if match["remaining"] else "")
+    return " ".join(parts) + f" [{timing}]"
+
+
+class ProgressTerminal:
+    """Where the kernel's output goes: text to this process's stdout and stderr, progress
+    bars to one status line ``<label> <progress>`` (module docstring).
+
+    ``stdout_file`` and ``stderr_file`` are the file-like objects to hand to papermill.
+    """
+
+    def __init__(self, label: str, stdout=None, stderr=None, *, live: bool | None = None):
+        self.label = label
+        self._out = stdout if stdout is not None else sys.stdout
+        self._err = stderr if stderr is not None else sys.stderr
+        self._live = self._err.isatty() if live is None else live
+        self._shown = ""  # the status line on the screen (live mode)
+        self._last = None
+        self._pending = {"out": "", "err": ""}
+        self._after_frame = {"out": False, "err": False}
+        self.stdout_file = _KernelStream(self, "out")
+        self.stderr_file = _KernelStream(self, "err")
+
+    def start(self) -> None:
+        self._status(self.label)
+
+    def write(self, name: str, text: str) -> None:
+        """Kernel text of stream ``name`` (``out`` or ``err``): whole lines pass through,
+        tqdm frames (ended by ``\r`` or a line break, or complete as they stand) update the
+        status line."""
+        buffer = self._pending[name] + text
+        passed = []
+        pieces = re.split(r"(\r\n|\r|\n)", buffer)
+        tail = pieces.pop()  # the text after the last line end: a frame, or an unfinished line
+        for piece, end in zip(pieces[::2], pieces[1::2]):
+            progress = progress_text(piece)
+            if progress is not None:
+                self._flush_passed(name, passed)
+                self._status(f"{self.label} {progress}")
+                self._after_frame[name] = True
+            elif piece.strip():
+                passed.append(piece + ("\n" if end != "\r" else ""))
+                self._after_frame[name] = False
+            elif end != "\r" and not self._after_frame[name]:
+                passed.append("\n")  # an empty line; the line end of a bar (leave=True) and
+                # tqdm's clearing of its bar (blanks and \r) are dropped
+        progress = progress_text(tail)
+        if progress is not None:
+            self._flush_passed(name, passed)
+            self._status(f"{self.label} {progress}")
+            self._after_frame[name] = True
+            tail = ""
+        self._pending[name] = tail
+        self._flush_passed(name, passed)
+
+    def close(self) -> None:
+        """Pass what is left of an unfinished line, and end the status line."""
+        for name, rest in self._pending.items():
+            if rest:
+                self._flush_passed(name, [rest + "\n"])
+        self._pending = {"out": "", "err": ""}
+        if self._live and self._shown:
+            self._err.write("\n")
+            self._err.flush()
+            self._shown = ""
+
+    def _status(self, line: str) -> None:
+        if line == self._last:
+            return
+        self._last = line
+        if self._live:
+            self._err.write(f"\r{line}\x1b[K")
+            self._shown = line
+        else:
+            self._err.write(line + "\n")
+        self._err.flush()
+
+    def _flush_passed(self, name: str, passed: list) -> None:
+        if not passed:
+            return
+        stream = self._out if name == "out" else self._err
+        if self._live and self._shown:
+            self._err.write("\r\x1b[K")  # clear the status line, print, then draw it again
+            self._err.flush()
+        stream.write("".join(passed))
+        stream.flush()
+        passed.clear()
+        if self._live and self._shown:
+            self._err.write(f"\r{self._shown}\x1b[K")
+            self._err.flush()
+
+
+class _KernelStream(io.TextIOBase):
+    """A write-only text stream of one kernel stream into a :class:`ProgressTerminal`."""
+
+    def __init__(self, terminal: ProgressTerminal, name: str):
+        super().__init__()
+        self._terminal, self._name = terminal, name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._terminal.write(self._name, text)
+        return len(text)
+
+
 def ipc_kernel_manager(socket_dir):
     """A ``jupyter_client`` kernel manager class whose kernels listen on IPC sockets.
 
@@ -90,6 +259,19 @@ def ipc_kernel_manager(socket_dir):
             # the default IPC prefix is relative to the working directory (the repository)
             super().__init__(transport="ipc", ip=prefix, **kwargs)
 
+        async def _async_interrupt_kernel(self) -> None:
+            # jupyter_client interrupts every kernel before its shutdown request; a kernel
+            # that is done with its cells exits on the request alone (module docstring)
+            if self.shutting_down and self.has_kernel:
+                await self._async_request_shutdown()
+                try:
+                    await asyncio.wait_for(self._async_wait(pollinterval=0.05),
+                                           timeout=QUIET_SHUTDOWN_SECONDS)
+                    return
+                except asyncio.TimeoutError:
+                    pass
+            await super()._async_interrupt_kernel()
+
     return IPCKernelManager
 
 
@@ -107,15 +289,21 @@ def main(argv=None) -> int:
 
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TQDM_MININTERVAL", "10")  # read by tqdm in the kernel it inherits to
+    terminal = ProgressTerminal(stage_label(args.notebook))
+    terminal.start()
     with tempfile.TemporaryDirectory(prefix="lpp-kernel-") as socket_dir:
         try:
             papermill.execute_notebook(args.notebook, args.output, parameters=parameters,
                                        kernel_name="python3", progress_bar=False,
-                                       stdout_file=sys.stdout, stderr_file=sys.stderr,
+                                       stdout_file=terminal.stdout_file,
+                                       stderr_file=terminal.stderr_file,
                                        kernel_manager_class=ipc_kernel_manager(socket_dir))
         except papermill.PapermillExecutionError as err:
+            terminal.close()
             print(f"{args.notebook} failed; see {args.output}\n{err}", file=sys.stderr)
             return 1
+        finally:
+            terminal.close()
     return 0
 
 

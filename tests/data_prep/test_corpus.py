@@ -1,4 +1,5 @@
 """Input formats, the Python API and the command line."""
+import gzip
 import mailbox
 import tarfile
 
@@ -27,6 +28,10 @@ def _write_all_formats(root, docs, message):
     pd.DataFrame({"id": [d for d, _ in docs], "text": [t for _, t in docs]}).to_csv(
         root / "texts.csv", index=False)
     made["text-csv"] = (root / "texts.csv", {"id_column": "id"})
+
+    lines = "".join(f"{text}\r\n" for _, text in docs).encode()
+    (root / "texts.txt.gz").write_bytes(gzip.compress(lines))
+    made["text-lines"] = (root / "texts.txt.gz", {})
 
     messages = [message(text + "\n", subject=f"s{i}") for i, (_, text) in enumerate(docs)]
     pd.DataFrame({"file": [f"u/inbox/{i + 1}." for i in range(len(docs))],
@@ -83,6 +88,39 @@ def test_every_topic_format_gives_the_same_matrix(tmp_path, round_trip_docs, mes
     assert results["mbox"].doc_ids == ["box.mbox:0", "box.mbox:2", "box.mbox:5"]
     assert results["uci"].doc_ids == ["1", "3", "6"]
     assert results["text-dir"].doc_ids == ["doc1.txt", "doc3.txt", "doc6.txt"]
+    assert results["text-lines"].doc_ids == ["1", "3", "6"]  # line numbers
+
+
+def test_text_lines_round_trip_through_the_cli(tmp_path, round_trip_docs):
+    texts = [text for _, text in round_trip_docs]
+    (tmp_path / "docs.txt").write_text("\n".join(texts) + "\n")
+    assert main(["topics", "--format", "text-lines", "--input", str(tmp_path / "docs.txt"),
+                 "--n-docs", "all", "--min-tokens", "0", "--vocab-size", "all", "--max-df",
+                 "0.7", "--out", str(tmp_path / "out")]) == 0
+    data = load_counts(tmp_path / "out")
+    assert data.row_ids == ["1", "2", "3", "4", "5", "6"]
+    assert data.meta["params"]["format"] == "text-lines"
+    counts, types = bag_of_words([Tokenizer()(t) for t in texts])
+    for row, text in enumerate(texts):  # every kept word of line d is counted in row d
+        expected = {types[c]: counts[row, c] for c in range(len(types))
+                    if types[c] in data.column_ids and counts[row, c]}
+        got = {w: data.counts[row, c] for c, w in enumerate(data.column_ids)
+               if data.counts[row, c]}
+        assert got == expected, text
+
+
+def test_n_docs_and_vocab_size_all_in_the_python_api(tmp_path, round_trip_docs, message):
+    path, extra = _write_all_formats(tmp_path, round_trip_docs, message)["text-csv"]
+    settings = {**SETTINGS, "vocab_size": "all", "min_tokens": 0}
+    everything = prepare_topics(path, fmt="text-csv", **extra, **{**settings, "n_docs": "all"})
+    unset = prepare_topics(path, fmt="text-csv", **extra, **{**settings, "n_docs": None})
+    assert everything.doc_ids == unset.doc_ids == [d for d, _ in round_trip_docs]
+    np.testing.assert_array_equal(everything.counts.toarray(), unset.counts.toarray())
+    prepare_topics(path, tmp_path / "out", fmt="text-csv", **extra, **settings | {"n_docs": "all"})
+    assert load_counts(tmp_path / "out").meta["params"]["n_docs"] is None  # as the CLI records
+    with pytest.raises(TypeError, match="prepare_topics.n_docs must be a count or 'all', got "
+                                        "'every'"):
+        prepare_topics(path, fmt="text-csv", **extra, **{**settings, "n_docs": "every"})
 
 
 def _email_network_fixture(root, message):
@@ -127,6 +165,73 @@ def test_edge_list_and_email_formats_give_the_same_network(tmp_path, message):
     assert from_mbox.summary["email_parsing"]["messages_kept"] == 6
 
 
+def test_a_weight_column_counts_like_repeated_rows(tmp_path, message):
+    _, tsv, _ = _email_network_fixture(tmp_path, message)
+    rows = pd.read_csv(tsv, sep="\t")
+    weighted = rows.groupby(["from", "to", "reciptype"], as_index=False).size()
+    weighted = weighted.rename(columns={"size": "n"})
+    weighted.loc[len(weighted)] = ["d@x.com", "b@x.com", "to", 0]  # a zero adds nothing
+    weighted.to_csv(tmp_path / "weighted.csv", index=False)
+    assert len(weighted) < len(rows)
+    settings = {"type_column": "reciptype", "min_total": 3, "heldout_top": 2}
+    plain = prepare_network(tsv, tmp_path / "plain", **settings)
+    summed = prepare_network(tmp_path / "weighted.csv", tmp_path / "summed",
+                             weight_column="n", **settings)
+    np.testing.assert_array_equal(summed.counts, plain.counts)
+    np.testing.assert_array_equal(summed.heldout, plain.heldout)
+    assert summed.actor_ids == plain.actor_ids
+    assert summed.summary["edges"]["bcc_mirrors_cc"] is True
+    assert summed.summary["edges"]["weight_total"] == plain.summary["edges"]["rows_counted"]
+    assert load_counts(tmp_path / "summed").meta["params"]["weight_column"] == "n"
+    # a run without the new settings records neither (its outputs keep their bytes)
+    assert not {"weight_column", "undirected"} & set(load_counts(tmp_path / "plain").meta["params"])
+    assert "weight_total" not in plain.summary["edges"]
+    assert main(["network", "--input", str(tmp_path / "weighted.csv"), "--type-column",
+                 "reciptype", "--weight-column", "n", "--min-total", "3", "--heldout-top", "2",
+                 "--out", str(tmp_path / "cli")]) == 0
+    np.testing.assert_array_equal(load_counts(tmp_path / "cli").counts.toarray(), plain.counts)
+    with pytest.raises(ValueError, match="weight_column .* set it to none"):
+        prepare_network(tmp_path / "net.mbox", fmt="mbox", weight_column="n", min_total=3)
+
+
+def test_an_undirected_network_counts_each_edge_both_ways(tmp_path, capsys):
+    edges = pd.DataFrame({"a": ["x", "x", "y", "z", "z", "w"],
+                          "b": ["y", "y", "x", "x", "z", "x"], "n": [1, 1, 2, 1, 5, 1]})
+    edges.to_csv(tmp_path / "e.csv", index=False)
+    common = {"sender_column": "a", "recipient_column": "b", "weight_column": "n",
+              "heldout_top": 1}
+    # edges either way round: x-y 1+1+2 = 4, x-z 1, x-w 1, z-z 5 (a self-loop, kept once)
+    result = prepare_network(tmp_path / "e.csv", tmp_path / "out", undirected=True,
+                             self_loops="keep", min_total=1, **common)
+    assert result.actor_ids == ["w", "x", "y", "z"]
+    np.testing.assert_array_equal(result.counts, [[0, 1, 0, 0], [1, 0, 4, 1],
+                                                  [0, 4, 0, 0], [0, 1, 0, 5]])
+    np.testing.assert_array_equal(result.counts, result.counts.T)
+    assert [a["sent"] for a in result.actors] == [1, 6, 4, 6]  # an actor's edges, once
+    assert result.summary["edges"]["undirected"] is True
+    assert load_counts(tmp_path / "out").meta["params"]["undirected"] is True
+    # min_total compares with an actor's edges (w has 1), not with its row plus column sum
+    # of the symmetric matrix (2); z keeps 1 edge once its self-loop is dropped
+    dropped = prepare_network(tmp_path / "e.csv", undirected=True, min_total=2, **common)
+    assert dropped.actor_ids == ["x", "y"]
+    np.testing.assert_array_equal(dropped.counts, [[0, 4], [4, 0]])
+    directed = prepare_network(tmp_path / "e.csv", min_total=2, **common)
+    assert directed.actor_ids == ["x", "y"]
+    np.testing.assert_array_equal(directed.counts, [[0, 2], [2, 0]])
+    argv = ["network", "--input", str(tmp_path / "e.csv"), "--sender-column", "a",
+            "--recipient-column", "b", "--weight-column", "n", "--self-loops", "keep",
+            "--min-total", "1", "--heldout-top", "1"]
+    assert main(argv + ["--undirected", "true", "--out", str(tmp_path / "cli")]) == 0
+    np.testing.assert_array_equal(load_counts(tmp_path / "cli").counts.toarray(),
+                                  result.counts)
+    with pytest.raises(SystemExit):
+        main(argv + ["--undirected", "maybe", "--out", str(tmp_path / "bad")])
+    assert "not true or false" in capsys.readouterr().err
+    with pytest.raises(TypeError, match="prepare_network.undirected must be true or false"):
+        prepare_network(tmp_path / "e.csv", undirected="yes", min_total=1, **common)
+    assert not (tmp_path / "bad").exists()
+
+
 def test_network_with_node_table_is_written_and_loaded(tmp_path):
     edges = pd.DataFrame({"from": [0, 0, 1, 2, 2, 1], "to": [1, 2, 0, 0, 1, 2]})
     edges.to_csv(tmp_path / "e.tsv", sep="\t", index=False)
@@ -144,7 +249,7 @@ def test_network_with_node_table_is_written_and_loaded(tmp_path):
     assert set(data.meta["inputs"]) == {"input", "nodes"}
     with pytest.raises(ValueError, match="no column 'mail'"):
         prepare_network(tmp_path / "e.tsv", nodes=tmp_path / "n.tsv", label_column="mail")
-    with pytest.raises(ValueError, match="give --nodes"):
+    with pytest.raises(ValueError, match="set prepare_network.nodes .--nodes. too"):
         prepare_network(tmp_path / "e.tsv", label_column="email")
 
 
@@ -308,10 +413,11 @@ def test_cli_refuses_with_one_line_naming_the_setting(tmp_path, round_trip_docs,
              "--n-docs", "all", "--min-tokens", "0", "--vocab-size", "all"]
     argv, expected = {
         # every word of the 6 documents occurs in at least 1 of 6 (df >= 1/6)
-        "empty vocabulary": (texts + ["--max-df", "0.1"], "raise max_df"),
-        "no tokens": (texts + ["--min-token-length", "50"], "lower min_token_length"),
+        "empty vocabulary": (texts + ["--max-df", "0.1"], "raise prepare_topics.max_df"),
+        "no tokens": (texts + ["--min-token-length", "50"],
+                      "lower prepare_topics.min_token_length"),
         "no actor": (["network", "--input", str(tsv), "--min-total", "1000"],
-                     "lower min_sent or min_total"),
+                     "lower prepare_network.min_sent or prepare_network.min_total"),
         "not a tar": (["topics", "--format", "email-tar", "--input",
                        str(tmp_path / "junk.tar.gz")], "junk.tar.gz is not a readable tar"),
         "member too large": (["topics", "--format", "email-tar", "--input",
@@ -366,7 +472,42 @@ def test_an_empty_vocabulary_is_refused_in_the_api(tmp_path, round_trip_docs, me
     made = _write_all_formats(tmp_path, round_trip_docs, message)
     for fmt in ("text-csv", "uci"):
         path, extra = made[fmt]
-        with pytest.raises(ValueError, match="only 0 word types .* raise max_df"):
+        with pytest.raises(ValueError, match="only 0 word types .* raise prepare_topics.max_df"):
             prepare_topics(path, tmp_path / fmt, fmt=fmt, **extra, n_docs=None, min_tokens=0,
                            vocab_size=None, max_df=0.1)
         assert not (tmp_path / fmt).exists()
+
+
+@pytest.mark.parametrize("case", ["heldout_top", "n_docs", "vocab_size", "max_df", "min_tokens",
+                                  "format"])
+def test_errors_name_the_params_yaml_keys_to_change(tmp_path, round_trip_docs, message, case):
+    made = _write_all_formats(tmp_path, round_trip_docs, message)
+    _, tsv, _ = _email_network_fixture(tmp_path, message)
+    path, extra = made["text-csv"]
+    loose = {"n_docs": "all", "min_tokens": 0, "vocab_size": "all", "max_df": 1.0}
+    run, expected = {
+        "heldout_top": (lambda: prepare_network(tsv, min_total=3, heldout_top=10),
+                        r"prepare_network.heldout_top=10 exceeds the number of actors kept "
+                        r"\(4\): lower prepare_network.heldout_top, or keep more actors by "
+                        r"lowering prepare_network.min_total or prepare_network.min_sent"),
+        "n_docs": (lambda: prepare_topics(path, fmt="text-csv", **extra,
+                                          **{**loose, "n_docs": 7}),
+                   r"cannot sample 7: lower prepare_topics.n_docs \(to 6 at most, or all\) "
+                   r"or prepare_topics.min_tokens"),
+        "vocab_size": (lambda: prepare_topics(path, fmt="text-csv", **extra,
+                                              **{**loose, "vocab_size": 500}),
+                       r"cannot choose a vocabulary of 500: raise prepare_topics.max_df, lower "
+                       r"prepare_topics.vocab_size \(to \d+ at most, or all\)"),
+        "max_df": (lambda: prepare_topics(path, fmt="text-csv", **extra,
+                                          **{**loose, "max_df": 0.1}),
+                   r"only 0 word types .* cannot choose any vocabulary: raise "
+                   r"prepare_topics.max_df, lower prepare_topics.vocab_size, or"),
+        "min_tokens": (lambda: prepare_topics(path, fmt="text-csv", **extra,
+                                              **{**loose, "min_tokens": 10_000}),
+                       r"no document has at least 10000 word tokens: lower "
+                       r"prepare_topics.min_tokens"),
+        "format": (lambda: prepare_network(tsv, fmt="text-lines"),
+                   r"set prepare_network.format \(--format\) to one of"),
+    }[case]
+    with pytest.raises(ValueError, match=expected):
+        run()

@@ -1,5 +1,6 @@
 """The readers on hostile and damaged input: archives that are not tarballs or are cut
-short, links out of the corpus, tables in other text encodings, malformed UCI files."""
+short, links out of the corpus, tables in other text encodings, malformed UCI files, text-lines
+files and edge weights."""
 import codecs
 import gzip
 import io
@@ -11,7 +12,9 @@ import pytest
 
 from data_prep.corpus import prepare_network, prepare_topics
 from data_prep.formats import (iter_email_dir, iter_email_tar, iter_maildir, read_edge_list,
-                               read_table, read_text_csv, read_text_dir, read_uci, tree_sha256)
+                               read_table, read_text_csv, read_text_dir, read_text_lines,
+                               read_uci, tree_sha256)
+from data_prep.streams import InputTooLarge
 from data_prep.streams import ReadOptions
 
 MESSAGE = b"From: a@x.com\nTo: b@x.com\nSubject: s\n\ngas power gas\n"
@@ -246,3 +249,67 @@ def test_a_uci_vocabulary_in_latin1(tmp_path):
     docword.write_text("1\n2\n2\n1 1 2\n1 2 1\n")
     vocab.write_bytes("gas\r\ncafé\r\n".encode("latin-1"))
     assert read_uci(docword, vocab)[2] == ["gas", "café"]
+
+
+# ---------------------------------------------------------------- text-lines
+
+def test_text_lines_in_any_encoding_keep_their_line_numbers(tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_bytes(codecs.BOM_UTF8 + "gas price\n\ncafé\r\n".encode() + b"caf\xe9 latin\n")
+    assert read_text_lines(path) == (["1", "2", "3", "4"],
+                                     ["gas price", "", "café", "café latin"])
+    utf16 = tmp_path / "utf16.txt"
+    utf16.write_bytes("one\ntwo".encode("utf-16"))  # with its byte-order mark
+    assert read_text_lines(utf16) == (["1", "2"], ["one", "two"])
+    assert read_text_lines(path, ReadOptions(encoding="latin-1"))[1][2] == "cafÃ©"
+
+
+@pytest.mark.parametrize("kind, match", [
+    ("empty", "is empty"),
+    ("truncated gzip", "is truncated or corrupt"),
+    ("NUL bytes", "line 2 holds a NUL byte.*--encoding"),
+    ("bomless utf-16", "line 1 holds a NUL byte"),
+    ("a folder", "must be a file"),
+])
+def test_malformed_text_lines_files_name_the_file(tmp_path, kind, match):
+    path = tmp_path / "docs.txt.gz"
+    if kind == "a folder":
+        path.mkdir()
+    else:
+        path.write_bytes({
+            "empty": b"",
+            "truncated gzip": gzip.compress(b"gas price rose\n" * 200)[:40],
+            "NUL bytes": b"text\n\x00\x01\x02binary\n",
+            "bomless utf-16": "one\ntwo\n".encode("utf-16-le"),
+        }[kind])
+    with pytest.raises(ValueError, match=match) as caught:
+        read_text_lines(path)
+    assert str(path) in str(caught.value)
+
+
+def test_text_lines_are_read_within_the_size_limit(tmp_path):
+    path = tmp_path / "bomb.txt.gz"
+    path.write_bytes(gzip.compress(b"gas " * 100_000))
+    with pytest.raises(InputTooLarge, match="max_archive_bytes=1,000"):
+        read_text_lines(path, ReadOptions(max_archive_bytes=1000))
+    assert len(read_text_lines(path)[1][0]) == 400_000
+
+
+# ---------------------------------------------------------------- edge weights
+
+@pytest.mark.parametrize("weight", ["-1", "2.5", "many", "", "nan"])
+def test_bad_edge_weights_name_the_row_and_the_setting(tmp_path, weight):
+    path = tmp_path / "edges.csv"
+    path.write_text(f"from,to,n\na,b,3\nb,a,{weight}\n")
+    with pytest.raises(ValueError, match=(f"{path}: the weight column 'n' must hold whole "
+                                          "non-negative counts; data row 2 .*weight_column")):
+        read_edge_list(path, weight_column="n")
+
+
+def test_edge_weights_are_whole_counts(tmp_path):
+    path = tmp_path / "edges.tsv"
+    path.write_text("from\tto\tn\na\tb\t3\nb\ta\t2.0\nb\tc\t0\n")
+    edges = read_edge_list(path, weight_column="n")
+    assert edges["weight"].tolist() == [3, 2, 0] and edges["weight"].dtype == "int64"
+    with pytest.raises(ValueError, match="no column.*'weight'"):
+        read_edge_list(path, weight_column="weight")

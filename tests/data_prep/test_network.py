@@ -128,7 +128,8 @@ def test_edges_from_parsed_emails(message):
 
 
 @pytest.mark.parametrize("settings, error, match", [
-    ({"heldout_top": 4}, ValueError, "exceeds the number of actors"),
+    ({"heldout_top": 4}, ValueError, "exceeds the number of actors kept .3.: lower "
+                                     "prepare_network.heldout_top, or .*min_total"),
     ({"heldout_rule": "rows"}, ValueError, "heldout_rule"),
     ({"self_loops": "zero"}, ValueError, "self_loops"),
     ({"min_total": 1000}, ValueError, "no actor"),

@@ -1,8 +1,10 @@
 """The notebook runner, end to end on a tiny data set: privatize, then infer privately.
 
 Also checks the privacy boundary on real outputs: nothing a private method writes holds
-the true counts.
+the true counts; and, on a tiny notebook, the terminal's progress line and a quiet kernel
+shutdown.
 """
+import io
 import json
 from pathlib import Path
 
@@ -11,7 +13,8 @@ import pytest
 
 from lpp.counts import write_counts
 from lpp.fits import load_fit
-from study.notebook import collect_parameters, ipc_kernel_manager, main
+from study.notebook import (ProgressTerminal, collect_parameters, ipc_kernel_manager, main,
+                            progress_text, stage_label, stage_position)
 from lpp.privatized import DATA_FILE, load_privatized
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
@@ -87,3 +90,130 @@ def test_a_bad_privacy_level_fails_with_lpps_message(pipeline, tmp_path, capsys)
     err = capsys.readouterr().err
     assert "epsilon_over_n (the privacy level epsilon / N) must be positive" in err
     assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------- terminal progress
+
+def _tiny_notebook(path, body):
+    """A notebook of a ``parameters`` cell (``n``, ``delay``) and one cell of ``body``."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    parameters = nbformat.v4.new_code_cell("n = 3\ndelay = 0.0")
+    parameters.metadata["tags"] = ["parameters"]
+    nb.cells = [parameters, nbformat.v4.new_code_cell(body)]
+    nbformat.write(nb, path)
+    return path
+
+
+SWEEPS = ("import time\nfrom tqdm import tqdm\nprint('before')\n"
+          "for _ in tqdm(range(n), desc='sweep', mininterval=0):\n    time.sleep(delay)\n"
+          "print('after')\n")
+
+
+def test_progress_text_reads_tqdm_frames():
+    assert progress_text("sweep:  50%|#####     | 150/300 [00:20<00:20,  7.3it/s]") == \
+        "sweep 150/300 [00:20<00:20]"
+    frame = "topics/collapsed: 100%|██████████| 6/6 [01:02<00:00, 1.2s/it, ll=[-3.2]]"
+    assert progress_text(frame) == "topics/collapsed 6/6 [01:02<00:00]"
+    assert progress_text("  0%|          | 0/20 [00:00<?, ?it/s]") == "0/20 [00:00<?]"
+    assert progress_text("fits: 12it [00:03, 3.9it/s]") == "fits 12 [00:03]"
+    for text in ("hello", "15 x 10 privatized counts", "", "ratio 1/2 [see notes]"):
+        assert progress_text(text) is None, text
+
+
+def test_bars_become_one_status_line_and_other_text_passes():
+    out, err = io.StringIO(), io.StringIO()
+    terminal = ProgressTerminal("stage 2/3 run@x", out, err, live=False)
+    terminal.start()
+    terminal.stderr_file.write("\rsweep:   0%|          | 0/2 [00:00<?, ?it/s]")
+    terminal.stderr_file.write("\rsweep:  50%|#####     | 1/2 [00:01<00:01, 1.0it/s]")
+    terminal.stdout_file.write("a line from the ")
+    terminal.stdout_file.write("kernel\nan unfinished line")
+    terminal.stderr_file.write("\r" + " " * 40 + "\r")  # tqdm clearing its bar (leave=False)
+    terminal.stderr_file.write("a warning\n")
+    terminal.close()
+    assert out.getvalue() == "a line from the kernel\nan unfinished line\n"
+    assert err.getvalue() == ("stage 2/3 run@x\nstage 2/3 run@x sweep 0/2 [00:00<?]\n"
+                              "stage 2/3 run@x sweep 1/2 [00:01<00:01]\na warning\n")
+    live = io.StringIO()
+    terminal = ProgressTerminal("nb.ipynb", io.StringIO(), live, live=True)
+    terminal.start()
+    terminal.stderr_file.write("\rsweep:  50%|#####     | 1/2 [00:01<00:01, 1.0it/s]")
+    terminal.stderr_file.write("note\n")
+    terminal.close()
+    assert live.getvalue() == ("\rnb.ipynb\x1b[K\rnb.ipynb sweep 1/2 [00:01<00:01]\x1b[K"
+                               "\r\x1b[Knote\n\rnb.ipynb sweep 1/2 [00:01<00:01]\x1b[K\n")
+
+
+def test_a_stage_of_the_pipeline_reports_its_number_and_its_sweeps(tmp_path, monkeypatch,
+                                                                   capfd):
+    from dvc.repo import Repo
+
+    Repo.init(str(tmp_path), no_scm=True).close()
+    (tmp_path / "dvc.yaml").write_text(
+        "stages:\n  first:\n    cmd: echo\n  run:\n    foreach: [a, b]\n    do:\n"
+        "      cmd: echo ${item}\n  last:\n    cmd: echo\n")
+    assert stage_position("run@b", tmp_path) == (3, 4)
+    assert stage_position("nope", tmp_path) is None
+    assert stage_position("run@b", tmp_path / "no-repo") is None
+    notebook = _tiny_notebook(tmp_path / "tiny.ipynb", SWEEPS)
+    monkeypatch.setenv("DVC_STAGE", "run@b")
+    monkeypatch.setenv("DVC_ROOT", str(tmp_path))
+    capfd.readouterr()  # what DVC printed
+    assert main([str(notebook), str(tmp_path / "out.ipynb"), "-p", "n", "4"]) == 0
+    out, err = capfd.readouterr()
+    assert out == "before\nafter\n"
+    lines = err.splitlines()
+    assert lines[0] == "stage 3/4 run@b" and lines[-1].startswith("stage 3/4 run@b sweep 4/4 [")
+    assert all(line.startswith("stage 3/4 run@b") for line in lines), err
+    assert "KeyboardInterrupt" not in err and "ERROR" not in err
+    executed = json.loads((tmp_path / "out.ipynb").read_text())
+    stderr = "".join("".join(o["text"]) for o in executed["cells"][-1]["outputs"]
+                     if o.get("name") == "stderr")
+    assert "| 4/4 [" in stderr  # the notebook keeps the bar as the kernel drew it
+    monkeypatch.delenv("DVC_STAGE")
+    assert stage_label(notebook) == "tiny.ipynb"
+
+
+def test_a_clean_shutdown_sends_no_interrupt_and_a_busy_kernel_gets_one(tmp_path,
+                                                                        monkeypatch):
+    import asyncio
+    import time
+
+    from jupyter_client import AsyncKernelManager
+
+    import study.notebook as runner
+
+    interrupts = []
+    original = AsyncKernelManager._async_interrupt_kernel
+
+    async def counted(self):
+        interrupts.append(self)
+        await original(self)
+
+    monkeypatch.setattr(AsyncKernelManager, "_async_interrupt_kernel", counted)
+    notebook = _tiny_notebook(tmp_path / "tiny.ipynb", SWEEPS)
+    assert main([str(notebook), str(tmp_path / "out.ipynb")]) == 0
+    assert interrupts == []  # the shutdown request alone ended the kernel
+
+    monkeypatch.setattr(runner, "QUIET_SHUTDOWN_SECONDS", 1.0)
+
+    async def busy_kernel_shutdown():
+        manager = ipc_kernel_manager(tmp_path)(kernel_name="python3")
+        await manager.start_kernel()
+        client = manager.client()
+        client.start_channels()
+        await client.wait_for_ready(timeout=60)
+        client.execute("import time\nwhile True:\n    time.sleep(0.1)")
+        await asyncio.sleep(1.0)
+        start = time.perf_counter()
+        await manager.shutdown_kernel()
+        client.stop_channels()
+        return time.perf_counter() - start, await manager.is_alive()
+
+    seconds, alive = asyncio.run(busy_kernel_shutdown())
+    assert len(interrupts) == 1 and not alive and seconds < 30
