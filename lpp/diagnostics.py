@@ -391,7 +391,8 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
         row[1].set_title(f"{name} at {values.shape[2]} entries (line style)")
         entries = [Line2D([], [], color="0.3", linestyle=styles[e % len(styles)], label=label)
                    for e, label in enumerate(map(str, posterior["entry"].values))]
-        row[1].legend(handles=entries, fontsize="x-small", loc="best", framealpha=0.7)
+        row[1].legend(handles=entries, title="row, column", title_fontsize="x-small",
+                      fontsize="x-small", loc="best", framealpha=0.7)
     axes[0, 1].legend(fontsize="small", loc="best")
     if title:
         figure.suptitle(title)
