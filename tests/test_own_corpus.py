@@ -141,8 +141,12 @@ def own_corpus_run(tmp_path_factory):
            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     # the copy, not an installed lpp, must run: the stages start in the copy's root
     env.pop("PYTHONPATH", None)
+    # byte code written into lpp/ and study/ as a user's Python does: the repository's
+    # .dvcignore must keep it out of the stages' inputs, or no stage could be restored
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     dvc = [sys.executable, "-m", "dvc"]
     subprocess.run(dvc + ["init", "--no-scm", "-q"], cwd=repo, env=env, check=True)
+    shutil.copy2(ROOT / ".dvcignore", repo / ".dvcignore")
 
     def repro():
         run = subprocess.run(dvc + ["repro", "report_topics", "report_network"], cwd=repo,
