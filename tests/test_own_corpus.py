@@ -14,7 +14,7 @@ is checked out, not run), every file byte for byte as the first run left it.
 
 Kept fast: one privacy level, one replicate, one private method, a few sweeps, one numba
 thread; the synthetic stages are not asked for. It still starts two dozen notebook kernels,
-each compiling the samplers it uses, so it is marked slow (about two minutes on 2 cores).
+each compiling the samplers it uses, so it is marked slow (about three minutes on 2 cores).
 """
 import hashlib
 import json
