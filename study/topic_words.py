@@ -182,7 +182,8 @@ def plot_topic_words(table: pd.DataFrame, *, n_show: int = 6, figure=None,
             half = (len(words) + 1) // 2
             cells[i][j] = " ".join(words[:half]) + "\n" + " ".join(words[half:])
             distance[i, j] = row.distance
-    fig, ax = plt.subplots(figsize=(1.9 * len(columns) + 1.6, 0.42 * len(topics) + 1.6))
+    # at least 3 inches high, so that the colour bar's label fits beside a few topics
+    fig, ax = plt.subplots(figsize=(1.9 * len(columns) + 1.6, max(0.42 * len(topics) + 1.6, 3)))
     image = ax.imshow(distance, cmap="Oranges", vmin=0, vmax=1, aspect="auto",
                       interpolation="nearest")
     for i, row in enumerate(cells):
@@ -196,7 +197,7 @@ def plot_topic_words(table: pd.DataFrame, *, n_show: int = 6, figure=None,
     ax.grid(which="minor", color="white", linewidth=1.5)
     ax.tick_params(which="both", length=0)
     fig.colorbar(image, ax=ax, fraction=0.02, pad=0.01,
-                 label="Hellinger distance to the reference topic")
+                 label="Hellinger distance to\nthe reference topic")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
