@@ -233,7 +233,8 @@ def test_switching_back_restores_the_outputs_from_the_cache(switched_back):
     stages = stage_messages(log)
     assert not stages["ran"], f"stages run again instead of restored: {sorted(stages['ran'])}"
     assert {path: after.get(path) for path in before} == before
-    assert {"prepare_topics", "prepare_network", "report_topics", "report_network"} <= stages["restored"]
+    assert {"prepare_topics", "prepare_network", "report_topics",
+            "report_network"} <= stages["restored"]
 
 
 @pytest.mark.slow

@@ -2,10 +2,9 @@
 from types import SimpleNamespace
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from lpp.fits import load_fit, save_fit
+from lpp.fits import save_fit
 from study.topic_words import (WORD_COLUMNS, mean_topics, plot_topic_words, topic_word_table)
 
 VOCABULARY = [f"w{v}" for v in range(12)]
@@ -19,7 +18,8 @@ def _save(fits_dir, name, method, phi, **extra):
     """A saved topic-model fit with the given samples of phi (S x K x V)."""
     n_saved, n_topics, _ = phi.shape
     result = SimpleNamespace(
-        mu_hat=np.ones((5, phi.shape[2])), samples={"phi": phi, "theta": np.ones((n_saved, 5, n_topics))},
+        mu_hat=np.ones((5, phi.shape[2])),
+        samples={"phi": phi, "theta": np.ones((n_saved, 5, n_topics))},
         log_joint=np.zeros(n_saved), saved_iterations=np.arange(n_saved),
         iter_seconds=np.full(2, 0.1), method=method,
         model={"model": "topics", "n_components": n_topics}, seed=1, n_iter=2, burn_in=0,
