@@ -14,7 +14,8 @@ quantities, one value per saved sample, are
 ``total_rate``
     ``sum mu`` over all entries (the diagonal of a network is 0 by construction);
 ``mu``
-    the rates ``mu`` of a few fixed entries (``entry`` dimension, labelled ``"i,j"``).
+    the rates ``mu`` of a few fixed entries (``entry`` dimension, labelled ``"i,j"`` or by
+    the names of their row and column).
 
 ``sample_stats`` holds the log joint again under ArviZ's name ``lp``. The ``draw``
 coordinate is the 1-based sweep of each saved sample.
@@ -32,7 +33,8 @@ import numpy as np
 from lpp.fits import SavedFit
 from lpp.inference import FitResult, model_from_params
 
-__all__ = ["rate_samples", "chain_quantities", "default_entries", "to_inference_data",
+__all__ = ["rate_samples", "chain_quantities", "default_entries", "entry_labels",
+           "to_inference_data",
            "convergence_summary", "plot_traces", "diagnose_cases"]
 
 #: the exported quantities with their per-sample dimensions
@@ -206,7 +208,41 @@ def _as_fits(fits) -> list:
     return fits
 
 
-def to_inference_data(fits, *, entries=None, n_entries: int = 4):
+def entry_labels(entries, names=None) -> list[str]:
+    """The label of each followed entry: its indices, or the names of its row and column.
+
+    Parameters
+    ----------
+    entries : array_like of int
+        ``n x ndim`` indices.
+    names : sequence of sequences of str, optional
+        One sequence of names per axis (e.g. the actors of a network for its rows and
+        columns, the documents and words of a corpus); None labels entries by index.
+
+    Returns
+    -------
+    list of str
+        ``"i,j"`` by index, or ``"name_i, name_j"``.
+
+    Raises
+    ------
+    ValueError
+        If ``names`` has not one sequence per axis, or an index lies outside its names.
+    """
+    entries = np.asarray(entries)
+    if names is None:
+        return [",".join(str(int(i)) for i in e) for e in entries]
+    if len(names) != entries.shape[1]:
+        raise ValueError(f"names must give one sequence per axis ({entries.shape[1]}); "
+                         f"got {len(names)}")
+    for axis, axis_names in enumerate(names):
+        if entries[:, axis].max() >= len(axis_names):
+            raise ValueError(f"axis {axis} has {len(axis_names)} names; an entry has index "
+                             f"{int(entries[:, axis].max())}")
+    return [", ".join(str(names[axis][int(i)]) for axis, i in enumerate(e)) for e in entries]
+
+
+def to_inference_data(fits, *, entries=None, n_entries: int = 4, names=None):
     """Export one or several chains (fits of one model to the same data) to InferenceData.
 
     Parameters
@@ -219,6 +255,9 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4):
         ``n_entries`` largest of the first chain's posterior mean (:func:`default_entries`).
     n_entries : int
         How many entries to follow when ``entries`` is not given.
+    names : sequence of sequences of str, optional
+        The names of the rows and columns (e.g. actors, documents and words): the entries'
+        labels (the ``entry`` coordinate), see :func:`entry_labels`; by default their indices.
 
     Returns
     -------
@@ -238,7 +277,7 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4):
                else _as_entries(entries, shape))
     per_chain = [chain_quantities(fit, entries) for fit in fits]
     posterior = {name: np.stack([q[name] for q in per_chain]) for name in QUANTITIES}
-    labels = [",".join(str(int(i)) for i in e) for e in entries]
+    labels = entry_labels(entries, names)
     arviz = _arviz()
     methods = [fit.method for fit in fits]
     seeds = [int(fit.seed if isinstance(fit, FitResult) else fit.meta["seed"]) for fit in fits]
@@ -318,6 +357,7 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
         For quantities that were not exported.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     var_names = list(var_names)
     unknown = set(var_names) - set(QUANTITIES)
@@ -343,9 +383,16 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
         row[0].set_yticks([])
         # large values (a log joint of -1.5e6) would overlap with the default ticks
         row[0].xaxis.set_major_locator(plt.MaxNLocator(3))
-        row[1].set_title(name if values.shape[2] == 1 else
-                         f"{name} at entries {', '.join(map(str, posterior['entry'].values))}")
         row[1].set_xlabel("sweep")
+        if values.shape[2] == 1:
+            row[1].set_title(name)
+            continue
+        # the entries' labels (actor names, document and word) are too long for a title
+        row[1].set_title(f"{name} at {values.shape[2]} entries (line style)")
+        entries = [Line2D([], [], color="0.3", linestyle=styles[e % len(styles)], label=label)
+                   for e, label in enumerate(map(str, posterior["entry"].values))]
+        row[1].legend(handles=entries, title="row, column", title_fontsize="x-small",
+                      fontsize="x-small", loc="best", framealpha=0.7)
     axes[0, 1].legend(fontsize="small", loc="best")
     if title:
         figure.suptitle(title)
@@ -367,8 +414,10 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
     Parameters
     ----------
     cases : dict
-        ``{name: {"fits": [fit folder, ...], "exclude": mask or None}}``; ``exclude`` marks
-        entries never followed (the held-out mask), see :func:`default_entries`.
+        ``{name: {"fits": [fit folder, ...], "exclude": mask or None, "names": names or
+        None}}``; ``exclude`` marks entries never followed (the held-out mask), see
+        :func:`default_entries`; ``names`` (optional) labels the followed entries by the names
+        of their rows and columns (:func:`entry_labels`) instead of their indices.
     n_entries : int
         Entries followed per case: the largest posterior-mean rates of the first chain.
 
@@ -376,7 +425,8 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
     -------
     table : pandas.DataFrame
         Columns :data:`CASE_COLUMNS`; ``quantity`` is ``log_joint``, ``total_rate`` or
-        ``mu[i,j]``; ``seeds`` the chains' seeds joined by commas.
+        ``mu[i,j]`` (``mu[row name, column name]`` with ``names``); ``seeds`` the chains'
+        seeds joined by commas.
     idatas : dict
         ``{name: arviz.InferenceData}`` for the trace figures.
 
@@ -398,7 +448,7 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
                              f"{len(case['fits'])}")
         fits = [load_fit(path) for path in case["fits"]]
         entries = default_entries(fits[0], n_entries, exclude=case.get("exclude"))
-        idata = to_inference_data(fits, entries=entries)
+        idata = to_inference_data(fits, entries=entries, names=case.get("names"))
         summary = convergence_summary(idata)
         meta = fits[0].meta
         for quantity, values in summary.iterrows():

@@ -39,11 +39,9 @@ STAGES = ("prepare_topics", "prepare_network", "prepare_network_rows_cols", "pri
           "report_network_rows_cols", "infer_nonprivate_topics", "infer_private_topics",
           "report_topics")
 
-#: what is copied back: work-tree path -> path under --results (tables) or --figures
-TABLES = {"results/eval/topics.csv": "eval/topics.csv",
-          "results/eval/network.csv": "eval/network.csv",
-          "results/eval/network_rows_cols.csv": "eval/network_rows_cols.csv",
-          "data/prepared/topics/summary.json": "data/topics_summary.json",
+#: what is copied back: work-tree path -> path under --results (tables) or --figures; the case
+#: studies' outputs are named by their data sets (:func:`collected_paths`)
+TABLES = {"data/prepared/topics/summary.json": "data/topics_summary.json",
           "data/prepared/network/summary.json": "data/network_summary.json",
           "data/prepared/network_rows_cols/summary.json": "data/network_rows_cols_summary.json",
           "results/diagnostics/summary.csv": "diagnostics/summary.csv",
@@ -52,10 +50,8 @@ TABLES = {"results/eval/topics.csv": "eval/topics.csv",
           "results/vi/benchmark.csv": "vi/benchmark.csv",
           "results/vi/synthetic.json": "vi/synthetic.json",
           "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
-FIGURES = ("figures/enron_topics.png", "figures/enron_network.png",
-           "figures/enron_network_rows_cols.png", "figures/trace_topics.png",
-           "figures/trace_network.png", "figures/synthetic_communities.png",
-           "figures/synthetic_topics.png", "figures/vi_benchmark.png", "figures/vi_synthetic.png")
+FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
+           "figures/vi_benchmark.png", "figures/vi_synthetic.png")
 #: the papers' synthetic experiments (``--synthetic``): independent of the case studies
 SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "vi_synthetic", "vi_benchmark")
 #: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
@@ -100,13 +96,35 @@ def run_stages(work: Path, stages=STAGES, single: bool = False) -> dict[str, flo
     return seconds
 
 
+def collected_paths(settings: dict) -> tuple[dict, tuple]:
+    """What is copied back (:data:`TABLES`, :data:`FIGURES`) with the case studies' tables
+    and figures, whose names carry the data sets of ``settings`` (a params file's content)."""
+    try:
+        topics = settings["prepare_topics"]["dataset"]
+        network = settings["prepare_network"]["dataset"]
+    except KeyError as missing:
+        raise ValueError(f"the settings name no data set ({missing} missing under "
+                         "prepare_topics / prepare_network): add dataset: NAME to both") from None
+    tables = {f"results/eval/{topics}_topics.csv": f"eval/{topics}_topics.csv",
+              f"results/eval/{topics}_topic_words.csv": f"eval/{topics}_topic_words.csv",
+              f"results/eval/{network}_network.csv": f"eval/{network}_network.csv",
+              f"results/eval/{network}_network_rows_cols.csv":
+                  f"eval/{network}_network_rows_cols.csv", **TABLES}
+    figures = (f"figures/{topics}_topics.png", f"figures/{topics}_topic_words.png",
+               f"figures/{network}_network.png", f"figures/{network}_network_rows_cols.png",
+               f"figures/{topics}_trace_topics.png",
+               f"figures/{network}_trace_network.png", *FIGURES)
+    return tables, figures
+
+
 def collect(work: Path, results: Path, figures: Path, seconds: dict | None) -> None:
-    for source, target in TABLES.items():
+    tables, figure_paths = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
+    for source, target in tables.items():
         if (work / source).exists():
             (results / target).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(work / source, results / target)
     figures.mkdir(parents=True, exist_ok=True)
-    for source in FIGURES:
+    for source in figure_paths:
         if (work / source).exists():
             shutil.copyfile(work / source, figures / Path(source).name)
     if seconds:

@@ -41,7 +41,8 @@ and a table that is missing or malformed gives ``NOT-RUN`` with the reason. The 
 is a parameter, so the same checks run on the quick tables (``results``) and on the paper-scale
 ones (``results/paper``), which have the same layout::
 
-    eval/topics.csv, eval/network.csv, eval/network_rows_cols.csv   (report_* stages)
+    eval/<dataset>_topics.csv, eval/<dataset>_network.csv,
+    eval/<dataset>_network_rows_cols.csv           (report_* stages; the data sets' names)
     synthetic/communities.json, synthetic/topics.json   (Figures 1 and 3)
     vi/synthetic.json, vi/benchmark.csv            (VI paper, Figure 1 and appendix E)
     central/beta_bernoulli.json, central/heldout_loglik.csv, central/occupancy.json
@@ -551,6 +552,11 @@ class _Reader:
                 return path
         return None
 
+    def case_table(self, case: str, table: str) -> str:
+        """The path (under the root) of a case study's score table, named by its data set:
+        ``eval/<dataset>_<table>.csv``."""
+        return f"eval/{dataset_of(self.params(), case)}_{table}.csv"
+
     def params(self) -> dict:
         """The params file's settings ({} when there is none or it is unreadable)."""
         path = self.params_path()
@@ -678,7 +684,7 @@ def _icml_fig3(r: _Reader):
 
 def _icml_fig4(r: _Reader):
     def cells(method, measure):
-        return table_cells(r.csv("eval/topics.csv"), method, measure)
+        return table_cells(r.csv(r.case_table("topics", "topics")), method, measure)
 
     def compare(kind, measure, other, *, higher_is_better, **kw):
         return kind(cells(OURS, measure), cells(other, measure),
@@ -691,7 +697,7 @@ def _icml_fig4(r: _Reader):
     def ours_near_nonprivate():
         reference = cells(NONPRIVATE, "mae")
         if None not in reference:
-            raise _Missing("no non-private row in eval/topics.csv")
+            raise _Missing(f"no non-private row in {r.case_table('topics', 'topics')}")
         return close_to(cells(OURS, "mae"), reference[None], rel_tol=0.10,
                         names=("ours", "non-private"))
 
@@ -753,8 +759,7 @@ _ARXIV = ("the arXiv design: separate runs that fit every entry, MAE over every 
           "off-diagonal entry")
 #: the two held-out masks (data_prep/README.md, Held-out mask): their tables and how the
 #: claims name them
-_MASKS = {"block": ("eval/network.csv", ""),
-          "rows_cols": ("eval/network_rows_cols.csv", "rows_cols.")}
+_MASKS = {"block": ("network", ""), "rows_cols": ("network_rows_cols", "rows_cols.")}
 _MASK_TEXT = {"block": "held out: top senders x top recipients",
               "rows_cols": "held out: every entry of the top senders and recipients, the "
                            "paper's text"}
@@ -792,7 +797,8 @@ def _icml_fig5(r: _Reader):
                        verdict.chains, verdict.copies, verdict.rhat)
 
     claims = []
-    for mask, (rel, prefix) in _MASKS.items():
+    for mask, (table_name, prefix) in _MASKS.items():
+        rel = r.case_table("network", table_name)
         # the block design's C are the paper's; the rows_cols runs' those of its table
         cs = (5, 10, 20) if mask == "block" else _network_cs(r, rel, False) or (5, 10, 20)
         for c in cs:
@@ -833,7 +839,7 @@ def _icml_fig5(r: _Reader):
                       "network"),
             ]
     # the reconstruction claims again on the arXiv design's runs, where they were run
-    rel = _MASKS["block"][0]
+    rel = r.case_table("network", _MASKS["block"][0])
     for c in _network_cs(r, rel, True):
         fig = where.get(c, "Fig. 5 (Enron network, C = {c})").format(c=c)
         claims += [

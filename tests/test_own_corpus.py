@@ -4,14 +4,23 @@ A temporary copy of the repository (the pipeline, the notebooks and the two pack
 gets a small corpus of its own — a few dozen emails in an mbox file for the topic model and
 an edge list for the network — and a params file that points the prepare stages at it, with
 tiny sizes and sweeps. ``dvc repro`` of the two report stages must then run every stage
-from preparation to the score tables and figures without any edit of ``dvc.yaml``.
+from preparation to the score tables and figures without any edit of ``dvc.yaml``, and
+name what it made by the data set (``prepare_*.dataset``, ``dataset_label``).
+
+Then the data set is switched: another sample of the corpus under another name is run, and
+the params file is put back. ``dvc repro`` must restore the first data set's outputs from
+DVC's cache (its run-cache: a stage whose command, inputs and settings match an earlier run
+is checked out, not run), every file byte for byte as the first run left it.
 
 Kept fast: one privacy level, one replicate, one private method, a few sweeps, one numba
-thread; the synthetic stages are not asked for. It still starts a dozen notebook kernels,
-each compiling the samplers it uses, so it is marked slow (about two minutes on 2 cores).
+thread; the synthetic stages are not asked for. It still starts two dozen notebook kernels,
+each compiling the samplers it uses, so it is marked slow (about three minutes on 2 cores).
 """
+import hashlib
+import json
 import mailbox
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +42,11 @@ CORPUS = "data/raw/mine"
 WORDS = ("gas pipeline power plant tariff supply demand traders capacity volume",
          "lunch pizza salad friday cafeteria menu pasta monday coffee dessert")
 ACTORS = [f"user{i}@example.com" for i in range(6)]
+#: the user's data set, and the one the test switches to and back from
+DATASET, LABEL = "mine", "My mail"
+OTHER = "other"
+#: where the pipeline writes; a switch of data sets must leave them as they were
+OUTPUT_DIRS = ("data/prepared", "data/private", "results", "figures")
 
 
 def write_mbox(path, n_emails=36, seed=0):
@@ -68,9 +82,11 @@ def tiny_params():
     """params.yaml pointed at the corpus under CORPUS, at toy scale (same keys)."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["prepare_topics"].update(
+        dataset=DATASET, dataset_label=LABEL,
         corpus=CORPUS, input=f"{CORPUS}/mail.mbox", format="mbox", id_column="none",
         n_docs=30, min_tokens=10, vocab_size=15, max_df=0.9, seed=5)
     params["prepare_network"].update(
+        dataset=DATASET, dataset_label=LABEL,
         corpus=CORPUS, input=f"{CORPUS}/edges.tsv", format="edges", nodes="none",
         label_column="none", type_column="none", sender_column="sender",
         recipient_column="recipient", min_total=1, heldout_top=2)
@@ -80,6 +96,31 @@ def tiny_params():
     # the arXiv design's unmasked runs too, so that the report scores both designs
     params["network"].update(C=[2], unmasked_C=[2], **small)
     return params
+
+
+def other_params():
+    """Another data set: another sample of the corpus and another held-out block, renamed."""
+    params = tiny_params()
+    params["prepare_topics"].update(dataset=OTHER, dataset_label="Other mail", n_docs=24, seed=6)
+    params["prepare_network"].update(dataset=OTHER, dataset_label="Other mail", heldout_top=1)
+    return params
+
+
+def output_digests(repo) -> dict[str, str]:
+    """sha256 of every file the pipeline wrote, by path relative to ``repo``."""
+    return {str(path.relative_to(repo)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for folder in OUTPUT_DIRS for path in sorted((repo / folder).rglob("*"))
+            if path.is_file()}
+
+
+def stage_messages(log) -> dict[str, set[str]]:
+    """The stages DVC ran, restored from its run-cache, or found unchanged, from its log."""
+    found = {}
+    for kind, pattern in (("ran", r"Running stage '([^']+)'"),
+                          ("restored", r"Stage '([^']+)' is cached - skipping run"),
+                          ("unchanged", r"Stage '([^']+)' didn't change")):
+        found[kind] = set(re.findall(pattern, log))
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -100,23 +141,47 @@ def own_corpus_run(tmp_path_factory):
            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     # the copy, not an installed lpp, must run: the stages start in the copy's root
     env.pop("PYTHONPATH", None)
+    # byte code written into lpp/ and study/ as a user's Python does: the repository's
+    # .dvcignore must keep it out of the stages' inputs, or no stage could be restored
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     dvc = [sys.executable, "-m", "dvc"]
     subprocess.run(dvc + ["init", "--no-scm", "-q"], cwd=repo, env=env, check=True)
-    run = subprocess.run(dvc + ["repro", "report_topics", "report_network"], cwd=repo, env=env,
-                         capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-    return repo, run.stdout + run.stderr
+    shutil.copy2(ROOT / ".dvcignore", repo / ".dvcignore")
+
+    def repro():
+        run = subprocess.run(dvc + ["repro", "report_topics", "report_network"], cwd=repo,
+                             env=env, capture_output=True, text=True, timeout=900)
+        assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+        return run.stdout + run.stderr
+
+    log = repro()
+    return repo, log, repro
+
+
+@pytest.fixture(scope="module")
+def switched_back(own_corpus_run):
+    """The outputs of the user's data set, then those of another one and the log of the
+    switch back: (digests before, digests after, log of the switch back)."""
+    repo, _, repro = own_corpus_run
+    before = output_digests(repo)
+    mine = (repo / "params.yaml").read_text()
+    (repo / "params.yaml").write_text(yaml.safe_dump(other_params(), sort_keys=False))
+    repro()
+    assert output_digests(repo) != before, "the other data set changed no output"
+    (repo / "params.yaml").write_text(mine)
+    log = repro()
+    return before, output_digests(repo), log
 
 
 @pytest.mark.slow
 def test_a_user_corpus_runs_to_score_tables_and_figures(own_corpus_run):
-    repo, log = own_corpus_run
-    topics = pd.read_csv(repo / "results/eval/topics.csv")
+    repo, log, _ = own_corpus_run
+    topics = pd.read_csv(repo / f"results/eval/{DATASET}_topics.csv")
     assert set(topics.method) >= {ZEROS, ORACLE}  # the reference rows of every table
     topics = topics[~topics.method.isin([ZEROS, ORACLE])]
     assert sorted(topics.fit) == ["collapsed_cavi_eps1.0_rep0", "collapsed_eps1.0_rep0", "nonprivate"]
     assert topics[["mae", "npmi", "coherence"]].notna().all().all()
-    network = pd.read_csv(repo / "results/eval/network.csv")
+    network = pd.read_csv(repo / f"results/eval/{DATASET}_network.csv")
     network = network[~network.method.isin([ZEROS, ORACLE])]
     assert sorted(network.fit) == ["collapsed_C2_eps1.0_rep0", "collapsed_C2_eps1.0_rep0_unmasked",
                                    "nonprivate_C2", "nonprivate_C2_unmasked"]
@@ -124,16 +189,59 @@ def test_a_user_corpus_runs_to_score_tables_and_figures(own_corpus_run):
     assert network.heldout_used.tolist() == (~unmasked).tolist()
     assert network.loc[unmasked, "heldout_mae"].isna().all()
     assert network.loc[~unmasked, "heldout_mae"].notna().all()
-    for figure in ("enron_topics.png", "enron_network.png"):
-        assert (repo / "figures" / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for figure in ("topics.png", "topic_words.png", "network.png"):
+        assert (repo / "figures" / f"{DATASET}_{figure}").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "running over TCP" not in log
+
+
+@pytest.mark.slow
+def test_the_outputs_are_named_by_the_data_set(own_corpus_run):
+    repo, _, _ = own_corpus_run
+    made = {p.name for p in (repo / "figures").iterdir()} | {
+        p.name for p in (repo / "results/eval").iterdir()}
+    assert made == {f"{DATASET}_{name}" for name in (
+        "topics.png", "topic_words.png", "network.png",
+        "topics.csv", "topic_words.csv", "network.csv")}
+    for report, case in (("report_topics", "topics"), ("report_network", "network")):
+        nb = json.loads((repo / f"results/notebooks/{report}.ipynb").read_text())
+        shown = [output for cell in nb["cells"] for output in cell.get("outputs", [])
+                 if "text/markdown" in output.get("data", {})]
+        assert "".join(shown[0]["data"]["text/markdown"]) == f"## {LABEL} (`{DATASET}`): {case}"
+
+
+@pytest.mark.slow
+def test_the_topics_as_words_are_aligned_to_the_nonprivate_fit(own_corpus_run):
+    repo, _, _ = own_corpus_run
+    words = pd.read_csv(repo / f"results/eval/{DATASET}_topic_words.csv")
+    assert list(dict.fromkeys(words.fit)) == [
+        "nonprivate", "collapsed_cavi_eps1.0_rep0", "collapsed_eps1.0_rep0"]
+    vocabulary = set(" ".join(WORDS).split())
+    for _, fit in words.groupby("fit"):
+        assert sorted(fit.topic) == sorted(fit.fitted_topic) == [0, 1]  # one to one, K = 2
+        assert all(set(w.split()) <= vocabulary and len(w.split()) == 10 for w in fit.words)
+    reference = words[words.fit == "nonprivate"]
+    assert (reference.distance == 0).all() and (reference.topic == reference.fitted_topic).all()
+    assert words.distance.between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_switching_back_restores_the_outputs_from_the_cache(switched_back):
+    before, after, log = switched_back
+    # the other data set's outputs stay beside them under their own names
+    assert {path for path in after if OTHER in Path(path).name} >= {
+        f"figures/{OTHER}_topics.png", f"results/eval/{OTHER}_network.csv"}
+    stages = stage_messages(log)
+    assert not stages["ran"], f"stages run again instead of restored: {sorted(stages['ran'])}"
+    assert {path: after.get(path) for path in before} == before
+    assert {"prepare_topics", "prepare_network", "report_topics",
+            "report_network"} <= stages["restored"]
 
 
 @pytest.mark.slow
 def test_the_prepared_data_come_from_the_user_corpus(own_corpus_run):
     from data_prep import load_counts
 
-    repo, _ = own_corpus_run
+    repo, _, _ = own_corpus_run
     topics = load_counts(repo / "data/prepared/topics")
     assert topics.meta["params"]["format"] == "mbox"
     assert topics.meta["inputs"]["input"]["name"] == "mail.mbox"

@@ -395,3 +395,18 @@ def test_the_claims_stage_declares_the_params_it_reads():
     for key in PARAMS_READ:
         section = key.split(".")[0]
         assert key in declared or section in declared, key
+
+
+def test_the_paper_run_collects_the_tables_and_figures_of_its_data_sets(paper_graph):
+    """What profiles/run.py copies back: every table and figure of the case-study reports and
+    the diagnosis, under the names the paper profile's data sets give them."""
+    runner = _profile_runner()
+    settings = yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text())
+    tables, figures = runner.collected_paths(settings)
+    made = {out for stage in ("report_topics", "report_network", "report_network_rows_cols",
+                              "diagnose")
+            for out in paper_graph[stage][1] if not out.endswith(".ipynb")}
+    assert made <= set(tables) | set(figures)
+    assert "figures/enron_topic_words.png" in figures
+    with pytest.raises(ValueError, match="dataset: NAME"):
+        runner.collected_paths({"prepare_topics": {}, "prepare_network": {}})

@@ -151,3 +151,26 @@ def test_diagnose_cases_tabulates_saved_chains(chains, tmp_path):
                                   chains[1].log_joint)
     with pytest.raises(ValueError, match="at least 2 chains"):
         diagnostics.diagnose_cases({"toy": {"fits": dirs[:1]}})
+
+
+def test_followed_entries_are_named_by_their_row_and_column(chains, tmp_path):
+    docs = [f"doc{d}" for d in range(24)]
+    words = [f"word{v}" for v in range(10)]
+    entries = np.array([[0, 0], [3, 7]])
+    assert diagnostics.entry_labels(entries) == ["0,0", "3,7"]
+    assert diagnostics.entry_labels(entries, (docs, words)) == ["doc0, word0", "doc3, word7"]
+    idata = diagnostics.to_inference_data(chains, entries=entries, names=(docs, words))
+    assert list(idata.posterior["entry"].values) == ["doc0, word0", "doc3, word7"]
+    # the trace figure names them in a legend of line styles
+    figure = diagnostics.plot_traces(idata)
+    legend = figure.axes[-1].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["doc0, word0", "doc3, word7"]
+    plt.close(figure)
+    dirs = [save_fit(fit, tmp_path / f"chain{c}", data="memory") for c, fit in enumerate(chains)]
+    table, _ = diagnostics.diagnose_cases(
+        {"toy": {"fits": dirs, "exclude": None, "names": (docs, words)}}, n_entries=2)
+    assert all(q.startswith("mu[doc") and ", word" in q for q in table.quantity[2:])
+    with pytest.raises(ValueError, match="one sequence per axis"):
+        diagnostics.entry_labels(entries, (docs,))
+    with pytest.raises(ValueError, match="axis 1 has 5 names"):
+        diagnostics.entry_labels(entries, (docs, words[:5]))

@@ -203,13 +203,13 @@ def _results(root: Path, *, ours_wins: bool) -> Path:
                               "naive": 1.0 if ours_wins else 3.0, "nonprivate": 2.0})
     for measure in ("npmi", "npmi_zero", "coherence"):
         topics[measure] = high + 0.01 * topics.fit.str.endswith("rep1")
-    _write(root, "eval/topics.csv", topics)
+    _write(root, "eval/enron_topics.csv", topics)
     network = _scores({3.0: [good, good + 0.01], 1.0: [good, good + 0.01]},
                       {3.0: [bad, bad + 0.01], 1.0: [bad + step, bad + step + 0.01]}, 1.5,
                       "mae", {"C": 5})
     network["heldout_mae"] = network["mae"]
-    _write(root, "eval/network.csv", network)
-    _write(root, "eval/network_rows_cols.csv", network.assign(C=10))
+    _write(root, "eval/enron_network.csv", network)
+    _write(root, "eval/enron_network_rows_cols.csv", network.assign(C=10))
     levels = [{"epsilon": e, "collapsed": {"mae_to_rates": good * 0.1},
                "naive": {"mae_to_rates": bad * f}} for e, f in ((2.5, 0.1), (1.0, 0.2))]
     _write(root, "synthetic/communities.json",
@@ -262,7 +262,7 @@ def test_chains_that_disagree_make_a_claim_unsettled(tmp_path):
     second["chain"] = 1
     second.loc[second.method == "collapsed", ["mae", "heldout_mae"]] = 9.0
     table = pd.concat([table, second], ignore_index=True).assign(rhat=1.3)
-    _write(root, "eval/network.csv", table)
+    _write(root, "eval/enron_network.csv", table)
     claims = {c.id: c for c in check_claims(root)}
     claim = claims["icml.fig5.C5.mae_ours_beats_naive"]
     assert claim.status == UNSETTLED and (claim.chains, claim.copies) == (2, 2)
@@ -307,6 +307,8 @@ def test_a_case_study_on_other_data_gives_a_pattern_table(tmp_path):
     enron = check_claims(root)
     _write(root, "params.yaml", {"prepare_network": {"dataset": "mymail"},
                                  "prepare_topics": {"dataset": "enron"}})
+    for table in ("network", "network_rows_cols"):   # the report stages name them by data set
+        (root / "eval" / f"enron_{table}.csv").rename(root / "eval" / f"mymail_{table}.csv")
     claims = check_claims(root)
     network = [c for c in claims if c.id.startswith("icml.fig5.")]
     assert network and not any(c.judged for c in network)
@@ -356,7 +358,7 @@ UNMASKED_IDS = ("icml.fig5.C5.unmasked_mae_ours_beats_naive",
 
 
 def _network(root: Path, *, masked_wins: bool, unmasked_wins: bool | None) -> Path:
-    """eval/network.csv with masked rows (C = 5) and, unless ``unmasked_wins`` is None,
+    """eval/enron_network.csv with masked rows (C = 5) and, unless ``unmasked_wins`` is None,
     unmasked ones; each design's orderings flip independently."""
     def rows(wins, used):
         good, bad, step = (1.0, 2.0, 1.0) if wins else (2.0, 1.0, -0.5)
@@ -371,7 +373,7 @@ def _network(root: Path, *, masked_wins: bool, unmasked_wins: bool | None) -> Pa
     parts = [rows(masked_wins, True)]
     if unmasked_wins is not None:
         parts.append(rows(unmasked_wins, False))
-    _write(root, "eval/network.csv", pd.concat(parts, ignore_index=True))
+    _write(root, "eval/enron_network.csv", pd.concat(parts, ignore_index=True))
     return root
 
 
@@ -404,7 +406,7 @@ def test_a_table_without_the_new_columns_reads_as_before(tmp_path):
     legacy = tmp_path / "legacy"
     table = pd.read_csv(tmp_path / "masked" / "eval" / "network.csv").drop(
         columns=["heldout_used", "chain"])
-    _write(legacy, "eval/network.csv", table)
+    _write(legacy, "eval/enron_network.csv", table)
     strip = [(c.id, c.status, c.ours, c.reason, c.chains, c.copies) for c in with_columns]
     assert [(c.id, c.status, c.ours, c.reason, c.chains, c.copies)
             for c in check_claims(legacy)] == strip
@@ -462,7 +464,7 @@ def test_topic_recovery_worse_within_the_seeds_spread_is_not_a_contradiction(tmp
 def test_absent_or_malformed_tables_are_not_run_never_an_error(tmp_path):
     claims = check_claims(tmp_path / "nothing")
     assert claims and {c.status for c in claims} == {NOT_RUN}
-    _write(tmp_path / "odd", "eval/topics.csv", pd.DataFrame({"x": [1]}))
+    _write(tmp_path / "odd", "eval/enron_topics.csv", pd.DataFrame({"x": [1]}))
     _write(tmp_path / "odd", "synthetic/communities.json", {"levels": "not a list"})
     (tmp_path / "odd" / "vi").mkdir()
     (tmp_path / "odd" / "vi" / "synthetic.json").write_text("{ not json")
