@@ -256,7 +256,7 @@ def test_every_group_passes_and_fails_on_constructed_tables(tmp_path):
 
 def test_chains_that_disagree_make_a_claim_unsettled(tmp_path):
     root = _results(tmp_path, ours_wins=True)
-    table = pd.read_csv(root / "eval" / "network.csv")
+    table = pd.read_csv(root / "eval" / "enron_network.csv")
     # a second chain of every fit, in which ours is worse than naive
     second = table[table.method != "nonprivate"].copy()
     second["chain"] = 1
@@ -288,7 +288,7 @@ def test_every_claim_names_its_figure_and_the_files_it_read(tmp_path):
         assert all(Path(p).resolve().is_relative_to(root.resolve()) for p in c.reads), c.id
     reads = {c.id: c.reads for c in claims}
     assert reads["icml.fig5.C10.rows_cols.heldout_ours_beats_naive"] == (
-        (root / "eval" / "network_rows_cols.csv").as_posix(),)
+        (root / "eval" / "enron_network_rows_cols.csv").as_posix(),)
     assert reads["vi.appE.vi_mae"][0] == (root / "vi" / "benchmark.csv").as_posix()
 
 
@@ -404,7 +404,7 @@ def test_a_table_without_the_new_columns_reads_as_before(tmp_path):
     with_columns = check_claims(_network(tmp_path / "masked", masked_wins=True,
                                          unmasked_wins=None))
     legacy = tmp_path / "legacy"
-    table = pd.read_csv(tmp_path / "masked" / "eval" / "network.csv").drop(
+    table = pd.read_csv(tmp_path / "masked" / "eval" / "enron_network.csv").drop(
         columns=["heldout_used", "chain"])
     _write(legacy, "eval/enron_network.csv", table)
     strip = [(c.id, c.status, c.ours, c.reason, c.chains, c.copies) for c in with_columns]
