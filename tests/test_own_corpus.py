@@ -1,8 +1,8 @@
 """Swapping the corpus is a change of parameters: the pipeline, end to end, on a user's corpus.
 
 A temporary copy of the repository (the pipeline, the notebooks and the two packages only)
-gets a small corpus of its own — a few dozen emails in an mbox file for the topic model and
-an edge list for the network — and a params file that points the prepare stages at it, with
+gets a small corpus of its own — a few dozen documents in a text file, one per line, for the
+topic model and a weighted edge list for the network — and a params file that points the prepare stages at it, with
 tiny sizes and sweeps. ``dvc repro`` of the two report stages must then run every stage
 from preparation to the score tables and figures without any edit of ``dvc.yaml``, and
 name what it made by the data set (``prepare_*.dataset``, ``dataset_label``).
@@ -18,13 +18,11 @@ each compiling the samplers it uses, so it is marked slow (about three minutes o
 """
 import hashlib
 import json
-import mailbox
 import os
 import re
 import shutil
 import subprocess
 import sys
-from email.message import EmailMessage
 from pathlib import Path
 
 import numpy as np
@@ -49,33 +47,26 @@ OTHER = "other"
 OUTPUT_DIRS = ("data/prepared", "data/private", "results", "figures")
 
 
-def write_mbox(path, n_emails=36, seed=0):
-    """``n_emails`` distinct emails, each mostly about one of two topics."""
+def write_text_lines(path, n_docs=36, seed=0):
+    """``n_docs`` documents, one per line (the ``text-lines`` format), each mostly about one of
+    two topics."""
     rng = np.random.default_rng(seed)
     pools = [w.split() for w in WORDS]
-    box = mailbox.mbox(path)
-    try:
-        for i in range(n_emails):
-            main, other = pools[i % 2], pools[1 - i % 2]
-            words = list(rng.choice(main, 25)) + list(rng.choice(other, 5))
-            message = EmailMessage()
-            message["Message-ID"] = f"<{i}@example.com>"
-            message["Date"] = f"Mon, {1 + i % 28} Jan 2001 10:00:00 -0800"
-            message["From"] = ACTORS[i % len(ACTORS)]
-            message["To"] = ACTORS[(i + 1 + i // 6) % len(ACTORS)]
-            message["Subject"] = f"note {i}"
-            message.set_content(" ".join(words) + "\n")
-            box.add(message)
-    finally:
-        box.close()
+    lines = []
+    for i in range(n_docs):
+        main, other = pools[i % 2], pools[1 - i % 2]
+        lines.append(" ".join(list(rng.choice(main, 25)) + list(rng.choice(other, 5))))
+    Path(path).write_text("\n".join(lines) + "\n")
 
 
-def write_edges(path, seed=1):
-    """An edge list (one row per email and recipient) among six actors."""
+def write_weighted_edges(path, seed=1):
+    """A weighted edge list among six actors: one row per (sender, recipient) pair with the
+    number of emails in a ``count`` column."""
     rng = np.random.default_rng(seed)
-    rows = [(ACTORS[i], ACTORS[j]) for i in range(6) for j in range(6) if i != j
-            for _ in range(int(rng.poisson(4 if (i < 3) == (j < 3) else 1)))]
-    pd.DataFrame(rows, columns=["sender", "recipient"]).to_csv(path, sep="\t", index=False)
+    rows = [(ACTORS[i], ACTORS[j], int(rng.poisson(4 if (i < 3) == (j < 3) else 1)))
+            for i in range(6) for j in range(6) if i != j]
+    pd.DataFrame([r for r in rows if r[2] > 0], columns=["sender", "recipient", "count"]).to_csv(
+        path, sep="\t", index=False)
 
 
 def tiny_params():
@@ -83,13 +74,13 @@ def tiny_params():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["prepare_topics"].update(
         dataset=DATASET, dataset_label=LABEL,
-        corpus=CORPUS, input=f"{CORPUS}/mail.mbox", format="mbox", id_column="none",
+        corpus=CORPUS, input=f"{CORPUS}/docs.txt", format="text-lines", id_column="none",
         n_docs=30, min_tokens=10, vocab_size=15, max_df=0.9, seed=5)
     params["prepare_network"].update(
         dataset=DATASET, dataset_label=LABEL,
         corpus=CORPUS, input=f"{CORPUS}/edges.tsv", format="edges", nodes="none",
         label_column="none", type_column="none", sender_column="sender",
-        recipient_column="recipient", min_total=1, heldout_top=2)
+        recipient_column="recipient", weight_column="count", min_total=1, heldout_top=2)
     params["privacy"].update(levels=[1.0], replicates=[0])
     small = {"n_iter": 6, "burn_in": 2, "thin": 2, "methods": ["collapsed"]}
     params["topics"].update(K=2, **small)
@@ -133,8 +124,8 @@ def own_corpus_run(tmp_path_factory):
         else:
             shutil.copy2(source, repo / name)
     (repo / CORPUS).mkdir(parents=True)
-    write_mbox(repo / CORPUS / "mail.mbox")
-    write_edges(repo / CORPUS / "edges.tsv")
+    write_text_lines(repo / CORPUS / "docs.txt")
+    write_weighted_edges(repo / CORPUS / "edges.tsv")
     (repo / "params.yaml").write_text(yaml.safe_dump(tiny_params(), sort_keys=False))
     env = {**os.environ, "NUMBA_NUM_THREADS": "1", "DVC_NO_ANALYTICS": "1",
            # the stages call `python`: the interpreter running the tests, venv or not
@@ -243,9 +234,28 @@ def test_the_prepared_data_come_from_the_user_corpus(own_corpus_run):
 
     repo, _, _ = own_corpus_run
     topics = load_counts(repo / "data/prepared/topics")
-    assert topics.meta["params"]["format"] == "mbox"
-    assert topics.meta["inputs"]["input"]["name"] == "mail.mbox"
+    assert topics.meta["params"]["format"] == "text-lines"
+    assert topics.meta["inputs"]["input"]["name"] == "docs.txt"
     assert topics.counts.shape[0] == 30 and set(topics.column_ids) <= set(" ".join(WORDS).split())
     network = load_counts(repo / "data/prepared/network")
     assert network.row_ids == ACTORS and network.meta["inputs"]["input"]["name"] == "edges.tsv"
+    edges = pd.read_csv(repo / CORPUS / "edges.tsv", sep="\t")
+    assert network.counts.sum() == edges["count"].sum()  # each row adds its weight, not 1
     assert not (repo / "data/raw/enron").exists()  # nothing of the shipped corpus was needed
+
+
+@pytest.mark.slow
+def test_the_claims_give_a_pattern_table_without_the_papers_verdicts(own_corpus_run):
+    repo, _, _ = own_corpus_run
+    run = subprocess.run([sys.executable, "-m", "study.claims", "--results", "results",
+                          "--out", "results"], cwd=repo, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    claims = json.loads((repo / "results" / "claims.json").read_text())
+    pattern = claims["pattern"]
+    assert pattern and {p["dataset"] for p in pattern} == {DATASET}
+    assert all("status" not in p and "paper" not in p for p in pattern)
+    judged_cases = {c["id"].split(".")[1] for c in claims["claims"]}
+    assert not judged_cases & {"fig4", "fig5"}   # no Enron verdict on the user's data
+    text = (repo / "results" / "claims.md").read_text()
+    assert f"`{DATASET}`" in text.split("## Patterns on other data")[1]
