@@ -33,7 +33,7 @@ from lpp.fits import SavedFit
 from lpp.inference import FitResult, model_from_params
 
 __all__ = ["rate_samples", "chain_quantities", "default_entries", "to_inference_data",
-           "convergence_summary", "plot_traces", "diagnose_cases"]
+           "convergence_summary", "chains_summary", "worst_rhat", "plot_traces", "diagnose_cases"]
 
 #: the exported quantities with their per-sample dimensions
 QUANTITIES = ("log_joint", "total_rate", "mu")
@@ -186,6 +186,8 @@ def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
 def _as_fits(fits) -> list:
     if isinstance(fits, (FitResult, SavedFit)):
         return [fits]
+    if hasattr(fits, "chains"):  # a fit of several chains (ChainsResult, SavedChains)
+        fits = fits.chains
     if not isinstance(fits, Sequence) or not fits:
         raise TypeError("fits must be a fit or a non-empty sequence of fits (one per chain)")
     fits = list(fits)
@@ -211,9 +213,10 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4):
 
     Parameters
     ----------
-    fits : FitResult, SavedFit or sequence of them
-        One fit per chain, typically the same run with different seeds. They must share the
-        model, the data's shape and the saved iterations.
+    fits : FitResult, SavedFit, a fit of several chains, or a sequence of fits
+        One fit per chain, typically the same run with different seeds, or a fit of several
+        chains (:class:`lpp.inference.ChainsResult`, :class:`lpp.fits.SavedChains`). They
+        must share the model, the data's shape and the saved iterations.
     entries : array_like of int, optional
         ``n x ndim`` indices of the entries whose rates are followed; by default the
         ``n_entries`` largest of the first chain's posterior mean (:func:`default_entries`).
@@ -290,6 +293,38 @@ def convergence_summary(data, **kwargs):
         warnings.simplefilter("ignore", FutureWarning)
         return arviz.summary(idata, kind="diagnostics", var_names=list(QUANTITIES),
                              round_to="none")[["r_hat", "ess_bulk", "ess_tail"]]
+
+
+def chains_summary(fits, *, exclude=None, n_entries: int = 4):
+    """The convergence summary a fit of several chains reports about itself.
+
+    Parameters
+    ----------
+    fits : a fit of several chains, or a sequence of at least 2 fits
+        As for :func:`to_inference_data`.
+    exclude : array_like of bool, optional
+        Entries never followed (the fit's mask), see :func:`default_entries`.
+    n_entries : int
+        Entries followed: the largest posterior-mean rates of the first chain.
+
+    Returns
+    -------
+    summary : pandas.DataFrame
+        :func:`convergence_summary` of the chains.
+    entries : ndarray of int64
+        The followed entries (``n x ndim``).
+    """
+    fits = _as_fits(fits)
+    entries = default_entries(fits[0], n_entries, exclude=exclude)
+    return convergence_summary(to_inference_data(fits, entries=entries)), entries
+
+
+def worst_rhat(summary) -> float:
+    """The largest R-hat of a :func:`convergence_summary` table (NaN where none is finite):
+    the one number a score table keeps of a fit's convergence."""
+    values = np.asarray(summary["r_hat"], dtype=np.float64)
+    values = values[np.isfinite(values)]
+    return float(values.max()) if values.size else float("nan")
 
 
 def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None, **kwargs):

@@ -37,10 +37,10 @@ from lpp.inference.privacy import (
     make_privacy_step,
     sample_true_counts,
 )
-from lpp.inference.result import FitResult
+from lpp.inference.result import ChainsResult, FitResult
 
 __all__ = [
-    "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel",
+    "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel", "ChainsResult",
     "CollapsedPrivacy", "CommunityModel", "FitResult", "FixedTopicModel", "GibbsSampler",
     "NaivePrivacy", "Observed",
     "PoissonFactorization", "PrivacyStep", "TopicModel", "fit_nonprivate", "fit_private",
