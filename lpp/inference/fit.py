@@ -111,10 +111,14 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         The data's shape, **True = missing** (held out: no likelihood), as in ``numpy.ma``;
         a masked array as data adds its own mask to this one. The community model always
         masks its diagonal. An index whose entries are all masked is an error.
-    init : {"data", "em", "prior"} or dict
-        ``"data"``: prior draw, then one model sweep on ``max(y_tilde, 0)``; ``"em"``: prior
-        draw, then ``EM_INIT_SWEEPS`` expectation sweeps (a start near a posterior mode; topic
-        and community models); ``"prior"``; or a dict of latent arrays.
+    init : {"data", "dispersed", "em", "prior"} or dict
+        ``"data"``: prior draw, then one model sweep on ``max(y_tilde, 0)`` (all the noise's
+        positive mass starts in the rates); ``"dispersed"``: one over-dispersed draw around
+        the variational fit of the chain's target (:mod:`lpp.inference.starts`: near the
+        posterior's total mass, different for every seed; models with an :mod:`lpp.vi`
+        adapter; not with ``cluster``); ``"em"``: prior draw, then ``EM_INIT_SWEEPS``
+        expectation sweeps on ``max(y_tilde, 0)`` (a start near a mode of the naive counts;
+        topic and community models); ``"prior"``; or a dict of latent arrays.
     save_latents, save_counts : bool
         Keep the saved draws of the latents / of the counts ``y``.
     progress : bool or None
