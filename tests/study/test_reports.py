@@ -49,7 +49,7 @@ def test_score_topic_fits_tabulates_every_fit_in_name_order(tmp_path):
     assert list(table.fit) == ["collapsed_eps1.0_rep0", "naive_eps1.0_rep0", "nonprivate",
                                "zeros", "oracle"]
     columns = ["fit", "method", "epsilon_over_n", "mae", "npmi", "npmi_zero", "coherence",
-               "loglik", "n_samples"]
+               "loglik", "n_samples", "chain", "rhat"]
     assert list(table.columns) == columns
     expect = topic_scores(_fit(np.full((20, 8), 2.0), "topics", phi=phi,
                                theta=load_fit(tmp_path / "naive_eps1.0_rep0").samples["theta"]),
@@ -72,7 +72,8 @@ def test_score_community_fits_adds_the_heldout_error(tmp_path):
     _save(tmp_path, "nonprivate_C2", "nonprivate", np.ones((3, 3)), n_components=2)
     table = score_community_fits(tmp_path, sp.csr_array(y), heldout, true_rates=np.ones((3, 3)))
     assert list(table.columns) == ["fit", "method", "C", "epsilon_over_n", "heldout_used", "mae",
-                                   "offdiag_mae", "heldout_mae", "heldout_loglik"]
+                                   "offdiag_mae", "heldout_mae", "heldout_loglik", "chain",
+                                   "rhat"]
     assert table.heldout_used.tolist()[:2] == [True, True]  # fits that predate the flag
     assert list(table.method) == ["collapsed", "nonprivate", "zeros", "oracle"]
     # the observed entries: 1, 2, 3, 4, 5 (the held-out 6 is not among them)
