@@ -224,3 +224,32 @@ def test_unmasked_fits_get_panels_of_their_own():
             "collapsed", "naive", "non-private", "all zeros"]
     finally:
         plt.close(fig)
+
+
+def test_each_chain_of_a_fit_is_scored_with_the_fits_rhat(tmp_path):
+    from lpp.inference import TopicModel, fit_private
+    from lpp.mechanism import privatize
+
+    rng = np.random.default_rng(7)
+    y = rng.poisson(rng.gamma(1.0, 1.0, (15, 2)) @ rng.gamma(1.0, 1.0, (2, 8)))
+    y_tilde = privatize(y, 0.5, rng=rng)
+    schedule = {"n_iter": 12, "burn_in": 4, "thin": 2, "progress": False}
+    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=1, n_chains=2, **schedule)
+    save_fit(res, tmp_path / "collapsed_eps1.0_rep0", data="d", extra={"epsilon_over_n": 1.0})
+    one = fit_private(y_tilde, 0.5, TopicModel(2), rng=1, **schedule)
+    save_fit(one, tmp_path / "naive_eps1.0_rep0", data="d", extra={"epsilon_over_n": 1.0})
+    table = score_topic_fits(tmp_path, sp.csr_array(y), n_top=3)
+    chained = table[table.fit == "collapsed_eps1.0_rep0"]
+    assert chained.chain.tolist() == [0, 1]
+    assert chained.rhat.tolist() == pytest.approx([load_fit(tmp_path / chained.fit.iloc[0])
+                                                   .rhat_max] * 2)
+    assert np.isfinite(chained.rhat).all()
+    for c, chain in enumerate(res.chains):  # each row scores its own chain
+        assert chained.mae.iloc[c] == pytest.approx(np.abs(chain.mu_hat - y).mean())
+    single = table[table.fit == "naive_eps1.0_rep0"]
+    assert single.chain.tolist() == [0] and single.rhat.isna().all()
+    # chain 0 of the fit of two chains is the one-chain fit on the same seed
+    assert chained.mae.iloc[0] == pytest.approx(single.mae.iloc[0])
+    assert table[table.method.isin(["zeros", "oracle"])].chain.isna().all()
+    text = write_table(table, tmp_path / "t.csv").read_text().splitlines()
+    assert text[0].endswith(",chain,rhat") and text[-1].endswith(",,")
