@@ -183,6 +183,11 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
 
         return _several_chains(fit_one, n_chains, rng=rng, resume=resume,
                                checkpoint=checkpoint, mask=mask)
+    if cluster is not None and isinstance(init, str) and init == "dispersed":
+        raise ValueError("init='dispersed' fits the data in this process, which the cluster's "
+                         "row-block data are not: compute the start in-process "
+                         "(GibbsSampler.private(...).state on the dense data) and pass it as "
+                         "init=dict, or use init='data' / 'em'")
     if cluster is not None:
         # the only door to Dask: the in-process path below never imports it
         from lpp.inference.distributed import fit_private_distributed
