@@ -166,11 +166,6 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
                                                              checkpoint_every)
     n_workers = positive_int(n_workers, "n_workers")
     observed = observed_entries(model, data.shape, mask) if mask is not None else None
-    if init == "dispersed":
-        raise ValueError("init='dispersed' fits the data in this process, which the cluster's "
-                         "row-block data are not: compute the start in-process "
-                         "(GibbsSampler.private(...).state on the dense data) and pass it as "
-                         "init=dict, or use init='data' / 'em'")
     if not (isinstance(init, dict) or init in ("prior", "data", "em")):
         raise ValueError("init must be 'data', 'em', 'prior' or a dict of latent arrays, "
                          f"got {init!r}")
