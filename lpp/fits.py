@@ -158,19 +158,6 @@ def _meta(result, data, extra) -> dict:
     }
 
 
-def _chains_diagnostics(result) -> dict:
-    """R-hat and ESS of the chains as ``fit.json`` keeps them; ``rhat_max`` None (and the
-    reason) where they cannot be computed (e.g. chains interrupted at different sweeps)."""
-    from lpp.diagnostics import chains_summary, worst_rhat
-
-    try:
-        summary, _ = chains_summary(result.chains, exclude=result.exclude)
-    except ValueError as exc:
-        return {"rhat_max": None, "unavailable": str(exc)}
-    return {"rhat_max": worst_rhat(summary),
-            "quantities": {name: row.to_dict() for name, row in summary.iterrows()}}
-
-
 def _save_chains(result, out_dir, *, data, extra) -> Path:
     arrays = {}
     for c, chain in enumerate(result.chains):
@@ -183,7 +170,7 @@ def _save_chains(result, out_dir, *, data, extra) -> Path:
                 seconds_total=float(sum(m["seconds_total"] for m in metas)),
                 n_chains=len(metas),
                 chains=[{k: m[k] for k in _CHAIN_FIELDS} for m in metas],
-                diagnostics=_jsonable(_chains_diagnostics(result)))
+                diagnostics=_jsonable(result.diagnostics_record()))
     return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
                           file_key="data_file", sha_key="data_sha256")
 

@@ -137,6 +137,20 @@ class ChainsResult:
 
         return chains_summary(self.chains, exclude=self.exclude, n_entries=n_entries)[0]
 
+    def diagnostics_record(self) -> dict:
+        """:meth:`diagnostics` as ``fit.json`` keeps it: ``rhat_max`` (the worst R-hat) and
+        ``quantities`` (``{name: {"r_hat", "ess_bulk", "ess_tail"}}``); where they cannot be
+        computed (e.g. chains interrupted at different sweeps, or fewer than 4 saved samples)
+        ``rhat_max`` None and ``unavailable`` the reason."""
+        from lpp.diagnostics import worst_rhat
+
+        try:
+            summary = self.diagnostics()
+        except ValueError as exc:
+            return {"rhat_max": None, "unavailable": str(exc)}
+        return {"rhat_max": worst_rhat(summary),
+                "quantities": {name: row.to_dict() for name, row in summary.iterrows()}}
+
 
 class _Entry(tuple):
     """A completed iteration: ``(t, seconds, draws, log_joint, mu_sum)``, draws None if unsaved."""
