@@ -151,3 +151,13 @@ def test_bad_chain_counts_are_refused(data, bad, error):
     _, y_tilde = data
     with pytest.raises(error, match="n_chains"):
         fit_private(y_tilde, 0.5, TopicModel(2), n_chains=bad, **SCHEDULE)
+
+
+def test_an_unknown_format_version_is_refused(data, tmp_path):
+    _, y_tilde = data
+    save_fit(fit_private(y_tilde, 0.5, TopicModel(2), rng=3, **SCHEDULE), tmp_path, data="d")
+    meta = json.loads((tmp_path / "fit.json").read_text())
+    meta["format_version"] = 3
+    (tmp_path / "fit.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="reads version 1 or 2"):
+        load_fit(tmp_path)
