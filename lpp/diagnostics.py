@@ -402,7 +402,8 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
     Parameters
     ----------
     cases : dict
-        ``{name: {"fits": [fit folder, ...], "exclude": mask or None}}``; ``exclude`` marks
+        ``{name: {"fits": [fit folder, ...], "exclude": mask or None}}`` (a folder of a fit of
+        several chains contributes each of them); ``exclude`` marks
         entries never followed (the held-out mask), see :func:`default_entries`.
     n_entries : int
         Entries followed per case: the largest posterior-mean rates of the first chain.
@@ -422,16 +423,17 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
     """
     import pandas as pd
 
-    from lpp.fits import load_fit
+    from lpp.fits import load_chains
 
     if not isinstance(cases, dict) or not cases:
         raise ValueError("cases must be a non-empty dict {name: {'fits': [...], 'exclude': ...}}")
     rows, idatas = [], {}
     for name, case in cases.items():
-        if len(case["fits"]) < 2:
+        # a fit folder of several chains (n_chains) gives all of them
+        fits = [chain for path in case["fits"] for chain in load_chains(path)]
+        if len(fits) < 2:
             raise ValueError(f"case {name!r}: R-hat needs at least 2 chains; got "
-                             f"{len(case['fits'])}")
-        fits = [load_fit(path) for path in case["fits"]]
+                             f"{len(fits)}")
         entries = default_entries(fits[0], n_entries, exclude=case.get("exclude"))
         idata = to_inference_data(fits, entries=entries)
         summary = convergence_summary(idata)
