@@ -1,4 +1,5 @@
 """init="dispersed": an over-dispersed draw around the variational fit of the chain's target."""
+import numba
 import numpy as np
 import pytest
 from scipy import stats
@@ -124,3 +125,20 @@ def test_models_without_a_variational_fit_and_the_cluster_refuse_it(noisy):
     with pytest.raises(ValueError, match="cluster"):
         fit_private(y_tilde, 0.6, TopicModel(3), init="dispersed", cluster="tcp://127.0.0.1:1",
                     n_iter=2, progress=False)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
+def test_the_start_is_bit_identical_with_one_or_two_threads():
+    rng = np.random.default_rng(11)
+    y_tilde = privatize(rng.poisson(0.8, (150, 120)), 0.4, rng=rng)  # the parallel kernels
+    before = numba.get_num_threads()
+    try:
+        starts = []
+        for n_threads in (1, 2):
+            numba.set_num_threads(n_threads)
+            starts.append(GibbsSampler.private(y_tilde, 0.4, TopicModel(4), rng=7,
+                                               init="dispersed").state)
+    finally:
+        numba.set_num_threads(before)
+    for name in starts[0]:
+        assert np.array_equal(starts[0][name], starts[1][name]), name
