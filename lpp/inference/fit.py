@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from lpp._rng import chain_seeds, replay_seed
 from lpp._validation import check_int, check_schedule
 from lpp.inference.chain import GibbsSampler
@@ -30,25 +32,18 @@ def chain_checkpoint(checkpoint, chain: int):
     return path.with_name(f"{path.stem}.chain{chain}{path.suffix}")
 
 
-def _several_chains(fit_one, n_chains, *, rng, resume, checkpoint, mask):
+def _several_chains(fit_one, n_chains: int, *, rng, resume, checkpoint, mask) -> ChainsResult:
     """Run ``fit_one(rng=..., checkpoint=...)`` once per chain, one after the other, each on its
-    own seed (:func:`lpp._rng.chain_seeds`); ``n_chains = 1`` is the plain run."""
-    n_chains = check_int(n_chains, "n_chains", minimum=1)
-    if n_chains == 1:
-        return fit_one(rng=rng, checkpoint=checkpoint)
+    own seed (:func:`lpp._rng.chain_seeds`) and checkpoint (:func:`chain_checkpoint`)."""
     if resume and rng is None:
         raise ValueError("resuming a fit of several chains needs its base seed: pass rng= the "
                          "seed of the run (result.seed)")
     seeds = chain_seeds(replay_seed(rng), n_chains)
     chains = [fit_one(rng=seed, checkpoint=chain_checkpoint(checkpoint, c))
               for c, seed in enumerate(seeds)]
-    return ChainsResult(chains, exclude=None if mask is None else _mask_array(mask))
+    exclude = None if mask is None else np.asarray(np.ma.getdata(mask), dtype=bool)
+    return ChainsResult(chains, exclude=exclude)
 
-
-def _mask_array(mask):
-    import numpy as np
-
-    return np.asarray(np.ma.getdata(mask), dtype=bool)
 
 def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_counts, progress,
          checkpoint, checkpoint_every, resume, callback, rng) -> FitResult:
@@ -148,9 +143,9 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         when workers die and are replaced mid-run; a cluster left without workers for 60 s
         fails the fit (``NoWorkersError``, after writing the checkpoint), an address that does
         not answer within 5 s at once (``ConnectionError``).
-        Supports ``method="collapsed"``, the topic model, ``mask``, every ``init``,
-        checkpoints; not ``save_counts`` nor ``save_latents=False``. Dask is imported only
-        here. Several chains run on the cluster one after the other.
+        Supports ``method="collapsed"``, the topic model, ``mask``, every ``init`` but
+        ``"dispersed"``, checkpoints; not ``save_counts`` nor ``save_latents=False``. Dask is
+        imported only here. Several chains run on the cluster one after the other.
     n_chains : int
         Independent chains of the fit (default 1), run one after the other: chain 0 on the
         base seed of ``rng`` (the one-chain run), chain c on a seed derived from it and c
