@@ -3,8 +3,8 @@
 * :func:`fit_private` — posterior inference from privatized counts ``y_tilde`` and the
   mechanism's ``alpha`` only; :func:`fit_nonprivate` — the same models fitted to true counts
   (the reference method). ``n_chains=m`` runs m chains on seeds derived from ``rng``
-  (:class:`ChainsResult`, with ArviZ's R-hat and ESS); ``init="dispersed"`` starts each near
-  the posterior's mass, in a different place per seed (:mod:`lpp.inference.starts`).
+  (:class:`ChainsResult`, with ArviZ's R-hat and ESS); ``init="dispersed"`` starts each from a
+  draw around a CAVI fit, in a different place per seed (:mod:`lpp.inference.starts`).
 * Two kinds of plug-in, side by side and unaware of each other: **models**
   (:mod:`lpp.inference.models`: :class:`TopicModel`, :class:`CommunityModel`,
   :class:`CPTensorModel`, :class:`FixedTopicModel` (topics given), or your own

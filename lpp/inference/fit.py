@@ -109,9 +109,9 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     init : {"data", "dispersed", "em", "prior"} or dict
         ``"data"``: prior draw, then one model sweep on ``max(y_tilde, 0)`` (all the noise's
         positive mass starts in the rates); ``"dispersed"``: one over-dispersed draw around
-        the variational fit of the chain's target (:mod:`lpp.inference.starts`: near the
-        posterior's total mass, different for every seed; models with an :mod:`lpp.vi`
-        adapter; not with ``cluster``); ``"em"``: prior draw, then ``EM_INIT_SWEEPS``
+        the variational fit of the chain's target (:mod:`lpp.inference.starts`: none of the
+        noise's mass, different for every seed; models with an :mod:`lpp.vi` adapter; not
+        with ``cluster``); ``"em"``: prior draw, then ``EM_INIT_SWEEPS``
         expectation sweeps on ``max(y_tilde, 0)`` (a start near a mode of the naive counts;
         topic and community models); ``"prior"``; or a dict of latent arrays.
     save_latents, save_counts : bool
