@@ -104,6 +104,9 @@ class Tag:
     INIT_STEP = 2
     PRIVACY = 3
     MODEL = 4
+    CHAINS = 5  # the seeds of a fit's further chains (chain_seeds)
+    INIT_FIT = 6  # the deterministic fit of a dispersed start (init="dispersed")
+    INIT_DRAW = 7  # the start's draw around that fit
     # inside the privacy step (from the PRIVACY seed)
     COUNTS = 11
     LAMBDA = 12
@@ -116,3 +119,11 @@ class Tag:
     # inside the fused sparse engine (from the PRIVACY seed)
     PASS1 = 41
     PASS2 = 42
+
+
+def chain_seeds(seed: int, n_chains: int) -> list[int]:
+    """The base seeds of a fit's ``n_chains`` chains: chain 0 runs on ``seed`` itself (so a
+    one-chain fit is the plain run), chain ``c >= 1`` on a seed derived from ``seed`` and
+    ``c``; every chain's streams are keyed by its own seed."""
+    family = derive_seed(seed, Tag.CHAINS)
+    return [int(seed)] + [derive_seed(family, c) for c in range(1, n_chains)]

@@ -34,8 +34,8 @@ from lpp.fits import SavedFit
 from lpp.inference import FitResult, model_from_params
 
 __all__ = ["rate_samples", "chain_quantities", "default_entries", "entry_labels",
-           "to_inference_data",
-           "convergence_summary", "plot_traces", "diagnose_cases"]
+           "to_inference_data", "convergence_summary", "chains_summary", "worst_rhat",
+           "plot_traces", "diagnose_cases"]
 
 #: the exported quantities with their per-sample dimensions
 QUANTITIES = ("log_joint", "total_rate", "mu")
@@ -188,6 +188,8 @@ def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
 def _as_fits(fits) -> list:
     if isinstance(fits, (FitResult, SavedFit)):
         return [fits]
+    if hasattr(fits, "chains"):  # a fit of several chains (ChainsResult, SavedChains)
+        fits = fits.chains
     if not isinstance(fits, Sequence) or not fits:
         raise TypeError("fits must be a fit or a non-empty sequence of fits (one per chain)")
     fits = list(fits)
@@ -247,9 +249,10 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4, names=None):
 
     Parameters
     ----------
-    fits : FitResult, SavedFit or sequence of them
-        One fit per chain, typically the same run with different seeds. They must share the
-        model, the data's shape and the saved iterations.
+    fits : FitResult, SavedFit, a fit of several chains, or a sequence of fits
+        One fit per chain, typically the same run with different seeds, or a fit of several
+        chains (:class:`lpp.inference.ChainsResult`, :class:`lpp.fits.SavedChains`). They
+        must share the model, the data's shape and the saved iterations.
     entries : array_like of int, optional
         ``n x ndim`` indices of the entries whose rates are followed; by default the
         ``n_entries`` largest of the first chain's posterior mean (:func:`default_entries`).
@@ -329,6 +332,38 @@ def convergence_summary(data, **kwargs):
         warnings.simplefilter("ignore", FutureWarning)
         return arviz.summary(idata, kind="diagnostics", var_names=list(QUANTITIES),
                              round_to="none")[["r_hat", "ess_bulk", "ess_tail"]]
+
+
+def chains_summary(fits, *, exclude=None, n_entries: int = 4):
+    """The convergence summary a fit of several chains reports about itself.
+
+    Parameters
+    ----------
+    fits : a fit of several chains, or a sequence of at least 2 fits
+        As for :func:`to_inference_data`.
+    exclude : array_like of bool, optional
+        Entries never followed (the fit's mask), see :func:`default_entries`.
+    n_entries : int
+        Entries followed: the largest posterior-mean rates of the first chain.
+
+    Returns
+    -------
+    summary : pandas.DataFrame
+        :func:`convergence_summary` of the chains.
+    entries : ndarray of int64
+        The followed entries (``n x ndim``).
+    """
+    fits = _as_fits(fits)
+    entries = default_entries(fits[0], n_entries, exclude=exclude)
+    return convergence_summary(to_inference_data(fits, entries=entries)), entries
+
+
+def worst_rhat(summary) -> float:
+    """The largest R-hat of a :func:`convergence_summary` table (NaN where none is finite):
+    the one number a score table keeps of a fit's convergence."""
+    values = np.asarray(summary["r_hat"], dtype=np.float64)
+    values = values[np.isfinite(values)]
+    return float(values.max()) if values.size else float("nan")
 
 
 def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None, **kwargs):
@@ -415,9 +450,10 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
     ----------
     cases : dict
         ``{name: {"fits": [fit folder, ...], "exclude": mask or None, "names": names or
-        None}}``; ``exclude`` marks entries never followed (the held-out mask), see
-        :func:`default_entries`; ``names`` (optional) labels the followed entries by the names
-        of their rows and columns (:func:`entry_labels`) instead of their indices.
+        None}}`` (a folder of a fit of several chains contributes each of them); ``exclude``
+        marks entries never followed (the held-out mask), see :func:`default_entries`;
+        ``names`` (optional) labels the followed entries by the names of their rows and
+        columns (:func:`entry_labels`) instead of their indices.
     n_entries : int
         Entries followed per case: the largest posterior-mean rates of the first chain.
 
@@ -437,16 +473,17 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
     """
     import pandas as pd
 
-    from lpp.fits import load_fit
+    from lpp.fits import load_chains
 
     if not isinstance(cases, dict) or not cases:
         raise ValueError("cases must be a non-empty dict {name: {'fits': [...], 'exclude': ...}}")
     rows, idatas = [], {}
     for name, case in cases.items():
-        if len(case["fits"]) < 2:
+        # a fit folder of several chains (n_chains) gives all of them
+        fits = [chain for path in case["fits"] for chain in load_chains(path)]
+        if len(fits) < 2:
             raise ValueError(f"case {name!r}: R-hat needs at least 2 chains; got "
-                             f"{len(case['fits'])}")
-        fits = [load_fit(path) for path in case["fits"]]
+                             f"{len(fits)}")
         entries = default_entries(fits[0], n_entries, exclude=case.get("exclude"))
         idata = to_inference_data(fits, entries=entries, names=case.get("names"))
         summary = convergence_summary(idata)

@@ -39,7 +39,7 @@ INFERENCES = ("gibbs", "variational")
 #: non-private reference fitted to true counts
 METHODS = ("collapsed", "bessel", "naive", "nonprivate")
 #: starts of a Gibbs chain (the variational fits start from their own EM-like sweeps)
-INITS = ("data", "em", "prior")
+INITS = ("data", "dispersed", "em", "prior")
 #: per model, the latent that holds one factor per column of the data (the "features"), and
 #: whether it is stored column-major (features x components) and must be transposed to give
 #: ``components_`` its (n_components, n_features) shape
@@ -157,8 +157,8 @@ class _PrivateFactorization(_Parameters):
     """
 
     def __init__(self, n_components=10, *, inference="gibbs", method="collapsed", n_iter=1000,
-                 burn_in=0, thin=1, init="data", max_iter=None, tol=None, a0=0.1, b0=1.0,
-                 random_state=None, progress=False):
+                 burn_in=0, thin=1, init="data", n_chains=1, max_iter=None, tol=None, a0=0.1,
+                 b0=1.0, random_state=None, progress=False):
         self.n_components = n_components
         self.inference = inference
         self.method = method
@@ -166,6 +166,7 @@ class _PrivateFactorization(_Parameters):
         self.burn_in = burn_in
         self.thin = thin
         self.init = init
+        self.n_chains = n_chains
         self.max_iter = max_iter
         self.tol = tol
         self.a0 = a0
@@ -211,8 +212,13 @@ class _PrivateFactorization(_Parameters):
         """
         self._check_settings()
         model = make_model(self.model, self.n_components, self.a0, self.b0)
-        fit = self._infer(Y_tilde, alpha, mask, model)
-        factors = _posterior_means(fit)
+        if self.inference != "gibbs" and self.n_chains != 1:
+            raise ValueError("n_chains > 1 runs several Gibbs chains; a variational fit is one "
+                             "optimisation: set n_chains=1 or inference='gibbs'")
+        fit = self._infer(Y_tilde, alpha, mask, model, n_chains=self.n_chains)
+        # components are labelled independently in each chain: the factors are chain 0's,
+        # the rates (label-invariant) are pooled over the chains
+        factors = _posterior_means(fit.chains[0] if hasattr(fit, "chains") else fit)
         name, transposed = _COMPONENTS[model.name]
         self.__dict__.pop("inference_data_", None)  # the cached diagnostics of a previous fit
         self.fit_ = fit
@@ -327,8 +333,9 @@ class _PrivateFactorization(_Parameters):
                 from exc
 
     # ----- the engines ----------------------------------------------------------------------------
-    def _infer(self, data, alpha, mask, model, **vi_options):
-        """Run the engine the settings name on ``model`` (a model, or a VI adapter)."""
+    def _infer(self, data, alpha, mask, model, n_chains=1, **vi_options):
+        """Run the engine the settings name on ``model`` (a model, or a VI adapter); a Gibbs
+        fit with ``n_chains`` chains."""
         private = self.method != "nonprivate"
         if private and alpha is None:
             raise TypeError(f"method {self.method!r} needs alpha, the mechanism's noise level "
@@ -338,7 +345,7 @@ class _PrivateFactorization(_Parameters):
         if self.inference == "gibbs":
             settings = dict(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin,
                             rng=self.random_state, mask=mask, init=self.init,
-                            progress=self.progress)
+                            progress=self.progress, n_chains=n_chains)
             if private:
                 return fit_private(data, alpha, model, method=self.method, **settings)
             return fit_nonprivate(data, model, **settings)
@@ -388,8 +395,13 @@ class PrivatePoissonFactorization(_PrivateFactorization):
         no ``alpha``).
     n_iter, burn_in, thin : int
         Gibbs only: sweeps, the first ``burn_in`` discarded, then every ``thin``-th saved.
-    init : {"data", "em", "prior"}
+    init : {"data", "em", "prior", "dispersed"}
         Gibbs only: the chain's start (see :func:`lpp.inference.fit_private`).
+    n_chains : int
+        Gibbs only: independent chains (see :func:`lpp.inference.fit_private`); with more
+        than one, ``fit_`` holds them all, ``mu_hat_`` pools them, ``factors_`` and
+        ``components_`` are chain 0's (each chain labels its components its own way) and
+        ``inference_data_`` has one ArviZ chain per chain (R-hat: ``fit_.diagnostics()``).
     max_iter : int or None
         Variational only: the iteration cap (None: the method's default).
     tol : float or None
@@ -404,7 +416,7 @@ class PrivatePoissonFactorization(_PrivateFactorization):
 
     Attributes
     ----------
-    fit_ : lpp.inference.FitResult
+    fit_ : lpp.inference.FitResult or lpp.inference.ChainsResult
         The fit itself (a :class:`lpp.vi.VIResult` for ``inference="variational"``): the
         chain's saved draws (``fit_.samples``), log joint, timings and last point.
     factors_ : dict of ndarray
@@ -441,10 +453,12 @@ class PrivatePoissonFactorization(_PrivateFactorization):
 
     def __init__(self, n_components=10, *, model="topics", inference="gibbs",
                  method="collapsed", n_iter=1000, burn_in=0, thin=1, init="data",
-                 max_iter=None, tol=None, a0=0.1, b0=1.0, random_state=None, progress=False):
+                 n_chains=1, max_iter=None, tol=None, a0=0.1, b0=1.0, random_state=None,
+                 progress=False):
         super().__init__(n_components, inference=inference, method=method, n_iter=n_iter,
-                         burn_in=burn_in, thin=thin, init=init, max_iter=max_iter, tol=tol,
-                         a0=a0, b0=b0, random_state=random_state, progress=progress)
+                         burn_in=burn_in, thin=thin, init=init, n_chains=n_chains,
+                         max_iter=max_iter, tol=tol, a0=a0, b0=b0, random_state=random_state,
+                         progress=progress)
         self.model = model
 
 

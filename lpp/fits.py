@@ -11,6 +11,16 @@ A fit directory holds
     whether it was interrupted, the sha256 of ``fit.npz``, and what it was fitted to
     (``data``: the privatized directory, or the prepared counts for the non-private method).
 
+A fit of several chains (:class:`lpp.inference.ChainsResult`) is written as format version 2:
+``fit.json`` has the same keys (those of chain 0, with ``iterations_done`` the least and
+``interrupted`` any chain's, ``seconds_total`` the sum) plus ``n_chains``, ``chains`` (each
+chain's seed, iterations, saved samples and seconds) and ``diagnostics`` (ArviZ's split R-hat
+and bulk / tail ESS of the label-invariant quantities by name, the followed entries'
+``mu[i,j]`` included, and ``rhat_max``, the worst R-hat); ``fit.npz`` holds each chain's
+arrays prefixed ``chain<c>__``. :func:`load_fit` reads it as a :class:`SavedChains`;
+:func:`load_chains` reads either version as a list of one :class:`SavedFit` per chain. A
+one-chain fit is written as version 1, exactly as before.
+
 The sampled true counts of a private fit are *not* saved (they are posterior draws, not the
 data, but they are large and nothing downstream needs them).
 """
@@ -26,9 +36,13 @@ from lpp.io import npz_bytes, read_verified, write_verified
 
 FORMAT_NAME = "lpp.fit"
 FORMAT_VERSION = 1
+#: the format version of a fit of several chains
+CHAINS_FORMAT_VERSION = 2
 DATA_FILE = "fit.npz"
 META_FILE = "fit.json"
 _SAMPLE_PREFIX = "samples__"
+#: the per-chain fields of a version-2 ``fit.json`` (``chains``)
+_CHAIN_FIELDS = ("seed", "iterations_done", "interrupted", "n_saved", "seconds_total")
 
 
 @dataclass(frozen=True)
@@ -53,27 +67,86 @@ class SavedFit:
         return self.meta["model"]
 
 
+@dataclass(frozen=True)
+class SavedChains:
+    """A fit of several chains read back: ``chains`` (one :class:`SavedFit` each) and ``meta``
+    (``fit.json``, whose ``diagnostics`` holds the R-hat and ESS computed when it was saved)."""
+
+    chains: list
+    meta: dict
+
+    @property
+    def n_chains(self) -> int:
+        return len(self.chains)
+
+    method = property(lambda self: self.meta["method"])
+    model = property(lambda self: self.meta["model"])
+
+    @property
+    def mu_hat(self) -> np.ndarray:
+        """The posterior mean rates pooled over the chains."""
+        return sum(np.asarray(c.mu_hat) for c in self.chains) / self.n_chains
+
+    @property
+    def rhat_max(self) -> float:
+        """The worst R-hat of the fit's label-invariant quantities (NaN if none was computed)."""
+        value = (self.meta.get("diagnostics") or {}).get("rhat_max")
+        return float("nan") if value is None else float(value)
+
+
 def _jsonable(value):
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None  # strict JSON has no NaN or infinity
     if isinstance(value, np.ndarray):
         return value.tolist()
     return value
 
 
-def save_fit(result, out_dir, *, data: str, extra: dict | None = None) -> Path:
-    """Write a :class:`lpp.inference.FitResult` as ``fit.npz`` + ``fit.json`` atomically."""
+def _arrays(result) -> dict:
     if result.mu_hat is None:
         raise ValueError("the fit saved no sample (n_iter <= burn_in?): nothing to write")
     arrays = {"mu_hat": np.asarray(result.mu_hat), "log_joint": result.log_joint,
               "saved_iterations": result.saved_iterations, "iter_seconds": result.iter_seconds}
     arrays.update({_SAMPLE_PREFIX + name: value for name, value in result.samples.items()
                    if name != "y"})
-    meta = {
+    return arrays
+
+
+def save_fit(result, out_dir, *, data: str, extra: dict | None = None) -> Path:
+    """Write a fit as ``fit.npz`` + ``fit.json`` atomically.
+
+    Parameters
+    ----------
+    result : lpp.inference.FitResult or lpp.inference.ChainsResult
+        One chain (format version 1) or several (version 2, with their diagnostics).
+    out_dir : path-like
+        The fit directory (created).
+    data : str
+        What the fit was fitted to (recorded in ``fit.json``).
+    extra : dict, optional
+        Settings recorded under ``extra`` (e.g. the privacy level).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir``.
+    """
+    if hasattr(result, "chains"):
+        return _save_chains(result, out_dir, data=data, extra=extra)
+    arrays = _arrays(result)
+    meta = _meta(result, data, extra)
+    return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
+                          file_key="data_file", sha_key="data_sha256")
+
+
+def _meta(result, data, extra) -> dict:
+    return {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "method": result.method,
         "model": _jsonable(result.model), "seed": int(result.seed), "n_iter": result.n_iter,
         "burn_in": result.burn_in, "thin": result.thin,
@@ -83,17 +156,62 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None) -> Path:
         "seconds_total": float(np.nansum(result.iter_seconds)),
         "extra": _jsonable(extra or {}),
     }
+
+
+def _save_chains(result, out_dir, *, data, extra) -> Path:
+    arrays = {}
+    for c, chain in enumerate(result.chains):
+        arrays.update({f"chain{c}__{name}": value for name, value in _arrays(chain).items()})
+    metas = [_meta(chain, data, extra) for chain in result.chains]
+    meta = dict(metas[0])
+    meta.update(format_version=CHAINS_FORMAT_VERSION,
+                iterations_done=min(m["iterations_done"] for m in metas),
+                interrupted=any(m["interrupted"] for m in metas),
+                seconds_total=float(sum(m["seconds_total"] for m in metas)),
+                n_chains=len(metas),
+                chains=[{k: m[k] for k in _CHAIN_FIELDS} for m in metas],
+                diagnostics=_jsonable(result.diagnostics_record()))
     return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
                           file_key="data_file", sha_key="data_sha256")
 
 
-def load_fit(path) -> SavedFit:
-    """Read a fit directory (or its ``fit.json``), checking format, version and checksum."""
+def load_fit(path):
+    """Read a fit directory (or its ``fit.json``), checking format, version and checksum.
+
+    Returns
+    -------
+    SavedFit or SavedChains
+        A :class:`SavedFit` for a one-chain fit, a :class:`SavedChains` for several
+        (:func:`load_chains` gives a list either way).
+    """
     meta, _, payload = read_verified(
-        path, meta_file=META_FILE, format_name=FORMAT_NAME, format_version=FORMAT_VERSION,
+        path, meta_file=META_FILE, format_name=FORMAT_NAME,
+        format_version=(FORMAT_VERSION, CHAINS_FORMAT_VERSION),
         file_key="data_file", sha_key="data_sha256")
     with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
         arrays = {name: npz[name] for name in npz.files}
+    if meta["format_version"] == FORMAT_VERSION:
+        return _saved(arrays, meta)
+    chains = []
+    for c, fields in enumerate(meta["chains"]):
+        prefix = f"chain{c}__"
+        mine = {name[len(prefix):]: value for name, value in arrays.items()
+                if name.startswith(prefix)}
+        chain_meta = {k: v for k, v in meta.items()
+                      if k not in ("n_chains", "chains", "diagnostics")}
+        chain_meta.update(fields, format_version=FORMAT_VERSION, chain=c)
+        chains.append(_saved(mine, chain_meta))
+    return SavedChains(chains=chains, meta=meta)
+
+
+def load_chains(path) -> list[SavedFit]:
+    """The chains of a fit directory, one :class:`SavedFit` each (one for a one-chain fit)."""
+    fit = load_fit(path)
+    return list(fit.chains) if isinstance(fit, SavedChains) else [fit]
+
+
+def _saved(arrays: dict, meta: dict) -> SavedFit:
+    arrays = dict(arrays)
     samples = {name[len(_SAMPLE_PREFIX):]: arrays.pop(name)
                for name in list(arrays) if name.startswith(_SAMPLE_PREFIX)}
     return SavedFit(mu_hat=arrays["mu_hat"], samples=samples, log_joint=arrays["log_joint"],

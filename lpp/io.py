@@ -139,12 +139,12 @@ def write_verified(out_dir, payload: bytes, meta: dict, *, meta_file: str, file_
     return out_dir
 
 
-def read_verified(path, *, meta_file: str, format_name: str, format_version: int,
+def read_verified(path, *, meta_file: str, format_name: str, format_version,
                   file_key: str, sha_key: str) -> tuple[dict, Path, bytes]:
     """Read a versioned output: its JSON metadata and the data file the metadata vouches for.
 
     ``path`` is the output directory or its metadata file. The metadata must name
-    ``format_name`` and ``format_version``; ``meta[file_key]`` is the data file (beside the
+    ``format_name`` and ``format_version`` (an int, or a tuple of the versions read); ``meta[file_key]`` is the data file (beside the
     metadata) whose sha256 must equal ``meta[sha_key]``. Returns (meta, data path, bytes).
     Raises ``FileNotFoundError`` or a ``ValueError`` that names the file and the problem.
     """
@@ -155,9 +155,11 @@ def read_verified(path, *, meta_file: str, format_name: str, format_version: int
     meta = json.loads(meta_path.read_text())
     if meta.get("format") != format_name:
         raise ValueError(f"{meta_path}: not an {format_name} file (format={meta.get('format')!r})")
-    if meta.get("format_version") != format_version:
+    versions = (format_version,) if isinstance(format_version, int) else tuple(format_version)
+    if meta.get("format_version") not in versions:
         raise ValueError(f"{meta_path}: format version {meta.get('format_version')!r} is not "
-                         f"supported (this code reads version {format_version})")
+                         f"supported (this code reads version "
+                         f"{' or '.join(map(str, versions))})")
     data_path = meta_path.parent / meta[file_key]
     payload = data_path.read_bytes()
     if hashlib.sha256(payload).hexdigest() != meta[sha_key]:

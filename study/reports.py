@@ -1,5 +1,9 @@
 """Score tables and figures of a case study: every saved fit scored against the true counts.
 
+Chains are the statistical unit: a fit of several chains (``n_chains``) gives one row per
+chain (column ``chain``) with the fit's worst R-hat beside it (``rhat``), so the spread a
+table shows is over chains x privatized copies.
+
 The report notebooks are narrative over three calls: score every saved fit of a case study
 into a table (:func:`score_topic_fits`, :func:`score_community_fits`), write it
 (:func:`write_table`) and draw it (:func:`plot_scores`). The scores of one fit are the
@@ -15,13 +19,17 @@ from tqdm import tqdm
 
 from lpp.evaluation import (NONPRIVATE, ORACLE, REFERENCES, ZEROS, community_references,
                             community_scores, heldout_used, topic_references, topic_scores)
-from lpp.fits import load_fit
+from lpp.fits import SavedChains, load_fit
 from lpp.io import atomic_write_bytes
 from lpp.metrics import ReferenceCorpus
 from study.figures import save_figure
 from study.score_tables import is_unmasked
 
 FIT_FILE = "fit.json"
+#: the last columns of a score table: which chain of its fit a row scores (0 for a one-chain
+#: fit, empty on reference rows), and the fit's worst R-hat over its label-invariant
+#: quantities (:func:`lpp.diagnostics.worst_rhat`; NaN for a fit of one chain)
+CHAIN_COLUMNS = ("chain", "rhat")
 #: the figures' measure of the unmasked fits: their MAE, over every off-diagonal entry
 UNMASKED_MAE = "unmasked_mae"
 #: axis labels of the measures in the figures
@@ -47,18 +55,24 @@ def fit_dirs(fits_dir) -> list[Path]:
 
 
 def _score_table(fits_dir, score, columns, references=()) -> pd.DataFrame:
-    """One row per fit: its name, method, ``columns(fit)`` and ``score(fit)``; then the
-    ``references`` rows (columns they lack are NaN).
+    """One row per chain of each fit: its name, method, ``columns(chain)``,
+    ``score(chain)``, then :data:`CHAIN_COLUMNS`; then the ``references`` rows (columns they
+    lack are NaN).
 
-    The run time of each fit is kept in ``table.attrs["seconds"]`` rather than in a column:
-    it varies between runs, and the table must repeat to the byte.
+    The run time of each fit (all its chains) is kept in ``table.attrs["seconds"]`` rather
+    than in a column: it varies between runs, and the table must repeat to the byte.
     """
     rows, seconds = [], {}
     for fit_dir in tqdm(fit_dirs(fits_dir), desc="scoring fits", unit="fit", leave=False):
         fit = load_fit(fit_dir)
-        rows.append({"fit": fit_dir.name, "method": fit.method, **columns(fit), **score(fit)})
+        chains = fit.chains if isinstance(fit, SavedChains) else [fit]
+        rhat = fit.rhat_max if isinstance(fit, SavedChains) else np.nan
+        for c, chain in enumerate(chains):
+            rows.append({"fit": fit_dir.name, "method": chain.method, **columns(chain),
+                         **score(chain), "chain": c, "rhat": rhat})
         seconds[fit_dir.name] = fit.meta["seconds_total"]
     table = pd.DataFrame(rows + list(references), columns=list(rows[0]))
+    table["chain"] = table["chain"].astype("Int64")  # whole numbers; empty on reference rows
     table.attrs["seconds"] = seconds
     return table
 
@@ -81,9 +95,10 @@ def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
     Returns
     -------
     pandas.DataFrame
-        Columns ``fit``, ``method``, ``epsilon_over_n`` (None for the non-private fit) and
-        those of :func:`topic_scores`; one row per fit in name order, then the reference
-        rows of :func:`topic_references`.
+        Columns ``fit``, ``method``, ``epsilon_over_n`` (None for the non-private fit),
+        those of :func:`topic_scores`, then ``chain`` and ``rhat`` (:data:`CHAIN_COLUMNS`);
+        one row per chain of each fit, fits in name order, then the reference rows of
+        :func:`topic_references`.
 
     Raises
     ------
@@ -120,8 +135,9 @@ def score_community_fits(fits_dir, true_counts, heldout=None, *,
     pandas.DataFrame
         Columns ``fit``, ``method``, ``C`` (communities), ``epsilon_over_n``,
         ``heldout_used`` (the design: False for a fit of every entry, empty for the
-        references) and those of :func:`community_scores`; one row per fit in name order,
-        then the reference rows of :func:`community_references`.
+        references), those of :func:`community_scores`, then ``chain`` and ``rhat``
+        (:data:`CHAIN_COLUMNS`); one row per chain of each fit, fits in name order, then the
+        reference rows of :func:`community_references`.
 
     Raises
     ------
@@ -194,7 +210,7 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
 
     One panel per measure (and per value of ``by``, e.g. ``"C"``: then one row of panels per
     measure, one column per value): the private methods'
-    mean ± sd over replicates at each ``epsilon_over_n`` (most private level on the right);
+    mean ± sd over replicates (and chains: every row counts) at each ``epsilon_over_n`` (most private level on the right);
     the non-private fit(s) and the reference rows (all zeros, oracle) as horizontal lines,
     those with a missing or infinite value left out. Fits of every entry (a
     ``heldout_used`` column that is False) get panels of their own, after those of

@@ -2,7 +2,9 @@
 
 * :func:`fit_private` — posterior inference from privatized counts ``y_tilde`` and the
   mechanism's ``alpha`` only; :func:`fit_nonprivate` — the same models fitted to true counts
-  (the reference method).
+  (the reference method). ``n_chains=m`` runs m chains on seeds derived from ``rng``
+  (:class:`ChainsResult`, with ArviZ's R-hat and ESS); ``init="dispersed"`` starts each from a
+  draw around a CAVI fit, in a different place per seed (:mod:`lpp.inference.starts`).
 * Two kinds of plug-in, side by side and unaware of each other: **models**
   (:mod:`lpp.inference.models`: :class:`TopicModel`, :class:`CommunityModel`,
   :class:`CPTensorModel`, :class:`FixedTopicModel` (topics given), or your own
@@ -37,10 +39,10 @@ from lpp.inference.privacy import (
     make_privacy_step,
     sample_true_counts,
 )
-from lpp.inference.result import FitResult
+from lpp.inference.result import ChainsResult, FitResult
 
 __all__ = [
-    "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel",
+    "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel", "ChainsResult",
     "CollapsedPrivacy", "CommunityModel", "FitResult", "FixedTopicModel", "GibbsSampler",
     "NaivePrivacy", "Observed",
     "PoissonFactorization", "PrivacyStep", "TopicModel", "fit_nonprivate", "fit_private",

@@ -20,6 +20,7 @@ from lpp.inference.models import make_model
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.privacy import NoiseLevels, PrivacyStep, make_privacy_step, noise_levels
 from lpp.inference.sources import PrivateCounts, TrueCounts
+from lpp.inference.starts import dispersed_start
 
 #: expectation sweeps of ``init="em"`` (each costs about three dense products of the data's size)
 EM_INIT_SWEEPS = 200
@@ -96,6 +97,8 @@ class GibbsSampler:
         y0 = source.initial_counts()
         if isinstance(init, dict):
             state = model.check_state(init, shape)
+        elif init == "dispersed":
+            state = dispersed_start(model, source, observed, seed)
         elif init in ("prior", "data", "em"):
             state = model.sample_prior(shape, derive_seed(seed, Tag.INIT_PRIOR))
             if init == "data":
@@ -109,8 +112,8 @@ class GibbsSampler:
                     state = model.expectation_step(state, y0, observed)
                 state = model.check_state(state, shape)
         else:
-            raise ValueError("init must be 'data', 'em', 'prior' or a dict of latent arrays, "
-                             f"got {init!r}")
+            raise ValueError("init must be 'dispersed', 'data', 'em', 'prior' or a dict of "
+                             f"latent arrays, got {init!r}")
         self._snap = _Snapshot(state, source.init_aux(seed), y0, 0, model.rate)
 
     # ----- construction ---------------------------------------------------------------------

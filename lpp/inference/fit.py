@@ -11,13 +11,39 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lpp._validation import check_schedule
+import numpy as np
+
+from lpp._rng import chain_seeds, replay_seed
+from lpp._validation import check_int, check_schedule
 from lpp.inference.chain import GibbsSampler
 from lpp.inference.models import make_model
-from lpp.inference.result import FitResult, _Record
+from lpp.inference.result import ChainsResult, FitResult, _Record
 from lpp.inference.runner import run_chain
 
-__all__ = ["fit_nonprivate", "fit_private"]
+__all__ = ["chain_checkpoint", "fit_nonprivate", "fit_private"]
+
+
+def chain_checkpoint(checkpoint, chain: int):
+    """The checkpoint file of chain ``chain`` of a fit whose checkpoint is ``checkpoint``:
+    chain 0 uses it as given, chain c ``<stem>.chain<c><suffix>`` beside it."""
+    if checkpoint is None or chain == 0:
+        return checkpoint
+    path = Path(checkpoint)
+    return path.with_name(f"{path.stem}.chain{chain}{path.suffix}")
+
+
+def _several_chains(fit_one, n_chains: int, *, rng, resume, checkpoint, mask) -> ChainsResult:
+    """Run ``fit_one(rng=..., checkpoint=...)`` once per chain, one after the other, each on its
+    own seed (:func:`lpp._rng.chain_seeds`) and checkpoint (:func:`chain_checkpoint`)."""
+    if resume and rng is None:
+        raise ValueError("resuming a fit of several chains needs its base seed: pass rng= the "
+                         "seed of the run (result.seed)")
+    seeds = chain_seeds(replay_seed(rng), n_chains)
+    chains = [fit_one(rng=seed, checkpoint=chain_checkpoint(checkpoint, c))
+              for c, seed in enumerate(seeds)]
+    exclude = None if mask is None else np.asarray(np.ma.getdata(mask), dtype=bool)
+    return ChainsResult(chains, exclude=exclude)
+
 
 def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_counts, progress,
          checkpoint, checkpoint_every, resume, callback, rng) -> FitResult:
@@ -47,7 +73,8 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
                 b0=None, n_iter: int = 1000, burn_in: int = 0, thin: int = 1, rng=None,
                 mask=None, init="data", save_latents: bool = True, save_counts: bool = False,
                 progress=None, checkpoint=None, checkpoint_every: int = 100,
-                resume: bool = False, sparse=None, cluster=None, callback=None) -> FitResult:
+                resume: bool = False, sparse=None, cluster=None, callback=None,
+                n_chains: int = 1):
     """Locally private posterior inference from privatized counts only.
 
     Parameters
@@ -80,10 +107,14 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         a masked array as data adds its own mask to this one. The community model always
         masks its diagonal. An index whose entries are all masked is an error, except for a
         node of the community model (its memberships then follow the prior).
-    init : {"data", "em", "prior"} or dict
-        ``"data"``: prior draw, then one model sweep on ``max(y_tilde, 0)``; ``"em"``: prior
-        draw, then ``EM_INIT_SWEEPS`` expectation sweeps (a start near a posterior mode; topic
-        and community models); ``"prior"``; or a dict of latent arrays.
+    init : {"data", "dispersed", "em", "prior"} or dict
+        ``"data"``: prior draw, then one model sweep on ``max(y_tilde, 0)`` (all the noise's
+        positive mass starts in the rates); ``"dispersed"``: one over-dispersed draw around
+        the variational fit of the chain's target (:mod:`lpp.inference.starts`: none of the
+        noise's mass, different for every seed; models with an :mod:`lpp.vi` adapter; not
+        with ``cluster``); ``"em"``: prior draw, then ``EM_INIT_SWEEPS``
+        expectation sweeps on ``max(y_tilde, 0)`` (a start near a mode of the naive counts;
+        topic and community models); ``"prior"``; or a dict of latent arrays.
     save_latents, save_counts : bool
         Keep the saved draws of the latents / of the counts ``y``.
     progress : bool or None
@@ -113,13 +144,22 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         when workers die and are replaced mid-run; a cluster left without workers for 60 s
         fails the fit (``NoWorkersError``, after writing the checkpoint), an address that does
         not answer within 5 s at once (``ConnectionError``).
-        Supports ``method="collapsed"``, the topic model, ``mask``, every ``init``,
-        checkpoints; not ``save_counts`` nor ``save_latents=False``. Dask is imported only
-        here.
+        Supports ``method="collapsed"``, the topic model, ``mask``, every ``init`` but
+        ``"dispersed"``, checkpoints; not ``save_counts`` nor ``save_latents=False``. Dask is
+        imported only here. Several chains run on the cluster one after the other.
+    n_chains : int
+        Independent chains of the fit (default 1), run one after the other: chain 0 on the
+        base seed of ``rng`` (the one-chain run), chain c on a seed derived from it and c
+        (:func:`lpp._rng.chain_seeds`). With ``checkpoint``, chain c >= 1 checkpoints to
+        :func:`chain_checkpoint`; resuming needs ``rng`` (the base seed). Start the chains
+        dispersed (``init="dispersed"``, or any start that draws from the seed) so that their
+        disagreement means something.
 
     Returns
     -------
-    FitResult
+    FitResult or ChainsResult
+        A :class:`FitResult` for one chain; for several a :class:`ChainsResult` (their list,
+        pooled rates and ArviZ's R-hat / ESS of label-invariant quantities).
 
     Raises
     ------
@@ -128,6 +168,22 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         fit, unknown methods or models, bad iteration settings or a mismatched checkpoint;
         with ``cluster``, for what the distributed fit does not support.
     """
+    if check_int(n_chains, "n_chains", minimum=1) > 1:
+        def fit_one(*, rng, checkpoint):
+            return fit_private(
+                y_tilde, alpha, model, method=method, n_components=n_components, a0=a0, b0=b0,
+                n_iter=n_iter, burn_in=burn_in, thin=thin, rng=rng, mask=mask, init=init,
+                save_latents=save_latents, save_counts=save_counts, progress=progress,
+                checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
+                sparse=sparse, cluster=cluster, callback=callback)
+
+        return _several_chains(fit_one, n_chains, rng=rng, resume=resume,
+                               checkpoint=checkpoint, mask=mask)
+    if cluster is not None and isinstance(init, str) and init == "dispersed":
+        raise ValueError("init='dispersed' fits the data in this process, which the cluster's "
+                         "row-block data are not: compute the start in-process "
+                         "(GibbsSampler.private(...).state on the dense data) and pass it as "
+                         "init=dict, or use init='data' / 'em'")
     if cluster is not None:
         # the only door to Dask: the in-process path below never imports it
         from lpp.inference.distributed import fit_private_distributed
@@ -161,7 +217,7 @@ def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int
                    burn_in: int = 0, thin: int = 1, rng=None, mask=None, init="data",
                    save_latents: bool = True, save_counts: bool = False, progress=None,
                    checkpoint=None, checkpoint_every: int = 100, resume: bool = False,
-                   callback=None) -> FitResult:
+                   callback=None, n_chains: int = 1):
     """Non-private Poisson factorization of the true counts ``y`` (the reference method).
 
     Parameters
@@ -170,13 +226,25 @@ def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int
         True counts (non-negative whole numbers, adding up to at most 1e15); a scipy.sparse
         matrix is densified, a ``numpy.ma`` masked array's mask joins ``mask``.
     model, n_components, a0, b0, n_iter, burn_in, thin, rng, mask, init, save_latents, \
-save_counts, progress, checkpoint, checkpoint_every, resume, callback
+save_counts, progress, checkpoint, checkpoint_every, resume, callback, n_chains
         As for :func:`fit_private`.
 
     Returns
     -------
-    FitResult
+    FitResult or ChainsResult
+        As for :func:`fit_private`.
     """
+    if check_int(n_chains, "n_chains", minimum=1) > 1:
+        def fit_one(*, rng, checkpoint):
+            return fit_nonprivate(
+                y, model, n_components=n_components, a0=a0, b0=b0, n_iter=n_iter,
+                burn_in=burn_in, thin=thin, rng=rng, mask=mask, init=init,
+                save_latents=save_latents, save_counts=save_counts, progress=progress,
+                checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
+                callback=callback)
+
+        return _several_chains(fit_one, n_chains, rng=rng, resume=resume,
+                               checkpoint=checkpoint, mask=mask)
     model = make_model(model, n_components, a0, b0)
     sampler = GibbsSampler.nonprivate(y, model, rng=rng, mask=mask, init=init)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,

@@ -72,6 +72,86 @@ class FitResult:
         return self.iterations_done >= self.n_iter
 
 
+@dataclass
+class ChainsResult:
+    """Several chains of one fit: :func:`~lpp.inference.fit_private` /
+    :func:`~lpp.inference.fit_nonprivate` with ``n_chains > 1``.
+
+    The chains are the fit's statistical unit: each is a full :class:`FitResult` of the same
+    model, data and schedule with its own random streams (:func:`chain_seeds`). Their
+    components are labelled independently (a topic model is invariant to permuting its
+    topics), so only label-invariant quantities are compared or pooled across chains: the
+    rates ``mu_hat``, the log joint, the total rate (:meth:`diagnostics`).
+
+    Attributes
+    ----------
+    chains : list of FitResult
+        One per chain; chain 0 is the run a single-chain fit with the same ``rng`` gives.
+    exclude : ndarray of bool or None
+        Entries never followed by :meth:`diagnostics` (the fit's mask: the data say nothing
+        there, so chains may disagree for reasons that are not mixing).
+    """
+
+    chains: list
+    exclude: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n_chains(self) -> int:
+        return len(self.chains)
+
+    @property
+    def seeds(self) -> list[int]:
+        """Each chain's base seed (chain 0's is the fit's ``rng``)."""
+        return [int(c.seed) for c in self.chains]
+
+    seed = property(lambda self: self.chains[0].seed, doc="The base seed: ``rng=seed`` "
+                    "repeats every chain.")
+    method = property(lambda self: self.chains[0].method)
+    model = property(lambda self: self.chains[0].model)
+    n_iter = property(lambda self: self.chains[0].n_iter)
+    burn_in = property(lambda self: self.chains[0].burn_in)
+    thin = property(lambda self: self.chains[0].thin)
+    engine = property(lambda self: self.chains[0].engine)
+    interrupted = property(lambda self: any(c.interrupted for c in self.chains))
+    complete = property(lambda self: all(c.complete for c in self.chains))
+
+    @property
+    def mu_hat(self) -> np.ndarray | None:
+        """The posterior mean rates pooled over the chains (each chain's mean, averaged; None
+        while a chain has no saved sample)."""
+        if any(c.mu_hat is None for c in self.chains):
+            return None
+        return sum(np.asarray(c.mu_hat) for c in self.chains) / self.n_chains
+
+    def diagnostics(self, n_entries: int = 4):
+        """ArviZ's split R-hat and bulk / tail ESS of the label-invariant quantities (log
+        joint, total rate, the rates of the ``n_entries`` largest posterior-mean entries
+        outside :attr:`exclude`): :func:`lpp.diagnostics.convergence_summary` of the chains.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``r_hat``, ``ess_bulk``, ``ess_tail``, one row per quantity.
+        """
+        from lpp.diagnostics import chains_summary  # ArviZ: imported on use only
+
+        return chains_summary(self.chains, exclude=self.exclude, n_entries=n_entries)[0]
+
+    def diagnostics_record(self) -> dict:
+        """:meth:`diagnostics` as ``fit.json`` keeps it: ``rhat_max`` (the worst R-hat) and
+        ``quantities`` (``{name: {"r_hat", "ess_bulk", "ess_tail"}}``); where they cannot be
+        computed (e.g. chains interrupted at different sweeps, or fewer than 4 saved samples)
+        ``rhat_max`` None and ``unavailable`` the reason."""
+        from lpp.diagnostics import worst_rhat
+
+        try:
+            summary = self.diagnostics()
+        except ValueError as exc:
+            return {"rhat_max": None, "unavailable": str(exc)}
+        return {"rhat_max": worst_rhat(summary),
+                "quantities": {name: row.to_dict() for name, row in summary.iterrows()}}
+
+
 class _Entry(tuple):
     """A completed iteration: ``(t, seconds, draws, log_joint, mu_sum)``, draws None if unsaved."""
 

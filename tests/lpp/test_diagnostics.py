@@ -174,3 +174,17 @@ def test_followed_entries_are_named_by_their_row_and_column(chains, tmp_path):
         diagnostics.entry_labels(entries, (docs,))
     with pytest.raises(ValueError, match="axis 1 has 5 names"):
         diagnostics.entry_labels(entries, (docs, words[:5]))
+
+
+def test_diagnose_cases_reads_every_chain_of_a_fit_folder(corpus, chains, tmp_path):
+    several = fit_nonprivate(corpus.y, "topics", n_components=2, n_iter=N_ITER, burn_in=BURN_IN,
+                             thin=THIN, rng=11, n_chains=2, progress=False)
+    folder = save_fit(several, tmp_path / "two", data="memory")
+    table, idatas = diagnostics.diagnose_cases({"toy": {"fits": [folder]}}, n_entries=2)
+    assert (table.chains == 2).all()
+    np.testing.assert_allclose(table.r_hat, several.diagnostics(n_entries=2).r_hat, rtol=1e-12)
+    extra = save_fit(chains[1], tmp_path / "seed12", data="memory")
+    table, idatas = diagnostics.diagnose_cases({"toy": {"fits": [folder, extra]}}, n_entries=2)
+    assert (table.chains == 3).all()
+    assert idatas["toy"].posterior.attrs["seeds"] == ",".join(
+        map(str, several.seeds + [chains[1].seed]))

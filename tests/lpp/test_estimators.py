@@ -162,6 +162,19 @@ def test_the_chains_diagnostics_need_arviz_and_a_gibbs_fit(small):
     assert not hasattr(est, "inference_data_")
 
 
+def test_several_chains_pool_the_rates_and_keep_chain_0s_components(small):
+    est = PrivateTopicModel(2, n_iter=20, random_state=3, n_chains=2).fit(small.y_tilde,
+                                                                          small.alpha)
+    one = PrivateTopicModel(2, n_iter=20, random_state=3).fit(small.y_tilde, small.alpha)
+    assert est.fit_.n_chains == 2 and est.seed_ == 3
+    np.testing.assert_array_equal(est.components_, one.components_)  # chain 0 = the one chain
+    np.testing.assert_allclose(est.mu_hat_, np.mean([c.mu_hat for c in est.fit_.chains], axis=0))
+    assert not np.array_equal(est.mu_hat_, one.mu_hat_)
+    assert est.inference_data_.posterior.sizes["chain"] == 2
+    with pytest.raises(ValueError, match="n_chains"):
+        est.set_params(inference="variational").fit(small.y_tilde, small.alpha)
+
+
 # ----- bad input ---------------------------------------------------------------------------------
 
 def test_an_unfitted_estimator_says_so(small):
@@ -179,6 +192,7 @@ def test_an_unfitted_estimator_says_so(small):
     ({"n_components": 0}, ValueError, "n_components"),
     ({"n_components": "2"}, TypeError, "n_components"),
     ({"n_iter": 1.5}, TypeError, "n_iter"),
+    ({"n_chains": 0}, ValueError, "n_chains"),
     ({"burn_in": 50, "n_iter": 50}, ValueError, "burn_in"),
     ({"a0": -1.0}, ValueError, "a0"),
     ({"random_state": "seed"}, TypeError, "rng"),

@@ -49,7 +49,7 @@ def test_score_topic_fits_tabulates_every_fit_in_name_order(tmp_path):
     assert list(table.fit) == ["collapsed_eps1.0_rep0", "naive_eps1.0_rep0", "nonprivate",
                                "zeros", "oracle"]
     columns = ["fit", "method", "epsilon_over_n", "mae", "npmi", "npmi_zero", "coherence",
-               "loglik", "n_samples"]
+               "loglik", "n_samples", "chain", "rhat"]
     assert list(table.columns) == columns
     expect = topic_scores(_fit(np.full((20, 8), 2.0), "topics", phi=phi,
                                theta=load_fit(tmp_path / "naive_eps1.0_rep0").samples["theta"]),
@@ -72,7 +72,8 @@ def test_score_community_fits_adds_the_heldout_error(tmp_path):
     _save(tmp_path, "nonprivate_C2", "nonprivate", np.ones((3, 3)), n_components=2)
     table = score_community_fits(tmp_path, sp.csr_array(y), heldout, true_rates=np.ones((3, 3)))
     assert list(table.columns) == ["fit", "method", "C", "epsilon_over_n", "heldout_used", "mae",
-                                   "offdiag_mae", "heldout_mae", "heldout_loglik"]
+                                   "offdiag_mae", "heldout_mae", "heldout_loglik", "chain",
+                                   "rhat"]
     assert table.heldout_used.tolist()[:2] == [True, True]  # fits that predate the flag
     assert list(table.method) == ["collapsed", "nonprivate", "zeros", "oracle"]
     # the observed entries: 1, 2, 3, 4, 5 (the held-out 6 is not among them)
@@ -223,3 +224,32 @@ def test_unmasked_fits_get_panels_of_their_own():
             "collapsed", "naive", "non-private", "all zeros"]
     finally:
         plt.close(fig)
+
+
+def test_each_chain_of_a_fit_is_scored_with_the_fits_rhat(tmp_path):
+    from lpp.inference import TopicModel, fit_private
+    from lpp.mechanism import privatize
+
+    rng = np.random.default_rng(7)
+    y = rng.poisson(rng.gamma(1.0, 1.0, (15, 2)) @ rng.gamma(1.0, 1.0, (2, 8)))
+    y_tilde = privatize(y, 0.5, rng=rng)
+    schedule = {"n_iter": 12, "burn_in": 4, "thin": 2, "progress": False}
+    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=1, n_chains=2, **schedule)
+    save_fit(res, tmp_path / "collapsed_eps1.0_rep0", data="d", extra={"epsilon_over_n": 1.0})
+    one = fit_private(y_tilde, 0.5, TopicModel(2), rng=1, **schedule)
+    save_fit(one, tmp_path / "naive_eps1.0_rep0", data="d", extra={"epsilon_over_n": 1.0})
+    table = score_topic_fits(tmp_path, sp.csr_array(y), n_top=3)
+    chained = table[table.fit == "collapsed_eps1.0_rep0"]
+    assert chained.chain.tolist() == [0, 1]
+    assert chained.rhat.tolist() == pytest.approx([load_fit(tmp_path / chained.fit.iloc[0])
+                                                   .rhat_max] * 2)
+    assert np.isfinite(chained.rhat).all()
+    for c, chain in enumerate(res.chains):  # each row scores its own chain
+        assert chained.mae.iloc[c] == pytest.approx(np.abs(chain.mu_hat - y).mean())
+    single = table[table.fit == "naive_eps1.0_rep0"]
+    assert single.chain.tolist() == [0] and single.rhat.isna().all()
+    # chain 0 of the fit of two chains is the one-chain fit on the same seed
+    assert chained.mae.iloc[0] == pytest.approx(single.mae.iloc[0])
+    assert table[table.method.isin(["zeros", "oracle"])].chain.isna().all()
+    text = write_table(table, tmp_path / "t.csv").read_text().splitlines()
+    assert text[0].endswith(",chain,rhat") and text[-1].endswith(",,")
