@@ -13,7 +13,8 @@ once, row by row (CSR), so a sweep costs ``O(nnz K + (D + V) K)`` instead of the
 Random streams and arithmetic are those of the dense path (:meth:`TopicModel.allocate` ->
 :func:`lpp.inference.models._kernels.allocate_matrix_kernel`, then ``update_step``): row d
 draws from the stream ``(seed, iteration, row)`` of the allocation seed, visits its non-zero
-entries in column order, and sums an entry's weights in the same order. The chain is therefore
+entries in column order, and allocates each by the same
+:func:`~lpp.inference.models._kernels.allocate_row_column_nb`. The chain is therefore
 bit-identical to the dense sweep, and to itself for any number of numba threads (topic-word
 totals are summed per chunk of rows in integers).
 
@@ -28,7 +29,7 @@ from numba import njit, prange
 
 from lpp._prefetch import prefetch_row
 from lpp._rng import Tag, derive_seed, seed_stream
-from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb, rescale_log_weights_nb
+from lpp.distributions import FEW_TRIALS, LARGE_COUNT, WEIGHT_BLOCK
 from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.fused.sparse_topics import (
     PARTIAL_LIMIT,
@@ -36,8 +37,8 @@ from lpp.inference.fused.sparse_topics import (
     chunk_bounds,
     chunked_calls,
 )
+from lpp.inference.models._kernels import allocate_row_column_nb
 
-_UNDERFLOW = 1e-280
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
 _LAYOUT_ROWS = 256
 #: bytes of topic-word partial counts the chunks may hold together
@@ -90,6 +91,8 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                    doc_topic, col_partial):
     n_topics = theta.shape[1]
     weights = np.empty(n_topics)
+    running = np.empty(n_topics)
+    blocks = np.empty((n_topics + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
@@ -101,22 +104,8 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 ahead = cols[idx + _PREFETCH_AHEAD]
                 prefetch_row(phi_t, ahead)
                 prefetch_row(col_partial, ahead)
-            v = cols[idx]
-            count = values[idx]
-            # the dense kernel's sum, term by term in topic order: the same draws
-            total = 0.0
-            for k in range(n_topics):
-                w = theta[d, k] * phi_t[v, k]
-                weights[k] = w
-                total += w
-            if not total > _UNDERFLOW:
-                for k in range(n_topics):
-                    weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
-                total = rescale_log_weights_nb(weights)
-            for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
-                k = cells[i]
-                doc_topic[d, k] += hits[i]
-                col_partial[v, k] += hits[i]
+            allocate_row_column_nb(values[idx], d, cols[idx], theta, phi_t, weights, running,
+                                   blocks, uniforms, cells, hits, doc_topic, col_partial)
 
 
 def _allocate_loop(indptr, cols, values, theta, phi_t, seed, iteration, bounds, doc_topic,
