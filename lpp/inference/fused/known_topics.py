@@ -69,21 +69,22 @@ class KnownCountsLayout:
         self.cols = np.concatenate(cols) if cols else np.empty(0, np.int32)
         self.values = np.concatenate(values) if values else np.empty(0, value_type)
         # total counts per row: whether int32 partial counts can hold a chunk's allocation
-        self.row_counts = np.add.reduceat(self.values.astype(np.int64), self.indptr[:-1]) \
-            if self.values.size else np.zeros(n_rows, np.int64)
-        self.row_counts[np.diff(self.indptr) == 0] = 0  # reduceat repeats a value on empty rows
+        self.row_counts = _row_sums(self.values.astype(np.int64), self.indptr)
 
     def row_steps(self, n_topics: int) -> np.ndarray:
         """Work per row (a K-term weight sum per entry, a trial per count up to
         ``LARGE_COUNT``), for :func:`lpp.inference._numerics.call_ranges`."""
-        trials = np.add.reduceat(np.minimum(self.values, LARGE_COUNT).astype(np.float64),
-                                 self.indptr[:-1]) if self.values.size else 0.0
-        trials = np.where(np.diff(self.indptr) == 0, 0.0, trials)
+        trials = _row_sums(np.minimum(self.values, LARGE_COUNT).astype(np.float64), self.indptr)
         return trials + np.diff(self.indptr) * (1.0 + n_topics / 16.0) + 1.0
 
     @property
     def nnz(self) -> int:
         return int(self.cols.size)
+
+
+def _row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` over each row of a CSR layout (0 for an empty row)."""
+    return np.diff(np.concatenate(([0], np.cumsum(values)))[indptr])
 
 
 @njit(cache=True)
@@ -165,7 +166,7 @@ class KnownCountsTopicEngine:
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         phi_t = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
         bounds = self._chunks(n_topics)
-        per_chunk = np.add.reduceat(lay.row_counts, bounds[:-1]) if n_rows else np.zeros(1)
+        per_chunk = np.diff(np.concatenate(([0], np.cumsum(lay.row_counts)))[bounds])
         wide = per_chunk.max(initial=0) > PARTIAL_LIMIT
         partials = np.zeros((bounds.size - 1, n_cols, n_topics),
                             dtype=np.int64 if wide else np.int32)
