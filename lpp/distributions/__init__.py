@@ -58,10 +58,7 @@ from .poisson import (
 from .multinomial import (
     FEW_TRIALS,
     LARGE_COUNT,
-    WEIGHT_BLOCK,
     allocate_count_nb,
-    block_sums_nb,
-    draw_blocked_nb,
     multinomial_into_nb,
     rescale_log_weights_nb,
 )
@@ -78,7 +75,6 @@ __all__ = [
     "skellam_logpmf", "skellam_logpmf_nb",
     "TINY", "gamma_rate_nb", "gamma_rate_np",
     "truncated_poisson_above_nb", "truncated_poisson_at_most_nb",
-    "FEW_TRIALS", "LARGE_COUNT", "WEIGHT_BLOCK", "allocate_count_nb", "block_sums_nb",
-    "draw_blocked_nb", "multinomial_into_nb",
+    "FEW_TRIALS", "LARGE_COUNT", "allocate_count_nb", "multinomial_into_nb",
     "rescale_log_weights_nb",
 ]

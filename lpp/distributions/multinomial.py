@@ -119,69 +119,6 @@ def allocate_count_nb(count, weights, total, uniforms, cells, counts):
     return _allocate_many(count, weights, cells, counts)
 
 
-#: cells per block of :func:`block_sums_nb` (a blocked draw counts the block sums below its
-#: uniform, then the running sums inside one block)
-WEIGHT_BLOCK = 8
-
-
-@njit(cache=True, inline="always")
-def block_sums_nb(weights, running, cumulative):
-    """Running sums of ``weights`` within blocks of :data:`WEIGHT_BLOCK` cells
-    (``running[k]``, restarting at each block) and of the block sums (``cumulative[j]``, the
-    sum of blocks 0..j); return the total, ``cumulative[-1]``.
-
-    The order is fixed, so the sums are the same floats on every CPU (no fastmath: the compiler
-    cannot reassociate them); the blocks' sums are independent chains of additions, which the
-    CPU overlaps. ``cumulative`` needs ``ceil(K / WEIGHT_BLOCK)`` places.
-    """
-    n_cells = weights.size
-    total = 0.0
-    j = 0
-    for lo in range(0, n_cells, WEIGHT_BLOCK):
-        s = 0.0
-        for k in range(lo, min(lo + WEIGHT_BLOCK, n_cells)):
-            s += weights[k]
-            running[k] = s
-        total += s
-        cumulative[j] = total
-        j += 1
-    return total
-
-
-@njit(cache=True, inline="always")
-def draw_blocked_nb(weights, running, cumulative, total):
-    """One cell with probability ``weights[k] / total`` (the sums from :func:`block_sums_nb`,
-    ``total`` positive): the uniform ``u`` finds its block by counting the block sums at or
-    below it, then its cell by counting the block's running sums at or below what is left —
-    ``K / 8 + 8`` comparisons without a data-dependent branch.
-
-    The cell k taken has running sums ``S_(k-1) <= u < S_k`` (inversion), so a cell of zero
-    weight is never taken; a uniform that rounding puts at or past a block's end lands on the
-    block's last cell of positive weight (and past the total, on the last one of all).
-    """
-    n_cells = weights.size
-    n_blocks = cumulative.size
-    u = np.random.random() * total
-    j = 0
-    for i in range(n_blocks):
-        j += 1 if cumulative[i] <= u else 0
-    if j == n_blocks:
-        k = n_cells - 1
-    else:
-        rest = u - cumulative[j - 1] if j > 0 else u
-        lo = j * WEIGHT_BLOCK
-        hi = min(lo + WEIGHT_BLOCK, n_cells)
-        k = lo
-        for i in range(lo, hi):
-            k += 1 if running[i] <= rest else 0
-        if k < hi:
-            return k
-        k = hi - 1
-    while weights[k] <= 0.0:
-        k -= 1
-    return k
-
-
 @njit(cache=True)
 def _allocate_many(count, weights, cells, counts):
     """More than :data:`FEW_TRIALS` trials: a binary search per trial up to

@@ -13,8 +13,7 @@ once, row by row (CSR), so a sweep costs ``O(nnz K + (D + V) K)`` instead of the
 Random streams and arithmetic are those of the dense path (:meth:`TopicModel.allocate` ->
 :func:`lpp.inference.models._kernels.allocate_matrix_kernel`, then ``update_step``): row d
 draws from the stream ``(seed, iteration, row)`` of the allocation seed, visits its non-zero
-entries in column order, and allocates each by the same
-:func:`~lpp.inference.models._kernels.allocate_row_column_nb`. The chain is therefore
+entries in column order, and sums an entry's weights and allocates it in the same order. The chain is therefore
 bit-identical to the dense sweep, and to itself for any number of numba threads (topic-word
 totals are summed per chunk of rows in integers).
 
@@ -29,7 +28,7 @@ from numba import njit, prange
 
 from lpp._prefetch import prefetch_row
 from lpp._rng import Tag, derive_seed, seed_stream
-from lpp.distributions import FEW_TRIALS, LARGE_COUNT, WEIGHT_BLOCK
+from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb, rescale_log_weights_nb
 from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.fused.sparse_topics import (
     PARTIAL_LIMIT,
@@ -37,8 +36,8 @@ from lpp.inference.fused.sparse_topics import (
     chunk_bounds,
     chunked_calls,
 )
-from lpp.inference.models._kernels import allocate_row_column_nb
 
+_UNDERFLOW = 1e-280
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
 _LAYOUT_ROWS = 256
 #: bytes of topic-word partial counts the chunks may hold together
@@ -92,8 +91,6 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                    doc_topic, col_partial):
     n_topics = theta.shape[1]
     weights = np.empty(n_topics)
-    running = np.empty(n_topics)
-    blocks = np.empty((n_topics + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
@@ -105,8 +102,22 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 ahead = cols[idx + _PREFETCH_AHEAD]
                 prefetch_row(phi_t, ahead)
                 prefetch_row(col_partial, ahead)
-            allocate_row_column_nb(values[idx], d, cols[idx], theta, phi_t, weights, running,
-                                   blocks, uniforms, cells, hits, doc_topic, col_partial)
+            v = cols[idx]
+            # the dense kernel's arithmetic, term by term in topic order: the same draws
+            total = 0.0
+            for k in range(n_topics):
+                w = theta[d, k] * phi_t[v, k]
+                weights[k] = w
+                total += w
+            if not total > _UNDERFLOW:
+                for k in range(n_topics):
+                    weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
+                total = rescale_log_weights_nb(weights)
+            for i in range(allocate_count_nb(values[idx], weights, total, uniforms, cells,
+                                             hits)):
+                k = cells[i]
+                doc_topic[d, k] += hits[i]
+                col_partial[v, k] += hits[i]
 
 
 def _allocate_loop(indptr, cols, values, theta, phi_t, seed, iteration, bounds, doc_topic,
@@ -148,15 +159,24 @@ class KnownCountsTopicEngine:
     def __init__(self, counts: np.ndarray, observed: np.ndarray):
         self.counts = counts
         self.layout = KnownCountsLayout(counts, observed)
-        self._bounds = None
+        self._plan = None
 
-    def _chunks(self, n_topics: int) -> np.ndarray:
-        if self._bounds is None or self._bounds[0] != n_topics:
-            n_rows, n_cols = self.layout.shape
+    def _plan_for(self, n_topics: int):
+        """``(bounds, calls, partials)`` for ``n_topics``: the row chunks, the kernel calls of
+        bounded work and the chunks' topic-word partial counts (int32 unless a chunk's counts
+        could overflow it), made once and reused."""
+        if self._plan is None or self._plan[0] != n_topics:
+            lay = self.layout
+            n_rows, n_cols = lay.shape
             by_memory = max(1, _PARTIAL_BUDGET // max(1, 4 * n_cols * n_topics))
             chunks = int(max(1, min(n_rows, _MAX_CHUNKS, by_memory)))
-            self._bounds = (n_topics, chunk_bounds(self.layout.indptr, n_topics, chunks))
-        return self._bounds[1]
+            bounds = chunk_bounds(lay.indptr, n_topics, chunks)
+            per_chunk = np.diff(np.concatenate(([0], np.cumsum(lay.row_counts)))[bounds])
+            wide = per_chunk.max(initial=0) > PARTIAL_LIMIT
+            partials = np.zeros((chunks, n_cols, n_topics), dtype=np.int64 if wide else np.int32)
+            calls = chunked_calls(bounds, lay.row_steps(n_topics))
+            self._plan = (n_topics, calls, partials)
+        return self._plan[1:]
 
     def allocate(self, theta: np.ndarray, phi: np.ndarray, seed: int, iteration: int):
         """``(doc_topic (D x K), topic_word (K x V))``: the counts split over topics."""
@@ -165,14 +185,11 @@ class KnownCountsTopicEngine:
         n_topics = theta.shape[1]
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         phi_t = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
-        bounds = self._chunks(n_topics)
-        per_chunk = np.diff(np.concatenate(([0], np.cumsum(lay.row_counts)))[bounds])
-        wide = per_chunk.max(initial=0) > PARTIAL_LIMIT
-        partials = np.zeros((bounds.size - 1, n_cols, n_topics),
-                            dtype=np.int64 if wide else np.int32)
+        calls, partials = self._plan_for(n_topics)
+        partials.fill(0)
         doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
         small = lay.nnz * n_topics < SERIAL_BELOW
-        for c0, c1, sub in chunked_calls(bounds, lay.row_steps(n_topics)):
+        for c0, c1, sub in calls:
             _allocate[small](lay.indptr, lay.cols, lay.values, theta, phi_t, seed, iteration,
                              sub, doc_topic, partials[c0:c1])
         topic_word = np.empty((n_topics, n_cols), dtype=np.int64)

@@ -42,6 +42,7 @@ factorisation and uses the dense sweep, as does the paper-faithful ``bessel`` st
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 from numba import njit, prange
@@ -51,10 +52,9 @@ from lpp._rng import Tag, derive_seed, seed_stream
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
-    WEIGHT_BLOCK,
     allocate_count_nb,
-    block_sums_nb,
     poisson_nb,
+    rescale_log_weights_nb,
 )
 from lpp.inference._numerics import (
     SERIAL_BELOW,
@@ -62,7 +62,6 @@ from lpp.inference._numerics import (
     check_counts_drawn,
     parallel_and_serial,
 )
-from lpp.inference.models._kernels import log_space_weights_nb, split_count_nb
 from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
 
 #: recompute ``R[d, k]`` by an explicit sum when the subtraction keeps fewer digits than this
@@ -212,59 +211,26 @@ def _entry_weights(theta, phi_t, d, v, excluded, weights):
     then the last ``K mod 8`` topics in order. Eight independent sums keep the loop fast without
     letting the compiler reassociate or fuse into FMAs: it would do that differently for each
     SIMD width, and the last digit of the sum (so, rarely, a draw) would depend on the CPU.
-    One pass over the topics forms the products, the sums and ``excluded`` together.
     """
     n_topics = weights.size
+    for k in range(n_topics):
+        p = phi_t[v, k]
+        excluded[k] += p
+        weights[k] = theta[d, k] * p
     s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
     whole = n_topics - n_topics % 8
     for k in range(0, whole, 8):
-        p0 = phi_t[v, k]
-        p1 = phi_t[v, k + 1]
-        p2 = phi_t[v, k + 2]
-        p3 = phi_t[v, k + 3]
-        p4 = phi_t[v, k + 4]
-        p5 = phi_t[v, k + 5]
-        p6 = phi_t[v, k + 6]
-        p7 = phi_t[v, k + 7]
-        excluded[k] += p0
-        excluded[k + 1] += p1
-        excluded[k + 2] += p2
-        excluded[k + 3] += p3
-        excluded[k + 4] += p4
-        excluded[k + 5] += p5
-        excluded[k + 6] += p6
-        excluded[k + 7] += p7
-        w0 = theta[d, k] * p0
-        w1 = theta[d, k + 1] * p1
-        w2 = theta[d, k + 2] * p2
-        w3 = theta[d, k + 3] * p3
-        w4 = theta[d, k + 4] * p4
-        w5 = theta[d, k + 5] * p5
-        w6 = theta[d, k + 6] * p6
-        w7 = theta[d, k + 7] * p7
-        weights[k] = w0
-        weights[k + 1] = w1
-        weights[k + 2] = w2
-        weights[k + 3] = w3
-        weights[k + 4] = w4
-        weights[k + 5] = w5
-        weights[k + 6] = w6
-        weights[k + 7] = w7
-        s0 += w0
-        s1 += w1
-        s2 += w2
-        s3 += w3
-        s4 += w4
-        s5 += w5
-        s6 += w6
-        s7 += w7
+        s0 += weights[k]
+        s1 += weights[k + 1]
+        s2 += weights[k + 2]
+        s3 += weights[k + 3]
+        s4 += weights[k + 4]
+        s5 += weights[k + 5]
+        s6 += weights[k + 6]
+        s7 += weights[k + 7]
     total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
     for k in range(whole, n_topics):
-        p = phi_t[v, k]
-        excluded[k] += p
-        w = theta[d, k] * p
-        weights[k] = w
-        total += w
+        total += weights[k]
     return total
 
 
@@ -292,8 +258,6 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
-    running = np.empty(n_topics)
-    blocks = np.empty((n_topics + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     excluded = np.empty(n_topics)
     need = np.zeros(n_topics, dtype=np.bool_)
     last_entry = indptr[row_hi]
@@ -319,12 +283,14 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
             pos_y[idx] = y
             if y == 0:
                 continue
-            if total > _UNDERFLOW:
-                total = block_sums_nb(weights, running, blocks)
-            else:
-                total = log_space_weights_nb(theta, d, phi_t, v, weights, running, blocks)
-            split_count_nb(y, d, v, weights, running, blocks, total, uniforms, cells, hits,
-                           doc_topic, col_partial)
+            if not total > _UNDERFLOW:
+                for k in range(n_topics):
+                    weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
+                total = rescale_log_weights_nb(weights)
+            for i in range(allocate_count_nb(y, weights, total, uniforms, cells, hits)):
+                k = cells[i]
+                doc_topic[d, k] += hits[i]
+                col_partial[v, k] += hits[i]
         any_need = False
         for k in range(n_topics):
             r = phi_sums[k] - excluded[k]

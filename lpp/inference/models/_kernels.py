@@ -28,10 +28,7 @@ from lpp._rng import seed_stream
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
-    WEIGHT_BLOCK,
     allocate_count_nb,
-    block_sums_nb,
-    draw_blocked_nb,
     gamma_rate_nb,
     rescale_log_weights_nb,
 )
@@ -286,65 +283,12 @@ def allocation_steps(y: np.ndarray, n_cells: int) -> np.ndarray:
         return np.full(y.shape[0], entry_steps)
     return np.minimum(rows, LARGE_COUNT + n_cells).sum(axis=1, dtype=np.float64) + entry_steps
 
-@njit(cache=True, inline="always")
-def split_count_nb(count, d, v, weights, running, blocks, total, uniforms, cells, hits,
-                   row_totals, col_partial):
-    """Split ``count`` over components in proportion to ``weights`` (with ``running``,
-    ``blocks`` and ``total`` from :func:`lpp.distributions.block_sums_nb`, total positive) and
-    add the split to ``row_totals[d]`` and ``col_partial[v]``.
-
-    Up to :data:`lpp.distributions.FEW_TRIALS` trials, one blocked draw each
-    (:func:`lpp.distributions.draw_blocked_nb`, about ``K / 8 + 8`` steps); beyond,
-    :func:`lpp.distributions.allocate_count_nb` (which overwrites ``weights``).
-    """
-    if count <= FEW_TRIALS:
-        for _ in range(count):
-            k = draw_blocked_nb(weights, running, blocks, total)
-            row_totals[d, k] += 1
-            col_partial[v, k] += 1
-    else:
-        for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
-            k = cells[i]
-            row_totals[d, k] += hits[i]
-            col_partial[v, k] += hits[i]
-
-
-@njit(cache=True, inline="always")
-def log_space_weights_nb(theta, d, phi_t, v, weights, running, blocks):
-    """``weights`` proportional to ``theta[d, k] * phi_t[v, k]`` when the products underflow:
-    formed in log space and rescaled to a maximum of 1; return their total (block sums)."""
-    for k in range(weights.size):
-        weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
-    rescale_log_weights_nb(weights)
-    return block_sums_nb(weights, running, blocks)
-
-
-@njit(cache=True, inline="always")
-def allocate_row_column_nb(count, d, v, theta, phi_t, weights, running, blocks, uniforms,
-                           cells, hits, row_totals, col_partial):
-    """Split ``count`` over components with weights ``theta[d, k] * phi_t[v, k]`` and add the
-    split to ``row_totals[d]`` and ``col_partial[v]``: the topic model's allocation of one
-    entry, shared by the dense kernel and the known-counts engine so that they draw alike
-    (:func:`split_count_nb`). Products that underflow are redone in log space. ``running`` has
-    K places and ``blocks`` ``ceil(K / WEIGHT_BLOCK)`` (scratch, as ``weights``).
-    """
-    for k in range(weights.size):
-        weights[k] = theta[d, k] * phi_t[v, k]
-    total = block_sums_nb(weights, running, blocks)
-    if not total > _UNDERFLOW:
-        total = log_space_weights_nb(theta, d, phi_t, v, weights, running, blocks)
-    split_count_nb(count, d, v, weights, running, blocks, total, uniforms, cells, hits,
-                   row_totals, col_partial)
-
-
 @njit(cache=True)
 def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row, lo, hi,
                           row_totals, col_partial):
     n_cols = y.shape[1]
     n_comp = theta.shape[1]
     weights = np.empty(n_comp)
-    running = np.empty(n_comp)
-    blocks = np.empty((n_comp + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     cells = np.empty(n_comp, dtype=np.int64)
     hits = np.empty(n_comp, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
@@ -354,8 +298,19 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
             count = y[d, v]
             if count == 0 or not observed[d, v]:
                 continue
-            allocate_row_column_nb(count, d, v, theta, phi_t, weights, running, blocks, uniforms,
-                                   cells, hits, row_totals, col_partial)
+            total = 0.0
+            for k in range(n_comp):
+                w = theta[d, k] * phi_t[v, k]
+                weights[k] = w
+                total += w
+            if not total > _UNDERFLOW:
+                for k in range(n_comp):
+                    weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
+                total = rescale_log_weights_nb(weights)
+            for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+                k = cells[i]
+                row_totals[d, k] += hits[i]
+                col_partial[v, k] += hits[i]
 
 
 def _allocate_matrix_loop(y, observed, theta, phi_t, seed, iteration, first_row, per_chunk,

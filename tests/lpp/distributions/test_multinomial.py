@@ -1,6 +1,5 @@
 """The one allocation kernel: every branch (few trials, binary search, conditional binomials)
-draws from the multinomial law, and a huge count costs O(K); the blocked categorical draw of
-the topic allocation follows its weights."""
+draws from the multinomial law, and a huge count costs O(K)."""
 import itertools
 
 import numpy as np
@@ -12,10 +11,7 @@ from lpp._rng import seed_stream
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
-    WEIGHT_BLOCK,
     allocate_count_nb,
-    block_sums_nb,
-    draw_blocked_nb,
     multinomial_into_nb,
 )
 from lpp.testing import FALSE_ALARM, chisquare_gof
@@ -132,58 +128,3 @@ def test_zero_and_underflowing_weights():
     assert np.all(draws[:, [0, 2]] == 0) and np.all(draws.sum(axis=1) == 3)
     draws, _ = _pairs(LARGE_COUNT * 4, np.array([0.0, 0.0, 5.0, 0.0]), 10, 1)
     assert np.all(draws[:, 2] == LARGE_COUNT * 4)
-
-
-# --- the blocked categorical draw of the topic allocation ------------------------------------
-
-@njit
-def _blocked_draws(weights, n_draws, seed):
-    seed_stream(seed, 0, 0)
-    running = np.empty(weights.size)
-    blocks = np.empty((weights.size + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
-    total = block_sums_nb(weights, running, blocks)
-    out = np.empty(n_draws, dtype=np.int64)
-    for i in range(n_draws):
-        out[i] = draw_blocked_nb(weights, running, blocks, total)
-    return out, total
-
-
-@pytest.mark.parametrize("n_cells", [1, 5, 8, 13, 50])
-def test_the_blocked_draw_follows_the_weights(n_cells):
-    """Chi-square GOF against ``weights / sum`` (zero-weight cells at a block's start, middle
-    and end, and a whole zero block where there is one): one test per size at FALSE_ALARM."""
-    rng = np.random.default_rng(n_cells)
-    weights = rng.gamma(0.5, 1.0, n_cells)
-    zero = [k for k in (0, 3, 7, 8, 9, 10, 11, 12, 13, 14, 15, n_cells - 1) if k < n_cells]
-    weights[zero[:-1] if n_cells > 1 else []] = 0.0
-    draws, total = _blocked_draws(weights, N_DRAWS, 3)
-    assert total == pytest.approx(weights.sum(), rel=1e-14)
-    assert np.all(weights[draws] > 0), "a zero-weight cell was drawn"
-    if n_cells > 1:
-        support = np.arange(n_cells)
-        result = chisquare_gof(draws, support, weights / weights.sum())
-        assert result.pvalue >= FALSE_ALARM, result
-
-
-def test_the_blocked_draw_has_power():
-    weights = np.random.default_rng(2).gamma(0.5, 1.0, 50)
-    draws, _ = _blocked_draws(weights, N_DRAWS, 3)
-    wrong = weights.copy()
-    wrong[np.argmax(weights)] *= 1.1
-    assert chisquare_gof(draws, np.arange(50), wrong / wrong.sum()).pvalue < FALSE_ALARM
-
-
-def test_the_blocked_sums_are_in_their_documented_order():
-    weights = np.random.default_rng(4).gamma(0.3, 1.0, 21)
-    running = np.empty(21)
-    blocks = np.empty(3)
-    total = njit(lambda w, r, b: block_sums_nb(w, r, b))(weights, running, blocks)
-    want_blocks, acc = [], 0.0
-    for lo in (0, 8, 16):
-        s = 0.0
-        for k in range(lo, min(lo + 8, 21)):
-            s += float(weights[k])
-            assert running[k] == s
-        acc += s
-        want_blocks.append(acc)
-    assert list(blocks) == want_blocks and total == acc
