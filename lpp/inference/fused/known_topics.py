@@ -1,21 +1,21 @@
 """The topic model's allocation of counts that are known, visiting only the non-zero entries.
 
-(docs/design.md, "The engines".) When the counts of every sweep are the same known array — the
-true counts of the non-private chain, or ``max(y_tilde, 0)`` of the naive method — a sweep
-allocates each observed non-zero count over topics,
+(docs/design.md, "The known-counts engine".) When the counts of every sweep are the same known
+array — the true counts of the non-private chain, or ``max(y_tilde, 0)`` of the naive method —
+a sweep allocates each observed non-zero count over topics,
 ``(y[d, v, k])_k ~ Mult(y[d, v], theta[d, :] * phi[:, v])``, and draws the latents from their
 Gamma conditionals. Zeros contribute nothing to the allocation, and the Gamma rates need only
-the factors' row and column sums (minus the held-out entries, which the model's own
-:meth:`~lpp.inference.TopicModel.update_step` subtracts). The non-zero entries are laid out
+the factors' row and column sums, less the held-out entries' terms (the model's own
+:meth:`~lpp.inference.TopicModel.update_step` forms them). The non-zero entries are laid out
 once, row by row (CSR), so a sweep costs ``O(nnz K + (D + V) K)`` instead of the dense path's
 ``O(D V)`` scan plus ``O(nnz K)``.
 
 Random streams and arithmetic are those of the dense path (:meth:`TopicModel.allocate` ->
 :func:`lpp.inference.models._kernels.allocate_matrix_kernel`, then ``update_step``): row d
 draws from the stream ``(seed, iteration, row)`` of the allocation seed, visits its non-zero
-entries in column order, and sums an entry's weights and allocates it in the same order. The chain is therefore
-bit-identical to the dense sweep, and to itself for any number of numba threads (topic-word
-totals are summed per chunk of rows in integers).
+entries in column order, and sums an entry's weights and allocates it in the same order. The
+chain is therefore bit-identical to the dense sweep, and to itself for any number of numba
+threads (topic-word totals are summed per chunk of rows in integers).
 
 :class:`KnownCountsTopicEngine` applies when the model declares ``"row_column_factors"`` and
 the count source declares ``"known_counts"`` (the naive privacy step; the true counts of a

@@ -1,6 +1,6 @@
 """The known-counts topic engine (the non-private chain and the naive method): the dense
 sweep's chain bit for bit, the same with any number of threads, and a Geweke test of the
-non-private chain through it (docs/design.md, *The engines*)."""
+non-private chain through it (docs/design.md, *The known-counts engine*)."""
 import numba
 import numpy as np
 import pytest
