@@ -246,7 +246,7 @@ def part_large(quick=False):
     one fresh process per noise level (the non-private chain on the true counts with
     epsilon/N = 1), one for the sparser matrix, one for the private fit's peak memory."""
     n, k, n_iter = (600, 50, 14) if quick else (10000, 50, 24)
-    n_warm, n_timed = (2, 3) if quick else (4, 3)
+    n_warm, n_timed = (2, 3) if quick else (12, 3)
     load_before = _load()
     levels = []
     for eps in (1.0, 2.0, 3.0):
