@@ -12,9 +12,15 @@ Parts (``python -m bench.sweep [scaling] [numpy] [large] [--quick]``; all three 
   also on the VI data. After 10 warm-up sweeps (4 at D = 10,000: a chain started from the data
   costs more in its first sweeps, while its rates on the noise entries are still high), the
   timed 1- and 2-thread sweeps alternate, so both see the same stretch of the chain.
-* ``large`` — 10 000 x 10 000, K = 50, epsilon/N = 1 (text-like data) in a fresh subprocess:
-  24 sweeps through ``fit_private`` (the last two saved, so ``mu_hat`` and the log joint are
-  formed), with the process's peak resident memory (``ru_maxrss``, data generation included).
+* ``large`` — 10 000 x 10 000, K = 50, text-like data, epsilon/N in {1, 2, 3}, each in a
+  fresh subprocess: seconds per sweep of ours (``collapsed``), ``naive`` and, at epsilon/N = 1,
+  the non-private chain on the true counts, against the *floor kernel* (:mod:`bench.floor`: one
+  K-term dot product and one uniform per positive entry of ``y_tilde``, plus the Gamma
+  updates), which is the yardstick; the non-private chain on a sparser matrix (about 1.1 %
+  non-zero, as the Enron paper matrix); and 24 sweeps through ``fit_private`` at
+  epsilon/N = 1 (the last two saved, so ``mu_hat`` and the log joint are formed) with the
+  process's peak resident memory (``ru_maxrss``, data generation included). ``--quick``: the
+  same at 600 x 600.
 
 Every time is the median of timed sweeps after warm-up sweeps (numba's compilation excluded).
 The machine is shared: the load average before and after each part is recorded. Writes
@@ -51,10 +57,11 @@ def cpu_model() -> str:
     return "unknown"
 
 
-def _generate(n_docs, n_words, k, eps, seed, theta_shape, theta_rate, phi_shape, phi_rate):
+def _generate(n_docs, n_words, k, eps, seed, theta_shape, theta_rate, phi_shape, phi_rate,
+              true_counts=None):
     """``theta ~ Gamma(theta_shape, rate theta_rate)``, ``phi`` likewise, ``y ~ Pois(theta phi)``,
-    privatized at ``alpha = exp(-eps)``; generated in row blocks. Returns the true rates only for
-    small problems (they are needed for MAE)."""
+    privatized at ``alpha = exp(-eps)``; generated in row blocks. The true counts are written
+    into ``true_counts`` when it is given (a D x V int64 array)."""
     rng = np.random.default_rng(seed)
     theta = rng.gamma(theta_shape, 1.0 / theta_rate, (n_docs, k))
     phi = rng.gamma(phi_shape, 1.0 / phi_rate, (k, n_words))
@@ -64,6 +71,8 @@ def _generate(n_docs, n_words, k, eps, seed, theta_shape, theta_rate, phi_shape,
     for lo in range(0, n_docs, _GEN_ROWS):
         y = rng.poisson(theta[lo:lo + _GEN_ROWS] @ phi)
         nonzero += int(np.count_nonzero(y))
+        if true_counts is not None:
+            true_counts[lo:lo + _GEN_ROWS] = y
         y_tilde[lo:lo + _GEN_ROWS] = privatize(y, alpha, rng=rng)
     info = {"true_nonzero_fraction": nonzero / y_tilde.size,
             "positive_fraction": float(np.count_nonzero(y_tilde > 0) / y_tilde.size)}
@@ -77,10 +86,16 @@ def vi_data(n, k, eps, seed=0):
     return _generate(n, n, k, eps, seed, 0.2, 1.0, 0.2, 1.0)
 
 
-def text_data(n, k, eps, seed=0):
+def text_data(n, k, eps, seed=0, true_counts=None):
     """Text-like data: ``theta ~ Gamma(0.1, rate 1)``, ``phi ~ Gamma(0.1, rate 10)`` — a few
     percent of the true counts are non-zero, as in document-word matrices."""
-    return _generate(n, n, k, eps, seed, 0.1, 1.0, 0.1, 10.0)
+    return _generate(n, n, k, eps, seed, 0.1, 1.0, 0.1, 10.0, true_counts)
+
+
+def sparse_text_data(n, k, eps, seed=0, true_counts=None):
+    """Sparser text-like data, ``phi ~ Gamma(0.1, rate 45)``: about 1.1 % of the true counts
+    are non-zero, as in the Enron paper matrix."""
+    return _generate(n, n, k, eps, seed, 0.1, 1.0, 0.1, 45.0, true_counts)
 
 
 def _median_sweep(sweep, n_warm, n_timed):
@@ -187,18 +202,83 @@ def _large_child(n, k, eps, n_iter):
                       "threads": numba.get_num_threads()}))
 
 
+def _timed_chain(sampler, n_warm, n_timed):
+    median, times = _median_sweep(sampler.sweep, n_warm, n_timed)
+    return {"engine": sampler.engine, "seconds": median, "all": times}
+
+
+def _engines_child(n, k, eps, n_warm, n_timed, nonprivate, data="text"):
+    """Runs in a fresh process: on one data set, the median seconds per sweep of every method
+    (sweeps after ``n_warm`` warm-up sweeps from the data start) and of the floor kernel
+    (:mod:`bench.floor`) at the collapsed chain's point after its warm-up."""
+    from bench.floor import FloorKernel
+
+    make = {"text": text_data, "sparse_text": sparse_text_data}[data]
+    y = np.empty((n, n), dtype=np.int64) if nonprivate else None
+    y_tilde, alpha, _, _, info = make(n, k, eps, true_counts=y)
+    out = {"D": n, "V": n, "K": k, "epsilon_over_n": eps, "data": data, **info,
+           "threads": numba.get_num_threads(), "warm_up_sweeps": n_warm}
+    if nonprivate:
+        chain = GibbsSampler.nonprivate(y, TopicModel(k), rng=1)
+        out["nonprivate"] = _timed_chain(chain, n_warm, n_timed)
+        del chain, y
+        if data != "text":  # the sparse matrix is there for the non-private chain alone
+            return out
+    chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1)
+    out["collapsed"] = _timed_chain(chain, n_warm, n_timed)
+    floor = FloorKernel(y_tilde)
+    whole, entries = floor.timed(chain.model, chain.state, chain.observed, n_timed)
+    out["floor"] = {"seconds": whole, "entry_pass_seconds": entries, "entries": floor.nnz}
+    del chain, floor
+    chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method="naive", rng=1)
+    out["naive"] = _timed_chain(chain, n_warm, n_timed)
+    return out
+
+
+def _run_child(code: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def part_large(quick=False):
-    n, n_iter = (2000, 14) if quick else (10000, 24)
+    """Every method's sweep at 10,000 x 10,000, K = 50 (text-like data), against the floor:
+    one fresh process per noise level (the non-private chain on the true counts with
+    epsilon/N = 1), one for the sparser matrix, one for the private fit's peak memory."""
+    n, k, n_iter = (600, 50, 14) if quick else (10000, 50, 24)
+    n_warm, n_timed = (2, 3) if quick else (12, 3)
     load_before = _load()
-    proc = subprocess.run([sys.executable, "-c",
-                           f"from bench.sweep import _large_child; _large_child({n}, 50, 1.0, "
-                           f"{n_iter})"], capture_output=True, text=True, check=True)
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out.update({"load_before": load_before, "load_after": _load()})
-    print(f"\n{n} x {n}, K = 50, epsilon/N = 1 (text data, {out['positive_fraction']:.1%} "
-          f"positive): sweep {out['unsaved_sweep_median']:.2f} s (sweeps 2-6: "
-          f"{out['early_sweep_median']:.2f} s), saved sweeps "
-          f"{out['saved_sweep_seconds']}, peak RSS {out['peak_rss_bytes'] / 2**30:.2f} GiB")
+    levels = []
+    for eps in (1.0, 2.0, 3.0):
+        levels.append(_run_child(
+            f"import json; from bench.sweep import _engines_child; print(json.dumps("
+            f"_engines_child({n}, {k}, {eps}, {n_warm}, {n_timed}, {eps == 1.0})))"))
+    sparse = _run_child(
+        f"import json; from bench.sweep import _engines_child; print(json.dumps("
+        f"_engines_child({n}, {k}, 1.0, {n_warm}, {n_timed}, True, 'sparse_text')))")
+    fit = _run_child(f"from bench.sweep import _large_child; _large_child({n}, {k}, 1.0, "
+                     f"{n_iter})")
+    out = {"levels": levels, "sparse_nonprivate": sparse, "private_fit": fit,
+           "load_before": load_before, "load_after": _load()}
+    print(f"\n{n} x {n}, K = {k}, text-like data, {levels[0]['threads']} threads; median s "
+          f"per sweep after {n_warm} warm-up sweeps. The floor: one {k}-term dot product "
+          "theta[d] . phi[:, v] and one uniform draw per positive entry of y_tilde, plus the "
+          "Gamma updates of phi and theta")
+    print(f"  {'eps/N':>5s} {'positive':>8s} {'floor':>7s} {'ours':>7s} {'ours/floor':>10s} "
+          f"{'naive':>7s} {'naive/ours':>10s} {'nonprivate':>10s}")
+    for lv in levels:
+        floor, ours, naive = (lv["floor"]["seconds"], lv["collapsed"]["seconds"],
+                              lv["naive"]["seconds"])
+        nonprivate = f"{lv['nonprivate']['seconds']:10.3f}" if "nonprivate" in lv else " " * 10
+        print(f"  {lv['epsilon_over_n']:5g} {lv['positive_fraction']:8.1%} {floor:7.3f} "
+              f"{ours:7.3f} {ours / floor:10.2f} {naive:7.3f} {naive / ours:10.2f} {nonprivate}")
+    print(f"  non-private on a sparser matrix ({sparse['true_nonzero_fraction']:.1%} of the "
+          f"true counts non-zero): {sparse['nonprivate']['seconds']:.3f} s per sweep "
+          f"(engine {sparse['nonprivate']['engine']})")
+    print(f"  private fit (fit_private, eps/N = 1, {n_iter} sweeps, the last two saved): sweep "
+          f"{fit['unsaved_sweep_median']:.2f} s (sweeps 2-6: {fit['early_sweep_median']:.2f} "
+          f"s), peak RSS {fit['peak_rss_bytes'] / 2**30:.2f} GiB")
+    print(f"  load average before {out['load_before']}, after {out['load_after']}")
     return out
 
 

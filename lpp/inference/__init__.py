@@ -13,7 +13,8 @@
   :class:`NaivePrivacy`, or your own :class:`PrivacyStep`). Pass either as an instance or by
   name.
 * :mod:`lpp.inference.fused` — engines that fuse a step with a model's allocation where their
-  declared capabilities allow (the sparse topic engine).
+  declared capabilities allow (the sparse topic engine of the collapsed step; the known-counts
+  engine of the naive step and the non-private chain).
 * :class:`GibbsSampler` — one chain, sweep by sweep; :mod:`lpp.inference.geweke` — the
   joint-distribution test's simulators, driving that same chain.
 """

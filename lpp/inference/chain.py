@@ -125,30 +125,32 @@ class GibbsSampler:
         ``sparse``: None uses a fused engine where one applies, False never, True requires one
         (ValueError where none applies).
         """
-        if sparse not in (None, True, False):
-            raise TypeError(f"sparse must be None, True or False, got {sparse!r}")
         model = make_model(model)
         step = make_privacy_step(method)
         y_tilde, mask = masked_input(y_tilde, mask, "y_tilde")
         y_tilde = count_array(y_tilde, "y_tilde", signed=True)
         observed = observed_entries(model, y_tilde.shape, mask)
         noise = _noise_for(step, alpha, y_tilde.shape)
-        engine = select_engine(model, step, noise) if sparse is not False else None
-        if sparse and engine is None:
-            raise ValueError("sparse=True needs method='collapsed', the built-in TopicModel and "
-                             "an alpha that is constant within rows (scalar or shape (D, 1))")
-        fused = engine(y_tilde, noise, observed.is_observed) if engine is not None else None
-        return cls(model, PrivateCounts(y_tilde, noise, step), observed, step.name,
-                   replay_seed(rng), init, fused)
+        source = PrivateCounts(y_tilde, noise, step)
+        fused = _fused_engine(model, step, noise, source, observed, sparse,
+                              "method='collapsed' or 'naive', the built-in TopicModel and (for "
+                              "'collapsed') an alpha that is constant within rows (scalar or "
+                              "shape (D, 1))")
+        return cls(model, source, observed, step.name, replay_seed(rng), init, fused)
 
     @classmethod
-    def nonprivate(cls, y, model, *, rng=None, mask=None, init="data") -> "GibbsSampler":
-        """Chain for the true counts ``y``: the non-private reference."""
+    def nonprivate(cls, y, model, *, rng=None, mask=None, init="data",
+                   sparse=None) -> "GibbsSampler":
+        """Chain for the true counts ``y``: the non-private reference. ``sparse`` as for
+        :meth:`private`."""
         model = make_model(model)
         y, mask = masked_input(y, mask, "y")
         y = count_array(y, "y", signed=False)
         observed = observed_entries(model, y.shape, mask)
-        return cls(model, TrueCounts(y), observed, "nonprivate", replay_seed(rng), init)
+        source = TrueCounts(y)
+        fused = _fused_engine(model, source, None, source, observed, sparse,
+                              "a model with row/column factors (the built-in TopicModel)")
+        return cls(model, source, observed, "nonprivate", replay_seed(rng), init, fused)
 
     # ----- state ------------------------------------------------------------------------------
     state = property(lambda self: self._snap.state)
@@ -175,10 +177,10 @@ class GibbsSampler:
                              f"{self.observed.shape}")
         if isinstance(source, PrivateCounts):
             self.source = PrivateCounts(data, source.noise, source.step)
-            if self._fused is not None:
-                self._fused = type(self._fused)(data, source.noise, self.observed.is_observed)
         else:
             self.source = TrueCounts(data)
+        if self._fused is not None:
+            self._fused = self._fused.for_source(self.source, self.observed.is_observed)
 
     def sweep(self) -> None:
         """One iteration: privacy step, allocation, factor updates, rates."""
@@ -204,6 +206,17 @@ class GibbsSampler:
     def fingerprint(self) -> str:
         """A digest of the chain's data, mask and noise levels (checkpoints are tied to it)."""
         return self.source.fingerprint(self.observed)
+
+
+def _fused_engine(model, step, noise, source, observed: Observed, sparse, needs: str):
+    """The fused engine of the chain (None for the plain sweep): ``sparse`` None takes one
+    where one applies, False never, True requires one (ValueError naming ``needs``)."""
+    if sparse not in (None, True, False):
+        raise TypeError(f"sparse must be None, True or False, got {sparse!r}")
+    engine = select_engine(model, step, noise) if sparse is not False else None
+    if sparse and engine is None:
+        raise ValueError(f"sparse=True needs {needs}")
+    return engine.for_source(source, observed.is_observed) if engine is not None else None
 
 
 def _noise_for(step: PrivacyStep, alpha, shape) -> NoiseLevels | None:

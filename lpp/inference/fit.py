@@ -132,9 +132,10 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         or pass ``resume=False`` to start over). Temporary files of a killed write are removed
         when the next run starts; one run per checkpoint path at a time.
     sparse : bool or None
-        None uses a fused engine where one applies (collapsed step, a model with row/column
-        factors, alpha constant within rows), False never, True requires one. Both target the
-        same posterior; the random streams differ.
+        None uses a fused engine where one applies, False never, True requires one. For a model
+        with row/column factors (the topic model): ``method="collapsed"`` with alpha constant
+        within rows (same posterior, other random streams than the dense sweep) and
+        ``method="naive"`` (only the positive entries are allocated; the same chain bit for bit).
     cluster : None, True, int, str, dask.distributed.Client or Cluster
         None (default) runs in this process. Otherwise the topic model's sparse chain runs on
         a Dask cluster (:mod:`lpp.inference.distributed`), row blocks of the data on the
@@ -217,7 +218,7 @@ def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int
                    burn_in: int = 0, thin: int = 1, rng=None, mask=None, init="data",
                    save_latents: bool = True, save_counts: bool = False, progress=None,
                    checkpoint=None, checkpoint_every: int = 100, resume: bool = False,
-                   callback=None, n_chains: int = 1):
+                   callback=None, sparse=None, n_chains: int = 1):
     """Non-private Poisson factorization of the true counts ``y`` (the reference method).
 
     Parameters
@@ -228,6 +229,10 @@ def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int
     model, n_components, a0, b0, n_iter, burn_in, thin, rng, mask, init, save_latents, \
 save_counts, progress, checkpoint, checkpoint_every, resume, callback, n_chains
         As for :func:`fit_private`.
+    sparse : bool or None
+        None (default) allocates only the observed non-zero counts, laid out once, where the
+        model has row/column factors (the topic model); False always scans the dense matrix;
+        True requires the former. Both draw the same chain, bit for bit.
 
     Returns
     -------
@@ -241,12 +246,12 @@ save_counts, progress, checkpoint, checkpoint_every, resume, callback, n_chains
                 burn_in=burn_in, thin=thin, rng=rng, mask=mask, init=init,
                 save_latents=save_latents, save_counts=save_counts, progress=progress,
                 checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                callback=callback)
+                callback=callback, sparse=sparse)
 
         return _several_chains(fit_one, n_chains, rng=rng, resume=resume,
                                checkpoint=checkpoint, mask=mask)
     model = make_model(model, n_components, a0, b0)
-    sampler = GibbsSampler.nonprivate(y, model, rng=rng, mask=mask, init=init)
+    sampler = GibbsSampler.nonprivate(y, model, rng=rng, mask=mask, init=init, sparse=sparse)
     return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                 save_counts=save_counts, progress=progress, checkpoint=checkpoint,
                 checkpoint_every=checkpoint_every, resume=resume, callback=callback, rng=rng)

@@ -100,8 +100,8 @@ class _Simulator:
     def chain(self, n, thin):
         state, mu, y, aux, y_tilde = self.draw_joint()
         if self.step is None:
-            sampler = GibbsSampler.nonprivate(y, self.model, rng=self.kernel_seed, mask=self.user_mask,
-                                              init=state)
+            sampler = GibbsSampler.nonprivate(y, self.model, rng=self.kernel_seed,
+                                              mask=self.user_mask, init=state, sparse=self.sparse)
         else:
             sampler = GibbsSampler.private(y_tilde, self.alpha_arg, self.model, method=self.step,
                                            rng=self.kernel_seed, mask=self.user_mask, init=state,

@@ -73,7 +73,8 @@ _RECIPROCALS = 1.0 / np.arange(1, 2 * INVERSION_MAX_COUNT + 2, dtype=np.float64)
 _N_RECIPROCALS = _RECIPROCALS.size
 
 #: the methods whose behaviour each capability of a privacy step vouches for
-CAPABILITY_METHODS = {"exact_conditional": ("sample", "init_state")}
+CAPABILITY_METHODS = {"exact_conditional": ("sample", "init_state"),
+                      "known_counts": ("sample", "init_state", "initial_counts")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,7 +394,8 @@ class PrivacyStep(ABC):
     capabilities : frozenset of str
         Promises that fused engines (:mod:`lpp.inference.fused`) rely on.
         ``"exact_conditional"``: ``y`` is drawn exactly from ``Pois(y; mu) alpha**|y_tilde - y|``
-        with no auxiliary state.
+        with no auxiliary state. ``"known_counts"``: every draw of ``y`` is
+        ``initial_counts(y_tilde)``, whatever ``mu``, with no auxiliary state.
     """
 
     name: str = ""
@@ -486,6 +488,7 @@ class NaivePrivacy(PrivacyStep):
 
     name = "naive"
     models_noise = False
+    capabilities = frozenset({"known_counts"})
 
     def sample(self, y_tilde, noise, mu, observed, state, seed, iteration):
         return self.initial_counts(y_tilde), {}

@@ -63,7 +63,13 @@ class PrivateCounts:
 
 
 class TrueCounts:
-    """True counts ``y`` (the non-private reference): the same counts in every sweep."""
+    """True counts ``y`` (the non-private reference): the same counts in every sweep.
+
+    It declares ``"known_counts"`` (the promise of a privacy step of that capability, see
+    :class:`~lpp.inference.privacy.PrivacyStep`), so the fused engines treat it as one.
+    """
+
+    capabilities = frozenset({"known_counts"})
 
     def __init__(self, y: np.ndarray):
         self.y = y

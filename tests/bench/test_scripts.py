@@ -12,7 +12,7 @@ SCRIPTS = {
     "mechanism": lambda m: m.main(quick=True),
     "metrics": lambda m: m.main(quick=True),
     "inference": lambda m: m.main(quick=True),
-    "sweep": lambda m: m.main(["numpy", "scaling", "--quick"]),
+    "sweep": lambda m: m.main(["numpy", "scaling", "large", "--quick"]),
     "accuracy": lambda m: m.main(["long", "curve", "truth", "--quick"]),
     "tables": lambda m: m.main(),
     "vi": lambda m: m.main(["--quick"]),

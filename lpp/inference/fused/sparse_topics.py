@@ -670,6 +670,11 @@ class SparseTopicEngine:
                 and "exact_conditional" in step.capabilities
                 and noise is not None and noise.per_row() is not None)
 
+    @classmethod
+    def for_source(cls, source, observed: np.ndarray) -> "SparseTopicEngine":
+        """The engine of a :class:`~lpp.inference.sources.PrivateCounts` source."""
+        return cls(source.y_tilde, source.noise, observed)
+
     def __init__(self, y_tilde: np.ndarray, noise: NoiseLevels, observed: np.ndarray):
         self.privacy = SparseTopicPrivacy(y_tilde, noise, observed)
 

@@ -1,0 +1,206 @@
+"""The topic model's allocation of counts that are known, visiting only the non-zero entries.
+
+(docs/design.md, "The known-counts engine".) When the counts of every sweep are the same known
+array — the true counts of the non-private chain, or ``max(y_tilde, 0)`` of the naive method —
+a sweep allocates each observed non-zero count over topics,
+``(y[d, v, k])_k ~ Mult(y[d, v], theta[d, :] * phi[:, v])``, and draws the latents from their
+Gamma conditionals. Zeros contribute nothing to the allocation, and the Gamma rates need only
+the factors' row and column sums, less the held-out entries' terms (the model's own
+:meth:`~lpp.inference.TopicModel.update_step` forms them). The non-zero entries are laid out
+once, row by row (CSR), so a sweep costs ``O(nnz K + (D + V) K)`` instead of the dense path's
+``O(D V)`` scan plus ``O(nnz K)``.
+
+Random streams and arithmetic are those of the dense path (:meth:`TopicModel.allocate` ->
+:func:`lpp.inference.models._kernels.allocate_matrix_kernel`, then ``update_step``): row d
+draws from the stream ``(seed, iteration, row)`` of the allocation seed, visits its non-zero
+entries in column order, and sums an entry's weights and allocates it in the same order. The
+chain is therefore bit-identical to the dense sweep, and to itself for any number of numba
+threads (topic-word totals are summed per chunk of rows in integers).
+
+:class:`KnownCountsTopicEngine` applies when the model declares ``"row_column_factors"`` and
+the count source declares ``"known_counts"`` (the naive privacy step; the true counts of a
+non-private chain).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from lpp._prefetch import prefetch_row
+from lpp._rng import Tag, derive_seed, seed_stream
+from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb, rescale_log_weights_nb
+from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.inference.fused.sparse_topics import (
+    PARTIAL_LIMIT,
+    _sum_partials,
+    chunk_bounds,
+    chunked_calls,
+)
+
+_UNDERFLOW = 1e-280
+#: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
+_LAYOUT_ROWS = 256
+#: bytes of topic-word partial counts the chunks may hold together
+_PARTIAL_BUDGET = 1 << 26
+_MAX_CHUNKS = 32
+#: hint the table rows of the entry this many places ahead (as in the sparse collapsed engine)
+_PREFETCH_AHEAD = 12
+
+
+class KnownCountsLayout:
+    """The observed non-zero counts, row by row (CSR): ``indptr`` (D + 1, int64), ``cols``
+    (int32), ``values`` (int32 when the counts fit, else int64). Built once per data set."""
+
+    def __init__(self, counts: np.ndarray, observed: np.ndarray):
+        n_rows, n_cols = counts.shape
+        self.shape = (n_rows, n_cols)
+        big = counts.size and int(counts.max()) >= 2**31 - 1
+        value_type = np.int64 if big else np.int32
+        per_row, cols, values = [], [], []
+        for lo in range(0, n_rows, _LAYOUT_ROWS):
+            part = counts[lo:lo + _LAYOUT_ROWS]
+            keep = (part != 0) & observed[lo:lo + _LAYOUT_ROWS]
+            per_row.append(keep.sum(axis=1))
+            cols.append(np.nonzero(keep)[1].astype(np.int32))
+            values.append(part[keep].astype(value_type))
+        self.indptr = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(np.concatenate(per_row), out=self.indptr[1:])
+        self.cols = np.concatenate(cols) if cols else np.empty(0, np.int32)
+        self.values = np.concatenate(values) if values else np.empty(0, value_type)
+        # total counts per row: whether int32 partial counts can hold a chunk's allocation
+        self.row_counts = _row_sums(self.values.astype(np.int64), self.indptr)
+
+    def row_steps(self, n_topics: int) -> np.ndarray:
+        """Work per row (a K-term weight sum per entry, a trial per count up to
+        ``LARGE_COUNT``), for :func:`lpp.inference._numerics.call_ranges`."""
+        trials = _row_sums(np.minimum(self.values, LARGE_COUNT).astype(np.float64), self.indptr)
+        return trials + np.diff(self.indptr) * (1.0 + n_topics / 16.0) + 1.0
+
+    @property
+    def nnz(self) -> int:
+        return int(self.cols.size)
+
+
+def _row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` over each row of a CSR layout (0 for an empty row)."""
+    return np.diff(np.concatenate(([0], np.cumsum(values)))[indptr])
+
+
+@njit(cache=True)
+def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, row_hi,
+                   doc_topic, col_partial):
+    n_topics = theta.shape[1]
+    weights = np.empty(n_topics)
+    cells = np.empty(n_topics, dtype=np.int64)
+    hits = np.empty(n_topics, dtype=np.int64)
+    uniforms = np.empty(FEW_TRIALS)
+    last_entry = indptr[row_hi]
+    for d in range(row_lo, row_hi):
+        seed_stream(seed, iteration, d)
+        for idx in range(indptr[d], indptr[d + 1]):
+            if idx + _PREFETCH_AHEAD < last_entry:
+                ahead = cols[idx + _PREFETCH_AHEAD]
+                prefetch_row(phi_t, ahead)
+                prefetch_row(col_partial, ahead)
+            v = cols[idx]
+            # the dense kernel's arithmetic, term by term in topic order: the same draws
+            total = 0.0
+            for k in range(n_topics):
+                w = theta[d, k] * phi_t[v, k]
+                weights[k] = w
+                total += w
+            if not total > _UNDERFLOW:
+                for k in range(n_topics):
+                    weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
+                total = rescale_log_weights_nb(weights)
+            for i in range(allocate_count_nb(values[idx], weights, total, uniforms, cells,
+                                             hits)):
+                k = cells[i]
+                doc_topic[d, k] += hits[i]
+                col_partial[v, k] += hits[i]
+
+
+def _allocate_loop(indptr, cols, values, theta, phi_t, seed, iteration, bounds, doc_topic,
+                   col_partials):
+    for ch in prange(col_partials.shape[0]):
+        _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, bounds[ch],
+                       bounds[ch + 1], doc_topic, col_partials[ch])
+
+
+_allocate = parallel_and_serial(_allocate_loop)
+
+
+class KnownCountsTopicEngine:
+    """One sweep of a model whose rates are ``theta @ phi`` on known counts: the non-zero
+    entries allocated over topics (CSR, built once), then the model's own latent updates.
+
+    Parameters
+    ----------
+    counts : ndarray of int64, shape (D, V)
+        The known counts (non-negative); kept by reference and returned as each sweep's ``y``.
+    observed : ndarray of bool, shape (D, V)
+        True where an entry carries likelihood.
+    """
+
+    name = "sparse-known"
+
+    @staticmethod
+    def applies(model, step, noise) -> bool:
+        """Whether ``model`` declares ``"row_column_factors"`` and ``step`` (a privacy step, or
+        the count source of a non-private chain) declares ``"known_counts"``."""
+        return ("row_column_factors" in model.capabilities
+                and "known_counts" in step.capabilities)
+
+    @classmethod
+    def for_source(cls, source, observed: np.ndarray) -> "KnownCountsTopicEngine":
+        """The engine of a count source whose ``initial_counts()`` are the known counts."""
+        return cls(source.initial_counts(), observed)
+
+    def __init__(self, counts: np.ndarray, observed: np.ndarray):
+        self.counts = counts
+        self.layout = KnownCountsLayout(counts, observed)
+        self._plan = None
+
+    def _plan_for(self, n_topics: int):
+        """``(bounds, calls, partials)`` for ``n_topics``: the row chunks, the kernel calls of
+        bounded work and the chunks' topic-word partial counts (int32 unless a chunk's counts
+        could overflow it), made once and reused."""
+        if self._plan is None or self._plan[0] != n_topics:
+            lay = self.layout
+            n_rows, n_cols = lay.shape
+            by_memory = max(1, _PARTIAL_BUDGET // max(1, 4 * n_cols * n_topics))
+            chunks = int(max(1, min(n_rows, _MAX_CHUNKS, by_memory)))
+            bounds = chunk_bounds(lay.indptr, n_topics, chunks)
+            per_chunk = np.diff(np.concatenate(([0], np.cumsum(lay.row_counts)))[bounds])
+            wide = per_chunk.max(initial=0) > PARTIAL_LIMIT
+            partials = np.zeros((chunks, n_cols, n_topics), dtype=np.int64 if wide else np.int32)
+            calls = chunked_calls(bounds, lay.row_steps(n_topics))
+            self._plan = (n_topics, calls, partials)
+        return self._plan[1:]
+
+    def allocate(self, theta: np.ndarray, phi: np.ndarray, seed: int, iteration: int):
+        """``(doc_topic (D x K), topic_word (K x V))``: the counts split over topics."""
+        lay = self.layout
+        n_rows, n_cols = lay.shape
+        n_topics = theta.shape[1]
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        phi_t = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
+        calls, partials = self._plan_for(n_topics)
+        partials.fill(0)
+        doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
+        small = lay.nnz * n_topics < SERIAL_BELOW
+        for c0, c1, sub in calls:
+            _allocate[small](lay.indptr, lay.cols, lay.values, theta, phi_t, seed, iteration,
+                             sub, doc_topic, partials[c0:c1])
+        topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
+        _sum_partials(partials, topic_word)
+        return doc_topic, topic_word
+
+    def sweep(self, model, state, observed, privacy_seed: int, model_seed: int, iteration: int):
+        """``(new state, y)``: the allocation on the stream :meth:`TopicModel.step` uses, then
+        ``model.update_step``."""
+        theta, phi = model.row_column_factors(state)
+        doc_topic, topic_word = self.allocate(theta, phi, derive_seed(model_seed, Tag.ALLOCATE),
+                                              iteration)
+        stats = {"doc_topic": doc_topic, "topic_word": topic_word}
+        return model.update_step(state, stats, observed, model_seed, iteration), self.counts

@@ -1,0 +1,165 @@
+"""The known-counts topic engine (the non-private chain and the naive method): the dense
+sweep's chain bit for bit, the same with any number of threads, and a Geweke test of the
+non-private chain through it (docs/design.md, *The known-counts engine*)."""
+import numba
+import numpy as np
+import pytest
+
+from lpp.inference import _numerics
+from lpp.inference import FixedTopicModel, GibbsSampler, TopicModel, fit_nonprivate, fit_private
+from lpp.inference.fused import KnownCountsTopicEngine, known_topics, select_engine
+from lpp.inference.geweke import geweke_simulations
+from lpp.inference.privacy import NaivePrivacy, make_privacy_step
+from lpp.inference.sources import TrueCounts
+from lpp.mechanism import privatize
+from lpp.testing import geweke_test
+
+
+def _data(seed=5, n_docs=160, n_words=120, k=4):
+    rng = np.random.default_rng(seed)
+    mu = rng.gamma(0.3, 1.0, (n_docs, k)) @ rng.gamma(0.3, 1.0, (k, n_words))
+    y = rng.poisson(mu)
+    return y, privatize(y, 0.5, rng=rng), rng.random(y.shape) < 0.05
+
+
+def _same(a, b, names=("theta", "phi", "y")):
+    for k in names:
+        assert np.array_equal(a.samples[k], b.samples[k]), k
+    assert np.array_equal(a.log_joint, b.log_joint)
+    assert np.array_equal(a.mu_hat, b.mu_hat)
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "few", "many"])
+def test_the_chain_is_the_dense_sweeps_bit_for_bit(mask_kind):
+    """The engine replaces the dense sweep of the non-private and the naive chain: same
+    draws, so the same chain (with no mask, a few held-out entries, and 40% held out, where the
+    Gamma rates take the dense route)."""
+    y, y_tilde, few = _data()
+    mask = {"none": None, "few": few,
+            "many": np.random.default_rng(1).random(y.shape) < 0.4}[mask_kind]
+    kw = dict(n_iter=5, rng=9, mask=mask, save_counts=True, progress=False)
+    known = fit_nonprivate(y, TopicModel(4), **kw)
+    dense = fit_nonprivate(y, TopicModel(4), sparse=False, **kw)
+    assert (known.engine, dense.engine) == ("sparse-known", "dense")
+    _same(known, dense)
+    known = fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)
+    dense = fit_private(y_tilde, 0.5, TopicModel(4), method="naive", sparse=False, **kw)
+    assert (known.engine, dense.engine) == ("sparse-known", "dense")
+    _same(known, dense)
+
+
+def test_fixed_topics_run_on_it_alike():
+    y, y_tilde, mask = _data()
+    model = FixedTopicModel(np.random.default_rng(2).gamma(1.0, 1.0, (4, y.shape[1])))
+    kw = dict(n_iter=4, rng=3, mask=mask, save_counts=True, progress=False)
+    for fit in (fit_nonprivate, lambda *a, **k: fit_private(a[0], 0.5, a[1], method="naive",
+                                                           **k)):
+        known, dense = fit(y, model, **kw), fit(y, model, sparse=False, **kw)
+        assert (known.engine, dense.engine) == ("sparse-known", "dense")
+        _same(known, dense, names=("theta", "y"))
+
+
+@pytest.fixture
+def threads():
+    before = numba.get_num_threads()
+    yield
+    numba.set_num_threads(before)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
+def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monkeypatch):
+    y, y_tilde, mask = _data()
+    kw = dict(n_iter=4, rng=9, mask=mask, save_counts=True, progress=False)
+    runs = []
+    for n_threads in (1, 2):
+        numba.set_num_threads(n_threads)
+        runs.append((fit_nonprivate(y, TopicModel(4), **kw),
+                     fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)))
+    monkeypatch.setattr(known_topics, "SERIAL_BELOW", 10**12)
+    runs.append((fit_nonprivate(y, TopicModel(4), **kw),
+                 fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)))
+    monkeypatch.undo()
+    # other chunkings, calls of bounded work, and the int64 partial counts
+    monkeypatch.setattr(known_topics, "_MAX_CHUNKS", 3)
+    monkeypatch.setattr(_numerics, "CALL_STEPS", 500)
+    monkeypatch.setattr(known_topics, "PARTIAL_LIMIT", 0)
+    runs.append((fit_nonprivate(y, TopicModel(4), **kw),
+                 fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)))
+    for other in runs[1:]:
+        for first, again in zip(runs[0], other):
+            assert again.engine == "sparse-known"
+            _same(first, again)
+
+
+def test_engine_selection_by_declared_capabilities():
+    y, y_tilde, _ = _data()
+
+    class OwnRates(TopicModel):
+        def rate(self, state):
+            return super().rate(state)
+
+    class OwnNaive(NaivePrivacy):  # overriding sample voids the "known_counts" promise
+        def sample(self, *args):
+            return super().sample(*args)
+
+    assert KnownCountsTopicEngine.applies(TopicModel(3), TrueCounts(y), None)
+    assert select_engine(TopicModel(3), make_privacy_step("naive"), None) is KnownCountsTopicEngine
+    assert "known_counts" not in OwnNaive.capabilities
+    assert GibbsSampler.nonprivate(y, TopicModel(3), rng=1).engine == "sparse-known"
+    assert GibbsSampler.nonprivate(y, OwnRates(3), rng=1).engine == "dense"
+    assert GibbsSampler.nonprivate(y, TopicModel(3), rng=1, sparse=False).engine == "dense"
+    assert GibbsSampler.private(y_tilde, 0.5, TopicModel(3), method=OwnNaive(),
+                                rng=1).engine == "dense"
+    with pytest.raises(ValueError, match="sparse=True"):
+        GibbsSampler.nonprivate(y, OwnRates(3), rng=1, sparse=True)
+    with pytest.raises(ValueError, match="sparse=True"):
+        GibbsSampler.private(y_tilde, 0.5, TopicModel(3), method="bessel", rng=1, sparse=True)
+    with pytest.raises(TypeError, match="sparse"):
+        GibbsSampler.nonprivate(y, TopicModel(3), rng=1, sparse="yes")
+
+
+def test_the_layout_holds_the_observed_non_zero_counts():
+    y, _, mask = _data()
+    layout = known_topics.KnownCountsLayout(y, ~mask)
+    dense = np.zeros_like(y)
+    for d in range(y.shape[0]):
+        cols = layout.cols[layout.indptr[d]:layout.indptr[d + 1]]
+        assert np.all(np.diff(cols) > 0)
+        dense[d, cols] = layout.values[layout.indptr[d]:layout.indptr[d + 1]]
+    assert np.array_equal(dense, np.where(mask, 0, y)) and np.all(layout.values > 0)
+    assert np.array_equal(layout.row_counts, dense.sum(axis=1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("masked", [False, True])
+def test_the_nonprivate_chain_gets_it_right(masked):
+    """Geweke: the non-private chain through the engine (sparse=True) targets the posterior."""
+    mask = None
+    if masked:
+        mask = np.zeros((3, 4), dtype=bool)
+        mask[0, 1] = mask[2, 3] = True
+    forward, chain = geweke_simulations(TopicModel(2, a0=3.0, b0=3.0), (3, 4),
+                                        method="nonprivate", mask=mask, rng=7, sparse=True,
+                                        n_forward=10_000, n_chain=10_000)
+    result = geweke_test(forward, chain)
+    assert result, f"\n{result}"
+
+
+@pytest.mark.slow
+def test_the_geweke_check_catches_a_wrong_allocation(monkeypatch):
+    """Power: allocating every count to topic 0 must fail the same test."""
+    original = known_topics.KnownCountsTopicEngine.allocate
+
+    def to_topic_zero(self, theta, phi, seed, iteration):
+        doc_topic, topic_word = original(self, theta, phi, seed, iteration)
+        doc_topic[:, 0] = doc_topic.sum(axis=1)
+        doc_topic[:, 1:] = 0
+        topic_word[0] = topic_word.sum(axis=0)
+        topic_word[1:] = 0
+        return doc_topic, topic_word
+
+    monkeypatch.setattr(known_topics.KnownCountsTopicEngine, "allocate", to_topic_zero)
+    forward, chain = geweke_simulations(TopicModel(2, a0=3.0, b0=3.0), (3, 4),
+                                        method="nonprivate", rng=7, sparse=True,
+                                        n_forward=10_000, n_chain=10_000)
+    assert not geweke_test(forward, chain)
