@@ -274,24 +274,45 @@ def method_style(method: str) -> MethodStyle:
     return METHOD_STYLES[key]
 
 
+def _known(method: str) -> bool:
+    return METHOD_ALIASES.get(method, method) in METHOD_STYLES
+
+
 def method_label(method: str) -> str:
-    """The name ``method`` has in every figure's legend (:data:`METHOD_STYLES`)."""
-    return method_style(method).label
+    """The name ``method`` has in every figure's legend (:data:`METHOD_STYLES`); a method
+    without a style (a user's own sampler) keeps its own name."""
+    return method_style(method).label if _known(method) else str(method)
 
 
 def method_colour(method: str) -> str:
-    """The colour ``method`` has in every figure (:data:`METHOD_STYLES`)."""
+    """The colour ``method`` has in every figure (:data:`METHOD_STYLES`).
+
+    Raises
+    ------
+    KeyError
+        If the method has no style (:func:`method_style`); :func:`method_palette` gives
+        such methods spare colours.
+    """
     return method_style(method).colour
+
+
+#: colours for methods without a style (a user's own sampler), in order of appearance
+SPARE_COLOURS = ("#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d")
 
 
 def method_palette(methods) -> dict:
     """``{legend name: colour}`` of ``methods`` in the order of :data:`METHOD_STYLES` (every
     legend lists the methods alike), for seaborn's ``palette`` and ``hue_order`` (with
-    ``hue`` on the legend names, :func:`method_label`)."""
+    ``hue`` on the legend names, :func:`method_label`). Methods without a style come last,
+    in their given order, in :data:`SPARE_COLOURS`."""
     order = list(METHOD_STYLES)
-    keys = sorted({METHOD_ALIASES.get(m, m) for m in methods},
-                  key=lambda m: order.index(m) if m in order else len(order))
-    return {method_label(m): method_colour(m) for m in keys}
+    keys = list(dict.fromkeys(METHOD_ALIASES.get(m, m) for m in methods))
+    known = sorted((m for m in keys if m in METHOD_STYLES), key=order.index)
+    unknown = [m for m in keys if m not in METHOD_STYLES]
+    palette = {method_label(m): method_colour(m) for m in known}
+    palette.update({str(m): SPARE_COLOURS[i % len(SPARE_COLOURS)]
+                    for i, m in enumerate(unknown)})
+    return palette
 
 
 # ---------------------------------------------------------------- error bars

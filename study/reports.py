@@ -18,7 +18,8 @@ from lpp.evaluation import (NONPRIVATE, ORACLE, REFERENCES, ZEROS, community_ref
 from lpp.fits import load_fit
 from lpp.io import atomic_write_bytes
 from lpp.metrics import ReferenceCorpus
-from study.figures import method_palette, method_style, n_chains, save_figure, spread_note
+from study.figures import (method_label, method_palette, method_style, n_chains, save_figure,
+                           spread_note)
 from study.score_tables import is_unmasked
 
 FIT_FILE = "fit.json"
@@ -255,7 +256,7 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
     # every figure names and colours a method alike (study.figures.METHOD_STYLES); with
     # unmasked fits a panel holds only the rows that have its measure
     palette = method_palette(private.method.unique())
-    private = private.assign(method=private.method.map(lambda m: method_style(m).label))
+    private = private.assign(method=private.method.map(method_label))
     hues = list(palette)
     if not measures or private.empty:
         raise ValueError(f"nothing to plot: measures {measures}, {len(private)} private fits")
