@@ -5,7 +5,7 @@
     python profiles/run.py --collect-only      # copy what an earlier run left in the work tree
     python profiles/run.py --single-item --stages report_topics   # score its fits again
     python profiles/run.py --diagnose          # then the convergence diagnosis of its fits
-    python profiles/run.py --synthetic         # the papers' synthetic figures and tables
+    python profiles/run.py --synthetic         # the synthetic figures, tables, central model
 
 DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
 quick one without overwriting its lock. This script runs the profile in a separate git work
@@ -47,12 +47,21 @@ TABLES = {"results/eval/topics.csv": "eval/topics.csv",
           "results/synthetic/topics.json": "synthetic/topics.json",
           "results/vi/benchmark.csv": "vi/benchmark.csv",
           "results/vi/synthetic.json": "vi/synthetic.json",
+          "results/central/beta_bernoulli.json": "central/beta_bernoulli.json",
+          "results/central/table1.csv": "central/table1.csv",
+          "results/central/heldout_loglik.csv": "central/heldout_loglik.csv",
+          "results/central/occupancy.json": "central/occupancy.json",
           "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
 FIGURES = ("figures/enron_topics.png", "figures/enron_network.png", "figures/trace_topics.png",
            "figures/trace_network.png", "figures/synthetic_communities.png",
-           "figures/synthetic_topics.png", "figures/vi_benchmark.png", "figures/vi_synthetic.png")
-#: the papers' synthetic experiments (``--synthetic``): independent of the case studies
-SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "vi_synthetic", "vi_benchmark")
+           "figures/synthetic_topics.png", "figures/vi_benchmark.png", "figures/vi_synthetic.png",
+           "figures/central_fig1.png", "figures/central_fig2.png", "figures/central_fig6.png",
+           "figures/central_occupancy.png")
+#: the papers' synthetic experiments and the central-model comparison (``--synthetic``):
+#: independent of the case studies (central_hmm: about 12 minutes of one core at the paper's
+#: 10 splits and 200 sweeps, 22 HMM fits of about a second per split and data set)
+SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "vi_synthetic", "vi_benchmark",
+                    "central_beta_bernoulli", "central_hmm")
 #: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
 DIAGNOSE_STAGES = ("infer_private_chains_network", "infer_nonprivate_chains_topics",
                    "infer_private_chains_topics", "diagnose")
@@ -128,7 +137,8 @@ def main(argv=None) -> int:
                              "stage) of an earlier run's fits instead of the case studies")
     parser.add_argument("--synthetic", action="store_true",
                         help="run the papers' synthetic experiments (Figs. 1 and 3, the VI "
-                             "paper's Fig. 1 and appendix E table) instead of the case studies")
+                             "paper's Fig. 1 and appendix E table) and the central-model "
+                             "comparison (Foulds et al.) instead of the case studies")
     parser.add_argument("--collect-only", action="store_true")
     args = parser.parse_args(argv)
 

@@ -247,9 +247,9 @@ METHOD_STYLES = {
     "vi_started": MethodStyle("VI-started MCMC", "tab:olive", "P"),
     # Foulds et al.'s central-model routes
     "laplace": MethodStyle("Laplace", "tab:purple"),
-    "ops": MethodStyle("OPS", "tab:pink", "v"),
-    "ops_M10": MethodStyle("OPS, M = 10", "tab:pink", "v"),
-    "ops_M100": MethodStyle("OPS, M = 100", "mediumvioletred", "v", "-."),
+    "ops": MethodStyle("OPS", "goldenrod", "v"),
+    "ops_M10": MethodStyle("OPS, M = 10", "goldenrod", "v"),
+    "ops_M100": MethodStyle("OPS, M = 100", "darkred", "v", "-."),
     # the score tables' reference rows
     "zeros": MethodStyle("all zeros", "black", "", ":"),
     "oracle": MethodStyle("oracle (true rates)", "tab:gray", "", "-."),

@@ -145,3 +145,21 @@ def test_every_new_claim_is_in_the_table(tmp_path):
             "vi.appE.iterations", "vi.appE.speed_up", "foulds.fig1.ops_flat_truncated",
             "foulds.sec5.ops_runtime", "foulds.fig3_5.iraq_states",
             "foulds.fig7.afghanistan_ops_states"} <= ids
+
+
+def test_the_fig6_checks_read_the_synthetic_names(tmp_path):
+    rows = [{"dataset": "synthetic_iraq", "split": s, "model": "hmm", "route": r, "epsilon": 1.0,
+             "loglik_per_record": v}
+            for s in (0, 1) for r, v in (("laplace", -5.0), ("ops_M10", -5.5))]
+    _write(tmp_path, "central/heldout_loglik.csv", pd.DataFrame(rows))
+    verdict = {c.id: c for c in cl.check_claims(tmp_path)}["foulds.fig6.iraq_hmm"]
+    assert verdict.status == PASS and "synthetic_iraq" in verdict.ours
+    assert "synthetic Iraq-shaped" in verdict.source
+
+
+def test_the_state_count_is_shown_never_judged(tmp_path):
+    _write(tmp_path, "central/occupancy.json", {"datasets": {"synthetic_iraq": {
+        "laplace": {"n_used": 2}, "nonprivate": {"n_used": 9}, "true_regimes": 6}}})
+    verdict = {c.id: c for c in cl.check_claims(tmp_path)}["foulds.sec5.occupancy"]
+    assert verdict.status == NOT_RUN and "untestable" in verdict.reason
+    assert "true regimes 6" in verdict.ours
