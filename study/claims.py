@@ -712,11 +712,13 @@ def _foulds(root):
         ("foulds.fig6.naive_bayes", "Fig. 6 left (naive Bayes, held-out log-likelihood; on a "
          "synthetic Afghanistan-shaped stand-in)",
          "Laplace beats OPS for the naive Bayes model (a high-data regime)",
-         "no numbers printed", lambda: laplace_beats_ops("naive_bayes", ["synthetic_afghanistan", "afghanistan"])),
+         "no numbers printed",
+         lambda: laplace_beats_ops("naive_bayes", ["synthetic_afghanistan", "afghanistan"])),
         ("foulds.fig6.iraq_hmm", "Fig. 6 right (Iraq HMM, held-out log-likelihood; on a "
          "synthetic Iraq-shaped stand-in)",
          "On Iraq, with more data per step, Laplace outperforms OPS, particularly at high "
-         "privacy", "no numbers printed", lambda: laplace_beats_ops("hmm", ["synthetic_iraq", "iraq"])),
+         "privacy", "no numbers printed",
+         lambda: laplace_beats_ops("hmm", ["synthetic_iraq", "iraq"])),
         ("foulds.sec5.occupancy", "§5 (10-state HMM, ε = 5)",
          "A private 10-state HMM uses only 2-3 states where a non-private one uses all 10",
          "2-3 of 10 states", lambda: occupancy()),
@@ -784,7 +786,8 @@ def _foulds_more(root, bench_root):
          lambda: war_logs_only("state assignments and emission profiles")),
         ("foulds.fig7.afghanistan_ops_states", "Fig. 7 (Afghanistan OPS HMM states, ε = 5)",
          "OPS state assignments on Afghanistan, estimated from the last 100 samples and from "
-         "the last sample alone (the one OPS may release)", "state plots (no numbers)", lambda: war_logs_only("OPS state assignments")),
+         "the last sample alone (the one OPS may release)", "state plots (no numbers)",
+         lambda: war_logs_only("OPS state assignments")),
     ]
 
 

@@ -232,7 +232,8 @@ def plot_benchmark(table: pd.DataFrame, figure=None, *, title: str = ""):
         ax.scatter(row.seconds, row.mae, s=60, marker="s" if kind == "MCMC" else "o",
                    color=style.colour, label=label)
     ax.axhline(PAPER_NUMBERS["mcmc_mae"], color="grey", ls="--", lw=1,
-               label=f"MCMC MAE {PAPER_NUMBERS['mcmc_mae']} as reported by\nSchofield et al. (1000 x 1000, K = 50)")
+               label=f"MCMC MAE {PAPER_NUMBERS['mcmc_mae']} as reported by\n"
+                     "Schofield et al. (1000 x 1000, K = 50)")
     ax.axhline(PAPER_NUMBERS["vi_mae"], color="grey", ls=":", lw=1,
                label=f"CAVI MAE {PAPER_NUMBERS['vi_mae']} as reported")
     ax.set_xscale("log")

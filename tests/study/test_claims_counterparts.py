@@ -30,7 +30,8 @@ def _write(root, rel, payload):
 def _two_geometric(holds=True, off_centre=True, heavier=True):
     return {"identity": {"k_max": 40, "max_abs_gap_below": 1e-13 if holds else 1e-3,
                          "per_alpha": {"0.5": 1e-13}, "tolerance": 1e-9, "holds": holds},
-            "skellam": [{"rates": [1, 1], "mean": 0}, {"rates": [5, 1], "mean": 4 if off_centre else 0}],
+            "skellam": [{"rates": [1, 1], "mean": 0},
+                        {"rates": [5, 1], "mean": 4 if off_centre else 0}],
             "tails": [{"alpha": 0.5, "k": 8, "two_sided_geometric": 5e-3,
                        "skellam": 4e-4 if heavier else 6e-3}]}
 
