@@ -330,7 +330,7 @@ def n_chains(table) -> int:
 
 def spread_note(n_copies, chains: int = 1) -> str:
     """The caption part that says what an error bar spans, e.g. ``± sd over 3 copies × 2
-    chains``; a figure whose bars span one run says so (``one run: no error bar``).
+    chains``; a figure of one run per point says so (``one run per point: no error bar``).
 
     Parameters
     ----------
@@ -343,7 +343,7 @@ def spread_note(n_copies, chains: int = 1) -> str:
     low, high = (n_copies, n_copies) if np.ndim(n_copies) == 0 else n_copies
     low, high, chains = int(low), int(high), int(chains)
     if high * chains <= 1:
-        return "one run: no error bar"
+        return "one run per point: no error bar"
     copies = str(high) if low == high else f"{low}–{high}"
     parts = [f"{copies} {'copy' if high == 1 else 'copies'}"]
     if chains > 1:

@@ -199,7 +199,8 @@ def _spread(private: pd.DataFrame, by: str | None) -> str:
         runs = private
     chains = n_chains(runs)
     per_cell = runs.groupby(cells, dropna=False).size() // chains
-    return "bars: " + spread_note((max(1, per_cell.min()), max(1, per_cell.max())), chains)
+    note = spread_note((max(1, per_cell.min()), max(1, per_cell.max())), chains)
+    return f"bars: {note}" if note.startswith("±") else note
 
 
 def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=None,

@@ -140,7 +140,7 @@ def test_the_palette_lists_methods_in_one_order():
 
 @pytest.mark.parametrize("copies, chains, text", [
     (3, 1, "± sd over 3 copies"), (3, 2, "± sd over 3 copies × 2 chains"),
-    ((1, 3), 1, "± sd over 1–3 copies"), (1, 1, "one run: no error bar"),
+    ((1, 3), 1, "± sd over 1–3 copies"), (1, 1, "one run per point: no error bar"),
     (1, 4, "± sd over 1 copy × 4 chains"),
 ])
 def test_spread_note_says_what_a_bar_spans(copies, chains, text):
