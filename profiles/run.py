@@ -45,6 +45,7 @@ TABLES = {"results/eval/topics.csv": "eval/topics.csv",
           "results/diagnostics/summary.csv": "diagnostics/summary.csv",
           "results/synthetic/communities.json": "synthetic/communities.json",
           "results/synthetic/topics.json": "synthetic/topics.json",
+          "results/synthetic/two_geometric.json": "synthetic/two_geometric.json",
           "results/vi/benchmark.csv": "vi/benchmark.csv",
           "results/vi/synthetic.json": "vi/synthetic.json",
           "results/central/beta_bernoulli.json": "central/beta_bernoulli.json",
@@ -56,12 +57,12 @@ FIGURES = ("figures/enron_topics.png", "figures/enron_network.png", "figures/tra
            "figures/trace_network.png", "figures/synthetic_communities.png",
            "figures/synthetic_topics.png", "figures/vi_benchmark.png", "figures/vi_synthetic.png",
            "figures/central_fig1.png", "figures/central_fig2.png", "figures/central_fig6.png",
-           "figures/central_occupancy.png")
+           "figures/central_occupancy.png", "figures/appendix_fig2_two_geometric.png")
 #: the papers' synthetic experiments and the central-model comparison (``--synthetic``):
 #: independent of the case studies (central_hmm: about 12 minutes of one core at the paper's
 #: 10 splits and 200 sweeps, 22 HMM fits of about a second per split and data set)
 SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "vi_synthetic", "vi_benchmark",
-                    "central_beta_bernoulli", "central_hmm")
+                    "appendix_two_geometric", "central_beta_bernoulli", "central_hmm")
 #: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
 DIAGNOSE_STAGES = ("infer_private_chains_network", "infer_nonprivate_chains_topics",
                    "infer_private_chains_topics", "diagnose")

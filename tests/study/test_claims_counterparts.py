@@ -164,3 +164,27 @@ def test_the_state_count_is_shown_never_judged(tmp_path):
     verdict = {c.id: c for c in cl.check_claims(tmp_path)}["foulds.sec5.occupancy"]
     assert verdict.status == NOT_RUN and "untestable" in verdict.reason
     assert "true regimes 6" in verdict.ours
+
+
+# ---------------------------------------------------------------- ICML Fig. 3 at high noise
+
+@pytest.mark.parametrize("ours_high, status", [
+    ((0.25, 0.27), PASS),            # ours grows by 0.1, naive by 0.3
+    ((0.55, 0.57), FAIL),            # ours grows by 0.4: more than naive, beyond the spread
+    ((0.35, 0.60), NOT_REPRODUCED),  # ours grows 0.325 on average, naive 0.3: within the spread
+])
+def test_fig3_ours_recovers_at_high_noise(tmp_path, ours_high, status):
+    rows = [{"seed": seed, "alpha0": a, "collapsed": c, "naive": n}
+            for seed, high in zip((3, 4), ours_high)
+            for a, c, n in ((0.2, 0.15, 0.15), (0.8, high, 0.45))]
+    _write(tmp_path, "synthetic/topics.json", {"per_seed": rows})
+    verdict = _by_id(cl._icml_fig3_high_noise(tmp_path))["icml.fig3.ours_recovers_at_high_noise"]
+    assert verdict.status == status
+    assert verdict.ours.startswith("growth of the Hellinger distance from α0=0.2 to α0=0.8")
+
+
+def test_fig3_with_one_noise_level_is_not_run(tmp_path):
+    _write(tmp_path, "synthetic/topics.json",
+           {"per_seed": [{"seed": 3, "alpha0": 0.2, "collapsed": 0.1, "naive": 0.2}]})
+    verdict = _by_id(cl._icml_fig3_high_noise(tmp_path))["icml.fig3.ours_recovers_at_high_noise"]
+    assert verdict.status == NOT_RUN
