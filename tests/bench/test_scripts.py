@@ -18,6 +18,7 @@ SCRIPTS = {
     "vi": lambda m: m.main(["--quick"]),
     "npmi_anomaly": lambda m: m.main(["--quick"]),
     "convergence": lambda m: m.main(["--quick"]),
+    "central_runtime": lambda m: m.main(["--quick"]),
 }
 
 
