@@ -20,7 +20,7 @@ from lpp.io import atomic_write_bytes
 
 __all__ = ["current_profile", "settings_caption", "caption_figure", "save_figure",
            "community_order", "METHOD_STYLES", "MethodStyle", "method_style", "method_label",
-           "method_colour", "method_palette", "n_chains", "spread_note"]
+           "method_colour", "method_palette", "n_chains", "spread_note", "CHAIN_COLOURS"]
 
 #: height of the caption strip added under a figure, in inches
 CAPTION_INCHES = 0.3
@@ -254,6 +254,9 @@ METHOD_STYLES = {
     "zeros": MethodStyle("all zeros", "black", "", ":"),
     "oracle": MethodStyle("oracle (true rates)", "tab:gray", "", "-."),
 }
+#: colours of the chains of one method (trace figures): greys and colours no method has, so
+#: that a chain is never read as another method
+CHAIN_COLOURS = ("#222222", "#9a9a9a", "#5e3c99", "#1b7837", "#b35806", "#2166ac")
 #: other names of the same methods (the beta-Bernoulli figures' non-private posterior sample)
 METHOD_ALIASES = {"posterior": "nonprivate", "non-private": "nonprivate"}
 
