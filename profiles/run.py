@@ -59,7 +59,7 @@ FIGURES = ("figures/enron_topics.png", "figures/enron_network.png", "figures/tra
            "figures/central_fig1.png", "figures/central_fig2.png", "figures/central_fig6.png",
            "figures/central_occupancy.png", "figures/appendix_fig2_two_geometric.png")
 #: the papers' synthetic experiments and the central-model comparison (``--synthetic``):
-#: independent of the case studies (central_hmm: about 12 minutes of one core at the paper's
+#: independent of the case studies (central_hmm: about 6 minutes of one core at the paper's
 #: 10 splits and 200 sweeps, 22 HMM fits of about a second per split and data set)
 SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "vi_synthetic", "vi_benchmark",
                     "appendix_two_geometric", "central_beta_bernoulli", "central_hmm")
