@@ -366,7 +366,8 @@ def worst_rhat(summary) -> float:
     return float(values.max()) if values.size else float("nan")
 
 
-def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None, **kwargs):
+def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None,
+                chain_colours=None, **kwargs):
     """Trace figure: a row per quantity, its per-chain histograms (left) and values by sweep
     (right), one colour per chain (``mu``: one line style per followed entry).
 
@@ -381,6 +382,8 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
         Which quantities to draw.
     title : str, optional
         The figure's title (e.g. the profile, sweeps and data set).
+    chain_colours : sequence of colours, optional
+        One per chain, cycled; by default matplotlib's colour cycle.
 
     Returns
     -------
@@ -407,7 +410,8 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
         values = posterior[name].values  # (chain, draw) or (chain, draw, entry)
         values = values[..., None] if values.ndim == 2 else values
         for c in range(values.shape[0]):
-            colour = f"C{c % 10}"
+            colour = (f"C{c % 10}" if chain_colours is None
+                      else chain_colours[c % len(chain_colours)])
             for e in range(values.shape[2]):
                 style = styles[e % len(styles)]
                 row[0].hist(values[c, :, e], bins="auto", histtype="step", color=colour,

@@ -5,7 +5,7 @@
     python profiles/run.py --collect-only      # copy what an earlier run left in the work tree
     python profiles/run.py --single-item --stages report_topics   # score its fits again
     python profiles/run.py --diagnose          # then the convergence diagnosis of its fits
-    python profiles/run.py --synthetic         # the papers' synthetic figures and tables
+    python profiles/run.py --synthetic         # the synthetic figures, tables, central model
 
 DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
 quick one without overwriting its lock. This script runs the profile in a separate git work
@@ -47,13 +47,24 @@ TABLES = {"data/prepared/topics/summary.json": "data/topics_summary.json",
           "results/diagnostics/summary.csv": "diagnostics/summary.csv",
           "results/synthetic/communities.json": "synthetic/communities.json",
           "results/synthetic/topics.json": "synthetic/topics.json",
+          "results/synthetic/two_geometric.json": "synthetic/two_geometric.json",
           "results/vi/benchmark.csv": "vi/benchmark.csv",
           "results/vi/synthetic.json": "vi/synthetic.json",
+          "results/central/beta_bernoulli.json": "central/beta_bernoulli.json",
+          "results/central/table1.csv": "central/table1.csv",
+          "results/central/heldout_loglik.csv": "central/heldout_loglik.csv",
+          "results/central/occupancy.json": "central/occupancy.json",
           "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
 FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
-           "figures/vi_benchmark.png", "figures/vi_synthetic.png")
-#: the papers' synthetic experiments (``--synthetic``): independent of the case studies
-SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "vi_synthetic", "vi_benchmark")
+           "figures/vi_benchmark.png", "figures/vi_synthetic.png",
+           "figures/central_fig1.png", "figures/central_fig2.png", "figures/central_fig6.png",
+           "figures/central_occupancy.png", "figures/appendix_fig2_two_geometric.png")
+#: the papers' synthetic experiments and the central-model comparison (``--synthetic``):
+#: independent of the case studies (central_hmm: about 6 minutes of one core at the paper's
+#: 10 splits and 200 sweeps, 22 HMM fits of about a second per split and data set)
+SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "vi_synthetic", "vi_benchmark",
+                    "appendix_two_geometric", "central_beta_bernoulli", "central_hmm",
+                    "central_runtime")
 #: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
 DIAGNOSE_STAGES = ("infer_private_chains_network", "infer_nonprivate_chains_topics",
                    "infer_private_chains_topics", "diagnose")
@@ -151,7 +162,8 @@ def main(argv=None) -> int:
                              "stage) of an earlier run's fits instead of the case studies")
     parser.add_argument("--synthetic", action="store_true",
                         help="run the papers' synthetic experiments (Figs. 1 and 3, the VI "
-                             "paper's Fig. 1 and appendix E table) instead of the case studies")
+                             "paper's Fig. 1 and appendix E table) and the central-model "
+                             "comparison (Foulds et al.) instead of the case studies")
     parser.add_argument("--collect-only", action="store_true")
     args = parser.parse_args(argv)
 

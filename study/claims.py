@@ -1,6 +1,7 @@
 """The papers' qualitative claims, each checked against the pipeline's result tables.
 
-Every claim of the ICML paper's Figures 1, 3, 4, 5 and appendix Figure 1, of the VI paper
+Every claim of the ICML paper's Figures 1, 3, 4, 5 and appendix Figures 1 and 2, of the VI
+paper
 (Schofield et al.) and of Foulds et al. (2016) that our pipeline has a table for is restated
 here as a check over that table, and :func:`check_claims` returns one :class:`Claim` per
 statement with our numbers, the paper's numbers where it prints them, the file it read, the
@@ -44,8 +45,10 @@ ones (``results/paper``), which have the same layout::
     eval/<dataset>_topics.csv, eval/<dataset>_network.csv,
     eval/<dataset>_network_rows_cols.csv           (report_* stages; the data sets' names)
     synthetic/communities.json, synthetic/topics.json   (Figures 1 and 3)
+    synthetic/two_geometric.json                   (appendix Figure 2)
     vi/synthetic.json, vi/benchmark.csv            (VI paper, Figure 1 and appendix E)
-    central/beta_bernoulli.json, central/heldout_loglik.csv, central/occupancy.json
+    central/beta_bernoulli.json, central/heldout_loglik.csv, central/occupancy.json,
+    central/runtime.json                           (Foulds et al.)
 
 Every check records the files it read (``Claim.reads``); a check reads under its results root
 only. Run ``python -m study.claims --results results`` to write ``claims.md`` and
@@ -669,6 +672,24 @@ def _icml_fig3(r: _Reader):
         ordered = sorted(cells(NAIVE).items())
         return trend_with_noise({f"α0={k:g}": c for k, c in ordered}, higher_is_better=False)
 
+    def growth_from_low_to_high():
+        # per seed (the copies), the growth of each method's distance from the least noise to
+        # the most
+        rows = pd.DataFrame(_get(r.json("synthetic/topics.json"), "per_seed"))
+        low, high = rows["alpha0"].min(), rows["alpha0"].max()
+        if low == high:
+            raise _Missing("synthetic/topics.json has fewer than two noise levels")
+        at = {a: rows[rows.alpha0 == a].set_index("seed") for a in (low, high)}
+        seeds = at[low].index.intersection(at[high].index)
+        growth = pd.DataFrame([{"method": m, "epsilon_over_n": high, "fit": seed,
+                                "growth": at[high].loc[seed, m] - at[low].loc[seed, m]}
+                               for seed in seeds for m in (OURS, NAIVE)])
+        verdict = better(table_cells(growth, OURS, "growth"), table_cells(growth, NAIVE, "growth"),
+                         higher_is_better=False, names=("ours", "naive"), level="α0")
+        return Verdict(verdict.status, f"growth of the distance from α0={low:g} to "
+                       f"{verdict.ours}", verdict.reason, verdict.chains, verdict.copies,
+                       verdict.rhat)
+
     fig = "Fig. 3 (synthetic topics, topic recovery)"
     return [
         Check("icml.fig3.ours_beats_naive", fig,
@@ -679,6 +700,11 @@ def _icml_fig3(r: _Reader):
         Check("icml.fig3.naive_degrades", fig,
               "The naive method recovers the topics worse at the high noise level than at "
               "the low one", "no numbers printed", naive_trend),
+        Check("icml.fig3.ours_recovers_at_high_noise", fig,
+              "With a high level of noise the naive method fails to recover the true topics "
+              "while ours still does (checked: from the lowest to the highest noise level our "
+              "distance to the true topics grows less than the naive method's)",
+              "no numbers printed", growth_from_low_to_high),
     ]
 
 
@@ -742,6 +768,49 @@ def _icml_fig4(r: _Reader):
               "Our method's topics have higher coherence than non-private Poisson "
               "factorization (which may overfit)", "no numbers printed",
               lambda: compare(better, "coherence", NONPRIVATE, higher_is_better=True), topics),
+    ]
+
+
+def _icml_appendix_fig2(r: _Reader):
+    """Appendix Fig. 2: 2Geo(alpha) is the Skellam with exponentially randomized rates, and
+    (unlike a Skellam of fixed rates) symmetric, centred at zero and heavy tailed."""
+    def data():
+        return r.json("synthetic/two_geometric.json")
+
+    def identity():
+        check = _get(data(), "identity")
+        alphas = ", ".join(_get(check, "per_alpha"))
+        ours = (f"largest |pmf gap| below {_get(check, 'max_abs_gap_below'):.0e} over "
+                f"|τ| ≤ {_get(check, 'k_max')}, α = {alphas}")
+        return flag(_get(check, "holds"), ours,
+                    holds=f"the Skellam mixture equals the 2Geo pmf (tolerance "
+                          f"{_get(check, 'tolerance'):.0e})",
+                    fails="the Skellam mixture and the 2Geo pmf differ")
+
+    def shapes():
+        d = data()
+        skellam, tails = _get(d, "skellam"), _get(d, "tails")
+        off_centre = [s for s in skellam if _get(s, "mean") != 0]
+        heavier = [t for t in tails if _get(t, "two_sided_geometric") > _get(t, "skellam")]
+        ours = "; ".join(f"α={_get(t, 'alpha'):g}: P(|τ| ≥ {_get(t, 'k')}) 2Geo "
+                         f"{_fmt(_get(t, 'two_sided_geometric'))}, Skellam "
+                         f"{_fmt(_get(t, 'skellam'))}" for t in tails)
+        ours += f"; {len(off_centre)} of {len(skellam)} fixed-rate Skellams off centre"
+        if off_centre and len(heavier) == len(tails):
+            return Verdict(PASS, ours, "fixed-rate Skellams can sit off zero; 2Geo's far tail "
+                           "(4 sd) heavier than the equal-variance Skellam's at every α")
+        return Verdict(FAIL, ours, "no off-centre Skellam, or a 2Geo tail not heavier")
+
+    fig = "appendix Fig. 2 (Skellam and two-sided geometric pmfs)"
+    return [
+        Check("icml.appfig2.randomized_skellam", fig,
+              "The two-sided geometric distribution 2Geo(α) is the Skellam distribution with "
+              "rates drawn from an exponential of mean α/(1−α) (Theorem 2)",
+              "a proof (no numbers)", identity),
+        Check("icml.appfig2.symmetric_heavy_tailed", fig,
+              "With fixed rates the Skellam can be asymmetric and centred away from zero; 2Geo "
+              "is symmetric, centred at zero and heavy tailed (the discrete Laplace)",
+              "no numbers printed", shapes),
     ]
 
 
@@ -951,6 +1020,56 @@ def _vi(r: _Reader):
     ]
 
 
+def _vi_speed(r: _Reader):
+    """Appendix E's "about 100 iterations" and "20 times faster", on the vi_benchmark stage's
+    table (``vi/benchmark.csv``): the paper's CAVI against the private MCMC."""
+    #: the paper's MCMC schedule (5,000 burn-in + 2,500 kept sweeps)
+    paper_sweeps = 7500
+
+    def rows():
+        t = r.csv("vi/benchmark.csv",
+                  ("method", "iterations", "seconds_per_iteration", "seconds", "converged"))
+        found = {m: t[t.method == m] for m in (_PAPER_CAVI, _PRIVATE_MCMC)}
+        lacking = [m for m, rows in found.items() if rows.empty]
+        if lacking:
+            raise _Missing(f"vi/benchmark.csv has no {', '.join(lacking)} row")
+        return {m: rows.iloc[0] for m, rows in found.items()}
+
+    def iterations():
+        vi = rows()[_PAPER_CAVI]
+        verdict = near_number(float(vi.iterations), 100.0, rel_tol=1.0, better_if_lower=True)
+        converged = str(vi.converged).lower() == "true"
+        ours = f"{int(vi.iterations)} iterations ({'converged' if converged else 'not converged'})"
+        if not converged:
+            return Verdict(NOT_REPRODUCED, ours, "the paper's CAVI hit its iteration cap")
+        return Verdict(verdict.status, ours, verdict.reason)
+
+    def speed_up():
+        found = rows()
+        vi, mcmc = found[_PAPER_CAVI], found[_PRIVATE_MCMC]
+        as_run = float(mcmc.seconds) / float(vi.seconds)
+        # the MCMC's wall time at the paper's schedule, from its own seconds per sweep
+        projected = float(mcmc.seconds_per_iteration) * paper_sweeps / float(vi.seconds)
+        full = int(mcmc.iterations) >= paper_sweeps
+        ratio = as_run if full else projected
+        verdict = near_number(ratio, 20.0, rel_tol=0.5, better_if_lower=False)
+        ours = (f"{_fmt(as_run)}x as run ({int(mcmc.iterations)} MCMC sweeps); "
+                f"{_fmt(projected)}x at the paper's {paper_sweeps:,} sweeps")
+        basis = "as run" if full else f"projected to {paper_sweeps:,} MCMC sweeps"
+        return Verdict(verdict.status, ours, f"{basis}: {verdict.reason}")
+
+    fig = "appendix E (MCMC against CAVI; the vi_benchmark stage)"
+    return [
+        Check("vi.appE.iterations", fig,
+              "The paper's CAVI typically needs about 100 iterations to converge (checked: at "
+              "most 200, a factor of 2)", "about 100", iterations),
+        Check("vi.appE.speed_up", fig,
+              "The paper's CAVI reaches its estimates about 20 times faster than MCMC with "
+              "5,000 + 2,500 iterations (checked: at least 10x, wall time of the whole fit)",
+              "20x", speed_up),
+    ]
+
+
 def _foulds(r: _Reader):
     def crossing():
         check = _get(r.json("central/beta_bernoulli.json"), "figure2", "check")
@@ -998,17 +1117,21 @@ def _foulds(r: _Reader):
                       names=("Laplace", "best OPS"), level="setting")
 
     def occupancy():
+        # the paper's count is of the war logs, which we cannot ship: the synthetic stand-ins'
+        # regime count is their generator's (lpp.central.simulate.REGIME_RANGE) and Enron is
+        # another data set, so the numbers are shown, never judged
         datasets = _get(r.json("central/occupancy.json"), "datasets")
-        parts, fewer = [], []
+        parts = []
         for name, d in datasets.items():
             private, nonprivate = _get(d, "laplace", "n_used"), _get(d, "nonprivate", "n_used")
-            parts.append(f"{name}: Laplace {private}, non-private {nonprivate}")
-            fewer.append(private < nonprivate)
+            true = d.get("true_regimes") if isinstance(d, dict) else None
+            parts.append(f"{name}: Laplace {private}, non-private {nonprivate}"
+                         + (f" (true regimes {true})" if true else ""))
         ours = "; ".join(parts) + " states used (of 10)"
-        if all(fewer):
-            return Verdict(PASS, ours, "the private HMM uses fewer states on every data set")
-        return Verdict(FAIL, ours, f"fewer states on {sum(fewer)} of {len(fewer)} data sets "
-                       "(synthetic stand-ins for the war logs)")
+        return Verdict(NOT_RUN, ours, "untestable here: the claim is about the war logs, which "
+                       "carry no licence that lets us ship them; the synthetic stand-ins' "
+                       "state count is their generator's (drawn from 4-8 regimes) and Enron is "
+                       "another data set (numbers shown for information)")
 
     return [
         Check("foulds.fig2.laplace_overtakes_ops", "Fig. 2 (beta-Bernoulli, p = 0.1, ε = 0.1)",
@@ -1017,21 +1140,90 @@ def _foulds(r: _Reader):
         Check("foulds.sec3.are", "§3 (asymptotic relative efficiency)",
               "Posterior and Laplace sampling have ARE 2, their means 1, OPS sampling 1 + T",
               "2, 1, 1 + T (T = 2.77 at ε = 1, a0 = 0.2)", are),
-        Check("foulds.fig6.naive_bayes", "Fig. 6 left (naive Bayes, held-out log-likelihood)",
+        Check("foulds.fig6.naive_bayes", "Fig. 6 left (naive Bayes, held-out log-likelihood; "
+              "on a synthetic Afghanistan-shaped stand-in)",
               "Laplace beats OPS for the naive Bayes model (a high-data regime)",
-              "no numbers printed", lambda: laplace_beats_ops("naive_bayes", ["afghanistan"])),
-        Check("foulds.fig6.iraq_hmm", "Fig. 6 right (Iraq HMM, held-out log-likelihood)",
+              "no numbers printed",
+              lambda: laplace_beats_ops("naive_bayes", ["synthetic_afghanistan", "afghanistan"])),
+        Check("foulds.fig6.iraq_hmm", "Fig. 6 right (Iraq HMM, held-out log-likelihood; on a "
+              "synthetic Iraq-shaped stand-in)",
               "On Iraq, with more data per step, Laplace outperforms OPS, particularly at high "
-              "privacy", "no numbers printed", lambda: laplace_beats_ops("hmm", ["iraq"])),
+              "privacy", "no numbers printed",
+              lambda: laplace_beats_ops("hmm", ["synthetic_iraq", "iraq"])),
         Check("foulds.sec5.occupancy", "§5 (10-state HMM, ε = 5)",
               "A private 10-state HMM uses only 2-3 states where a non-private one uses all 10",
               "2-3 of 10 states", occupancy),
     ]
 
 
+def _foulds_more(r: _Reader):
+    """Foulds et al.'s Fig. 1, the OPS run-time remark, and the war-log figures (3-5, 7) that
+    have no counterpart."""
+    def fig1():
+        f1 = _get(r.json("central/beta_bernoulli.json"), "figure1")
+        t, a0 = float(_get(f1, "temperature")), float(_get(f1, "a0"))
+        lo, hi = _get(f1, "ops_support")
+        peak, ops_peak = float(_get(f1, "posterior_peak")), float(_get(f1, "ops_peak"))
+        ours = (f"T = {_fmt(t)}; peak density: posterior {_fmt(peak)}, OPS {_fmt(ops_peak)}; "
+                f"OPS support [{lo:g}, {hi:g}]")
+        near = abs(t - 2.7) / 2.7 <= 0.05
+        flatter = ops_peak < peak
+        # the density grid's step is 0.001: the support's ends within a step of a0, 1 - a0
+        truncated = lo >= a0 - 1e-3 and hi <= 1 - a0 + 1e-3
+        if near and flatter and truncated:
+            return Verdict(PASS, ours, "T within 5% of the paper's 2.7; OPS flatter than the "
+                           "posterior and truncated at a0")
+        return Verdict(FAIL, ours, "T more than 5% from 2.7, or OPS not flatter / not truncated")
+
+    def runtime():
+        results = _get(r.json("central/runtime.json"), "results")
+        parts, off = [], []
+        for kind, run in results.items():
+            ops = float(_get(run, "relative", "ops"))
+            laplace = float(_get(run, "relative", "laplace"))
+            parts.append(f"{_get(run, 'data')}: OPS {ops:.2f}x, Laplace {laplace:.2f}x")
+            if not (1.5 <= ops <= 3.0 and laplace < 1.5):
+                off.append(kind)
+        ours = "; ".join(parts) + " the non-private fit's time"
+        if not off:
+            return Verdict(PASS, ours, "OPS between 1.5x and 3x, Laplace below 1.5x on every "
+                           "data set")
+        return Verdict(NOT_REPRODUCED, ours, f"outside those bounds on {', '.join(off)} "
+                       "(our samplers, not the paper's)")
+
+    def war_logs_only(what):
+        return Verdict(NOT_RUN, "n/a", f"{what} of the real war logs: the logs (classified "
+                       "documents released by WikiLeaks) carry no licence that lets this "
+                       "repository ship them, and the synthetic stand-ins' states are their "
+                       "generator's, so a picture of them would show nothing about the paper's "
+                       "data")
+
+    return [
+        Check("foulds.fig1.ops_flat_truncated", "Fig. 1 (beta-Bernoulli, N = 20, ε = 1, a0 = 0.2)",
+              "OPS flattens the posterior by the temperature T = 2.7 and truncates it at a0; "
+              "Laplace-privatized posteriors scatter around the true one (checked: T within "
+              "5%, OPS peak below the posterior's, OPS support inside [a0, 1 − a0])", "T = 2.7",
+              fig1),
+        Check("foulds.sec5.ops_runtime", "§5 (HMM run time)",
+              "Laplace did not greatly affect the run time, while OPS roughly doubled it "
+              "(checked: one 10-state HMM fit, OPS 1.5x-3x and Laplace under 1.5x the "
+              "non-private time)", "OPS about 2x", runtime),
+        Check("foulds.fig3_5.iraq_states", "Figs. 3-5 (Iraq HMM states, Laplace, ε = 5)",
+              "The 2-state private HMM on Iraq finds a poor-outcome state (explosive hazard, "
+              "IED, civilian casualties) prevalent until the 2007 troop surge and a good-outcome "
+              "state after it", "state plots (no numbers)",
+              lambda: war_logs_only("state assignments and emission profiles")),
+        Check("foulds.fig7.afghanistan_ops_states", "Fig. 7 (Afghanistan OPS HMM states, ε = 5)",
+              "OPS state assignments on Afghanistan, estimated from the last 100 samples and "
+              "from the last sample alone (the one OPS may release)", "state plots (no numbers)",
+              lambda: war_logs_only("OPS state assignments")),
+    ]
+
+
 #: the groups of claims, in the report's order: (paper, function of a reader -> checks)
 GROUPS = ((ICML, _icml_fig1), (ICML, _icml_fig3), (ICML, _icml_fig4), (ICML, _icml_fig5),
-          (VI, _vi), (FOULDS, _foulds))
+          (ICML, _icml_appendix_fig2), (VI, _vi), (VI, _vi_speed), (FOULDS, _foulds),
+          (FOULDS, _foulds_more))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""What every figure shows besides its data: the settings it was made with, and an order of
-the actors that makes a block structure visible.
+"""What every figure shows besides its data: the settings it was made with, one name and one
+colour per method, what its error bars span, and an order of the actors that makes a block
+structure visible.
 
 A figure read out of context (in the README, a paper draft) must say which profile, how many
 sweeps and how many privatized copies produced it; :func:`settings_caption` builds that line
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,8 @@ from lpp.fits import META_FILE as FIT_FILE
 from lpp.io import atomic_write_bytes
 
 __all__ = ["current_profile", "settings_caption", "caption_figure", "save_figure",
-           "community_order"]
+           "community_order", "METHOD_STYLES", "MethodStyle", "method_style", "method_label",
+           "method_colour", "method_palette", "n_chains", "spread_note", "CHAIN_COLOURS"]
 
 #: height of the caption strip added under a figure, in inches
 CAPTION_INCHES = 0.3
@@ -216,3 +219,136 @@ def community_order(theta) -> np.ndarray:
     weight = theta[np.arange(theta.shape[0]), dominant]
     # lexsort: last key first; stable, so ties keep the actors' order
     return np.lexsort((-weight, dominant)).astype(np.int64)
+
+
+# ---------------------------------------------------------------- one name and colour per method
+
+@dataclass(frozen=True)
+class MethodStyle:
+    """How one method is drawn in every figure: its legend name, colour and marker."""
+
+    label: str
+    colour: str
+    marker: str = "o"
+    linestyle: str = "-"
+
+
+#: every method's name and colour, keyed by the name the pipeline gives it (a fit's
+#: ``method``, a VI fit's pipeline name, a central-model route). Every figure takes its names
+#: and colours from here, so a method looks the same in all of them.
+METHOD_STYLES = {
+    "collapsed": MethodStyle("ours (collapsed)", "tab:blue"),
+    "bessel": MethodStyle("ours (Bessel sampler)", "tab:cyan", "D"),
+    "naive": MethodStyle("naive", "tab:orange", "s"),
+    "nonprivate": MethodStyle("non-private", "0.35", "^", "--"),
+    "collapsed_cavi": MethodStyle("collapsed CAVI", "tab:green", "o"),
+    "paper_cavi": MethodStyle("Schofield et al. CAVI", "tab:red", "o"),
+    "naive_cavi": MethodStyle("naive CAVI", "tab:brown", "s"),
+    "vi_started": MethodStyle("VI-started MCMC", "tab:olive", "P"),
+    # Foulds et al.'s central-model routes
+    "laplace": MethodStyle("Laplace", "tab:purple"),
+    "ops": MethodStyle("OPS", "goldenrod", "v"),
+    "ops_M10": MethodStyle("OPS, M = 10", "goldenrod", "v"),
+    "ops_M100": MethodStyle("OPS, M = 100", "darkred", "v", "-."),
+    # the score tables' reference rows
+    "zeros": MethodStyle("all zeros", "black", "", ":"),
+    "oracle": MethodStyle("oracle (true rates)", "tab:gray", "", "-."),
+}
+#: colours of the chains of one method (trace figures): greys and colours no method has, so
+#: that a chain is never read as another method
+CHAIN_COLOURS = ("#222222", "#9a9a9a", "#5e3c99", "#1b7837", "#b35806", "#2166ac")
+#: other names of the same methods (the beta-Bernoulli figures' non-private posterior sample)
+METHOD_ALIASES = {"posterior": "nonprivate", "non-private": "nonprivate"}
+
+
+def method_style(method: str) -> MethodStyle:
+    """The :class:`MethodStyle` of ``method`` (a key or alias of :data:`METHOD_STYLES`).
+
+    Raises
+    ------
+    KeyError
+        If the method has no style: add it to :data:`METHOD_STYLES`, so that it gets one
+        name and one colour in every figure.
+    """
+    key = METHOD_ALIASES.get(method, method)
+    if key not in METHOD_STYLES:
+        raise KeyError(f"no figure style for method {method!r}: add it to "
+                       "study.figures.METHOD_STYLES")
+    return METHOD_STYLES[key]
+
+
+def _known(method: str) -> bool:
+    return METHOD_ALIASES.get(method, method) in METHOD_STYLES
+
+
+def method_label(method: str) -> str:
+    """The name ``method`` has in every figure's legend (:data:`METHOD_STYLES`); a method
+    without a style (a user's own sampler) keeps its own name."""
+    return method_style(method).label if _known(method) else str(method)
+
+
+def method_colour(method: str) -> str:
+    """The colour ``method`` has in every figure (:data:`METHOD_STYLES`).
+
+    Raises
+    ------
+    KeyError
+        If the method has no style (:func:`method_style`); :func:`method_palette` gives
+        such methods spare colours.
+    """
+    return method_style(method).colour
+
+
+#: colours for methods without a style (a user's own sampler), in order of appearance
+SPARE_COLOURS = ("#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d")
+
+
+def method_palette(methods) -> dict:
+    """``{legend name: colour}`` of ``methods`` in the order of :data:`METHOD_STYLES` (every
+    legend lists the methods alike), for seaborn's ``palette`` and ``hue_order`` (with
+    ``hue`` on the legend names, :func:`method_label`). Methods without a style come last,
+    in their given order, in :data:`SPARE_COLOURS`."""
+    order = list(METHOD_STYLES)
+    keys = list(dict.fromkeys(METHOD_ALIASES.get(m, m) for m in methods))
+    known = sorted((m for m in keys if m in METHOD_STYLES), key=order.index)
+    unknown = [m for m in keys if m not in METHOD_STYLES]
+    palette = {method_label(m): method_colour(m) for m in known}
+    palette.update({str(m): SPARE_COLOURS[i % len(SPARE_COLOURS)]
+                    for i, m in enumerate(unknown)})
+    return palette
+
+
+# ---------------------------------------------------------------- error bars
+
+#: the column of a score table that numbers the chains of one fit (absent: one chain)
+CHAIN_COLUMN = "chain"
+
+
+def n_chains(table) -> int:
+    """Chains per fit in a score table: distinct values of its ``chain`` column, 1 without."""
+    if CHAIN_COLUMN not in table or table[CHAIN_COLUMN].isna().all():
+        return 1
+    return int(table[CHAIN_COLUMN].nunique())
+
+
+def spread_note(n_copies, chains: int = 1) -> str:
+    """The caption part that says what an error bar spans, e.g. ``± sd over 3 copies × 2
+    chains``; a figure of one run per point says so (``one run per point: no error bar``).
+
+    Parameters
+    ----------
+    n_copies : int or (int, int)
+        Privatized copies (or seeds) per point; a pair ``(fewest, most)`` where the points
+        of a figure have different numbers.
+    chains : int
+        Chains per copy.
+    """
+    low, high = (n_copies, n_copies) if np.ndim(n_copies) == 0 else n_copies
+    low, high, chains = int(low), int(high), int(chains)
+    if high * chains <= 1:
+        return "one run per point: no error bar"
+    copies = str(high) if low == high else f"{low}–{high}"
+    parts = [f"{copies} {'copy' if high == 1 else 'copies'}"]
+    if chains > 1:
+        parts.append(f"{chains} chains")
+    return "± sd over " + " × ".join(parts)

@@ -22,7 +22,8 @@ from lpp.evaluation import (NONPRIVATE, ORACLE, REFERENCES, ZEROS, community_ref
 from lpp.fits import SavedChains, load_fit
 from lpp.io import atomic_write_bytes
 from lpp.metrics import ReferenceCorpus
-from study.figures import save_figure
+from study.figures import (method_label, method_palette, method_style, n_chains, save_figure,
+                           spread_note)
 from study.score_tables import is_unmasked
 
 FIT_FILE = "fit.json"
@@ -178,10 +179,10 @@ def write_table(table: pd.DataFrame, path) -> Path:
     return path
 
 
-#: how each reference row is drawn in the figures: (legend label, colour, line style)
-REFERENCE_STYLES = {NONPRIVATE: ("non-private", "grey", "--"),
-                    ZEROS: ("all zeros", "black", ":"),
-                    ORACLE: ("oracle (true rates)", "tab:green", "-.")}
+#: how each reference row is drawn in the figures: (legend label, colour, line style), from
+#: the one home of every method's name and colour (study.figures.METHOD_STYLES)
+REFERENCE_STYLES = {ref: (method_style(ref).label, method_style(ref).colour,
+                          method_style(ref).linestyle) for ref in (NONPRIVATE, ZEROS, ORACLE)}
 
 
 def _split_designs(table: pd.DataFrame) -> pd.DataFrame:
@@ -202,6 +203,20 @@ def _split_designs(table: pd.DataFrame) -> pd.DataFrame:
         table.loc[references, UNMASKED_MAE] = table.loc[references, "offdiag_mae"]
     table.loc[unmasked, [c for c in MEASURE_LABELS if c in table and c != UNMASKED_MAE]] = np.nan
     return table
+
+
+def _spread(private: pd.DataFrame, by: str | None) -> str:
+    """What the error bars of :func:`plot_scores` span: every chain of every privatized copy
+    of a cell (a cell: method, level and ``by`` value; the unmasked fits are cells of their
+    own)."""
+    cells = ["method", "epsilon_over_n"] + ([by] if by is not None else [])
+    runs = private[~is_unmasked(private)] if "heldout_used" in private else private
+    if runs.empty:
+        runs = private
+    chains = n_chains(runs)
+    per_cell = runs.groupby(cells, dropna=False).size() // chains
+    note = spread_note((max(1, per_cell.min()), max(1, per_cell.max())), chains)
+    return f"bars: {note}" if note.startswith("±") else note
 
 
 def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=None,
@@ -255,10 +270,11 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
     measures = [m for m in measures if m in table]
     private = table[~table.method.isin(REFERENCES)]
     references = table[table.method.isin(REFERENCES)]
-    # with unmasked fits a panel holds only the rows that have its measure: each method
-    # keeps its colour in every panel
-    hues = list(private.method.unique())
-    palette = dict(zip(hues, sns.color_palette(n_colors=len(hues))))
+    # every figure names and colours a method alike (study.figures.METHOD_STYLES); with
+    # unmasked fits a panel holds only the rows that have its measure
+    palette = method_palette(private.method.unique())
+    private = private.assign(method=private.method.map(method_label))
+    hues = list(palette)
     if not measures or private.empty:
         raise ValueError(f"nothing to plot: measures {measures}, {len(private)} private fits")
     groups = [None] if by is None else sorted(private[by].unique())
@@ -270,11 +286,10 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
                              squeeze=False)
     for ax, (measure, group) in zip(axes.ravel(), panels):
         sub = private if group is None else private[private[by] == group]
-        hue_style = {}
         if designs:
             sub = sub[sub[measure].notna()]
-            present = [h for h in hues if (sub.method == h).any()]
-            hue_style = {"hue_order": present, "palette": {h: palette[h] for h in present}}
+        present = [h for h in hues if (sub.method == h).any()]
+        hue_style = {"hue_order": present, "palette": {h: palette[h] for h in present}}
         if not sub.empty:
             sns.pointplot(data=sub, x="epsilon_over_n", y=measure, hue="method", ax=ax,
                           order=sorted(sub.epsilon_over_n.unique(), reverse=True),
@@ -307,6 +322,8 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
     if title:
         fig.suptitle(title, y=1 - 0.02 / height, fontsize="medium")
         anchor, top = (0.5, 1 - 0.22 / height), top - 0.22 / height
+    # what an error bar spans, as the legend's last entry (an invisible handle)
+    legend[_spread(private, by)] = plt.Line2D([], [], ls="none")
     fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=len(legend),
                frameon=False, bbox_to_anchor=anchor)
     # panel titles need a little more room under the legend

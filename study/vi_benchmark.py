@@ -24,7 +24,7 @@ import pandas as pd
 
 from lpp._rng import derive_seed
 from lpp._validation import non_negative_int, positive_int
-from study.figures import save_figure
+from study.figures import method_style, save_figure
 from lpp.inference import TopicModel, fit_private
 from lpp.inference._numerics import SERIAL_BELOW
 from lpp.simulate import PrivatizedFactorization, make_private_factorization
@@ -35,6 +35,10 @@ PAPER_NUMBERS = {"mcmc_mae": 0.36, "mcmc_seconds_per_iteration": 0.8,
                  "mcmc_iterations": 7500, "vi_mae": 0.52, "vi_seconds_per_iteration": 2.8,
                  "vi_iterations": 100, "speed_up": 20.0}
 
+#: each row's method in the figures' one naming (study.figures.METHOD_STYLES)
+FIGURE_METHODS = {"naive MCMC": "naive", "naive CAVI": "naive_cavi",
+                  "private MCMC": "collapsed", "paper CAVI": "paper_cavi",
+                  "collapsed CAVI": "collapsed_cavi", "VI-started MCMC": "vi_started"}
 #: (row label, data the method sees, kind, method argument), in table order
 ROWS = (
     ("naive MCMC", "naive", "mcmc", "naive"),
@@ -220,15 +224,18 @@ def plot_benchmark(table: pd.DataFrame, figure=None, *, title: str = ""):
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, row in enumerate(table.itertuples()):
-        marker = "s" if "MCMC" in row.method else "o"
-        ax.scatter(row.seconds, row.mae, s=60, marker=marker, color=colours[i % len(colours)],
-                   label=row.method)
+    for row in table.itertuples():
+        # names and colours as in every figure; squares for the MCMC runs, dots for CAVI
+        style = method_style(FIGURE_METHODS[row.method])
+        kind = "MCMC" if "MCMC" in row.method else "CAVI"
+        label = style.label if style.label.endswith(kind) else f"{style.label}, {kind}"
+        ax.scatter(row.seconds, row.mae, s=60, marker="s" if kind == "MCMC" else "o",
+                   color=style.colour, label=label)
     ax.axhline(PAPER_NUMBERS["mcmc_mae"], color="grey", ls="--", lw=1,
-               label=f"Schofield et al. MCMC, MAE {PAPER_NUMBERS['mcmc_mae']}\n(1000 x 1000, K = 50)")
+               label=f"MCMC MAE {PAPER_NUMBERS['mcmc_mae']} as reported by\n"
+                     "Schofield et al. (1000 x 1000, K = 50)")
     ax.axhline(PAPER_NUMBERS["vi_mae"], color="grey", ls=":", lw=1,
-               label=f"Schofield et al. CAVI, MAE {PAPER_NUMBERS['vi_mae']}")
+               label=f"CAVI MAE {PAPER_NUMBERS['vi_mae']} as reported")
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))

@@ -19,6 +19,7 @@ SCRIPTS = {
     "npmi_anomaly": lambda m: m.main(["--quick"]),
     "convergence": lambda m: m.main(["--quick"]),
     "starts": lambda m: m.main(["--quick"]),
+    "central_runtime": lambda m: m.main(["--quick"]),
 }
 
 

@@ -98,6 +98,12 @@ def test_trace_figure(chains):
     assert figure._suptitle.get_text() == "quick profile, 14 sweeps"
     assert len(figure.axes) == 6  # three quantities, density and trace each
     plt.close(figure)
+    # chains in given colours (cycled), kept when the figure is drawn later
+    figure = diagnostics.plot_traces(chains, chain_colours=["#222222"])
+    colours = {matplotlib.colors.to_hex(line.get_color()) for ax in figure.axes
+               for line in ax.get_lines()}
+    assert colours == {"#222222"}
+    plt.close(figure)
 
 
 def test_bad_input(chains, corpus):

@@ -430,9 +430,11 @@ def test_foulds_checks_pass_and_fail(tmp_path):
 
     passing = _by_id(check_claims(central(tmp_path / "good", ours_wins=True)))
     failing = _by_id(check_claims(central(tmp_path / "bad", ours_wins=False)))
-    for claim in ("foulds.fig2.laplace_overtakes_ops", "foulds.sec3.are", "foulds.fig6.iraq_hmm",
-                  "foulds.sec5.occupancy"):
+    for claim in ("foulds.fig2.laplace_overtakes_ops", "foulds.sec3.are", "foulds.fig6.iraq_hmm"):
         assert (passing[claim], failing[claim]) == (PASS, FAIL), claim
+    # the war logs' state count cannot be tested on stand-ins: shown, never judged
+    assert passing["foulds.sec5.occupancy"] == failing["foulds.sec5.occupancy"] == NOT_RUN
+    # no naive Bayes rows for Afghanistan in this table
     assert passing["foulds.fig6.naive_bayes"] == NOT_RUN
 
 

@@ -1,6 +1,8 @@
-"""study.figures: the settings line every figure carries, its placement, and the actor order
-that shows a block structure."""
+"""study.figures: the settings line every figure carries, its placement, the actor order that
+shows a block structure, one name and colour per method, and what an error bar spans."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -10,6 +12,8 @@ from study.figures import caption_figure, community_order, current_profile, sett
 from lpp.fits import save_fit
 from lpp.inference import fit_private
 from lpp.simulate import make_network
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_caption_names_the_profile_and_the_settings_in_order():
@@ -79,3 +83,101 @@ def test_community_order_groups_actors_by_dominant_community():
 def test_community_order_refuses_bad_memberships(theta):
     with pytest.raises(ValueError):
         community_order(theta)
+
+
+# ---------------------------------------------------------------- one name and colour per method
+
+def _pipeline_methods():
+    """Every method name the pipeline's settings (both profiles) give a fit."""
+    import yaml
+
+    names = set()
+    for params in (REPO / "params.yaml", REPO / "profiles" / "paper.yaml"):
+        p = yaml.safe_load(params.read_text())
+        names |= set(p["topics"]["methods"]) | set(p["network"]["methods"])
+        names |= set(p["vi_topics"]["methods"])
+    return names
+
+
+def test_every_method_of_the_pipeline_has_one_name_and_colour():
+    from study import figures as figs
+    from study.vi_benchmark import FIGURE_METHODS, LABELS
+
+    wanted = _pipeline_methods() | {"bessel", "paper_cavi", "naive_cavi", "collapsed_cavi",
+                                    "nonprivate", "zeros", "oracle", "laplace", "ops_M10",
+                                    "ops_M100"}
+    wanted |= set(FIGURE_METHODS.values())
+    for method in wanted:
+        figs.method_style(method)  # raises for a method without a style
+    assert set(FIGURE_METHODS) == set(LABELS)
+    labels = [s.label for s in figs.METHOD_STYLES.values()]
+    assert len(labels) == len(set(labels)), "two methods share a legend name"
+    # one colour per method; "ops" is the generic OPS of the beta-Bernoulli figures, whose
+    # colour the HMM figure's M = 10 shares
+    colours = [s.colour for key, s in figs.METHOD_STYLES.items() if key != "ops"]
+    assert len(colours) == len(set(colours)), "two methods share a colour"
+    assert figs.method_label("collapsed") == "ours (collapsed)"
+    assert figs.method_label("nonprivate") == "non-private"
+
+
+def test_an_unknown_method_keeps_its_name_and_gets_a_spare_colour():
+    from study.figures import SPARE_COLOURS, method_label, method_palette, method_style
+
+    with pytest.raises(KeyError, match="METHOD_STYLES"):
+        method_style("my_new_sampler")
+    assert method_label("my_new_sampler") == "my_new_sampler"
+    assert method_palette(["my_new_sampler", "naive", "mine_too"]) == {
+        "naive": "tab:orange", "my_new_sampler": SPARE_COLOURS[0], "mine_too": SPARE_COLOURS[1]}
+
+
+def test_the_palette_lists_methods_in_one_order():
+    from study.figures import method_palette
+
+    assert list(method_palette(["naive", "collapsed_cavi", "collapsed"])) == [
+        "ours (collapsed)", "naive", "collapsed CAVI"]
+    assert method_palette(["posterior"]) == method_palette(["nonprivate"])
+
+
+@pytest.mark.parametrize("copies, chains, text", [
+    (3, 1, "± sd over 3 copies"), (3, 2, "± sd over 3 copies × 2 chains"),
+    ((1, 3), 1, "± sd over 1–3 copies"), (1, 1, "one run per point: no error bar"),
+    (1, 4, "± sd over 1 copy × 4 chains"),
+])
+def test_spread_note_says_what_a_bar_spans(copies, chains, text):
+    from study.figures import spread_note
+
+    assert spread_note(copies, chains) == text
+
+
+def test_chains_are_counted_from_the_chain_column():
+    import pandas as pd
+
+    from study.figures import n_chains
+
+    assert n_chains(pd.DataFrame({"method": ["a", "b"]})) == 1
+    assert n_chains(pd.DataFrame({"chain": [0, 1, 2, 0]})) == 3
+    assert n_chains(pd.DataFrame({"chain": [None, None]})) == 1
+
+
+def test_score_figures_use_the_shared_names_colours_and_spread(tmp_path):
+    import matplotlib
+    import pandas as pd
+    from matplotlib.colors import to_hex
+
+    matplotlib.use("Agg")
+    from study.figures import method_colour
+    from study.reports import plot_scores
+
+    rows = [{"fit": f"{m}_{e}_{r}_{c}", "method": m, "epsilon_over_n": e, "chain": c,
+             "mae": 1.0 + r + c + (m == "naive")}
+            for m in ("naive", "collapsed") for e in (3.0, 1.0) for r in range(3)
+            for c in range(2)]
+    rows.append({"fit": "nonprivate", "method": "nonprivate", "epsilon_over_n": None,
+                 "mae": 1.5})
+    fig = plot_scores(pd.DataFrame(rows), ["mae"], figure=tmp_path / "scores.png")
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:3] == ["ours (collapsed)", "naive", "non-private"]
+    assert labels[-1] == "bars: ± sd over 3 copies × 2 chains"
+    ax = fig.axes[0]
+    drawn = {to_hex(line.get_color()) for line in ax.lines}
+    assert {to_hex(method_colour("collapsed")), to_hex(method_colour("naive"))} <= drawn

@@ -10,6 +10,7 @@ from scipy import stats
 from lpp.evaluation import topic_scores
 from lpp.fits import load_fit, save_fit
 from study.reports import plot_scores, score_community_fits, score_topic_fits, write_table
+from study.figures import method_palette
 
 
 def _fit(mu_hat, model, **samples):
@@ -138,7 +139,9 @@ def test_the_legend_names_every_method_present(methods):
     fig = plot_scores(_table(methods), ["mae", "npmi", "coherence"])
     try:
         (legend,) = fig.legends
-        assert [t.get_text() for t in legend.get_texts()] == [*methods, "non-private"]
+        # the shared names, in the shared order (study.figures), then what a bar spans
+        assert [t.get_text() for t in legend.get_texts()] == [
+            *method_palette(methods), "non-private", "bars: ± sd over 2 copies"]
         assert len(fig.axes) == 2  # 'coherence' is not in the table: skipped
         assert all(ax.get_legend() is None for ax in fig.axes)
     finally:
@@ -153,7 +156,8 @@ def test_panels_split_by_a_column_and_the_figure_is_written(tmp_path):
     try:
         assert [ax.get_title() for ax in fig.axes] == ["C = 5", "C = 10"]
         assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-            "bessel", "collapsed", "naive", "non-private"]
+            "ours (collapsed)", "ours (Bessel sampler)", "naive", "non-private",
+            "bars: ± sd over 2 copies"]
         assert (tmp_path / "fig" / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     finally:
         plt.close(fig)
@@ -180,7 +184,8 @@ def test_reference_rows_are_lines_in_every_panel_and_missing_values_are_left_out
         for ax in npmi_panels:  # -inf is not drawn
             assert not [line for line in ax.get_lines() if line.get_ls() == ":"]
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
-        assert labels == ["collapsed", "naive", "non-private", "all zeros"]  # no oracle: NaN
+        assert labels == ["ours (collapsed)", "naive", "non-private", "all zeros",
+                          "bars: ± sd over 2 copies"]  # no oracle: NaN
         assert fig._suptitle.get_text() == "quick profile"
     finally:
         plt.close(fig)
@@ -221,7 +226,7 @@ def test_unmasked_fits_get_panels_of_their_own():
                    for ax in (masked_c5, unmasked_c5)]
         assert colours[0] == colours[1] and len(colours[0]) == 2
         assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-            "collapsed", "naive", "non-private", "all zeros"]
+            "ours (collapsed)", "naive", "non-private", "all zeros", "bars: ± sd over 2 copies"]
     finally:
         plt.close(fig)
 
