@@ -686,7 +686,7 @@ def _icml_fig3(r: _Reader):
                                for seed in seeds for m in (OURS, NAIVE)])
         verdict = better(table_cells(growth, OURS, "growth"), table_cells(growth, NAIVE, "growth"),
                          higher_is_better=False, names=("ours", "naive"), level="α0")
-        return Verdict(verdict.status, f"growth of the distance from α0={low:g} to "
+        return Verdict(verdict.status, f"growth of the Hellinger distance from α0={low:g} to "
                        f"{verdict.ours}", verdict.reason, verdict.chains, verdict.copies,
                        verdict.rhat)
 
@@ -1192,14 +1192,15 @@ def _foulds_more(r: _Reader):
                        "(our samplers, not the paper's)")
 
     def war_logs_only(what):
-        return Verdict(NOT_RUN, "n/a", f"{what} of the real war logs: the logs (classified "
-                       "documents released by WikiLeaks) carry no licence that lets this "
+        return Verdict(NOT_RUN, "n/a", f"no counterpart: {what} of the real war "
+                       "logs; the logs (classified documents released by WikiLeaks) carry no licence that lets this "
                        "repository ship them, and the synthetic stand-ins' states are their "
                        "generator's, so a picture of them would show nothing about the paper's "
                        "data")
 
     return [
-        Check("foulds.fig1.ops_flat_truncated", "Fig. 1 (beta-Bernoulli, N = 20, ε = 1, a0 = 0.2)",
+        Check("foulds.fig1.ops_flat_truncated",
+              "Fig. 1 (beta-Bernoulli, N = 20, ε = 1, a0 = 0.2)",
               "OPS flattens the posterior by the temperature T = 2.7 and truncates it at a0; "
               "Laplace-privatized posteriors scatter around the true one (checked: T within "
               "5%, OPS peak below the posterior's, OPS support inside [a0, 1 − a0])", "T = 2.7",
@@ -1208,7 +1209,7 @@ def _foulds_more(r: _Reader):
               "Laplace did not greatly affect the run time, while OPS roughly doubled it "
               "(checked: one 10-state HMM fit, OPS 1.5x-3x and Laplace under 1.5x the "
               "non-private time)", "OPS about 2x", runtime),
-        Check("foulds.fig3_5.iraq_states", "Figs. 3-5 (Iraq HMM states, Laplace, ε = 5)",
+        Check("foulds.fig3_5.iraq_states", "Fig. 3, 4 and 5 (Iraq HMM states, Laplace, ε = 5)",
               "The 2-state private HMM on Iraq finds a poor-outcome state (explosive hazard, "
               "IED, civilian casualties) prevalent until the 2007 troop surge and a good-outcome "
               "state after it", "state plots (no numbers)",

@@ -284,7 +284,8 @@ def test_every_claim_names_its_figure_and_the_files_it_read(tmp_path):
     assert {c.status for c in claims} <= set(STATUSES)
     for c in claims:
         assert any(word in c.source for word in ("Fig.", "Table", "§", "appendix")), c.id
-        assert c.reads, c.id
+        # a figure without a counterpart reads nothing and says why
+        assert c.reads or (c.status == NOT_RUN and c.reason.startswith("no counterpart")), c.id
         assert all(Path(p).resolve().is_relative_to(root.resolve()) for p in c.reads), c.id
     reads = {c.id: c.reads for c in claims}
     assert reads["icml.fig5.C10.rows_cols.heldout_ours_beats_naive"] == (
@@ -297,7 +298,7 @@ def test_the_paper_scale_claims_read_only_results_paper():
     if not paper.is_dir():
         pytest.skip("no committed results/paper")
     for claim in check_claims(paper):
-        assert claim.reads, claim.id
+        assert claim.reads or claim.reason.startswith("no counterpart"), claim.id
         for path in claim.reads:
             assert Path(path).resolve().is_relative_to(paper.resolve()), (claim.id, path)
 

@@ -12,8 +12,9 @@ from study import claims as cl
 from study.claims import FAIL, NOT_REPRODUCED, NOT_RUN, PASS
 
 
-def _by_id(checks):
-    return {claim_id: cl._run(check) for claim_id, _, _, _, check in checks}
+def _by_id(group, root):
+    """The verdicts of one group of checks on the tables under ``root``, by claim id."""
+    return {check.id: cl._run(check.run) for check in group(cl._Reader(root))}
 
 
 def _write(root, rel, payload):
@@ -44,13 +45,13 @@ def _two_geometric(holds=True, off_centre=True, heavier=True):
 ])
 def test_appendix_fig2(tmp_path, kwargs, identity, shapes):
     _write(tmp_path, "synthetic/two_geometric.json", _two_geometric(**kwargs))
-    verdicts = _by_id(cl._icml_appendix_fig2(tmp_path))
+    verdicts = _by_id(cl._icml_appendix_fig2, tmp_path)
     assert verdicts["icml.appfig2.randomized_skellam"].status == identity
     assert verdicts["icml.appfig2.symmetric_heavy_tailed"].status == shapes
 
 
 def test_appendix_fig2_without_its_table_is_not_run(tmp_path):
-    verdicts = _by_id(cl._icml_appendix_fig2(tmp_path))
+    verdicts = _by_id(cl._icml_appendix_fig2, tmp_path)
     assert {v.status for v in verdicts.values()} == {NOT_RUN}
     assert all("two_geometric.json is absent" in v.reason for v in verdicts.values())
 
@@ -76,7 +77,7 @@ def _benchmark(vi_iterations=100, vi_seconds=10.0, mcmc_iterations=7500, mcmc_se
 ])
 def test_vi_speed_up_and_iterations(tmp_path, kwargs, iterations, speed_up):
     _write(tmp_path, "vi/benchmark.csv", _benchmark(**kwargs))
-    verdicts = _by_id(cl._vi_speed(tmp_path))
+    verdicts = _by_id(cl._vi_speed, tmp_path)
     assert verdicts["vi.appE.iterations"].status == iterations
     assert verdicts["vi.appE.speed_up"].status == speed_up
 
@@ -84,14 +85,14 @@ def test_vi_speed_up_and_iterations(tmp_path, kwargs, iterations, speed_up):
 def test_a_short_mcmc_run_is_projected_to_the_papers_schedule(tmp_path):
     # 200 sweeps of 0.1 s: 20 s as run (2x), 750 s at 7,500 sweeps (75x)
     _write(tmp_path, "vi/benchmark.csv", _benchmark(mcmc_iterations=200, mcmc_seconds=20.0))
-    verdict = _by_id(cl._vi_speed(tmp_path))["vi.appE.speed_up"]
+    verdict = _by_id(cl._vi_speed, tmp_path)["vi.appE.speed_up"]
     assert verdict.status == PASS and "projected" in verdict.reason and "75x" in verdict.ours
 
 
 def test_vi_speed_without_its_table_or_rows_is_not_run(tmp_path):
-    assert {v.status for v in _by_id(cl._vi_speed(tmp_path)).values()} == {NOT_RUN}
+    assert {v.status for v in _by_id(cl._vi_speed, tmp_path).values()} == {NOT_RUN}
     _write(tmp_path, "vi/benchmark.csv", _benchmark().iloc[:1])
-    verdicts = _by_id(cl._vi_speed(tmp_path))
+    verdicts = _by_id(cl._vi_speed, tmp_path)
     assert {v.status for v in verdicts.values()} == {NOT_RUN}
     assert "no paper CAVI row" in verdicts["vi.appE.speed_up"].reason
 
@@ -118,7 +119,7 @@ def _runtime(ops=2.0, laplace=1.1):
 ])
 def test_foulds_fig1(tmp_path, kwargs, status):
     _write(tmp_path, "central/beta_bernoulli.json", _beta_bernoulli(**kwargs))
-    assert _by_id(cl._foulds_more(tmp_path, None))["foulds.fig1.ops_flat_truncated"].status \
+    assert _by_id(cl._foulds_more, tmp_path)["foulds.fig1.ops_flat_truncated"].status \
         == status
 
 
@@ -127,15 +128,15 @@ def test_foulds_fig1(tmp_path, kwargs, status):
     ({"laplace": 1.8}, NOT_REPRODUCED),
 ])
 def test_ops_runtime(tmp_path, kwargs, status):
-    _write(tmp_path, "bench/central_runtime.json", _runtime(**kwargs))
-    verdict = _by_id(cl._foulds_more(tmp_path, tmp_path / "bench"))["foulds.sec5.ops_runtime"]
+    _write(tmp_path, "central/runtime.json", _runtime(**kwargs))
+    verdict = _by_id(cl._foulds_more, tmp_path)["foulds.sec5.ops_runtime"]
     assert verdict.status == status
 
 
 def test_foulds_without_tables_is_not_run_and_says_why(tmp_path):
-    verdicts = _by_id(cl._foulds_more(tmp_path, None))
+    verdicts = _by_id(cl._foulds_more, tmp_path)
     assert {v.status for v in verdicts.values()} == {NOT_RUN}
-    assert "bench/central_runtime.py" in verdicts["foulds.sec5.ops_runtime"].reason
+    assert "central/runtime.json is absent" in verdicts["foulds.sec5.ops_runtime"].reason
     for claim_id in ("foulds.fig3_5.iraq_states", "foulds.fig7.afghanistan_ops_states"):
         assert "licence" in verdicts[claim_id].reason
 
@@ -178,7 +179,7 @@ def test_fig3_ours_recovers_at_high_noise(tmp_path, ours_high, status):
             for seed, high in zip((3, 4), ours_high)
             for a, c, n in ((0.2, 0.15, 0.15), (0.8, high, 0.45))]
     _write(tmp_path, "synthetic/topics.json", {"per_seed": rows})
-    verdict = _by_id(cl._icml_fig3_high_noise(tmp_path))["icml.fig3.ours_recovers_at_high_noise"]
+    verdict = _by_id(cl._icml_fig3, tmp_path)["icml.fig3.ours_recovers_at_high_noise"]
     assert verdict.status == status
     assert verdict.ours.startswith("growth of the Hellinger distance from α0=0.2 to α0=0.8")
 
@@ -186,5 +187,5 @@ def test_fig3_ours_recovers_at_high_noise(tmp_path, ours_high, status):
 def test_fig3_with_one_noise_level_is_not_run(tmp_path):
     _write(tmp_path, "synthetic/topics.json",
            {"per_seed": [{"seed": 3, "alpha0": 0.2, "collapsed": 0.1, "naive": 0.2}]})
-    verdict = _by_id(cl._icml_fig3_high_noise(tmp_path))["icml.fig3.ours_recovers_at_high_noise"]
+    verdict = _by_id(cl._icml_fig3, tmp_path)["icml.fig3.ours_recovers_at_high_noise"]
     assert verdict.status == NOT_RUN
