@@ -1192,11 +1192,11 @@ def _foulds_more(r: _Reader):
                        "(our samplers, not the paper's)")
 
     def war_logs_only(what):
-        return Verdict(NOT_RUN, "n/a", f"no counterpart: {what} of the real war "
-                       "logs; the logs (classified documents released by WikiLeaks) carry no licence that lets this "
-                       "repository ship them, and the synthetic stand-ins' states are their "
-                       "generator's, so a picture of them would show nothing about the paper's "
-                       "data")
+        return Verdict(NOT_RUN, "n/a", f"no counterpart: {what} of the real war logs; the "
+                       "logs (classified documents released by WikiLeaks) carry no licence "
+                       "that lets this repository ship them, and the synthetic stand-ins' "
+                       "states are their generator's, so a picture of them would show nothing "
+                       "about the paper's data")
 
     return [
         Check("foulds.fig1.ops_flat_truncated",
