@@ -33,6 +33,7 @@ from bench.sweep import _generate, _load
 from lpp._rng import Tag, derive_seed
 from lpp.inference import GibbsSampler, TopicModel
 from lpp.inference.fused import sparse_topics
+from lpp.inference.privacy import noise_levels
 
 #: columns the folded form keeps: 256 rows of phi^T, K = 50 doubles each, about 100 kB
 FOLDED_COLUMNS = 256
@@ -86,7 +87,8 @@ def main(argv=()):
         chain.sweep()
     theta, phi = (np.ascontiguousarray(a, dtype=np.float64)
                   for a in chain.model.row_column_factors(chain.state))
-    privacy = chain._fused.privacy
+    privacy = sparse_topics.SparseTopicPrivacy(y_tilde, noise_levels(alpha, y_tilde.shape),
+                                               np.ones(y_tilde.shape, dtype=bool))
     layout = privacy.layout
     run = _pass1_timer(layout, privacy.workspace(args.k), theta, phi)
     floor = FloorKernel(y_tilde)
