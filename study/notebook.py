@@ -72,8 +72,11 @@ def parameter_names(notebook) -> set[str]:
     return names
 
 
-def collect_parameters(notebook, section: str | None, overrides, params_file=PARAMS_FILE) -> dict:
-    """Section values of ``params_file`` updated by ``(name, text)`` overrides, validated."""
+def collect_parameters(notebook, section: str | None, overrides, params_file=PARAMS_FILE,
+                       raw=()) -> dict:
+    """Section values of ``params_file`` updated by ``(name, text)`` overrides (read as YAML
+    scalars) and ``raw`` ones (kept as strings: a label such as ``"Mail: 2001"`` stays text),
+    validated."""
     parameters = {}
     if section is not None:
         params = yaml.safe_load(Path(params_file).read_text()) or {}
@@ -82,6 +85,8 @@ def collect_parameters(notebook, section: str | None, overrides, params_file=PAR
         parameters.update(params[section])
     for name, text in overrides:
         parameters[name] = yaml.safe_load(text)
+    for name, text in raw:
+        parameters[name] = text
     unknown = set(parameters) - parameter_names(notebook)
     if unknown:
         raise ValueError(f"{notebook} has no parameter(s) {sorted(unknown)} in its parameters cell")
@@ -282,8 +287,10 @@ def main(argv=None) -> int:
     parser.add_argument("--section", help=f"a section of {PARAMS_FILE} to pass as parameters")
     parser.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                         help="one more parameter (YAML scalar); repeatable")
+    parser.add_argument("-r", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                        help="one more parameter kept as a string (labels); repeatable")
     args = parser.parse_args(argv)
-    parameters = collect_parameters(args.notebook, args.section, args.p)
+    parameters = collect_parameters(args.notebook, args.section, args.p, raw=args.r)
 
     import papermill  # imported late: it is slow, and --help should not wait for it
 

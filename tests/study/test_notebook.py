@@ -73,6 +73,16 @@ def test_section_parameters_and_overrides(tmp_path):
         collect_parameters(NOTEBOOKS / "synthetic_topics.ipynb", "nope", [], params_file=params)
 
 
+def test_a_raw_parameter_stays_a_string():
+    """A label with ``: `` is a mapping to YAML; ``-r`` passes it as the text it is."""
+    notebook = NOTEBOOKS / "report_network.ipynb"
+    label = "Enron emails, held out: rows and columns"
+    assert collect_parameters(notebook, None, [("dataset_label", label)]) == {
+        "dataset_label": {"Enron emails, held out": "rows and columns"}}
+    assert collect_parameters(notebook, None, [], raw=[("dataset_label", label)]) == {
+        "dataset_label": label}
+
+
 def test_kernels_run_over_ipc_sockets_without_the_tcp_warning(tmp_path, capfd):
     manager = ipc_kernel_manager(tmp_path)(kernel_name="python3")
     assert manager.transport == "ipc" and manager.ip == str(tmp_path / "kernel")
