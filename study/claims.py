@@ -1027,6 +1027,12 @@ def _vi_speed(r: _Reader):
     paper_sweeps = 7500
 
     def rows():
+        # like the appendix's other numbers, these are for the paper's 1,000 x 1,000 matrix
+        settings = r.params().get("vi_benchmark")
+        n = settings.get("n") if isinstance(settings, dict) else None
+        if n is not None and int(n) != _VI_PAPER_N:
+            raise _Missing(f"the benchmark ran on {n} x {n} (vi_benchmark.n); the paper's "
+                           f"number is for {_VI_PAPER_N:,} x {_VI_PAPER_N:,}")
         t = r.csv("vi/benchmark.csv",
                   ("method", "iterations", "seconds_per_iteration", "seconds", "converged"))
         found = {m: t[t.method == m] for m in (_PAPER_CAVI, _PRIVATE_MCMC)}

@@ -189,3 +189,13 @@ def test_fig3_with_one_noise_level_is_not_run(tmp_path):
            {"per_seed": [{"seed": 3, "alpha0": 0.2, "collapsed": 0.1, "naive": 0.2}]})
     verdict = _by_id(cl._icml_fig3, tmp_path)["icml.fig3.ours_recovers_at_high_noise"]
     assert verdict.status == NOT_RUN
+
+
+def test_vi_speed_is_judged_only_at_the_papers_size(tmp_path):
+    _write(tmp_path, "vi/benchmark.csv", _benchmark())
+    (tmp_path / "params.yaml").write_text("vi_benchmark:\n  n: 150\n")
+    verdicts = _by_id(cl._vi_speed, tmp_path)
+    assert {v.status for v in verdicts.values()} == {NOT_RUN}
+    assert "vi_benchmark.n" in verdicts["vi.appE.speed_up"].reason
+    (tmp_path / "params.yaml").write_text("vi_benchmark:\n  n: 1000\n")
+    assert _by_id(cl._vi_speed, tmp_path)["vi.appE.speed_up"].status == PASS
