@@ -19,25 +19,15 @@ epsilon, M truncations); the stage runs ``n_splits`` splits per data set.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 
-from bench import machine, write_json, write_results
+from bench import best_time, machine, write_json, write_results
 from lpp.central import heldout, hmm, simulate
 
 N_STATES, N_ITER, BURN_IN = 10, 200, 100
 EPSILON, M_FACTOR = 1.0, 10.0
-
-
-def _time(fn, repeat):
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def measure(kind="iraq", *, scale=1.0, n_iter=N_ITER, burn_in=BURN_IN, repeat=3, seed=2016):
@@ -66,7 +56,7 @@ def measure(kind="iraq", *, scale=1.0, n_iter=N_ITER, burn_in=BURN_IN, repeat=3,
                 **warm)
     hmm.fit_hmm(data.counts, data.chain, N_STATES, temperature=temperature, a0=a0, rng=0,
                 **warm)
-    seconds = {name: _time(fn, repeat) for name, fn in
+    seconds = {name: best_time(fn, repeat) for name, fn in
                (("nonprivate", nonprivate), ("laplace", laplace), ("ops", ops))}
     return {"data": data.name, "steps": data.n_steps,
             "median_records": float(np.median(data.n_records)), "n_states": N_STATES,

@@ -28,7 +28,7 @@ from numba import njit, prange
 
 from lpp._prefetch import prefetch_row
 from lpp._rng import Tag, derive_seed, seed_stream
-from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb, rescale_log_weights_nb
+from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb
 from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.fused.sparse_topics import (
     PARTIAL_LIMIT,
@@ -36,8 +36,8 @@ from lpp.inference.fused.sparse_topics import (
     chunk_bounds,
     chunked_calls,
 )
+from lpp.inference.models._kernels import topic_entry_weights
 
-_UNDERFLOW = 1e-280
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
 _LAYOUT_ROWS = 256
 #: bytes of topic-word partial counts the chunks may hold together
@@ -103,16 +103,8 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 prefetch_row(phi_t, ahead)
                 prefetch_row(col_partial, ahead)
             v = cols[idx]
-            # the dense kernel's arithmetic, term by term in topic order: the same draws
-            total = 0.0
-            for k in range(n_topics):
-                w = theta[d, k] * phi_t[v, k]
-                weights[k] = w
-                total += w
-            if not total > _UNDERFLOW:
-                for k in range(n_topics):
-                    weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
-                total = rescale_log_weights_nb(weights)
+            # the dense kernel's arithmetic (one shared function): the same draws
+            total = topic_entry_weights(theta, phi_t, d, v, weights)
             for i in range(allocate_count_nb(values[idx], weights, total, uniforms, cells,
                                              hits)):
                 k = cells[i]

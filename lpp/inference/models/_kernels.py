@@ -42,6 +42,25 @@ _MAX_CHUNKS = 32
 _UNDERFLOW = 1e-280
 
 
+@njit(cache=True, inline="always")
+def topic_entry_weights(theta, phi_t, d, v, weights) -> float:
+    """The topic weights ``theta[d, k] * phi[k, v]`` of entry (d, v) into ``weights``, term by
+    term in topic order, and their total; log-weights rescaled where the products underflow.
+
+    One home for the dense allocation kernel and the known-counts engine: both draw the same
+    chain bit for bit because they form the weights by this same arithmetic."""
+    total = 0.0
+    for k in range(weights.shape[0]):
+        w = theta[d, k] * phi_t[v, k]
+        weights[k] = w
+        total += w
+    if not total > _UNDERFLOW:
+        for k in range(weights.shape[0]):
+            weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
+        total = rescale_log_weights_nb(weights)
+    return total
+
+
 def _twins(loop):
     """(parallel, serial) compilations of ``loop``, indexable by ``is_small``."""
     return parallel_and_serial(loop)
@@ -298,15 +317,7 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
             count = y[d, v]
             if count == 0 or not observed[d, v]:
                 continue
-            total = 0.0
-            for k in range(n_comp):
-                w = theta[d, k] * phi_t[v, k]
-                weights[k] = w
-                total += w
-            if not total > _UNDERFLOW:
-                for k in range(n_comp):
-                    weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
-                total = rescale_log_weights_nb(weights)
+            total = topic_entry_weights(theta, phi_t, d, v, weights)
             for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
                 k = cells[i]
                 row_totals[d, k] += hits[i]
