@@ -224,10 +224,11 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
     """Each private method's score against the privacy level, the references as lines.
 
     One panel per measure (and per value of ``by``, e.g. ``"C"``: then one row of panels per
-    measure, one column per value): the private methods'
-    mean ± sd over replicates (and chains: every row counts) at each ``epsilon_over_n`` (most private level on the right);
-    the non-private fit(s) and the reference rows (all zeros, oracle) as horizontal lines,
-    those with a missing or infinite value left out. Fits of every entry (a
+    measure, one column per value): the private methods' mean ± sd over replicates and
+    chains (every row counts) at each ``epsilon_over_n`` (most private level on the right);
+    the non-private fit (the mean of its chains, with a band of ± 1 sd when it has several)
+    and the reference rows (all zeros, oracle) as horizontal lines, those with a missing or
+    infinite value left out. Fits of every entry (a
     ``heldout_used`` column that is False) get panels of their own, after those of
     ``"mae"``: their MAE over every off-diagonal entry (:data:`UNMASKED_MAE`), with their
     non-private fit and the references' MAE over the same entries as lines. A reference
@@ -301,10 +302,18 @@ def plot_scores(table: pd.DataFrame, measures, *, by: str | None = None, figure=
             (references[by] == group) | references[by].isna()]
         if sub.empty:
             lines = lines.iloc[:0]
-        for method, value in zip(lines.method, lines[measure]):
-            if np.isfinite(value):
-                label, colour, style = REFERENCE_STYLES[method]
-                ax.axhline(value, color=colour, ls=style, label=label)
+        # a reference fitted several times (nonprivate_chains) is its mean, with a band of
+        # ± 1 sd over its chains
+        for method, values in lines.groupby("method", sort=False)[measure]:
+            values = values[np.isfinite(values)]
+            if values.empty:
+                continue
+            label, colour, style = REFERENCE_STYLES[method]
+            ax.axhline(values.mean(), color=colour, ls=style, label=label)
+            if len(values) > 1:
+                sd = values.std(ddof=1)
+                ax.axhspan(values.mean() - sd, values.mean() + sd, color=colour, alpha=0.15,
+                           lw=0)
         if group is not None:
             ax.set(title=f"{by} = {group:g}" if isinstance(group, float) else f"{by} = {group}")
         ax.set(xlabel="ε / N  (privacy increases →)", ylabel=labels.get(measure, measure))
