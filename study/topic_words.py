@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lpp.fits import load_fit
+from lpp.fits import load_chains, load_fit
 from lpp.metrics import align_topics, top_words
 from study.figures import save_figure
 from study.reports import fit_dirs
@@ -64,7 +64,7 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
     ----------
     fits_dir : path-like
         A folder of topic-model fit directories (``lpp.fits`` format), one of them named
-        ``reference``.
+        ``reference``; a fit of several chains is shown by its first chain.
     vocabulary : sequence of str
         The words, in the order of the counts' columns (``data_prep.load_counts(...).column_ids``).
     n_words : int
@@ -100,7 +100,8 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
     rows = []
     for fit_dir in dirs:
         fit = load_fit(fit_dir)
-        topics = mean_topics(fit)
+        # a fit of several chains shows its first: chains number their topics independently
+        topics = mean_topics(load_chains(fit_dir)[0])
         if topics.shape[1] != len(vocabulary):
             raise ValueError(f"{fit_dir}: fitted to {topics.shape[1]} words; the vocabulary "
                              f"has {len(vocabulary)}")

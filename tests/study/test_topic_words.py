@@ -105,3 +105,19 @@ def test_the_figure_has_a_column_per_method_and_level(fits, tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="empty"):
         plot_topic_words(table.iloc[:0])
+
+
+def test_a_fit_of_several_chains_is_shown_by_its_first_chain(tmp_path):
+    from lpp.inference import fit_nonprivate
+
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(np.ones((8, 1)) @ TOPICS[:1] + 0.1)
+    several = fit_nonprivate(counts, "topics", n_components=2, n_iter=6, burn_in=2, thin=2,
+                             rng=3, n_chains=2, progress=False)
+    save_fit(several, tmp_path / "nonprivate", data="memory")
+    table = topic_word_table(tmp_path, VOCABULARY, n_words=3)
+    first = mean_topics(several.chains[0])
+    assert sorted(table.fitted_topic) == [0, 1] and (table.distance == 0).all()
+    for _, row in table.iterrows():
+        top = np.argsort(-first[row.fitted_topic], kind="stable")[:3]
+        assert set(row.words.split()) == {VOCABULARY[v] for v in top}
