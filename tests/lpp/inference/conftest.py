@@ -1,4 +1,5 @@
 """Shared helpers of the inference tests: exact conditionals and small synthetic data sets."""
+import numba
 import numpy as np
 import pytest
 from scipy import stats
@@ -37,3 +38,11 @@ def topic_data():
 def exact_posterior():
     """:func:`exact_true_count_posterior` (tests cannot import conftest under importlib mode)."""
     return exact_true_count_posterior
+
+
+@pytest.fixture
+def threads():
+    """Restores numba's thread count after a test that changes it."""
+    before = numba.get_num_threads()
+    yield
+    numba.set_num_threads(before)

@@ -116,13 +116,6 @@ def test_masked_entries_do_not_influence_the_fit(topic_data):
     _same(a, b)
 
 
-@pytest.fixture
-def threads():
-    before = numba.get_num_threads()
-    yield
-    numba.set_num_threads(before)
-
-
 def _big_problems():
     rng = np.random.default_rng(11)
     topics = privatize(rng.poisson(0.8, (150, 120)), 0.4, rng=rng)  # 18 000 entries

@@ -59,13 +59,6 @@ def test_fixed_topics_run_on_it_alike():
         _same(known, dense, names=("theta", "y"))
 
 
-@pytest.fixture
-def threads():
-    before = numba.get_num_threads()
-    yield
-    numba.set_num_threads(before)
-
-
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
 def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monkeypatch):
     y, y_tilde, mask = _data()

@@ -176,13 +176,6 @@ def test_dense_collapsed_topic_sampler_still_gets_it_right():
     assert result, f"\n{result}"
 
 
-@pytest.fixture
-def threads():
-    before = numba.get_num_threads()
-    yield
-    numba.set_num_threads(before)
-
-
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
 def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monkeypatch):
     rng = np.random.default_rng(5)
