@@ -170,12 +170,17 @@ def test_a_user_corpus_runs_to_score_tables_and_figures(own_corpus_run):
     topics = pd.read_csv(repo / f"results/eval/{DATASET}_topics.csv")
     assert set(topics.method) >= {ZEROS, ORACLE}  # the reference rows of every table
     topics = topics[~topics.method.isin([ZEROS, ORACLE])]
-    assert sorted(topics.fit) == ["collapsed_cavi_eps1.0_rep0", "collapsed_eps1.0_rep0", "nonprivate"]
+    assert sorted(topics.fit.unique()) == ["collapsed_cavi_eps1.0_rep0", "collapsed_eps1.0_rep0",
+                                           "nonprivate"]
+    # the non-private reference's chains (topics.nonprivate_chains), one row each
+    chains = yaml.safe_load((repo / "params.yaml").read_text())["topics"]["nonprivate_chains"]
+    assert sorted(topics.chain[topics.fit == "nonprivate"]) == list(range(chains))
     assert topics[["mae", "npmi", "coherence"]].notna().all().all()
     network = pd.read_csv(repo / f"results/eval/{DATASET}_network.csv")
     network = network[~network.method.isin([ZEROS, ORACLE])]
-    assert sorted(network.fit) == ["collapsed_C2_eps1.0_rep0", "collapsed_C2_eps1.0_rep0_unmasked",
-                                   "nonprivate_C2", "nonprivate_C2_unmasked"]
+    assert sorted(network.fit.unique()) == [
+        "collapsed_C2_eps1.0_rep0", "collapsed_C2_eps1.0_rep0_unmasked", "nonprivate_C2",
+        "nonprivate_C2_unmasked"]
     unmasked = network.fit.str.endswith("_unmasked")
     assert network.heldout_used.tolist() == (~unmasked).tolist()
     assert network.loc[unmasked, "heldout_mae"].isna().all()
