@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lpp.fits import load_chains, load_fit
+from lpp.fits import SavedChains, load_fit
 from lpp.metrics import align_topics, top_words
 from study.figures import save_figure
 from study.reports import fit_dirs
@@ -101,7 +101,7 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
     for fit_dir in dirs:
         fit = load_fit(fit_dir)
         # a fit of several chains shows its first: chains number their topics independently
-        topics = mean_topics(load_chains(fit_dir)[0])
+        topics = mean_topics(fit.chains[0] if isinstance(fit, SavedChains) else fit)
         if topics.shape[1] != len(vocabulary):
             raise ValueError(f"{fit_dir}: fitted to {topics.shape[1]} words; the vocabulary "
                              f"has {len(vocabulary)}")
