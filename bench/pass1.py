@@ -56,7 +56,8 @@ def _pass1_timer(layout, workspace, theta, phi):
         doc_topic.fill(0)
         start = time.perf_counter()
         sparse_topics._pass1[False](layout.indptr, cols, values, layout.alpha_rows, theta, phi_t,
-                                    phi_sums, seed, 0, 0, workspace.bounds, pos_y, neg_counts,
+                                    phi_sums, seed, 0, 0, workspace.bounds[:-1],
+                                    workspace.bounds[1:], pos_y, neg_counts,
                                     workspace.residual, doc_topic, workspace.col_partials,
                                     workspace.markers)
         return time.perf_counter() - start, int(np.count_nonzero(pos_y))

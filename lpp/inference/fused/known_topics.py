@@ -72,7 +72,8 @@ class KnownCountsLayout:
 
     def row_steps(self, n_topics: int) -> np.ndarray:
         """Work per row (a K-term weight sum per entry, a trial per count up to
-        ``LARGE_COUNT``), for :func:`lpp.inference._numerics.call_ranges`."""
+        ``LARGE_COUNT``), for
+        :func:`~lpp.inference.fused.sparse_topics.chunked_calls`."""
         trials = _row_sums(np.minimum(self.values, LARGE_COUNT).astype(np.float64), self.indptr)
         return trials + np.diff(self.indptr) * (1.0 + n_topics / 16.0) + 1.0
 
@@ -112,11 +113,11 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 col_partial[v, k] += hits[i]
 
 
-def _allocate_loop(indptr, cols, values, theta, phi_t, seed, iteration, bounds, doc_topic,
+def _allocate_loop(indptr, cols, values, theta, phi_t, seed, iteration, starts, ends, doc_topic,
                    col_partials):
-    for ch in prange(col_partials.shape[0]):
-        _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, bounds[ch],
-                       bounds[ch + 1], doc_topic, col_partials[ch])
+    for ch in prange(starts.size):
+        _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, starts[ch],
+                       ends[ch], doc_topic, col_partials[ch])
 
 
 _allocate = parallel_and_serial(_allocate_loop)
@@ -181,9 +182,9 @@ class KnownCountsTopicEngine:
         partials.fill(0)
         doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
         small = lay.nnz * n_topics < SERIAL_BELOW
-        for c0, c1, sub in calls:
+        for starts, ends in calls:
             _allocate[small](lay.indptr, lay.cols, lay.values, theta, phi_t, seed, iteration,
-                             sub, doc_topic, partials[c0:c1])
+                             starts, ends, doc_topic, partials)
         topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
         _sum_partials(partials, topic_word)
         return doc_topic, topic_word

@@ -58,7 +58,7 @@ from lpp.distributions import (
 )
 from lpp.inference._numerics import (
     SERIAL_BELOW,
-    call_ranges,
+    CALL_STEPS,
     check_counts_drawn,
     parallel_and_serial,
 )
@@ -133,7 +133,7 @@ class SparseLayout:
         self._row_steps = np.diff(np.concatenate(([0.0], np.cumsum(steps)))[self.indptr])
 
     def row_steps(self, n_topics: int) -> np.ndarray:
-        """Work of pass 1 per row, for :func:`lpp.inference._numerics.call_ranges`."""
+        """Work of pass 1 per row, for :func:`chunked_calls`."""
         return self._row_steps + n_topics
 
     @property
@@ -311,10 +311,11 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
 
 
 def _pass1_loop(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
-                first_row, bounds, pos_y, neg_counts, residual, doc_topic, col_partials, markers):
-    for ch in prange(col_partials.shape[0]):
+                first_row, starts, ends, pos_y, neg_counts, residual, doc_topic, col_partials,
+                markers):
+    for ch in prange(starts.size):
         _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
-                    first_row, bounds[ch], bounds[ch + 1], pos_y, neg_counts,
+                    first_row, starts[ch], ends[ch], pos_y, neg_counts,
                     residual, doc_topic, col_partials[ch], markers[ch])
 
 
@@ -403,12 +404,12 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                     pos += 1
 
 
-def _pass2_loop(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row, bounds,
-                neg_counts, bulk, residual, token_ptr, token_cols, bulk_ptr, bulk_cols,
+def _pass2_loop(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row, starts,
+                ends, neg_counts, bulk, residual, token_ptr, token_cols, bulk_ptr, bulk_cols,
                 bulk_counts, col_partials, markers, cumulative, free_cols, hits):
-    for ch in prange(col_partials.shape[0]):
+    for ch in prange(starts.size):
         _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, first_row,
-                    bounds[ch], bounds[ch + 1], neg_counts, bulk, residual, token_ptr,
+                    starts[ch], ends[ch], neg_counts, bulk, residual, token_ptr,
                     token_cols, bulk_ptr, bulk_cols, bulk_counts, col_partials[ch], markers[ch],
                     cumulative[ch], free_cols[ch], hits[ch])
 
@@ -460,22 +461,28 @@ def chunk_bounds(indptr: np.ndarray, n_topics: int, chunks: int) -> np.ndarray:
     return np.concatenate(([0], inner, [n_rows])).astype(np.int64)
 
 
-def chunked_calls(bounds: np.ndarray, row_steps: np.ndarray):
+def chunked_calls(bounds: np.ndarray, row_steps: np.ndarray) -> list:
     """The kernel calls of a pass over the chunks ``bounds``, about
-    :data:`lpp.inference._numerics.CALL_STEPS` of work each: ``(c0, c1, sub_bounds)`` runs
-    chunks ``c0..c1-1`` over ``sub_bounds``, their bounds clipped to the call's rows. A chunk
-    split between calls adds into its partial counts in both (integers: the sums are exact)."""
-    ranges = call_ranges(row_steps)
-    if len(ranges) == 1:
-        return [(0, bounds.size - 1, bounds)]
-    calls = []
-    for r0, r1 in ranges:
-        c0 = int(np.searchsorted(bounds, r0, side="right")) - 1
-        c1 = int(np.searchsorted(bounds, r1, side="left"))
-        sub = bounds[c0:c1 + 1].copy()
-        sub[0], sub[-1] = r0, r1
-        calls.append((c0, c1, sub))
-    return calls
+    :data:`lpp.inference._numerics.CALL_STEPS` of work each, as ``(starts, ends)``: a call runs
+    rows ``starts[c]..ends[c] - 1`` of every chunk ``c``.
+
+    Every call takes the same share of every chunk's work, so each call keeps all the threads
+    busy (a call made of whole chunks would run one or two of them, on one thread, whenever a
+    pass needs more calls than there are threads). A chunk's rows still run in order and add
+    into its own partial counts (integers: exact in any split); streams are keyed by row, so
+    the split changes no draw.
+    """
+    cum = np.concatenate(([0.0], np.cumsum(row_steps, dtype=np.float64)))
+    n_calls = max(1, math.ceil(cum[-1] / CALL_STEPS))
+    lo, hi = bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64)
+    if n_calls == 1:
+        return [(lo, hi)]
+    shares = np.arange(1, n_calls) / n_calls
+    targets = cum[lo][:, None] + (cum[hi] - cum[lo])[:, None] * shares[None, :]
+    cuts = np.clip(np.searchsorted(cum, targets, side="left"), lo[:, None], hi[:, None])
+    edges = np.maximum.accumulate(np.hstack([lo[:, None], cuts, hi[:, None]]), axis=1)
+    return [(np.ascontiguousarray(edges[:, j]), np.ascontiguousarray(edges[:, j + 1]))
+            for j in range(n_calls) if np.any(edges[:, j] < edges[:, j + 1])]
 
 
 class _Workspace:
@@ -574,11 +581,11 @@ class TopicCountsDraw:
         doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
         partials.fill(0)
         ws.markers.fill(0)
-        for c0, c1, bounds in chunked_calls(ws.bounds, lay.row_steps(n_topics)):
+        for starts, ends in chunked_calls(ws.bounds, lay.row_steps(n_topics)):
             _pass1[small](lay.indptr, lay.cols, lay.values, lay.alpha_rows, theta, phi_t,
                           phi_sums, derive_seed(self.seed, Tag.PASS1), self.iteration,
-                          lay.first_row, bounds, pos_y, neg_counts, ws.residual, doc_topic,
-                          partials[c0:c1], ws.markers[c0:c1])
+                          lay.first_row, starts, ends, pos_y, neg_counts, ws.residual,
+                          doc_topic, partials, ws.markers)
         check_counts_drawn(pos_y, neg_counts)
         n_free = n_cols - np.diff(lay.indptr)
         bulk = neg_counts > np.maximum(BULK_MIN, BULK_PER_COLUMN * n_free)[:, None]
@@ -594,13 +601,12 @@ class TopicCountsDraw:
             inverted = (neg_counts > 0) & ~bulk & (ws.residual < ALIAS_MIN_ACCEPTANCE * phi_sums)
             row_steps = (np.diff(token_ptr) + np.diff(bulk_ptr) * (bulk.sum(axis=1) + 1)
                          + inverted.sum(axis=1) * n_cols + np.diff(lay.indptr))
-            for c0, c1, bounds in chunked_calls(ws.bounds, row_steps):
+            for starts, ends in chunked_calls(ws.bounds, row_steps):
                 _pass2[small](lay.indptr, lay.cols, phi_t, phi_sums, ws.prob, ws.alias,
                               derive_seed(self.seed, Tag.PASS2), self.iteration, lay.first_row,
-                              bounds, neg_counts, bulk, ws.residual, token_ptr, token_cols,
-                              bulk_ptr, bulk_cols, bulk_counts, partials[c0:c1],
-                              ws.markers[c0:c1], ws.cumulative[c0:c1], ws.free_cols[c0:c1],
-                              ws.hits[c0:c1])
+                              starts, ends, neg_counts, bulk, ws.residual, token_ptr,
+                              token_cols, bulk_ptr, bulk_cols, bulk_counts, partials,
+                              ws.markers, ws.cumulative, ws.free_cols, ws.hits)
         return pos_y, doc_topic, token_ptr, token_cols, (bulk_ptr, bulk_cols, bulk_counts)
 
     @property
