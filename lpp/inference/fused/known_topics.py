@@ -36,7 +36,7 @@ from lpp.inference.fused.sparse_topics import (
     chunk_bounds,
     chunked_calls,
 )
-from lpp.inference.models._kernels import topic_entry_weights
+from lpp.inference.models._kernels import row_topic_order, topic_entry_weights
 
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
 _LAYOUT_ROWS = 256
@@ -98,6 +98,7 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
     last_entry = indptr[row_hi]
     for d in range(row_lo, row_hi):
         seed_stream(seed, iteration, d)
+        order = row_topic_order(theta, d)
         for idx in range(indptr[d], indptr[d + 1]):
             if idx + _PREFETCH_AHEAD < last_entry:
                 ahead = cols[idx + _PREFETCH_AHEAD]
@@ -106,8 +107,25 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
             v = cols[idx]
             # the dense kernel's arithmetic (one shared function): the same draws
             total = topic_entry_weights(theta, phi_t, d, v, weights)
-            for i in range(allocate_count_nb(values[idx], weights, total, uniforms, cells,
-                                             hits)):
+            count = values[idx]
+            if count <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
+                if not total > 0.0:
+                    continue
+                for _ in range(count):
+                    u = np.random.random() * total
+                    acc = 0.0
+                    for p in range(n_topics):
+                        k = order[p]
+                        acc += weights[k]
+                        if u < acc:
+                            break
+                    while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
+                        p -= 1
+                        k = order[p]
+                    doc_topic[d, k] += 1
+                    col_partial[v, k] += 1
+                continue
+            for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
                 k = cells[i]
                 doc_topic[d, k] += hits[i]
                 col_partial[v, k] += hits[i]

@@ -62,6 +62,7 @@ from lpp.inference._numerics import (
     check_counts_drawn,
     parallel_and_serial,
 )
+from lpp.inference.models._kernels import row_topic_order
 from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
 
 #: recompute ``R[d, k]`` by an explicit sum when the subtraction keeps fewer digits than this
@@ -263,6 +264,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
     last_entry = indptr[row_hi]
     for d in range(row_lo, row_hi):
         seed_stream(seed, iteration, first_row + d)
+        order = row_topic_order(theta, d)
         alpha = alpha_rows[d]
         lo = indptr[d]
         hi = indptr[d + 1]
@@ -287,6 +289,23 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 for k in range(n_topics):
                     weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
                 total = rescale_log_weights_nb(weights)
+            if y <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
+                if not total > 0.0:
+                    continue
+                for _ in range(y):
+                    u = np.random.random() * total
+                    acc = 0.0
+                    for p in range(n_topics):
+                        k = order[p]
+                        acc += weights[k]
+                        if u < acc:
+                            break
+                    while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
+                        p -= 1
+                        k = order[p]
+                    doc_topic[d, k] += 1
+                    col_partial[v, k] += 1
+                continue
             for i in range(allocate_count_nb(y, weights, total, uniforms, cells, hits)):
                 k = cells[i]
                 doc_topic[d, k] += hits[i]

@@ -1,7 +1,8 @@
 """Compiled kernels of the built-in models: allocation of counts to components, Gamma updates.
 
 Every allocation draws through :func:`lpp.distributions.allocate_count_nb` (the one
-multinomial kernel, O(K) for large counts); the Gamma draws through
+multinomial kernel, O(K) for large counts; the topic kernels draw counts up to
+:data:`lpp.distributions.FEW_TRIALS` token by token, see :func:`row_topic_order`); the Gamma draws through
 :func:`lpp.distributions.gamma_rate_nb`.
 
 Random streams are keyed by ``(seed, iteration, row)`` (the Gamma updates: by a fixed block of
@@ -44,21 +45,55 @@ _UNDERFLOW = 1e-280
 
 @njit(cache=True, inline="always")
 def topic_entry_weights(theta, phi_t, d, v, weights) -> float:
-    """The topic weights ``theta[d, k] * phi[k, v]`` of entry (d, v) into ``weights``, term by
-    term in topic order, and their total; log-weights rescaled where the products underflow.
+    """The topic weights ``theta[d, k] * phi[k, v]`` of entry (d, v) into ``weights`` and their
+    sum; log-weights rescaled where the products underflow.
 
     One home for the dense allocation kernel and the known-counts engine: both draw the same
-    chain bit for bit because they form the weights by this same arithmetic."""
-    total = 0.0
-    for k in range(weights.shape[0]):
-        w = theta[d, k] * phi_t[v, k]
-        weights[k] = w
-        total += w
+    chain bit for bit because they form the weights by this same arithmetic. The sum in a fixed
+    order, the same on every CPU: eight running sums over the topics k = j (mod 8) in order,
+    added pairwise ``((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))``, then the last
+    ``K mod 8`` topics in order (as the sparse engine's
+    :func:`lpp.inference.fused.sparse_topics._entry_weights`). Eight independent sums keep the
+    loop fast (one running sum is a chain of K dependent additions) without letting the compiler
+    reassociate or fuse into FMAs, which it would do differently for each SIMD width. Written
+    out here rather than called: a call of a helper with the array cost about 10 ns per entry.
+    """
+    n_topics = weights.shape[0]
+    for k in range(n_topics):
+        weights[k] = theta[d, k] * phi_t[v, k]
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    whole = n_topics - n_topics % 8
+    for k in range(0, whole, 8):
+        s0 += weights[k]
+        s1 += weights[k + 1]
+        s2 += weights[k + 2]
+        s3 += weights[k + 3]
+        s4 += weights[k + 4]
+        s5 += weights[k + 5]
+        s6 += weights[k + 6]
+        s7 += weights[k + 7]
+    total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+    for k in range(whole, n_topics):
+        total += weights[k]
     if not total > _UNDERFLOW:
-        for k in range(weights.shape[0]):
+        for k in range(n_topics):
             weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
         total = rescale_log_weights_nb(weights)
     return total
+
+
+@njit(cache=True)
+def row_topic_order(theta, d):
+    """Row d's topics by decreasing ``theta[d, k]``, ties in index order.
+
+    The topic kernels (this module's, the fused engines') split a count of up to
+    :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw per token, scanning the
+    running sums of the weights in this order: a document's few heavy topics come first, so a
+    scan stops after about 6 of 50 steps on text instead of 25. Independent draws add up to the
+    multinomial, whatever the order. The loop is written out in each kernel: as a call, even
+    an inlined one, it cost 15-90 ns more per entry than the whole draw (``bench/README.md``).
+    """
+    return np.argsort(-theta[d], kind="mergesort")
 
 
 def _twins(loop):
@@ -313,11 +348,29 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
     uniforms = np.empty(FEW_TRIALS)
     for d in range(lo, hi):
         seed_stream(seed, iteration, first_row + d)
+        order = row_topic_order(theta, d)
         for v in range(n_cols):
             count = y[d, v]
             if count == 0 or not observed[d, v]:
                 continue
             total = topic_entry_weights(theta, phi_t, d, v, weights)
+            if count <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
+                if not total > 0.0:
+                    continue
+                for _ in range(count):
+                    u = np.random.random() * total
+                    acc = 0.0
+                    for p in range(n_comp):
+                        k = order[p]
+                        acc += weights[k]
+                        if u < acc:
+                            break
+                    while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
+                        p -= 1
+                        k = order[p]
+                    row_totals[d, k] += 1
+                    col_partial[v, k] += 1
+                continue
             for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
                 k = cells[i]
                 row_totals[d, k] += hits[i]

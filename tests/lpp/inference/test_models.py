@@ -60,17 +60,25 @@ def test_allocation_conserves_observed_counts(model, shape):
         assert counts.dtype == np.int64 and counts.sum() == per_count * total, name
 
 
-def test_topic_allocation_matches_the_multinomial():
-    """One entry's split over topics is Mult(y, theta[d] * phi[:, v] / mu) — chi-square."""
-    model = TopicModel(3)
-    state = {"theta": np.array([[0.5, 2.0, 1.0]]), "phi": np.array([[1.0], [0.25], [3.0]])}
-    y = np.array([[4]])
+@pytest.mark.parametrize("count", [1, 4])
+def test_topic_allocation_matches_the_multinomial(count):
+    """One entry's split over topics is Mult(y, theta[d] * phi[:, v] / mu) — chi-square, with
+    power. The scan visits the topics heaviest theta first (here 1, 2, 3, 0) and skips the
+    topic of zero weight."""
+    model = TopicModel(4)
+    state = {"theta": np.array([[0.5, 2.0, 1.0, 0.7]]),
+             "phi": np.array([[1.0], [0.25], [3.0], [0.0]])}
+    y = np.array([[count]])
     obs = Observed(np.ones((1, 1), dtype=bool))
     draws = np.array([model.allocate(state, y, obs, 7, t)["doc_topic"][0] for t in range(20_000)])
-    comps = [c for c in itertools.product(range(5), repeat=3) if sum(c) == 4]
-    codes = np.array([comps.index(tuple(r)) for r in draws])
+    assert np.all(draws[:, 3] == 0)
+    comps = [c for c in itertools.product(range(count + 1), repeat=3) if sum(c) == count]
+    codes = np.array([comps.index(tuple(r)) for r in draws[:, :3]])
     p = np.array([0.5, 0.5, 3.0]) / 4.0
-    assert chisquare_gof(codes, np.arange(len(comps)), stats.multinomial(4, p).pmf(np.array(comps)))
+    pmf = stats.multinomial(count, p).pmf(np.array(comps))
+    assert chisquare_gof(codes, np.arange(len(comps)), pmf)
+    wrong = stats.multinomial(count, [0.2, 0.05, 0.75]).pmf(np.array(comps))
+    assert not chisquare_gof(codes, np.arange(len(comps)), wrong)
 
 
 def test_topic_update_draws_the_conjugate_gammas():
