@@ -56,12 +56,8 @@ from lpp.distributions import (
     poisson_nb,
     rescale_log_weights_nb,
 )
-from lpp.inference._numerics import (
-    SERIAL_BELOW,
-    CALL_STEPS,
-    check_counts_drawn,
-    parallel_and_serial,
-)
+from lpp.inference import _numerics
+from lpp.inference._numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
 from lpp.inference.models._kernels import row_topic_order
 from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
 
@@ -492,7 +488,7 @@ def chunked_calls(bounds: np.ndarray, row_steps: np.ndarray) -> list:
     the split changes no draw.
     """
     cum = np.concatenate(([0.0], np.cumsum(row_steps, dtype=np.float64)))
-    n_calls = max(1, math.ceil(cum[-1] / CALL_STEPS))
+    n_calls = max(1, math.ceil(cum[-1] / _numerics.CALL_STEPS))
     lo, hi = bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64)
     if n_calls == 1:
         return [(lo, hi)]

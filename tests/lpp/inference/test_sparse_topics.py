@@ -19,6 +19,7 @@ import pytest
 from scipy import stats
 
 from lpp.inference import CollapsedPrivacy, GibbsSampler, TopicModel, fit_private
+from lpp.inference import _numerics
 from lpp.inference.fused import sparse_topics
 from lpp.inference.geweke import geweke_simulations
 from lpp.inference.models._kernels import allocate_matrix_kernel
@@ -198,6 +199,10 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
     runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
     monkeypatch.setattr(sparse_topics, "PARTIAL_LIMIT", 0)
     runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+    monkeypatch.undo()
+    # passes in many calls, each a slice of every chunk
+    monkeypatch.setattr(_numerics, "CALL_STEPS", 200)
+    runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
     assert all(r.engine == "sparse" for r in runs)
     for other in runs[1:]:
         for k in ("theta", "phi", "y"):
@@ -242,6 +247,28 @@ def test_chunks_cover_the_rows_in_shares_of_equal_work():
     shares = np.add.reduceat(work, bounds[:-1])[np.diff(bounds) > 0]
     # each share is within one row's work of the ideal
     assert np.all(np.abs(shares - work.sum() / chunks) <= work.max())
+
+
+def test_each_call_takes_a_share_of_every_chunk(monkeypatch):
+    """Every call runs rows of every chunk (all threads busy in each), the calls cover each
+    chunk's rows once and in order, and none holds much more than its budget."""
+    rng = np.random.default_rng(4)
+    per_row = rng.zipf(1.5, 400).clip(max=500).astype(float)
+    indptr = np.concatenate(([0], np.cumsum(per_row))).astype(np.int64)
+    bounds = sparse_topics.chunk_bounds(indptr, 10, 8)
+    assert len(sparse_topics.chunked_calls(bounds, per_row)) == 1
+    monkeypatch.setattr(_numerics, "CALL_STEPS", per_row.sum() / 5)
+    calls = sparse_topics.chunked_calls(bounds, per_row)
+    assert 5 <= len(calls) <= 6
+    for c in range(bounds.size - 1):
+        rows = np.concatenate([np.arange(starts[c], ends[c]) for starts, ends in calls])
+        assert np.array_equal(rows, np.arange(bounds[c], bounds[c + 1]))
+    for starts, ends in calls:
+        assert starts.size == ends.size == bounds.size - 1
+        work = sum(per_row[a:b].sum() for a, b in zip(starts, ends))
+        assert work <= per_row.sum() / 5 + (bounds.size - 1) * per_row.max()
+    busy = np.mean([np.count_nonzero(ends > starts) for starts, ends in calls])
+    assert busy >= 6  # most chunks have rows in every call (a chunk of one heavy row cannot)
 
 
 def test_engine_selection(topic_data):
