@@ -1,7 +1,7 @@
 """Run the case studies under another profile, beside the quick results, and collect them.
 
     python profiles/run.py                     # paper profile with the cuts of paper_cuts.yaml
-    python profiles/run.py --no-cuts           # the paper's full design (weeks of CPU)
+    python profiles/run.py --no-cuts           # the paper's full design (days of CPU)
     python profiles/run.py --collect-only      # copy what an earlier run left in the work tree
     python profiles/run.py --single-item --stages report_topics   # score its fits again
     python profiles/run.py --diagnose          # then the convergence diagnosis of its fits

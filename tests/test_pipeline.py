@@ -13,6 +13,7 @@ import json
 import shlex
 from pathlib import Path, PurePosixPath
 
+import numpy as np
 import pytest
 import yaml
 
@@ -410,3 +411,29 @@ def test_the_paper_run_collects_the_tables_and_figures_of_its_data_sets(paper_gr
     assert "figures/enron_topic_words.png" in figures
     with pytest.raises(ValueError, match="dataset: NAME"):
         runner.collected_paths({"prepare_topics": {}, "prepare_network": {}})
+
+
+def test_the_long_chains_summary_reads_the_saved_chains(tmp_path):
+    """profiles/long_chains.py: R-hat, ESS, each chain's total rate and a trace figure from a
+    saved fit of several chains (here a tiny one)."""
+    from lpp.fits import save_fit
+    from lpp.inference import fit_private
+
+    spec = importlib.util.spec_from_file_location("long_chains",
+                                                  ROOT / "profiles" / "long_chains.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    name = module.fit_name("collapsed", 1, 0)
+    assert name == "collapsed_eps1.0_rep0"  # the infer stage's output folder
+    y_tilde = np.random.default_rng(1).poisson(1.0, (12, 9)) - 1
+    fit = fit_private(y_tilde, 0.5, "topics", n_components=2, n_iter=24, burn_in=8, thin=2,
+                      rng=3, n_chains=2, progress=False)
+    save_fit(fit, tmp_path / "fit", data="tiny")
+    record = module.summarize(tmp_path / "fit", name, tmp_path / "res", tmp_path / "fig")
+    assert record["n_chains"] == 2 and len(record["total_rate"]["last_saved"]) == 2
+    assert record["saved_iterations"] == list(range(10, 25, 2))
+    assert {"log_joint", "total_rate"} <= set(record["quantities"])
+    assert record["rhat_max"] == max(q["r_hat"] for q in record["quantities"].values())
+    saved = json.loads((tmp_path / "res" / f"long_{name}.json").read_text())
+    assert saved["rhat_max"] == record["rhat_max"]
+    assert (tmp_path / "fig" / f"enron_trace_long_{name}.png").stat().st_size > 0

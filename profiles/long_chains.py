@@ -1,0 +1,110 @@
+"""Convergence of one paper-scale topic fit with chains longer than the cut profile's.
+
+    python profiles/long_chains.py                       # collapsed, epsilon/N = 1, 2 x 1,000 sweeps
+    python profiles/long_chains.py --n-iter 3000 --burn-in 1500   # continue the same chains further
+    python profiles/long_chains.py --summary-only        # only read the fit again
+
+The cut paper profile (``profiles/paper_cuts.yaml``) runs its topic fits for 200 sweeps, too
+few to judge convergence. This script runs one of its fits, by default ours (``collapsed``) at
+epsilon/N = 1 on the first privatized copy, with ``--chains`` chains of ``--n-iter`` sweeps, in
+the paper profile's work tree (:mod:`profiles.run`; the stage and everything it depends on,
+which DVC skips when up to date). The infer stage checkpoints its chains, so the run can be
+stopped and started again, and a larger ``--n-iter`` with the same ``--burn-in`` and
+``--thin`` continues the same chains. Then ArviZ's split R-hat and bulk / tail ESS of the
+label-invariant quantities (:mod:`lpp.diagnostics`) and each chain's total rate and log joint
+over its saved sweeps go to ``results/paper/diagnostics/long_<fit>.json`` and ``.csv``, and
+the trace figure to ``figures/paper/enron_trace_long_<fit>.png``.
+
+The work tree's ``params.yaml`` is left with these topic settings, so a later
+``python profiles/run.py`` writes the profile's own settings back (and reruns the topic fits).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import ROOT, _work_tree, merged_settings, run_stages  # noqa: E402
+
+
+def fit_name(method: str, level: float, rep: int) -> str:
+    return f"{method}_eps{float(level)}_rep{rep}"
+
+
+def summarize(fit_dir: Path, name: str, results: Path, figures: Path) -> dict:
+    """Write the diagnostics of the saved chains in ``fit_dir``; return the record."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from lpp.diagnostics import convergence_summary, plot_traces, to_inference_data, worst_rhat
+    from lpp.fits import load_chains
+
+    chains = load_chains(fit_dir)
+    data = to_inference_data(chains, n_entries=4)
+    summary = convergence_summary(data)
+    total = data.posterior["total_rate"].values  # chains x saved sweeps
+    log_joint = data.posterior["log_joint"].values
+    record = {
+        "fit": name, "n_chains": len(chains), "seeds": [c.meta.get("seed") for c in chains],
+        "saved_iterations": [int(t) for t in chains[0].saved_iterations],
+        "seconds_per_sweep": float(np.median(np.concatenate([c.iter_seconds[1:]
+                                                             for c in chains]))),
+        "rhat_max": worst_rhat(summary),
+        "quantities": {q: {k: float(v) for k, v in row.items()}
+                       for q, row in summary.iterrows()},
+        "total_rate": {"first_saved": total[:, 0].tolist(), "last_saved": total[:, -1].tolist(),
+                       "mean": total.mean(axis=1).tolist()},
+        "log_joint": {"first_saved": log_joint[:, 0].tolist(),
+                      "last_saved": log_joint[:, -1].tolist(),
+                      "mean": log_joint.mean(axis=1).tolist()},
+    }
+    results.mkdir(parents=True, exist_ok=True)
+    (results / f"long_{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+    summary.to_csv(results / f"long_{name}.csv")
+    figures.mkdir(parents=True, exist_ok=True)
+    fig = plot_traces(data, title=f"Enron, {name}: {len(chains)} chains")
+    fig.savefig(figures / f"enron_trace_long_{name}.png", dpi=110)
+    return record
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--method", default="collapsed")
+    parser.add_argument("--level", type=float, default=1.0)
+    parser.add_argument("--n-iter", type=int, default=1000)
+    parser.add_argument("--burn-in", type=int, default=500)
+    parser.add_argument("--thin", type=int, default=10)
+    parser.add_argument("--chains", type=int, default=2)
+    parser.add_argument("--work-tree", type=Path, default=ROOT.parent / "lpp-paper")
+    parser.add_argument("--results", type=Path, default=ROOT / "results" / "paper" / "diagnostics")
+    parser.add_argument("--figures", type=Path, default=ROOT / "figures" / "paper")
+    parser.add_argument("--summary-only", action="store_true")
+    args = parser.parse_args(argv)
+
+    work = args.work_tree.resolve()
+    name = fit_name(args.method, args.level, 0)
+    if not args.summary_only:
+        settings = merged_settings(ROOT / "profiles" / "paper.yaml",
+                                   ROOT / "profiles" / "paper_cuts.yaml")
+        if args.level not in settings["privacy"]["levels"]:
+            parser.error(f"--level {args.level} is not one of privacy.levels "
+                         f"{settings['privacy']['levels']}")
+        settings["topics"].update(n_iter=args.n_iter, burn_in=args.burn_in, thin=args.thin,
+                                  n_chains=args.chains)
+        _work_tree(work)
+        (work / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+        run_stages(work, [f"infer_private_topics@{args.method}-{args.level}-0"])
+    record = summarize(work / "results" / "fits" / "topics" / name, name, args.results,
+                       args.figures)
+    print(json.dumps({k: record[k] for k in ("fit", "n_chains", "seconds_per_sweep",
+                                             "rhat_max", "total_rate")}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
