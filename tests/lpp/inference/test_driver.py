@@ -427,7 +427,9 @@ _HEAVY_SWEEPS = """
 import numpy as np
 from lpp.inference import TopicModel, fit_nonprivate
 
-fit_nonprivate(np.full((3, 3), 5), TopicModel(2), n_iter=1, progress=False)  # load the kernels
+# load (or compile) the kernels, serial and parallel twins, so that Ctrl-C lands in a sweep
+fit_nonprivate(np.full((3, 3), 5), TopicModel(2), n_iter=1, progress=False)
+fit_nonprivate(np.full((300, 300), 1), TopicModel(20), n_iter=1, init="prior", progress=False)
 print("ready", flush=True)
 # counts just below the allocation's O(K) threshold: a trial each, 7e8 per sweep
 res = fit_nonprivate(np.full((300, 300), 8000), TopicModel(20), n_iter=50, init="prior", rng=1,
@@ -438,17 +440,17 @@ print(res.interrupted, res.iterations_done, flush=True)
 
 def test_ctrl_c_stops_a_heavy_sweep_within_a_second_or_two():
     # the allocation ran as one kernel call of 10 to 20 s per sweep, which Ctrl-C cannot cut
-    child = subprocess.Popen([sys.executable, "-c", _HEAVY_SWEEPS], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout.readline().strip() == "ready"
-        time.sleep(2.0)
-        sent = time.perf_counter()
-        child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=120)
-        waited = time.perf_counter() - sent
-    finally:
-        child.kill()
+    with subprocess.Popen([sys.executable, "-c", _HEAVY_SWEEPS], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as child:  # closes its pipes
+        try:
+            assert child.stdout.readline().strip() == "ready"
+            time.sleep(2.0)
+            sent = time.perf_counter()
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=120)
+            waited = time.perf_counter() - sent
+        finally:
+            child.kill()
     assert child.returncode == 0, err
     assert out.split()[0] == "True"  # a partial result, as documented
     assert waited < 2.0
