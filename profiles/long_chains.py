@@ -1,16 +1,16 @@
 """Convergence of one paper-scale topic fit with chains longer than the cut profile's.
 
     python profiles/long_chains.py                       # collapsed, epsilon/N = 1, 2 x 1,000 sweeps
-    python profiles/long_chains.py --n-iter 3000 --burn-in 1500   # continue the same chains further
+    python profiles/long_chains.py --n-iter 3000 --burn-in 1500   # longer chains
     python profiles/long_chains.py --summary-only        # only read the fit again
 
 The cut paper profile (``profiles/paper_cuts.yaml``) runs its topic fits for 200 sweeps, too
 few to judge convergence. This script runs one of its fits, by default ours (``collapsed``) at
 epsilon/N = 1 on the first privatized copy, with ``--chains`` chains of ``--n-iter`` sweeps, in
 the paper profile's work tree (:mod:`profiles.run`; the stage and everything it depends on,
-which DVC skips when up to date). The infer stage checkpoints its chains, so the run can be
-stopped and started again, and a larger ``--n-iter`` with the same ``--burn-in`` and
-``--thin`` continues the same chains. Then ArviZ's split R-hat and bulk / tail ESS of the
+which DVC skips when up to date). The infer stage checkpoints its chains, so a run stopped
+part way continues where it stopped when started again (also with a larger ``--n-iter``); a
+finished fit's checkpoints are removed, so longer chains after that start over. Then ArviZ's split R-hat and bulk / tail ESS of the
 label-invariant quantities (:mod:`lpp.diagnostics`) and each chain's total rate and log joint
 over its saved sweeps go to ``results/paper/diagnostics/long_<fit>.json`` and ``.csv``, and
 the trace figure to ``figures/paper/enron_trace_long_<fit>.png``.
