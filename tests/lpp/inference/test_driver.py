@@ -424,8 +424,15 @@ def test_inputs_that_hung_end_in_clear_errors():
 
 
 _HEAVY_SWEEPS = """
+import signal
+
 import numpy as np
 from lpp.inference import TopicModel, fit_nonprivate
+
+# as a process started from a terminal: a parent that blocked or ignored SIGINT (a library's
+# thread, a test runner) passes that on to its children, and the signal would never arrive
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # load (or compile) the kernels, serial and parallel twins, so that Ctrl-C lands in a sweep
 fit_nonprivate(np.full((3, 3), 5), TopicModel(2), n_iter=1, progress=False)
