@@ -28,7 +28,7 @@ import numpy as np
 
 from bench import machine, write_results
 from bench.sweep import text_data
-from lpp.diagnostics import _arviz
+from lpp.diagnostics import _arviz, geweke_z
 from lpp.inference import GibbsSampler, TopicModel
 
 STARTS = ("data", "em", "dispersed")
@@ -38,23 +38,6 @@ LOG_JOINT_EVERY = 5
 GRID = 25
 #: values a window after a burn-in needs at least
 MIN_WINDOW = 10
-
-
-def geweke_z(x: np.ndarray) -> float:
-    """Geweke's z of a trace: the mean of its first 10 % against that of its last 50 %.
-
-    The variance of each mean comes from the last half alone (its variance over ArviZ's
-    bulk ESS, scaled to each window's length): under the null hypothesis both windows come
-    from the same stationary process, and a trend in the first window, which would inflate a
-    variance estimated there, counts against it instead.
-    """
-    n = x.size
-    a, b = x[: max(2, n // 10)], x[n - n // 2:]
-    ess = min(float(_arviz().ess(b[None, :])), b.size)
-    var_mean_b = float(b.var(ddof=1)) / max(ess, 1.0)
-    se = np.sqrt(var_mean_b * (1.0 + b.size / a.size))
-    diff = float(a.mean() - b.mean())
-    return diff / se if se > 0 else (0.0 if diff == 0 else float("inf"))
 
 
 def stationary_from(traces: dict, n_sweeps: int) -> int | None:

@@ -20,6 +20,14 @@ quantities, one value per saved sample, are
 ``sample_stats`` holds the log joint again under ArviZ's name ``lp``. The ``draw``
 coordinate is the 1-based sweep of each saved sample.
 
+R-hat says *that* chains disagree, not why. :func:`chain_agreement` says which of two reasons
+holds, quantity by quantity, with the numbers behind it: a chain still **drifting** (Geweke's
+z of its own trace, the mean of its first 10 % against its last 50 %, beyond a bound set for a
+5 % false-alarm rate over the chains; more sweeps are needed), or chains that are each
+stationary yet sit at different levels, **modes** (their spread is spread of the posterior as
+the sampler sees it: more chains, not more sweeps, show how much). Otherwise they **agree**, or
+the chains are too short to tell (**unclear**).
+
 ArviZ is imported lazily (importing it costs about a second), so ``import lpp`` does not pay
 for it.
 """
@@ -35,10 +43,22 @@ from lpp.inference import FitResult, model_from_params
 
 __all__ = ["rate_samples", "chain_quantities", "default_entries", "entry_labels",
            "to_inference_data", "convergence_summary", "chains_summary", "worst_rhat",
-           "plot_traces", "diagnose_cases"]
+           "geweke_z", "chain_agreement", "plot_traces", "diagnose_cases"]
 
 #: the exported quantities with their per-sample dimensions
 QUANTITIES = ("log_joint", "total_rate", "mu")
+#: R-hat above which stationary chains are said to sit in different modes (the bar chains
+#: of a fit must meet before their scores are read as one posterior's)
+MODE_RHAT = 1.1
+#: the chance that stationary chains of nearly independent draws are called drifting, per
+#: quantity (all chains together); short, strongly autocorrelated traces are called drifting
+#: more often (ArviZ's ESS of a few dozen such draws runs high), which is what they need anyway:
+#: more sweeps
+DRIFT_FALSE_ALARM = 0.05
+#: chain means at least this many within-chain standard deviations apart (and R-hat above
+#: MODE_RHAT) make stationary chains "modes": short chains of one mode rarely get this far
+#: apart, chains in different modes hardly overlap
+MODE_SEPARATION = 2.0
 
 
 def _arviz():
@@ -366,6 +386,116 @@ def worst_rhat(summary) -> float:
     return float(values.max()) if values.size else float("nan")
 
 
+def geweke_z(x) -> float:
+    """Geweke's z of one chain's trace: the mean of its first 10 % against that of its last 50 %.
+
+    The variance of each mean comes from the last half alone (its variance over ArviZ's bulk
+    ESS, scaled to each window's length): under the hypothesis that the trace is stationary
+    both windows come from the same process, and a trend inside the first window, which would
+    inflate a variance estimated there, counts against the trace instead. About N(0, 1) for a
+    stationary trace of a few dozen draws or more; large ``|z|`` means the chain still moves.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 4 values or values that are not finite.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1 or x.size < 4 or not np.isfinite(x).all():
+        raise ValueError(f"geweke_z needs one finite trace of at least 4 values; got shape "
+                         f"{x.shape}")
+    n = x.size
+    first, last = x[: max(2, n // 10)], x[n - n // 2:]
+    ess = float(_arviz().ess(last[None, :])) if last.size >= 4 else float(last.size)
+    ess = min(ess, last.size) if np.isfinite(ess) else float(last.size)
+    var_mean_last = float(last.var(ddof=1)) / max(ess, 1.0)
+    se = np.sqrt(var_mean_last * (1.0 + last.size / first.size))
+    diff = float(first.mean() - last.mean())
+    return diff / se if se > 0 else (0.0 if diff == 0 else float("inf"))
+
+
+def _drift_bound(n_chains: int) -> float:
+    """``|z|`` beyond which one of ``n_chains`` stationary chains is called drifting: the
+    two-sided normal quantile at :data:`DRIFT_FALSE_ALARM` split over the chains."""
+    from scipy.stats import norm
+
+    return float(norm.isf(DRIFT_FALSE_ALARM / (2 * n_chains)))
+
+
+def agreement_of(values, r_hat: float) -> dict:
+    """:func:`chain_agreement`'s row for one scalar quantity: ``values`` is chains x draws."""
+    values = np.asarray(values, dtype=np.float64)
+    means = values.mean(axis=1)
+    within = float(np.sqrt(values.var(axis=1, ddof=1).mean()))
+    gap = float(means.max() - means.min())
+    drift = np.array([geweke_z(chain) for chain in values])
+    separation = gap / within if within > 0 else (0.0 if gap == 0 else float("inf"))
+    if np.abs(drift).max() > _drift_bound(values.shape[0]):
+        verdict = "drifting"
+    elif r_hat <= MODE_RHAT:
+        verdict = "agree"
+    elif separation >= MODE_SEPARATION:
+        verdict = "modes"
+    else:
+        verdict = "unclear"
+    return {"verdict": verdict, "r_hat": float(r_hat), "chain_means": means.tolist(),
+            "within_sd": within, "separation": separation, "drift_z": drift.tolist()}
+
+
+def chain_agreement(data, **kwargs):
+    """Whether the chains agree, still drift, or sit in different modes, per quantity.
+
+    Parameters
+    ----------
+    data : arviz.InferenceData or fits
+        As for :func:`convergence_summary` (at least 2 chains of at least 4 draws).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by quantity like :func:`convergence_summary`, with columns
+
+        ``verdict``
+            ``"drifting"`` when some chain's :func:`geweke_z` exceeds the bound of a
+            :data:`DRIFT_FALSE_ALARM` false-alarm rate over the chains (two-sided, split
+            evenly): more sweeps are needed; else ``"agree"`` when R-hat is at most
+            :data:`MODE_RHAT`; else ``"modes"`` when the chain means lie at least
+            :data:`MODE_SEPARATION` within-chain standard deviations apart: more chains show
+            the spread; else ``"unclear"`` (chains too short to tell: more draws);
+        ``r_hat``
+            ArviZ's split R-hat;
+        ``chain_means``
+            each chain's mean (a list);
+        ``within_sd``
+            the standard deviation of the draws within a chain, pooled over the chains;
+        ``separation``
+            the range of the chain means in units of ``within_sd`` (a few units or more:
+            the chains' histograms hardly overlap);
+        ``drift_z``
+            each chain's :func:`geweke_z` (a list).
+
+    Raises
+    ------
+    ValueError
+        As :func:`convergence_summary`.
+    """
+    import pandas as pd
+
+    idata = _as_idata(data, **kwargs)
+    summary = convergence_summary(idata)
+    posterior = idata.posterior
+    rows = {}
+    for name in QUANTITIES:
+        values = posterior[name].values  # chain x draw (x entry)
+        if values.ndim == 2:
+            rows[name] = agreement_of(values, summary.loc[name, "r_hat"])
+            continue
+        for e, label in enumerate(map(str, posterior["entry"].values)):
+            quantity = f"{name}[{label}]"
+            rows[quantity] = agreement_of(values[:, :, e], summary.loc[quantity, "r_hat"])
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None,
                 chain_colours=None, **kwargs):
     """Trace figure: a row per quantity, its per-chain histograms (left) and values by sweep
@@ -440,8 +570,9 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
 
 
 #: the columns of :func:`diagnose_cases`'s table, in order
-CASE_COLUMNS = ("case", "quantity", "r_hat", "ess_bulk", "ess_tail", "chains", "draws",
-                "n_iter", "burn_in", "thin", "seeds")
+CASE_COLUMNS = ("case", "quantity", "r_hat", "ess_bulk", "ess_tail", "verdict", "separation",
+                "drift_z", "chain_means", "chains", "draws", "n_iter", "burn_in", "thin",
+                "seeds")
 
 
 def diagnose_cases(cases: dict, *, n_entries: int = 4):
@@ -465,8 +596,10 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
     -------
     table : pandas.DataFrame
         Columns :data:`CASE_COLUMNS`; ``quantity`` is ``log_joint``, ``total_rate`` or
-        ``mu[i,j]`` (``mu[row name, column name]`` with ``names``); ``seeds`` the chains'
-        seeds joined by commas.
+        ``mu[i,j]`` (``mu[row name, column name]`` with ``names``); ``verdict`` and
+        ``separation`` as :func:`chain_agreement` gives them, ``drift_z`` the largest
+        ``|z|`` of its chains, ``chain_means`` the chains' means (6 significant digits, joined
+        by semicolons); ``seeds`` the chains' seeds joined by commas.
     idatas : dict
         ``{name: arviz.InferenceData}`` for the trace figures.
 
@@ -491,9 +624,14 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
         entries = default_entries(fits[0], n_entries, exclude=case.get("exclude"))
         idata = to_inference_data(fits, entries=entries, names=case.get("names"))
         summary = convergence_summary(idata)
+        agreement = chain_agreement(idata)
         meta = fits[0].meta
         for quantity, values in summary.iterrows():
+            verdict = agreement.loc[quantity]
             rows.append({"case": name, "quantity": quantity, **values.to_dict(),
+                         "verdict": verdict["verdict"], "separation": verdict["separation"],
+                         "drift_z": float(np.abs(verdict["drift_z"]).max()),
+                         "chain_means": ";".join(f"{m:.6g}" for m in verdict["chain_means"]),
                          "chains": len(fits), "draws": int(np.size(fits[0].log_joint)),
                          "n_iter": meta["n_iter"], "burn_in": meta["burn_in"],
                          "thin": meta["thin"], "seeds": idata.posterior.attrs["seeds"]})

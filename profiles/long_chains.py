@@ -10,10 +10,13 @@ epsilon/N = 1 on the first privatized copy, with ``--chains`` chains of ``--n-it
 the paper profile's work tree (:mod:`profiles.run`; the stage and everything it depends on,
 which DVC skips when up to date). The infer stage checkpoints its chains, so a run stopped
 part way continues where it stopped when started again (also with a larger ``--n-iter``); a
-finished fit's checkpoints are removed, so longer chains after that start over. Then ArviZ's split R-hat and bulk / tail ESS of the
-label-invariant quantities (:mod:`lpp.diagnostics`) and each chain's total rate and log joint
-over its saved sweeps go to ``results/paper/diagnostics/long_<fit>.json`` and ``.csv``, and
-the trace figure to ``figures/paper/enron_trace_long_<fit>.png``.
+finished fit's checkpoints are removed, so longer chains after that start over. Then ArviZ's
+split R-hat and bulk / tail ESS of the label-invariant quantities (:mod:`lpp.diagnostics`),
+whether the chains drift, agree or sit in different modes
+(:func:`lpp.diagnostics.chain_agreement`, with each chain's mean and Geweke z) and each chain's
+total rate and log joint over its saved sweeps go to
+``results/paper/diagnostics/long_<fit>.json`` and ``.csv``, and the trace figure to
+``figures/paper/enron_trace_long_<fit>.png``.
 
 The work tree's ``params.yaml`` is left with these topic settings, so a later
 ``python profiles/run.py`` writes the profile's own settings back (and reruns the topic fits).
@@ -41,12 +44,15 @@ def summarize(fit_dir: Path, name: str, results: Path, figures: Path) -> dict:
     import matplotlib
 
     matplotlib.use("Agg")
-    from lpp.diagnostics import convergence_summary, plot_traces, to_inference_data, worst_rhat
+    from lpp.diagnostics import (chain_agreement, convergence_summary, plot_traces,
+                                 to_inference_data, worst_rhat)
     from lpp.fits import load_chains
 
     chains = load_chains(fit_dir)
     data = to_inference_data(chains, n_entries=4)
     summary = convergence_summary(data)
+    agreement = chain_agreement(data)
+    summary = summary.join(agreement[["verdict", "separation"]])
     total = data.posterior["total_rate"].values  # chains x saved sweeps
     log_joint = data.posterior["log_joint"].values
     record = {
@@ -55,8 +61,11 @@ def summarize(fit_dir: Path, name: str, results: Path, figures: Path) -> dict:
         "seconds_per_sweep": float(np.median(np.concatenate([c.iter_seconds[1:]
                                                              for c in chains]))),
         "rhat_max": worst_rhat(summary),
-        "quantities": {q: {k: float(v) for k, v in row.items()}
+        "quantities": {q: {k: (v if isinstance(v, str) else float(v)) for k, v in row.items()}
                        for q, row in summary.iterrows()},
+        "agreement": {q: {k: row[k] for k in ("verdict", "chain_means", "within_sd",
+                                               "separation", "drift_z")}
+                      for q, row in agreement.iterrows()},
         "total_rate": {"first_saved": total[:, 0].tolist(), "last_saved": total[:, -1].tolist(),
                        "mean": total.mean(axis=1).tolist()},
         "log_joint": {"first_saved": log_joint[:, 0].tolist(),

@@ -152,6 +152,11 @@ def test_diagnose_cases_tabulates_saved_chains(chains, tmp_path):
     expect = diagnostics.convergence_summary(chains, n_entries=2)
     np.testing.assert_allclose(table.r_hat, expect.r_hat, rtol=1e-12)
     assert (table.chains == 2).all() and (table.draws == (N_ITER - BURN_IN) // THIN).all()
+    agreement = diagnostics.chain_agreement(chains, n_entries=2)
+    assert list(table.verdict) == list(agreement.verdict)
+    np.testing.assert_allclose(table.separation, agreement.separation, rtol=1e-12)
+    assert table.chain_means.iloc[1] == ";".join(
+        f"{m:.6g}" for m in agreement.loc["total_rate", "chain_means"])
     assert table.seeds.iloc[0] == "11,12" and table.n_iter.iloc[0] == N_ITER
     np.testing.assert_array_equal(idatas["toy"].posterior["log_joint"].values[1],
                                   chains[1].log_joint)
@@ -194,3 +199,87 @@ def test_diagnose_cases_reads_every_chain_of_a_fit_folder(corpus, chains, tmp_pa
     assert (table.chains == 3).all()
     assert idatas["toy"].posterior.attrs["seeds"] == ",".join(
         map(str, several.seeds + [chains[1].seed]))
+
+
+# --- chain agreement: drifting, modes or agree, with stated error rates --------------------------
+# Each rate is estimated from REPS replications at a fixed seed; the bounds sit about 3.5
+# binomial standard deviations from the rate the design gives (false alarm 5 %, so the test
+# itself fails by chance far less than once in a thousand runs at any seed).
+REPS = 300
+
+
+def _ar1(rng, n_chains, n_draws, rho=0.0):
+    """Stationary AR(1) traces with unit variance (``rho`` = 0: independent draws)."""
+    noise = rng.normal(size=(n_chains, n_draws)) * np.sqrt(1.0 - rho ** 2)
+    x = np.empty((n_chains, n_draws))
+    x[:, 0] = rng.normal(size=n_chains)
+    for t in range(1, n_draws):
+        x[:, t] = rho * x[:, t - 1] + noise[:, t]
+    return x
+
+
+def _verdict_rates(make, rng):
+    import arviz
+
+    counts = dict.fromkeys(("agree", "drifting", "modes", "unclear"), 0)
+    for _ in range(REPS):
+        x = make(rng)
+        counts[diagnostics.agreement_of(x, float(arviz.rhat(x)))["verdict"]] += 1
+    return {k: v / REPS for k, v in counts.items()}
+
+
+def test_geweke_z_is_standard_normal_on_stationary_traces_and_large_on_trends():
+    rng = np.random.default_rng(20261125)
+    z = np.array([diagnostics.geweke_z(x) for x in _ar1(rng, REPS, 100)])
+    assert abs(z.mean()) < 0.25 and 0.8 < z.std() < 1.25
+    assert np.mean(np.abs(z) > 1.96) < 0.09  # 5 % by design
+    trend = _ar1(rng, REPS, 100) + np.linspace(3.0, 0.0, 100)  # 3 sd down over the trace
+    assert np.mean(np.abs([diagnostics.geweke_z(x) for x in trend]) > 1.96) > 0.5  # about 0.62
+    with pytest.raises(ValueError, match="at least 4"):
+        diagnostics.geweke_z([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="finite"):
+        diagnostics.geweke_z([1.0, 2.0, np.nan, 3.0, 4.0])
+
+
+def test_agreement_false_alarms_on_chains_of_one_stationary_distribution():
+    rng = np.random.default_rng(1)
+    rates = _verdict_rates(lambda r: _ar1(r, 2, 100), rng)
+    assert rates["drifting"] < 0.09  # DRIFT_FALSE_ALARM = 5 %
+    assert rates["modes"] == 0.0 and rates["agree"] > 0.9
+    # autocorrelated (tau = 3): still never modes; drifting is called more often, not less
+    rates = _verdict_rates(lambda r: _ar1(r, 2, 100, rho=0.5), rng)
+    assert rates["modes"] < 0.01 and rates["agree"] > 0.8
+
+
+def test_agreement_finds_stationary_chains_in_different_modes():
+    rng = np.random.default_rng(2)
+    offset = np.array([[0.0], [3.0]])  # the second chain 3 sd higher all along
+    rates = _verdict_rates(lambda r: _ar1(r, 2, 100) + offset, rng)
+    assert rates["modes"] > 0.9 and rates["agree"] == 0.0
+
+
+def test_agreement_finds_drifting_chains():
+    rng = np.random.default_rng(3)
+    rates = _verdict_rates(lambda r: _ar1(r, 2, 100) + np.linspace(3.0, 0.0, 100), rng)
+    assert rates["drifting"] > 0.6 and rates["agree"] < 0.01 and rates["modes"] < 0.01
+
+
+def test_chain_agreement_tabulates_every_quantity_with_its_numbers():
+    rng = np.random.default_rng(4)
+    same = [_fake_chain(rng.gamma(5.0, 1.0, size=(200, 2, 2)), c) for c in range(2)]
+    table = diagnostics.chain_agreement(same)
+    summary = diagnostics.convergence_summary(same)
+    assert list(table.index) == list(summary.index)
+    np.testing.assert_allclose(table.r_hat, summary.r_hat, rtol=1e-12)
+    assert (table.verdict == "agree").all()
+    idata = diagnostics.to_inference_data(same)
+    means = idata.posterior["total_rate"].values.mean(axis=1)
+    np.testing.assert_allclose(table.loc["total_rate", "chain_means"], means, rtol=1e-12)
+    assert len(table.loc["log_joint", "drift_z"]) == 2
+    # the second chain stuck higher: modes, far apart in within-chain sd
+    stuck = [same[0], _fake_chain(rng.gamma(5.0, 1.0, size=(200, 2, 2)) + 6.0, 1)]
+    table = diagnostics.chain_agreement(stuck)
+    assert table.loc["total_rate", "verdict"] == "modes"
+    assert table.loc["total_rate", "separation"] > diagnostics.MODE_SEPARATION
+    with pytest.raises(ValueError, match="at least 2"):
+        diagnostics.chain_agreement(same[0])
