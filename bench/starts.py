@@ -1,6 +1,7 @@
 """Sweeps until a chain is stationary, from each start (``init``) of the collapsed sampler.
 
     python -m bench.starts [--quick] [--n N] [--k K] [--sweeps S] [--eps E] [--chains C]
+                           [--starts data em dispersed]
 
 Data: text-like counts of :func:`bench.sweep.text_data` (N x N, K topics), privatized at
 epsilon/N = E. For each start (``data``, ``em``, ``dispersed``) C chains (seeds 1..C) run S
@@ -91,6 +92,8 @@ def main(argv=()) -> dict:
     parser.add_argument("--sweeps", type=int, default=400)
     parser.add_argument("--eps", type=float, default=1.0)
     parser.add_argument("--chains", type=int, default=2)
+    parser.add_argument("--starts", nargs="+", choices=STARTS, default=list(STARTS),
+                        help="which starts to run (default: all)")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(list(argv))
     if args.quick:
@@ -103,7 +106,7 @@ def main(argv=()) -> dict:
     out = {"machine": machine(), "settings": vars(args), "data": info, "starts": {}}
     print(f"{'start':>10} {'chain':>5} {'start s':>8} {'= sweeps':>8} {'rate@1':>11} "
           f"{'rate@end':>11} {'stationary from':>15}")
-    for init in STARTS:
+    for init in args.starts:
         runs = [run_chain(y_tilde, alpha, args.k, init, seed, args.sweeps)
                 for seed in range(1, args.chains + 1)]
         half = args.sweeps // 2
