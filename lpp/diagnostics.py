@@ -369,13 +369,16 @@ def chains_summary(fits, *, exclude=None, n_entries: int = 4):
     Returns
     -------
     summary : pandas.DataFrame
-        :func:`convergence_summary` of the chains.
+        :func:`convergence_summary` of the chains with the ``verdict`` and ``separation`` of
+        :func:`chain_agreement`.
     entries : ndarray of int64
         The followed entries (``n x ndim``).
     """
     fits = _as_fits(fits)
     entries = default_entries(fits[0], n_entries, exclude=exclude)
-    return convergence_summary(to_inference_data(fits, entries=entries)), entries
+    idata = to_inference_data(fits, entries=entries)
+    agreement = chain_agreement(idata)
+    return convergence_summary(idata).join(agreement[["verdict", "separation"]]), entries
 
 
 def worst_rhat(summary) -> float:

@@ -16,7 +16,8 @@ A fit of several chains (:class:`lpp.inference.ChainsResult`) is written as form
 ``interrupted`` any chain's, ``seconds_total`` the sum) plus ``n_chains``, ``chains`` (each
 chain's seed, iterations, saved samples and seconds) and ``diagnostics`` (ArviZ's split R-hat
 and bulk / tail ESS of the label-invariant quantities by name, the followed entries'
-``mu[i,j]`` included, and ``rhat_max``, the worst R-hat); ``fit.npz`` holds each chain's
+``mu[i,j]`` included, each with the verdict of :func:`lpp.diagnostics.chain_agreement`,
+``verdicts`` counting them, and ``rhat_max``, the worst R-hat); ``fit.npz`` holds each chain's
 arrays prefixed ``chain<c>__``. :func:`load_fit` reads it as a :class:`SavedChains`;
 :func:`load_chains` reads either version as a list of one :class:`SavedFit` per chain. A
 one-chain fit is written as version 1, exactly as before.

@@ -126,20 +126,24 @@ class ChainsResult:
     def diagnostics(self, n_entries: int = 4):
         """ArviZ's split R-hat and bulk / tail ESS of the label-invariant quantities (log
         joint, total rate, the rates of the ``n_entries`` largest posterior-mean entries
-        outside :attr:`exclude`): :func:`lpp.diagnostics.convergence_summary` of the chains.
+        outside :attr:`exclude`), and whether the chains agree, drift or sit in different
+        modes (:func:`lpp.diagnostics.chains_summary`).
 
         Returns
         -------
         pandas.DataFrame
-            Columns ``r_hat``, ``ess_bulk``, ``ess_tail``, one row per quantity.
+            Columns ``r_hat``, ``ess_bulk``, ``ess_tail``, ``verdict`` (``"agree"``,
+            ``"drifting"``, ``"modes"`` or ``"unclear"``) and ``separation`` (the range of the
+            chain means in within-chain standard deviations), one row per quantity.
         """
         from lpp.diagnostics import chains_summary  # ArviZ: imported on use only
 
         return chains_summary(self.chains, exclude=self.exclude, n_entries=n_entries)[0]
 
     def diagnostics_record(self) -> dict:
-        """:meth:`diagnostics` as ``fit.json`` keeps it: ``rhat_max`` (the worst R-hat) and
-        ``quantities`` (``{name: {"r_hat", "ess_bulk", "ess_tail"}}``); where they cannot be
+        """:meth:`diagnostics` as ``fit.json`` keeps it: ``rhat_max`` (the worst R-hat),
+        ``verdicts`` (how many quantities got each verdict) and ``quantities`` (``{name:
+        {"r_hat", "ess_bulk", "ess_tail", "verdict", "separation"}}``); where they cannot be
         computed (e.g. chains interrupted at different sweeps, or fewer than 4 saved samples)
         ``rhat_max`` None and ``unavailable`` the reason."""
         from lpp.diagnostics import worst_rhat
@@ -148,8 +152,12 @@ class ChainsResult:
             summary = self.diagnostics()
         except ValueError as exc:
             return {"rhat_max": None, "unavailable": str(exc)}
+        verdicts = summary["verdict"].value_counts()
         return {"rhat_max": worst_rhat(summary),
-                "quantities": {name: row.to_dict() for name, row in summary.iterrows()}}
+                "verdicts": {str(v): int(n) for v, n in sorted(verdicts.items())},
+                "quantities": {name: {k: (v if isinstance(v, str) else float(v))
+                                      for k, v in row.items()}
+                               for name, row in summary.iterrows()}}
 
 
 class _Entry(tuple):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from lpp._rng import chain_seeds
-from lpp.diagnostics import convergence_summary
+from lpp.diagnostics import chain_agreement, convergence_summary
 from lpp.fits import SavedChains, SavedFit, load_chains, load_fit, save_fit
 from lpp.inference import ChainsResult, FitResult, TopicModel, fit_nonprivate, fit_private
 from lpp.inference.fit import chain_checkpoint
@@ -100,10 +100,16 @@ def test_saved_chains_round_trip_with_their_diagnostics(data, tmp_path):
     from_result = res.diagnostics()
     from_saved = convergence_summary(saved, entries=_entries(from_result))
     assert list(from_result.index) == list(from_saved.index)
-    np.testing.assert_allclose(from_saved.to_numpy(), from_result.to_numpy())
+    numeric = ["r_hat", "ess_bulk", "ess_tail"]
+    np.testing.assert_allclose(from_saved[numeric].to_numpy(), from_result[numeric].to_numpy())
+    agreement = chain_agreement(saved, entries=_entries(from_result))
+    assert list(from_result.verdict) == list(agreement.verdict)
+    np.testing.assert_allclose(from_result.separation, agreement.separation)
     written = saved.meta["diagnostics"]["quantities"]
     assert list(written) == list(from_result.index)
     np.testing.assert_allclose([written[q]["r_hat"] for q in written], from_result.r_hat)
+    assert [written[q]["verdict"] for q in written] == list(from_result.verdict)
+    assert sum(saved.meta["diagnostics"]["verdicts"].values()) == len(written)
     assert saved.rhat_max == pytest.approx(from_result.r_hat.max())
     followed = [tuple(map(int, q[3:-1].split(","))) for q in written if q.startswith("mu[")]
     assert followed and not any(mask[e] for e in followed)
