@@ -1,11 +1,11 @@
-"""Convergence of one paper-scale topic fit with chains longer than the cut profile's.
+"""Convergence of one paper-scale topic fit, with chains of a chosen length.
 
     python profiles/long_chains.py                       # collapsed, epsilon/N = 1, 2 x 1,000 sweeps
     python profiles/long_chains.py --n-iter 3000 --burn-in 1500   # longer chains
     python profiles/long_chains.py --summary-only        # only read the fit again
 
-The cut paper profile (``profiles/paper_cuts.yaml``) runs its topic fits for 200 sweeps, too
-few to judge convergence. This script runs one of its fits, by default ours (``collapsed``) at
+The whole cut paper profile (``profiles/paper_cuts.yaml``) takes most of a day. This script
+runs one of its topic fits alone, by default ours (``collapsed``) at
 epsilon/N = 1 on the first privatized copy, with ``--chains`` chains of ``--n-iter`` sweeps, in
 the paper profile's work tree (:mod:`profiles.run`; the stage and everything it depends on,
 which DVC skips when up to date). The infer stage checkpoints its chains, so a run stopped
