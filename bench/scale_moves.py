@@ -18,7 +18,9 @@ Given the other factors the documents' (or words') moves are independent, so all
 proposed at once. The step is ``s = step / sqrt(1 + sum max(y_tilde, 0))`` over the
 document's (word's) entries, a function of the data only, so the proposal stays symmetric.
 Prints, per variant, the acceptance rate, the total rate ``sum mu`` after a few sweeps and
-the ESS (ArviZ) of the total rate over the second half of the run. Writes
+the ESS (ArviZ) of the total rate over the second half of the run; then, for the chain
+without moves, where its posterior mean rates (second half) lie against the generating rates,
+by bins of the generating rate (up to :data:`DENSE_MAX` rows). Writes
 ``bench/results/scale_moves.json`` (not with ``--quick``).
 """
 from __future__ import annotations
@@ -40,6 +42,10 @@ VARIANTS = (("none", None, 0.0), ("documents", 0, 2.0), ("documents", 0, 10.0),
             ("documents", 0, 30.0), ("words", 1, 10.0))
 #: sweeps after which the total rate is printed
 REPORT_AT = (25, 100, 200)
+#: quantiles of the generating rates that bound the bins of the posterior-mean table
+RATE_QUANTILES = (0.0, 0.5, 0.8, 0.9, 0.95, 0.99, 1.0)
+#: the posterior-mean table keeps a dense D x V mean: only up to this many rows and columns
+DENSE_MAX = 3000
 
 
 def log_marginal(y_tilde, mu, alpha):
@@ -96,15 +102,16 @@ class ScaleMove:
         return theta, phi * scale[None, :], float(accept.mean())
 
 
-def run_variant(y_tilde, alpha, k, axis, step, seed, n_sweeps):
+def run_variant(y_tilde, alpha, k, axis, step, seed, n_sweeps, mean_rates=False):
     chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=seed, init="data",
                                  sparse=True)
     move = (None if axis is None else
             ScaleMove(y_tilde, alpha, axis, step, chain.model.a0, chain.model.b0))
     rng = np.random.default_rng([seed, 2019])
     total, accepted = [], []
+    mu_sum = np.zeros(y_tilde.shape) if mean_rates else None
     start = time.perf_counter()
-    for _ in range(n_sweeps):
+    for t in range(n_sweeps):
         chain.sweep()
         theta, phi = chain.state["theta"], chain.state["phi"]
         if move is not None:
@@ -112,10 +119,30 @@ def run_variant(y_tilde, alpha, k, axis, step, seed, n_sweeps):
             accepted.append(rate)
             chain.restore({"theta": theta, "phi": phi}, chain.aux, chain.iteration)
         total.append(float(theta.sum(axis=0) @ phi.sum(axis=1)))
+        if mu_sum is not None and t >= n_sweeps // 2:
+            mu_sum += theta @ phi
     half = np.array(total[n_sweeps // 2:])
-    return {"total_rate": total, "acceptance": float(np.mean(accepted)) if accepted else None,
-            "ess_second_half": float(_arviz().ess(half[None, :])),
-            "mean_second_half": float(half.mean()), "seconds": time.perf_counter() - start}
+    record = {"total_rate": total,
+              "acceptance": float(np.mean(accepted)) if accepted else None,
+              "ess_second_half": float(_arviz().ess(half[None, :])),
+              "mean_second_half": float(half.mean()), "seconds": time.perf_counter() - start}
+    if mu_sum is not None:
+        record["mu_mean"] = mu_sum / (n_sweeps - n_sweeps // 2)
+    return record
+
+
+def rates_by_true_rate(mu_mean, mu_true, y_tilde):
+    """Rows ``(low, high, true mean, posterior mean, on y_tilde > 0, on y_tilde <= 0)`` over
+    bins of the generating rate bounded by its :data:`RATE_QUANTILES`."""
+    edges = np.quantile(mu_true, RATE_QUANTILES)
+    positive = y_tilde > 0
+    rows = []
+    for low, high in zip(edges[:-1], edges[1:]):
+        inside = (mu_true >= low) & (mu_true <= high)
+        rows.append((float(low), float(high), float(mu_true[inside].mean()),
+                     float(mu_mean[inside].mean()), float(mu_mean[inside & positive].mean()),
+                     float(mu_mean[inside & ~positive].mean())))
+    return rows
 
 
 def main(argv=()) -> dict:
@@ -129,7 +156,8 @@ def main(argv=()) -> dict:
     args = parser.parse_args(list(argv))
     if args.quick:
         args.n, args.k, args.sweeps = 120, 5, 30
-    y_tilde, alpha, _, _, _ = text_data(args.n, args.k, 1.0, seed=0)
+    y_tilde, alpha, theta_true, phi_true, _ = text_data(args.n, args.k, 1.0, seed=0)
+    dense = args.n <= DENSE_MAX
     print(f"scale moves: {args.n}^2, K = {args.k}, eps/N = 1, {args.sweeps} sweeps, seed "
           f"{args.seed}")
     at = [t for t in REPORT_AT if t <= args.sweeps]
@@ -138,12 +166,24 @@ def main(argv=()) -> dict:
           + f" {'mean 2nd half':>13} {'ESS 2nd half':>12}")
     out = {"machine": machine(), "settings": vars(args), "variants": []}
     for name, axis, step in VARIANTS:
-        record = run_variant(y_tilde, alpha, args.k, axis, step, args.seed, args.sweeps)
+        record = run_variant(y_tilde, alpha, args.k, axis, step, args.seed, args.sweeps,
+                             mean_rates=dense and axis is None)
+        mu_mean = record.pop("mu_mean", None)
+        if mu_mean is not None:
+            out["rates_by_true_rate"] = rates_by_true_rate(mu_mean, theta_true @ phi_true,
+                                                           y_tilde)
         out["variants"].append({"variant": name, "step": step, **record})
         accept = "" if record["acceptance"] is None else f"{record['acceptance']:.2f}"
         print(f"{name:>10} {step:5.0f} {accept:>6} "
               + " ".join(f"{record['total_rate'][t - 1]:10.4g}" for t in at)
               + f" {record['mean_second_half']:13.5g} {record['ess_second_half']:12.1f}")
+    if "rates_by_true_rate" in out:
+        print("posterior mean rates (no move, second half) by bins of the generating rate:")
+        print(f"{'generating rate':>19} {'its mean':>9} {'posterior':>9} {'y~ > 0':>8} "
+              f"{'y~ <= 0':>8}")
+        for low, high, true, post, on_pos, on_rest in out["rates_by_true_rate"]:
+            print(f"{low:9.3g}-{high:<9.3g} {true:9.4f} {post:9.4f} {on_pos:8.4f} "
+                  f"{on_rest:8.4f}")
     if not (args.quick or args.no_write):
         print("wrote", write_results("scale_moves", out))
     return out
