@@ -377,8 +377,8 @@ def chains_summary(fits, *, exclude=None, n_entries: int = 4):
     fits = _as_fits(fits)
     entries = default_entries(fits[0], n_entries, exclude=exclude)
     idata = to_inference_data(fits, entries=entries)
-    agreement = chain_agreement(idata)
-    return convergence_summary(idata).join(agreement[["verdict", "separation"]]), entries
+    summary = convergence_summary(idata)
+    return summary.join(_agreement(idata, summary)[["verdict", "separation"]]), entries
 
 
 def worst_rhat(summary) -> float:
@@ -396,7 +396,9 @@ def geweke_z(x) -> float:
     ESS, scaled to each window's length): under the hypothesis that the trace is stationary
     both windows come from the same process, and a trend inside the first window, which would
     inflate a variance estimated there, counts against the trace instead. About N(0, 1) for a
-    stationary trace of a few dozen draws or more; large ``|z|`` means the chain still moves.
+    stationary trace of nearly independent draws; wider for a short, strongly autocorrelated
+    one (ArviZ's ESS of a few dozen such draws runs high); large ``|z|`` means the chain
+    still moves.
 
     Raises
     ------
@@ -482,10 +484,14 @@ def chain_agreement(data, **kwargs):
     ValueError
         As :func:`convergence_summary`.
     """
+    idata = _as_idata(data, **kwargs)
+    return _agreement(idata, convergence_summary(idata))
+
+
+def _agreement(idata, summary):
+    """:func:`chain_agreement` of ``idata`` given its :func:`convergence_summary`."""
     import pandas as pd
 
-    idata = _as_idata(data, **kwargs)
-    summary = convergence_summary(idata)
     posterior = idata.posterior
     rows = {}
     for name in QUANTITIES:
@@ -627,7 +633,7 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
         entries = default_entries(fits[0], n_entries, exclude=case.get("exclude"))
         idata = to_inference_data(fits, entries=entries, names=case.get("names"))
         summary = convergence_summary(idata)
-        agreement = chain_agreement(idata)
+        agreement = _agreement(idata, summary)
         meta = fits[0].meta
         for quantity, values in summary.iterrows():
             verdict = agreement.loc[quantity]
