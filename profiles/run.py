@@ -14,8 +14,9 @@ tree (default ``../lpp-paper``, created at ``HEAD`` when missing) with ``params.
 stages one by one (their progress streams to the terminal) and copies back what is
 committed: the score tables and figures, the settings that ran, that work tree's ``dvc.lock``
 (the hashes of every input and output) and the wall time of each stage, into ``--results``
-and ``--figures`` (default ``results/paper`` and ``figures/paper``). Re-running resumes: DVC
-skips the stages whose inputs did not change.
+and ``--figures`` (default ``results/paper`` and ``figures/paper``); outputs of stages that are
+not up to date there are left out (:func:`stale_outputs`). Re-running resumes: DVC skips the
+stages whose inputs did not change.
 """
 from __future__ import annotations
 
@@ -128,15 +129,38 @@ def collected_paths(settings: dict) -> tuple[dict, tuple]:
     return tables, figures
 
 
-def collect(work: Path, results: Path, figures: Path, seconds: dict | None) -> None:
+def _stage_up_to_date(work: Path, stage: str) -> bool:
+    return subprocess.run(["dvc", "status", "--quiet", stage], cwd=work).returncode == 0
+
+
+def stale_outputs(work: Path, paths, up_to_date=_stage_up_to_date) -> set[str]:
+    """Those of ``paths`` whose producing stage (by the work tree's ``dvc.lock``) is not up to
+    date: its inputs changed since it ran, or the file is not the one it made (git checks out
+    the quick profile's committed tables over the work tree's own when the tree moves to
+    another commit). :func:`collect` leaves them out rather than copy a quick-profile table
+    under ``results/paper``. ``up_to_date(work, stage)`` asks DVC by default."""
+    lock_file = work / "dvc.lock"
+    lock = yaml.safe_load(lock_file.read_text()) if lock_file.exists() else None
+    owner = {out["path"]: stage for stage, record in ((lock or {}).get("stages") or {}).items()
+             for out in record.get("outs", [])}
+    stages = {owner[p] for p in paths if p in owner}
+    stale = {stage for stage in sorted(stages) if not up_to_date(work, stage)}
+    return {p for p in paths if owner.get(p) in stale}
+
+
+def collect(work: Path, results: Path, figures: Path, seconds: dict | None,
+            up_to_date=_stage_up_to_date) -> None:
     tables, figure_paths = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
+    stale = stale_outputs(work, [*tables, *figure_paths], up_to_date)
+    for path in sorted(stale):
+        print(f"not collected: {path} (its stage is not up to date in {work})", flush=True)
     for source, target in tables.items():
-        if (work / source).exists():
+        if (work / source).exists() and source not in stale:
             (results / target).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(work / source, results / target)
     figures.mkdir(parents=True, exist_ok=True)
     for source in figure_paths:
-        if (work / source).exists():
+        if (work / source).exists() and source not in stale:
             shutil.copyfile(work / source, figures / Path(source).name)
     if seconds:
         times = results / "stage_seconds.json"

@@ -437,3 +437,35 @@ def test_the_long_chains_summary_reads_the_saved_chains(tmp_path):
     saved = json.loads((tmp_path / "res" / f"long_{name}.json").read_text())
     assert saved["rhat_max"] == record["rhat_max"]
     assert (tmp_path / "fig" / f"enron_trace_long_{name}.png").stat().st_size > 0
+
+
+def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_path):
+    """A work tree moved to another commit holds the quick profile's committed tables where
+    its own stood until its report stages run again: collect must not copy those."""
+    runner = _profile_runner()
+    work, results, figures = tmp_path / "work", tmp_path / "results", tmp_path / "figures"
+    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"}}
+    (work / "results" / "eval").mkdir(parents=True)
+    (work / "figures").mkdir()
+    (work / "params.yaml").write_text(yaml.safe_dump(settings))
+    made = {"report_topics": ["results/eval/enron_topics.csv", "figures/enron_topics.png"],
+            "report_network": ["results/eval/enron_network.csv", "figures/enron_network.png"]}
+    (work / "dvc.lock").write_text(yaml.safe_dump(
+        {"schema": "2.0", "stages": {stage: {"outs": [{"path": p} for p in paths]}
+                                     for stage, paths in made.items()}}))
+    for path in (p for paths in made.values() for p in paths):
+        (work / path).write_text(path)
+    asked = []
+
+    def up_to_date(tree, stage):
+        asked.append((tree, stage))
+        return stage == "report_network"
+
+    runner.collect(work, results, figures, None, up_to_date=up_to_date)
+    assert sorted(asked) == [(work, "report_network"), (work, "report_topics")]
+    assert (results / "eval" / "enron_network.csv").read_text() == "results/eval/enron_network.csv"
+    assert (figures / "enron_network.png").exists()
+    assert not (results / "eval" / "enron_topics.csv").exists()
+    assert not (figures / "enron_topics.png").exists()
+    # files no stage makes (the settings, the lock) are always copied
+    assert (results / "params.yaml").exists() and (results / "dvc.lock").exists()
