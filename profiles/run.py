@@ -12,11 +12,13 @@ quick one without overwriting its lock. This script runs the profile in a separa
 tree (default ``../lpp-paper``, created at ``HEAD`` when missing) with ``params.yaml`` =
 ``profiles/paper.yaml`` updated by ``profiles/paper_cuts.yaml``, reproduces the case-study
 stages one by one (their progress streams to the terminal) and copies back what is
-committed: the score tables and figures, the settings that ran, that work tree's ``dvc.lock``
-(the hashes of every input and output) and the wall time of each stage, into ``--results``
-and ``--figures`` (default ``results/paper`` and ``figures/paper``); outputs of stages that are
-not up to date there are left out (:func:`stale_outputs`). Re-running resumes: DVC skips the
-stages whose inputs did not change.
+committed: the score tables and figures, the settings that ran, the wall time of each stage and
+the work tree's ``dvc.lock`` (the settings and hashes of every input and output), into
+``--results`` and ``--figures`` (default ``results/paper`` and ``figures/paper``). Outputs of
+stages that are not up to date there are left out (:func:`stale_outputs`), and the lock is
+merged stage by stage (:func:`merged_lock`), so a run that remade part of the study leaves the
+other tables' provenance as it was. Re-running resumes: DVC skips the stages whose inputs did
+not change.
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from lpp.io import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -148,16 +152,58 @@ def stale_outputs(work: Path, paths, up_to_date=_stage_up_to_date) -> set[str]:
     return {p for p in paths if owner.get(p) in stale}
 
 
+def _status_once(work: Path):
+    """``up_to_date(tree, stage)`` from one ``dvc status --json`` of the whole work tree (a
+    call per stage costs seconds each, and the lock has over a hundred stages)."""
+    report = subprocess.run(["dvc", "status", "--json"], cwd=work, capture_output=True,
+                            text=True, check=True).stdout
+    changed = set(json.loads(report or "{}"))
+    return lambda tree, stage: stage not in changed
+
+
+def merged_lock(work_lock: dict | None, committed_lock: dict | None, fresh: set[str]) -> dict:
+    """The committed lock with the entries of the ``fresh`` stages (up to date in the work
+    tree) taken from the work tree's lock. Every other stage keeps the entry of the run that
+    made what is committed for it, so each entry's params and hashes describe the outputs
+    beside it even when a run remade only part of the study (the network, say)."""
+    stages = dict((committed_lock or {}).get("stages") or {})
+    for stage, entry in ((work_lock or {}).get("stages") or {}).items():
+        if stage in fresh:
+            stages[stage] = entry
+    base = work_lock or committed_lock or {"schema": "2.0"}
+    return {**base, "stages": stages}
+
+
+#: heads the collected params.yaml: it is the last run's, which need not have made every table
+PARAMS_HEADER = ("# The settings of the last profiles/run.py. A table that run did not remake "
+                 "keeps the\n# settings it was made with in dvc.lock beside this file (each "
+                 "stage's params).\n")
+
+
 def collect(work: Path, results: Path, figures: Path, seconds: dict | None,
-            up_to_date=_stage_up_to_date) -> None:
+            up_to_date=None) -> None:
+    """Copy the up-to-date tables and figures of ``work`` to ``results`` and ``figures``; merge
+    its ``dvc.lock`` into the committed one (:func:`merged_lock`). ``up_to_date(tree, stage)``
+    asks DVC once for the whole work tree by default."""
+    up_to_date = up_to_date or _status_once(work)
     tables, figure_paths = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
     stale = stale_outputs(work, [*tables, *figure_paths], up_to_date)
     for path in sorted(stale):
         print(f"not collected: {path} (its stage is not up to date in {work})", flush=True)
     for source, target in tables.items():
-        if (work / source).exists() and source not in stale:
-            (results / target).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(work / source, results / target)
+        if source in ("dvc.lock", "params.yaml") or not (work / source).exists() \
+                or source in stale:
+            continue
+        (results / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(work / source, results / target)
+    results.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(results / "params.yaml",
+                       (PARAMS_HEADER + (work / "params.yaml").read_text()).encode())
+    work_lock = _read_yaml(work / "dvc.lock")
+    fresh = {stage for stage in (work_lock or {}).get("stages") or {}
+             if up_to_date(work, stage)}
+    lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), fresh)
+    atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     figures.mkdir(parents=True, exist_ok=True)
     for source in figure_paths:
         if (work / source).exists() and source not in stale:
@@ -167,6 +213,10 @@ def collect(work: Path, results: Path, figures: Path, seconds: dict | None,
         record = json.loads(times.read_text()) if times.exists() else {}
         record.setdefault("stages", {}).update(seconds)
         times.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+
+
+def _read_yaml(path: Path):
+    return yaml.safe_load(path.read_text()) if path.exists() else None
 
 
 def main(argv=None) -> int:

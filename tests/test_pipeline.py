@@ -461,11 +461,33 @@ def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_
         asked.append((tree, stage))
         return stage == "report_network"
 
+    results.mkdir()
+    (results / "dvc.lock").write_text(yaml.safe_dump(
+        {"schema": "2.0", "stages": {"report_topics": {"cmd": "the earlier run"},
+                                     "report_network": {"cmd": "the earlier run"}}}))
     runner.collect(work, results, figures, None, up_to_date=up_to_date)
-    assert sorted(asked) == [(work, "report_network"), (work, "report_topics")]
+    assert sorted(set(asked)) == [(work, "report_network"), (work, "report_topics")]
     assert (results / "eval" / "enron_network.csv").read_text() == "results/eval/enron_network.csv"
     assert (figures / "enron_network.png").exists()
     assert not (results / "eval" / "enron_topics.csv").exists()
     assert not (figures / "enron_topics.png").exists()
-    # files no stage makes (the settings, the lock) are always copied
-    assert (results / "params.yaml").exists() and (results / "dvc.lock").exists()
+    # the settings are always copied, under a header that says whose they are; the lock keeps
+    # the earlier run's entry of the stage whose table was not collected
+    params = (results / "params.yaml").read_text()
+    assert params.startswith("# The settings of the last profiles/run.py")
+    assert yaml.safe_load(params) == settings
+    lock = yaml.safe_load((results / "dvc.lock").read_text())["stages"]
+    assert lock["report_topics"] == {"cmd": "the earlier run"}
+    assert lock["report_network"] == {"outs": [{"path": p} for p in made["report_network"]]}
+
+
+def test_the_merged_lock_takes_the_work_trees_entries_of_fresh_stages_only():
+    runner = _profile_runner()
+    committed = {"schema": "2.0", "stages": {"a": {"cmd": "old a"}, "b": {"cmd": "old b"}}}
+    work = {"schema": "2.0", "stages": {"a": {"cmd": "new a"}, "b": {"cmd": "quick b"},
+                                        "c": {"cmd": "new c"}}}
+    merged = runner.merged_lock(work, committed, fresh={"a", "c"})
+    assert merged["stages"] == {"a": {"cmd": "new a"}, "b": {"cmd": "old b"},
+                                "c": {"cmd": "new c"}}
+    assert runner.merged_lock(work, None, fresh=set())["stages"] == {}
+    assert runner.merged_lock(None, committed, fresh={"a"})["stages"] == committed["stages"]

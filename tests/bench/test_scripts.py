@@ -21,6 +21,7 @@ SCRIPTS = {
     "convergence": lambda m: m.main(["--quick"]),
     "starts": lambda m: m.main(["--quick"]),
     "scale_moves": lambda m: m.main(["--quick"]),
+    "slow_direction": lambda m: m.main(["--quick"]),
     "central_runtime": lambda m: m.main(["--quick"]),
 }
 
