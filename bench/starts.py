@@ -56,9 +56,10 @@ def stationary_from(traces: dict, n_sweeps: int) -> int | None:
     return None
 
 
-def run_chain(y_tilde, alpha, k, init, seed, n_sweeps):
+def run_chain(y_tilde, alpha, k, init, seed, n_sweeps, collapse_theta=False):
     t0 = time.perf_counter()
-    chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=seed, init=init, sparse=True)
+    chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k, collapse_theta=collapse_theta),
+                                 rng=seed, init=init, sparse=True)
     start_seconds = time.perf_counter() - t0
     model = chain.model
     total, joint, joint_at, times = [], [], [], []
@@ -94,20 +95,24 @@ def main(argv=()) -> dict:
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--starts", nargs="+", choices=STARTS, default=list(STARTS),
                         help="which starts to run (default: all)")
+    parser.add_argument("--collapse-theta", action="store_true",
+                        help="every sweep reassigns the tokens with theta summed out "
+                             "(TopicModel(collapse_theta=True))")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(list(argv))
     if args.quick:
         args.n, args.k, args.sweeps = 120, 5, 60
     y_tilde, alpha, _, _, info = text_data(args.n, args.k, args.eps, seed=0)
     print(f"starts: {args.n}^2, K = {args.k}, eps/N = {args.eps}, {args.sweeps} sweeps, "
-          f"{args.chains} chains per start; positive share of y_tilde "
+          + ("theta collapsed, " if args.collapse_theta else "")
+          + f"{args.chains} chains per start; positive share of y_tilde "
           f"{info['positive_fraction']:.3f}, sum max(y_tilde, 0) "
           f"{int(np.maximum(y_tilde, 0).sum())}")
     out = {"machine": machine(), "settings": vars(args), "data": info, "starts": {}}
     print(f"{'start':>10} {'chain':>5} {'start s':>8} {'= sweeps':>8} {'rate@1':>11} "
           f"{'rate@end':>11} {'stationary from':>15}")
     for init in args.starts:
-        runs = [run_chain(y_tilde, alpha, args.k, init, seed, args.sweeps)
+        runs = [run_chain(y_tilde, alpha, args.k, init, seed, args.sweeps, args.collapse_theta)
                 for seed in range(1, args.chains + 1)]
         half = args.sweeps // 2
         record = {"chains": runs}

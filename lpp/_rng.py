@@ -113,6 +113,8 @@ class Tag:
     # inside a model step (from the MODEL seed), then its latent updates in order
     ALLOCATE = 21
     LATENTS = 22
+    REASSIGN = 23  # the tokens' reassignment with theta summed out (collapse_theta)
+    REASSIGN_THETA = 24  # theta drawn given that reassignment
     LATENT_1 = 1
     LATENT_2 = 2
     LATENT_3 = 3

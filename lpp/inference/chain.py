@@ -216,6 +216,9 @@ def _fused_engine(model, step, noise, source, observed: Observed, sparse, needs:
     engine = select_engine(model, step, noise) if sparse is not False else None
     if sparse and engine is None:
         raise ValueError(f"sparse=True needs {needs}")
+    if engine is None and getattr(model, "collapse_theta", False):
+        raise ValueError("collapse_theta=True runs in the fused topic engines only (sparse=None "
+                         f"or True with {needs}), not in the dense sweep")
     return engine.for_source(source, observed.is_observed) if engine is not None else None
 
 

@@ -162,6 +162,9 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     if not isinstance(model, TopicModel) or "row_column_factors" not in model.capabilities:
         raise TypeError(f"the distributed fit runs the topic model's sparse engine, not the "
                         f"{model.name!r} model")
+    if getattr(model, "collapse_theta", False):
+        raise ValueError("the distributed fit does not reassign tokens (collapse_theta=True): "
+                         "fit in-process")
     n_iter, burn_in, thin, checkpoint_every = check_schedule(n_iter, burn_in, thin,
                                                              checkpoint_every)
     n_workers = positive_int(n_workers, "n_workers")

@@ -32,11 +32,10 @@ from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb
 from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.fused.sparse_topics import (
     PARTIAL_LIMIT,
-    _sum_partials,
     chunk_bounds,
     chunked_calls,
 )
-from lpp.inference.models._kernels import row_topic_order, topic_entry_weights
+from lpp.inference.models._kernels import row_topic_order, sum_partials, topic_entry_weights
 
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
 _LAYOUT_ROWS = 256
@@ -204,7 +203,7 @@ class KnownCountsTopicEngine:
             _allocate[small](lay.indptr, lay.cols, lay.values, theta, phi_t, seed, iteration,
                              starts, ends, doc_topic, partials)
         topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
-        _sum_partials(partials, topic_word)
+        sum_partials(partials, topic_word)
         return doc_topic, topic_word
 
     def sweep(self, model, state, observed, privacy_seed: int, model_seed: int, iteration: int):
@@ -214,4 +213,16 @@ class KnownCountsTopicEngine:
         doc_topic, topic_word = self.allocate(theta, phi, derive_seed(model_seed, Tag.ALLOCATE),
                                               iteration)
         stats = {"doc_topic": doc_topic, "topic_word": topic_word}
+        if getattr(model, "collapse_theta", False):
+            state, stats = model.reassign_step(state, self.tokens(), observed, model_seed,
+                                               iteration, 0, *self._plan_for(theta.shape[1]))
         return model.update_step(state, stats, observed, model_seed, iteration), self.counts
+
+    def tokens(self) -> tuple:
+        """The known counts as :func:`lpp.inference.models._reassign.reassign_tokens` takes
+        them: the non-zero entries, no listed or bulk tokens."""
+        lay = self.layout
+        n_rows = lay.shape[0]
+        none = np.zeros(n_rows + 1, dtype=np.int64)
+        return (lay.indptr, lay.cols, lay.values, none, np.empty(0, np.int32), none,
+                np.empty(0, np.int32), np.empty(0, np.int64))

@@ -58,7 +58,7 @@ from lpp.distributions import (
 )
 from lpp.inference import _numerics
 from lpp.inference._numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
-from lpp.inference.models._kernels import row_topic_order
+from lpp.inference.models._kernels import row_topic_order, sum_partials
 from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
 
 #: recompute ``R[d, k]`` by an explicit sum when the subtraction keeps fewer digits than this
@@ -433,19 +433,6 @@ _pass2 = parallel_and_serial(_pass2_loop)
 
 
 @njit(cache=True)
-def _sum_partials(partials, out_t):
-    """``out_t[k, v] = sum over chunks of partials[c, v, k]`` (integers: exact in any order)."""
-    n_chunks, n_cols, n_topics = partials.shape
-    for k in range(n_topics):
-        for v in range(n_cols):
-            out_t[k, v] = 0
-    for c in range(n_chunks):
-        for v in range(n_cols):
-            for k in range(n_topics):
-                out_t[k, v] += partials[c, v, k]
-
-
-@njit(cache=True)
 def _scatter_dense(indptr, cols, pos_y, token_ptr, token_cols, bulk_ptr, bulk_cols, bulk_counts,
                    out):
     for d in range(indptr.size - 1):
@@ -581,7 +568,7 @@ class TopicCountsDraw:
             partials = ws.wide_partials()
             draw = self._draw(ws, partials, theta, phi, phi_t, phi_sums, small)
         topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
-        _sum_partials(partials, topic_word)
+        sum_partials(partials, topic_word)
         self.pos_y, doc_topic, self.token_ptr, self.token_cols, self.bulk = draw
         return doc_topic, topic_word
 
@@ -623,6 +610,15 @@ class TopicCountsDraw:
                               token_cols, bulk_ptr, bulk_cols, bulk_counts, partials,
                               ws.markers, ws.cumulative, ws.free_cols, ws.hits)
         return pos_y, doc_topic, token_ptr, token_cols, (bulk_ptr, bulk_cols, bulk_counts)
+
+    def tokens(self) -> tuple:
+        """``(indptr, cols, pos_y, token_ptr, token_cols, bulk_ptr, bulk_cols, bulk_counts)``:
+        the draw's tokens row by row, as :func:`lpp.inference.models._reassign.reassign_tokens`
+        takes them."""
+        if not self.realized:
+            raise RuntimeError("the counts are drawn on allocation; call realize() first")
+        lay = self.layout
+        return (lay.indptr, lay.cols, self.pos_y, self.token_ptr, self.token_cols, *self.bulk)
 
     @property
     def n_tokens(self) -> int:
@@ -706,4 +702,18 @@ class SparseTopicEngine:
         theta, phi = model.row_column_factors(state)
         doc_topic, topic_word = draw.realize(theta, phi)
         stats = {"doc_topic": doc_topic, "topic_word": topic_word}
+        if getattr(model, "collapse_theta", False):
+            state, stats = model.reassign_step(state, draw.tokens(), observed, model_seed,
+                                               iteration, draw.layout.first_row,
+                                               *self._reassign_plan(doc_topic))
         return model.update_step(state, stats, observed, model_seed, iteration), draw
+
+    def _reassign_plan(self, doc_topic):
+        """Kernel calls and partial counts for the reassignment of ``doc_topic``'s tokens."""
+        n_topics = doc_topic.shape[1]
+        ws = self.privacy.workspace(n_topics)
+        row_tokens = doc_topic.sum(axis=1)
+        per_chunk = np.diff(np.concatenate(([0], np.cumsum(row_tokens)))[ws.bounds])
+        wide = per_chunk.max(initial=0) > PARTIAL_LIMIT
+        calls = chunked_calls(ws.bounds, row_tokens * (1.0 + n_topics / 8.0) + 1.0)
+        return calls, ws.wide_partials() if wide else ws.col_partials

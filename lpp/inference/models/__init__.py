@@ -46,10 +46,15 @@ def model_from_params(params: dict) -> PoissonFactorization:
         raise TypeError(f"params must be a dict with a 'model' name (model.params()), got {params!r}")
     settings = dict(params)
     name = settings.pop("model")
+    collapse_theta = settings.pop("collapse_theta", False)
     unknown = set(settings) - {"n_components", "a0", "b0"}
-    if unknown:
-        raise ValueError(f"params of model {name!r} hold unknown settings {sorted(unknown)}")
-    return make_model(name, **settings)
+    if unknown or (collapse_theta and name != "topics"):
+        raise ValueError(f"params of model {name!r} hold unknown settings "
+                         f"{sorted(unknown) or ['collapse_theta']}")
+    model = make_model(name, **settings)
+    if collapse_theta:
+        model = TopicModel(model.n_components, a0=model.a0, b0=model.b0, collapse_theta=True)
+    return model
 
 
 __all__ = ["MODELS", "CPTensorModel", "CommunityModel", "FixedTopicModel", "Observed",

@@ -587,3 +587,16 @@ def allocate_cp3_kernel(y, observed, f0, f1, f2, seed, iteration):
         totals1 += partials1.sum(axis=0)
         totals2 += partials2.sum(axis=0)
     return totals0, totals1, totals2
+
+
+@njit(cache=True)
+def sum_partials(partials, out_t):
+    """``out_t[k, v] = sum over chunks of partials[c, v, k]`` (integers: exact in any order)."""
+    n_chunks, n_cols, n_topics = partials.shape
+    for k in range(n_topics):
+        for v in range(n_cols):
+            out_t[k, v] = 0
+    for c in range(n_chunks):
+        for v in range(n_cols):
+            for k in range(n_topics):
+                out_t[k, v] += partials[c, v, k]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from lpp._rng import Tag, derive_seed
+from lpp.inference._numerics import check_latents
 from lpp.inference.models._kernels import (
     add_rows_at,
     allocate_matrix_kernel,
@@ -31,6 +32,7 @@ from lpp.inference.models._kernels import (
     gamma_matrix_kernel,
     product_kernel,
 )
+from lpp.inference.models._reassign import reassign_tokens
 from lpp.inference.models.base import Observed, PoissonFactorization
 
 #: below this fraction of missing entries the rate sums subtract the missing entries' terms
@@ -46,6 +48,21 @@ class TopicModel(PoissonFactorization):
     name = "topics"
     data_ndim = 2
     capabilities = frozenset({"row_column_factors"})
+
+    def __init__(self, n_components: int, *, a0: float = 0.1, b0: float = 1.0,
+                 collapse_theta: bool = False):
+        super().__init__(n_components, a0=a0, b0=b0)
+        if not isinstance(collapse_theta, (bool, np.bool_)):
+            raise TypeError(f"collapse_theta must be True or False, got {collapse_theta!r}")
+        #: each sweep reassigns every document's tokens with theta summed out before theta and
+        #: phi are drawn (:mod:`lpp.inference.models._reassign`; the fused engines only)
+        self.collapse_theta = bool(collapse_theta)
+
+    def params(self) -> dict:
+        params = super().params()
+        if self.collapse_theta:  # recorded only when set: the default's record is unchanged
+            params["collapse_theta"] = True
+        return params
 
     @property
     def n_topics(self) -> int:
@@ -78,6 +95,20 @@ class TopicModel(PoissonFactorization):
                                   derive_seed(seed, Tag.LATENT_1), iteration)
         return {"theta": self._draw_theta(stats["doc_topic"], phi, observed, seed, iteration),
                 "phi": phi}
+
+    def reassign_step(self, state, tokens, observed: Observed, seed, iteration, first_row,
+                      calls, partials):
+        """The partially collapsed step of ``collapse_theta`` (:mod:`lpp.inference.models._reassign`)
+        on a fused engine's tokens: ``(state with theta drawn given the new split, stats)``,
+        to be followed by :meth:`update_step` on those stats."""
+        theta, phi = self.row_column_factors(state)
+        doc_topic, topic_word = reassign_tokens(
+            tokens, theta, phi, self._theta_rate(phi, observed), self.a0,
+            derive_seed(seed, Tag.REASSIGN), iteration, first_row, calls, partials)
+        new_theta = self._draw_theta(doc_topic, phi, observed, derive_seed(seed, Tag.REASSIGN_THETA),
+                                     iteration)
+        check_latents({"theta": new_theta})
+        return {**state, "theta": new_theta}, {"doc_topic": doc_topic, "topic_word": topic_word}
 
     def _draw_theta(self, doc_topic, phi, observed: Observed, seed, iteration) -> np.ndarray:
         """``theta`` from its complete conditional given the topics ``phi``."""
