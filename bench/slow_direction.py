@@ -41,6 +41,7 @@ from bench.starts import stationary_from
 from bench.sweep import text_data
 from lpp.diagnostics import _arviz
 from lpp.distributions import poisson_nb
+from lpp.inference.models._reassign import _categorical
 from lpp.inference.privacy import sample_true_count_collapsed_nb
 
 PLAIN, NEGATIVES_SUMMED_OUT, THETA_COLLAPSED = 0, 1, 2
@@ -50,20 +51,6 @@ VARIANTS = (("plain", PLAIN, 0.1), ("negatives summed out", NEGATIVES_SUMMED_OUT
 B0 = 1.0
 #: sweeps after which the total rate is printed
 REPORT_AT = (25, 100, 200)
-
-
-@njit(cache=True)
-def _categorical(weights, total):
-    u = np.random.random() * total
-    acc = 0.0
-    for k in range(weights.size):
-        acc += weights[k]
-        if u < acc:
-            return k
-    k = weights.size - 1
-    while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
-        k -= 1
-    return k
 
 
 @njit(cache=True)
