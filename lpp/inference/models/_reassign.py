@@ -43,6 +43,10 @@ from lpp.inference.models._kernels import sum_partials
 
 #: Gibbs scans over a row's tokens per sweep (each token once per scan)
 REASSIGN_SCANS = 1
+#: the most tokens one sweep may reassign: the step's work and a row's memory grow with the
+#: counts (two K-term passes and 12 bytes per token), unlike the plain sweep's, which splits a
+#: large count by one multinomial; beyond this the fit is refused rather than left to run on
+MAX_REASSIGN_TOKENS = 10**9
 
 
 @njit(cache=True)
@@ -171,6 +175,12 @@ def reassign_tokens(tokens, theta, phi, theta_rate, a0, seed, iteration, first_r
     """
     n_rows, n_topics = theta.shape
     n_cols = phi.shape[1]
+    counts, token_cols, bulk_counts = tokens[2], tokens[4], tokens[7]
+    n_tokens = int(counts.sum()) + token_cols.size + int(bulk_counts.sum())
+    if n_tokens > MAX_REASSIGN_TOKENS:
+        raise ValueError(f"collapse_theta reassigns token by token, and this sweep holds "
+                         f"{n_tokens:.3g} tokens (at most {MAX_REASSIGN_TOKENS:.0e}): fit "
+                         "without collapse_theta")
     theta = np.ascontiguousarray(theta, dtype=np.float64)
     phi_t = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
     theta_rate = np.ascontiguousarray(theta_rate, dtype=np.float64)

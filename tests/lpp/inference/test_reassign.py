@@ -189,3 +189,10 @@ def test_where_the_step_does_not_run_it_says_so():
         GibbsSampler.private(y_tilde, 0.5, model, method="bessel")
     with pytest.raises(ValueError, match="fused topic engines only"):  # per-entry alpha
         GibbsSampler.private(y_tilde, np.full(y_tilde.shape, 0.5), model)
+
+
+def test_a_sweep_of_too_many_tokens_is_refused(monkeypatch):
+    monkeypatch.setattr(reassign, "MAX_REASSIGN_TOKENS", 10)
+    y = np.full((4, 5), 3)
+    with pytest.raises(ValueError, match="token by token"):
+        fit_nonprivate(y, TopicModel(2, collapse_theta=True), n_iter=1, rng=1, progress=False)
