@@ -154,11 +154,16 @@ def stale_outputs(work: Path, paths, up_to_date=_stage_up_to_date) -> set[str]:
 
 def _status_once(work: Path):
     """``up_to_date(tree, stage)`` from one ``dvc status --json`` of the whole work tree (a
-    call per stage costs seconds each, and the lock has over a hundred stages)."""
-    report = subprocess.run(["dvc", "status", "--json"], cwd=work, capture_output=True,
-                            text=True, check=True).stdout
-    changed = set(json.loads(report or "{}"))
-    return lambda tree, stage: stage not in changed
+    call per stage costs seconds each, and the lock has over a hundred stages). A stage the
+    pipeline no longer has (a lock entry left from other settings, e.g. another profile's
+    replicates) is not up to date."""
+    def dvc(*args):
+        return subprocess.run(["dvc", *args], cwd=work, capture_output=True, text=True,
+                              check=True).stdout
+
+    changed = set(json.loads(dvc("status", "--json") or "{}"))
+    stages = set(dvc("stage", "list", "--name-only").split())
+    return lambda tree, stage: stage in stages and stage not in changed
 
 
 def merged_lock(work_lock: dict | None, committed_lock: dict | None, fresh: set[str]) -> dict:
@@ -200,8 +205,9 @@ def collect(work: Path, results: Path, figures: Path, seconds: dict | None,
     atomic_write_bytes(results / "params.yaml",
                        (PARAMS_HEADER + (work / "params.yaml").read_text()).encode())
     work_lock = _read_yaml(work / "dvc.lock")
-    fresh = {stage for stage in (work_lock or {}).get("stages") or {}
-             if up_to_date(work, stage)}
+    checked_out = _checked_out_lock(work)
+    fresh = {stage for stage, entry in ((work_lock or {}).get("stages") or {}).items()
+             if entry != checked_out.get(stage) and up_to_date(work, stage)}
     lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), fresh)
     atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     figures.mkdir(parents=True, exist_ok=True)
@@ -213,6 +219,17 @@ def collect(work: Path, results: Path, figures: Path, seconds: dict | None,
         record = json.loads(times.read_text()) if times.exists() else {}
         record.setdefault("stages", {}).update(seconds)
         times.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+
+
+def _checked_out_lock(work: Path) -> dict:
+    """The stages of the ``dvc.lock`` committed at the work tree's commit (the quick profile's):
+    an entry still equal to it was not made by a run in the work tree, so it does not describe
+    what is collected (its outputs are the quick profile's where both profiles agree)."""
+    shown = subprocess.run(["git", "show", "HEAD:dvc.lock"], cwd=work, capture_output=True,
+                           text=True)
+    if shown.returncode != 0:
+        return {}
+    return (yaml.safe_load(shown.stdout) or {}).get("stages") or {}
 
 
 def _read_yaml(path: Path):
