@@ -51,6 +51,8 @@ VARIANTS = (("plain", PLAIN, 0.1), ("negatives summed out", NEGATIVES_SUMMED_OUT
 B0 = 1.0
 #: sweeps after which the total rate is printed
 REPORT_AT = (25, 100, 200)
+#: the written trace keeps the total rate after every this many sweeps
+TRACE_EVERY = 5
 
 
 @njit(cache=True)
@@ -204,7 +206,8 @@ def main(argv=()):
             runs.append({"seed": seed, "seconds": seconds, "stationary_from": burn,
                          "mean_second_half": float(second.mean()),
                          "sd_second_half": float(second.std()), "ess_second_half": ess,
-                         "total_rate": totals.tolist()})
+                         "total_rate_every": TRACE_EVERY,
+                         "total_rate": np.round(totals[TRACE_EVERY - 1::TRACE_EVERY], 1).tolist()})
             print(f"{name:>21} {seed:4d} " + " ".join(f"{totals[t - 1]:9.0f}" for t in at)
                   + f" {'> ' + str(half) if burn is None else burn:>15} {second.mean():13.0f}"
                   + f" {second.std():6.0f} {ess:12.1f} {seconds:7.1f}")
