@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lpp.inference import fit_private
+from lpp.inference import TopicModel, fit_private
 from lpp.inference import distributed as dist
 from lpp.inference.distributed import (
     DistributedChain,
@@ -111,6 +111,8 @@ def test_refuses_what_it_cannot_run(tmp_path):
             fit_private(data, model="topics", **{**common, **kwargs})
     with pytest.raises(TypeError, match="topic model"):
         fit_private(data, None, "communities", n_components=2, cluster=True)
+    with pytest.raises(ValueError, match="collapse_theta"):
+        fit_private(data, None, TopicModel(2, collapse_theta=True), n_iter=2, cluster=True)
     with pytest.raises(TypeError, match="on a cluster"):
         fit_private(data, None, "topics", n_components=2)
     with pytest.raises(TypeError, match="on a cluster"):
