@@ -97,12 +97,16 @@ def _work_tree(path: Path) -> Path:
     return path
 
 
+def _stage_up_to_date(work: Path, stage: str) -> bool:
+    return subprocess.run(["dvc", "status", "--quiet", stage], cwd=work).returncode == 0
+
+
 def run_stages(work: Path, stages=STAGES, single: bool = False) -> dict[str, float]:
     seconds = {}
     for stage in stages:
         print(f"=== {stage}", flush=True)
         # a stage DVC would skip gets no time: it would overwrite the time of the run that made it
-        up_to_date = subprocess.run(["dvc", "status", "--quiet", stage], cwd=work).returncode == 0
+        up_to_date = _stage_up_to_date(work, stage)
         start = time.perf_counter()
         subprocess.run(["dvc", "repro", *(["--single-item"] if single else []), stage],
                        cwd=work, check=True)
@@ -133,16 +137,12 @@ def collected_paths(settings: dict) -> tuple[dict, tuple]:
     return tables, figures
 
 
-def _stage_up_to_date(work: Path, stage: str) -> bool:
-    return subprocess.run(["dvc", "status", "--quiet", stage], cwd=work).returncode == 0
-
-
-def stale_outputs(work: Path, paths, up_to_date=_stage_up_to_date) -> set[str]:
+def stale_outputs(work: Path, paths, up_to_date) -> set[str]:
     """Those of ``paths`` whose producing stage (by the work tree's ``dvc.lock``) is not up to
     date: its inputs changed since it ran, or the file is not the one it made (git checks out
     the quick profile's committed tables over the work tree's own when the tree moves to
     another commit). :func:`collect` leaves them out rather than copy a quick-profile table
-    under ``results/paper``. ``up_to_date(work, stage)`` asks DVC by default."""
+    under ``results/paper``. ``up_to_date(work, stage)`` says whether a stage is up to date."""
     lock_file = work / "dvc.lock"
     lock = yaml.safe_load(lock_file.read_text()) if lock_file.exists() else None
     owner = {out["path"]: stage for stage, record in ((lock or {}).get("stages") or {}).items()

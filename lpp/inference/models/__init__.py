@@ -13,14 +13,15 @@ from lpp.inference.models.topics import FixedTopicModel, TopicModel
 MODELS = {"topics": TopicModel, "communities": CommunityModel, "cp": CPTensorModel}
 
 
-def make_model(model, n_components=None, a0=None, b0=None) -> PoissonFactorization:
+def make_model(model, n_components=None, a0=None, b0=None, **options) -> PoissonFactorization:
     """A model instance from an instance (returned as is) or a name with its settings.
 
     Names: ``"topics"`` (:class:`TopicModel`), ``"communities"`` (:class:`CommunityModel`),
     ``"cp"`` (:class:`CPTensorModel`); ``n_components`` is then required (K, C or the rank).
+    ``options`` go to the model's class (e.g. ``collapse_theta`` of :class:`TopicModel`).
     """
     if isinstance(model, PoissonFactorization):
-        if any(v is not None for v in (n_components, a0, b0)):
+        if options or any(v is not None for v in (n_components, a0, b0)):
             raise TypeError("give n_components, a0 and b0 to the model object, not to fit")
         return model
     if isinstance(model, str):
@@ -30,7 +31,7 @@ def make_model(model, n_components=None, a0=None, b0=None) -> PoissonFactorizati
         if n_components is None:
             raise TypeError(f"model {model!r} needs n_components (the number of components)")
         kwargs = {k: v for k, v in (("a0", a0), ("b0", b0)) if v is not None}
-        return MODELS[model](n_components, **kwargs)
+        return MODELS[model](n_components, **kwargs, **options)
     raise TypeError("model must be a PoissonFactorization or a model name, "
                     f"got {type(model).__name__}")
 
@@ -46,15 +47,11 @@ def model_from_params(params: dict) -> PoissonFactorization:
         raise TypeError(f"params must be a dict with a 'model' name (model.params()), got {params!r}")
     settings = dict(params)
     name = settings.pop("model")
-    collapse_theta = settings.pop("collapse_theta", False)
-    unknown = set(settings) - {"n_components", "a0", "b0"}
-    if unknown or (collapse_theta and name != "topics"):
-        raise ValueError(f"params of model {name!r} hold unknown settings "
-                         f"{sorted(unknown) or ['collapse_theta']}")
-    model = make_model(name, **settings)
-    if collapse_theta:
-        model = TopicModel(model.n_components, a0=model.a0, b0=model.b0, collapse_theta=True)
-    return model
+    known = {"n_components", "a0", "b0"} | ({"collapse_theta"} if name == "topics" else set())
+    unknown = set(settings) - known
+    if unknown:
+        raise ValueError(f"params of model {name!r} hold unknown settings {sorted(unknown)}")
+    return make_model(name, **settings)
 
 
 __all__ = ["MODELS", "CPTensorModel", "CommunityModel", "FixedTopicModel", "Observed",
