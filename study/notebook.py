@@ -49,7 +49,7 @@ import yaml
 PARAMS_FILE = "params.yaml"
 PIPELINE_FILE = "dvc.yaml"
 #: how long a kernel asked to shut down may take to exit before it is interrupted
-QUIET_SHUTDOWN_SECONDS = 10.0
+QUIET_SHUTDOWN_SECONDS = 3.0
 #: a tqdm text frame: ``desc: 50%|#####     | 150/300 [00:20<00:20,  7.3it/s, extra]``, or
 #: ``desc: 150it [00:20,  7.3it/s]`` when the total is unknown
 _TQDM_FRAME = re.compile(
