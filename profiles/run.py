@@ -87,7 +87,18 @@ def merged_settings(profile: Path, cuts: Path | None) -> dict:
         if unknown:
             raise ValueError(f"{cuts}: {sorted(unknown)} are not settings of {section!r}")
         settings[section].update(values)
+    check_settings(settings)
     return settings
+
+
+def check_settings(settings: dict) -> None:
+    """ValueError for settings whose stages could not all run: a VI fit of a privatized copy
+    that the privacy settings do not make (DVC would stop there, hours into a run)."""
+    made = set(settings.get("privacy", {}).get("replicates", []))
+    missing = sorted(set(settings.get("vi_topics", {}).get("replicates", [])) - made)
+    if missing:
+        raise ValueError(f"vi_topics.replicates {missing} are not in privacy.replicates "
+                         f"{sorted(made)}: those privatized copies are never made")
 
 
 def _work_tree(path: Path) -> Path:

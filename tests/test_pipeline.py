@@ -387,6 +387,15 @@ def test_a_cut_of_an_unknown_setting_is_refused(tmp_path):
         runner.merged_settings(ROOT / "profiles" / "paper.yaml", cuts)
 
 
+def test_a_vi_fit_of_a_copy_that_is_never_made_is_refused(tmp_path):
+    runner = _profile_runner()
+    cuts = tmp_path / "cuts.yaml"
+    cuts.write_text("privacy:\n  replicates: [0]\n")
+    with pytest.raises(ValueError, match=r"vi_topics.replicates \[1, 2, 3, 4\]"):
+        runner.merged_settings(ROOT / "profiles" / "paper.yaml", cuts)
+    runner.check_settings(yaml.safe_load((ROOT / "params.yaml").read_text()))
+
+
 def test_the_claims_stage_declares_the_params_it_reads():
     """study.claims reads a few settings from the params file next to the results (the case
     studies' data sets, the VI benchmark's size): its stage reruns when they change."""
