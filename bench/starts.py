@@ -1,12 +1,14 @@
 """Sweeps until a chain is stationary, from each start (``init``) of the collapsed sampler.
 
     python -m bench.starts [--quick] [--n N] [--k K] [--sweeps S] [--eps E] [--chains C]
-                           [--starts data em dispersed]
+                           [--starts data em dispersed data-scaled]
 
 Data: text-like counts of :func:`bench.sweep.text_data` (N x N, K topics), privatized at
-epsilon/N = E. For each start (``data``, ``em``, ``dispersed``) C chains (seeds 1..C) run S
-sweeps of the collapsed sampler (sparse engine), recording the **total rate** ``sum mu`` after
-every sweep and the **log joint** every ``LOG_JOINT_EVERY`` sweeps.
+epsilon/N = E. For each start (``data``, ``em``, ``dispersed``, and ``data-scaled``: the data
+start with ``theta`` scaled so that the total rate is ``sum y_tilde``, which estimates the true
+total count without bias) C chains (seeds 1..C) run S sweeps of the collapsed sampler (sparse
+engine), recording the **total rate** ``sum mu`` after every sweep and the **log joint** every
+``LOG_JOINT_EVERY`` sweeps.
 
 How stationarity is judged: Geweke's diagnostic searched over burn-ins. For a candidate
 burn-in ``b`` (every ``GRID`` sweeps up to half the run) the trace after ``b`` is split into its
@@ -32,7 +34,7 @@ from bench.sweep import text_data
 from lpp.diagnostics import _arviz, geweke_z
 from lpp.inference import GibbsSampler, TopicModel
 
-STARTS = ("data", "em", "dispersed")
+STARTS = ("data", "em", "dispersed", "data-scaled")
 #: the log joint is dense work (every entry): recorded every this many sweeps
 LOG_JOINT_EVERY = 5
 #: burn-in candidates are this many sweeps apart
@@ -56,10 +58,23 @@ def stationary_from(traces: dict, n_sweeps: int) -> int | None:
     return None
 
 
+def scaled_to_data(chain, y_tilde) -> dict:
+    """The chain's state with ``theta`` scaled so that the total rate equals ``sum y_tilde``:
+    the geometric noise is symmetric, so that sum estimates the true total count without bias."""
+    state = dict(chain.state)
+    theta, phi = chain.model.row_column_factors(state)
+    scale = float(y_tilde.sum()) / float(theta.sum(axis=0) @ phi.sum(axis=1))
+    state["theta"] = np.maximum(theta * scale, np.finfo(np.float64).tiny)  # none may underflow
+    return state
+
+
 def run_chain(y_tilde, alpha, k, init, seed, n_sweeps, collapse_theta=False):
     t0 = time.perf_counter()
-    chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k, collapse_theta=collapse_theta),
-                                 rng=seed, init=init, sparse=True)
+    model = TopicModel(k, collapse_theta=collapse_theta)
+    if init == "data-scaled":  # the data start with its total mass set to the data's
+        chain = GibbsSampler.private(y_tilde, alpha, model, rng=seed, init="data", sparse=True)
+        init = scaled_to_data(chain, y_tilde)
+    chain = GibbsSampler.private(y_tilde, alpha, model, rng=seed, init=init, sparse=True)
     start_seconds = time.perf_counter() - t0
     model = chain.model
     total, joint, joint_at, times = [], [], [], []
