@@ -46,6 +46,8 @@ from pathlib import Path
 
 import yaml
 
+from study.cpu_pinning import pin_numeric_kernels
+
 PARAMS_FILE = "params.yaml"
 PIPELINE_FILE = "dvc.yaml"
 #: how long a kernel asked to shut down may take to exit before it is interrupted
@@ -296,6 +298,7 @@ def main(argv=None) -> int:
 
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TQDM_MININTERVAL", "10")  # read by tqdm in the kernel it inherits to
+    pin_numeric_kernels()  # the kernel then computes the same digits on every x86-64 CPU
     terminal = ProgressTerminal(stage_label(args.notebook))
     terminal.start()
     with tempfile.TemporaryDirectory(prefix="lpp-kernel-") as socket_dir:

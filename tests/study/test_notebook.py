@@ -189,6 +189,23 @@ def test_a_stage_of_the_pipeline_reports_its_number_and_its_sweeps(tmp_path, mon
     assert stage_label(notebook) == "tiny.ipynb"
 
 
+def test_the_kernel_computes_with_the_pinned_kernels(tmp_path, monkeypatch):
+    """study.cpu_pinning: the runner pins the numeric kernels before it starts the kernel,
+    which inherits the pins."""
+    from study.cpu_pinning import pin_numeric_kernels
+
+    for name in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES"):
+        monkeypatch.delenv(name, raising=False)
+    expected = pin_numeric_kernels({})
+    notebook = _tiny_notebook(tmp_path / "env.ipynb",
+                              "import os\nprint(os.environ.get('OPENBLAS_CORETYPE'), "
+                              "os.environ.get('NPY_DISABLE_CPU_FEATURES'))")
+    assert main([str(notebook), str(tmp_path / "out.ipynb")]) == 0
+    executed = json.loads((tmp_path / "out.ipynb").read_text())
+    printed = "".join("".join(o.get("text", "")) for o in executed["cells"][-1]["outputs"])
+    assert printed == f"{expected['OPENBLAS_CORETYPE']} {expected['NPY_DISABLE_CPU_FEATURES']}\n"
+
+
 def test_a_clean_shutdown_sends_no_interrupt_and_a_busy_kernel_gets_one(tmp_path,
                                                                         monkeypatch):
     import asyncio
