@@ -25,6 +25,9 @@ instead, e.g. ``stage 12/114 infer_private_topics@topics-1.0-0 topics/collapsed 
 On a terminal the line is redrawn in place; in a log (not a terminal) each update is a line of
 its own. The executed notebook keeps the bars as the kernel printed them.
 
+The kernel computes with pinned numeric kernels (:mod:`study.cpu_pinning`: NumPy's baseline
+loops and OpenBLAS's Haswell kernels on x86-64), so a stage gives the same digits on any CPU.
+
 A clean end of the kernel is quiet: jupyter_client interrupts a kernel (SIGINT) before asking
 it to shut down, and a kernel still finishing its last message logs ``KeyboardInterrupt
 caught in kernel`` as an ERROR. Here the shutdown request goes first; only a kernel that has
