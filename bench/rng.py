@@ -26,7 +26,7 @@ import numba
 import numpy as np
 from numba import njit, uint64
 
-from bench import machine, write_results
+from bench import best_time, machine, write_results
 from lpp._rng import seed_stream
 from lpp.distributions import FEW_TRIALS
 
@@ -78,14 +78,10 @@ def _reseeds(n):
     return np.random.random()
 
 
-def _per_call(fn, n, repeat=3):
-    fn(10)  # compile
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(n)
-        best = min(best, time.perf_counter() - start)
-    return best / n
+def _per_call(fn, n):
+    """Best seconds per unit of ``fn(n)`` (compiled first)."""
+    fn(10)
+    return best_time(lambda: fn(n)) / n
 
 
 def uniforms_per_sweep(sampler) -> dict:

@@ -76,7 +76,6 @@ def run_chain(y_tilde, alpha, k, init, seed, n_sweeps, collapse_theta=False):
         init = scaled_to_data(chain, y_tilde)
     chain = GibbsSampler.private(y_tilde, alpha, model, rng=seed, init=init, sparse=True)
     start_seconds = time.perf_counter() - t0
-    model = chain.model
     total, joint, joint_at, times = [], [], [], []
     for _ in range(n_sweeps):
         t = time.perf_counter()
