@@ -1,13 +1,14 @@
 """Two versions of the sampler side by side: seconds per sweep of a base revision and of the
 working tree, on the same data, in alternating runs (so drift of a shared machine hits both).
 
-    python -m bench.ab [--base REV] [--rounds R] [--cases A,B] [--quick]
+    python -m bench.ab [--base REV] [--rounds R] [--cases A,B] [--n N] [--quick]
 
 Each run is a fresh interpreter with one numba thread that imports ``lpp`` from its version's
 tree (the base is exported with ``git archive`` to a temporary folder), builds the chain, warms it
-up (compilation excluded) and times sweeps. Cases: text-like data (1000 x 1000, K = 50, eps/N =
-1 and 3; the sparse engine) and the VI paper's dense data (K = 50, eps/N = 1), plus the dense
-collapsed and the Bessel sweeps on the text-like data. Prints the median of each version and the
+up (compilation excluded) and times sweeps. Cases: text-like data (N x N, by default 1000 x 1000,
+K = 50, eps/N = 1 and 3; the sparse engine), the naive method on it (the known-counts engine) and
+the VI paper's dense data (K = 50, eps/N = 1), plus the dense collapsed and the Bessel sweeps on
+the text-like data. Prints the median of each version and the
 ratio working / base (below 1: faster); writes ``bench/results/ab.json``.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = {
     "text eps/N=1": (text_data, 1.0, {}),
     "text eps/N=3": (text_data, 3.0, {}),
+    "text eps/N=1 naive": (text_data, 1.0, {"method": "naive"}),
     "VI data eps/N=1": (vi_data, 1.0, {}),
     "text eps/N=1 dense": (text_data, 1.0, {"sparse": False}),
     "text eps/N=1 bessel": (text_data, 1.0, {"method": "bessel"}),
@@ -72,8 +74,9 @@ def _run(tree: Path, data: Path, opts: dict, n_warm: int, n_timed: int, k: int) 
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(base: str = "HEAD", rounds: int = 3, quick: bool = False, cases=None) -> dict:
-    n, k = (200, 10) if quick else (1000, 50)
+def main(base: str = "HEAD", rounds: int = 3, quick: bool = False, cases=None,
+         n: int = 1000) -> dict:
+    n, k = (200, 10) if quick else (n, 50)
     n_warm, n_timed = (1, 2) if quick else (3, 10)
     names = list(CASES)[:1] if quick else (cases or list(CASES))
     unknown = set(names) - set(CASES)
@@ -116,5 +119,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--cases", help="comma-separated case names (default: all)")
+    parser.add_argument("--n", type=int, default=1000, help="rows and columns of the data")
     args = parser.parse_args()
-    main(args.base, args.rounds, args.quick, args.cases.split(",") if args.cases else None)
+    main(args.base, args.rounds, args.quick, args.cases.split(",") if args.cases else None,
+         args.n)
