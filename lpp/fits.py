@@ -9,7 +9,9 @@ A fit directory holds
 ``fit.json``
     format and version, the method, the model and its settings, the run's seed and schedule,
     whether it was interrupted, the sha256 of ``fit.npz``, and what it was fitted to
-    (``data``: the privatized directory, or the prepared counts for the non-private method).
+    (``data``: the privatized directory, or the prepared counts for the non-private method;
+    ``data_fingerprint``: the chain's digest of its data, mask and noise levels, with the
+    ``engine`` that ran it, where the fit recorded them).
 
 A fit of several chains (:class:`lpp.inference.ChainsResult`) is written as format version 2:
 ``fit.json`` has the same keys (those of chain 0, with ``iterations_done`` the least and
@@ -156,6 +158,8 @@ def _meta(result, data, extra) -> dict:
         "data_sha256": None,
         "seconds_total": float(np.nansum(result.iter_seconds)),
         "extra": _jsonable(extra or {}),
+        **({"engine": result.engine, "data_fingerprint": result.data_fingerprint}
+           if getattr(result, "data_fingerprint", None) else {}),
     }
 
 

@@ -15,10 +15,13 @@
 * :mod:`lpp.inference.fused` — engines that fuse a step with a model's allocation where their
   declared capabilities allow (the sparse topic engine of the collapsed step; the known-counts
   engine of the naive step and the non-private chain).
+* :func:`checkpoints_from_fit` — run a saved fit's chains on (a larger ``n_iter`` or burn-in)
+  as if they had never stopped (:mod:`lpp.inference.continuation`).
 * :class:`GibbsSampler` — one chain, sweep by sweep; :mod:`lpp.inference.geweke` — the
   joint-distribution test's simulators, driving that same chain.
 """
 from lpp.inference.chain import EM_INIT_SWEEPS, GibbsSampler
+from lpp.inference.continuation import checkpoint_from_fit, checkpoints_from_fit
 from lpp.inference.fit import fit_nonprivate, fit_private
 from lpp.inference.models import (
     MODELS,
@@ -46,6 +49,7 @@ __all__ = [
     "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel", "ChainsResult",
     "CollapsedPrivacy", "CommunityModel", "FitResult", "FixedTopicModel", "GibbsSampler",
     "NaivePrivacy", "Observed",
-    "PoissonFactorization", "PrivacyStep", "TopicModel", "fit_nonprivate", "fit_private",
+    "PoissonFactorization", "PrivacyStep", "TopicModel", "checkpoint_from_fit",
+    "checkpoints_from_fit", "fit_nonprivate", "fit_private",
     "make_model", "make_privacy_step", "model_from_params", "sample_true_counts",
 ]

@@ -66,7 +66,8 @@ def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_cou
         samples={n: arrays[f"samples__{n}"] for n in names},
         mu_hat=arrays["mu_sum"] / n_saved if n_saved else None,
         log_joint=arrays["log_joint"], iter_seconds=arrays["iter_seconds"],
-        state=sampler.state, aux=sampler.aux, engine=sampler.engine)
+        state=sampler.state, aux=sampler.aux, engine=sampler.engine,
+        data_fingerprint=sampler.fingerprint())
 
 
 def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None, a0=None,

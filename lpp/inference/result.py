@@ -44,6 +44,10 @@ class FitResult:
         The chain's last point.
     engine : str
         ``"dense"`` or the name of the fused engine that ran the sweeps.
+    data_fingerprint : str or None
+        A digest of the data, mask and noise levels the chain ran on (what its checkpoints
+        are tied to; :func:`lpp.inference.checkpoint_from_fit` checks it before continuing a
+        saved chain). None where not recorded.
     """
 
     method: str
@@ -62,6 +66,7 @@ class FitResult:
     state: dict = field(repr=False)
     aux: dict = field(repr=False)
     engine: str = "dense"
+    data_fingerprint: str | None = None
 
     @property
     def n_saved(self) -> int:

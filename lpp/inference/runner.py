@@ -31,6 +31,15 @@ def checkpoint_path(checkpoint, resume: bool) -> Path | None:
     return path
 
 
+def run_meta(chain, names, burn_in: int, thin: int) -> dict:
+    """What a checkpoint of ``chain`` records of its run, saving the latents ``names``: the
+    settings a resumed run must share with it (:data:`lpp.inference.checkpoint.RESUME_KEYS`)
+    and the seed."""
+    return {"version": CHECKPOINT_VERSION, "method": chain.method, "engine": chain.engine,
+            "model": chain.model.params(), "seed": chain.seed, "burn_in": burn_in,
+            "thin": thin, "save": list(names), "data": chain.fingerprint()}
+
+
 def run_chain(chain, record, *, n_iter: int, burn_in: int = 0, thin: int = 1, progress,
               checkpoint=None, checkpoint_every: int = 1, resume: bool = False, rng=None,
               callback=None, stop=None, status=None, faults: tuple = (), explain_fault=None,
@@ -50,10 +59,7 @@ def run_chain(chain, record, *, n_iter: int, burn_in: int = 0, thin: int = 1, pr
     the seed it recorded is kept.
     """
     path = checkpoint_path(checkpoint, resume)
-    meta = None if path is None else {
-        "version": CHECKPOINT_VERSION, "method": chain.method, "engine": chain.engine,
-        "model": chain.model.params(), "seed": chain.seed, "burn_in": burn_in, "thin": thin,
-        "save": list(record.names), "data": chain.fingerprint()}
+    meta = None if path is None else run_meta(chain, record.names, burn_in, thin)
     resumed = open_checkpoint(path, meta, n_iter=n_iter, rng=rng, resume=resume)
     if resumed is not None:
         saved_meta, groups, extra = resumed
