@@ -2,6 +2,7 @@
 
     python profiles/long_chains.py                       # collapsed, epsilon/N = 1, 2 x 1,000 sweeps
     python profiles/long_chains.py --n-iter 3000 --burn-in 1500   # longer chains
+    python profiles/long_chains.py --n-iter 3000 --burn-in 1500 --continue-chains  # the fit's, run on
     python profiles/long_chains.py --summary-only        # only read the fit again
 
 The whole cut paper profile (``profiles/paper_cuts.yaml``) takes most of a day. This script
@@ -9,8 +10,9 @@ runs one of its topic fits alone, by default ours (``collapsed``) at
 epsilon/N = 1 on the first privatized copy, with ``--chains`` chains of ``--n-iter`` sweeps, in
 the paper profile's work tree (:mod:`profiles.run`; the stage and everything it depends on,
 which DVC skips when up to date). The infer stage checkpoints its chains, so a run stopped
-part way continues where it stopped when started again (also with a larger ``--n-iter``); a
-finished fit's checkpoints are removed, so longer chains after that start over. Then ArviZ's
+part way continues where it stopped when started again (also with a larger ``--n-iter``);
+with ``--continue-chains`` a finished fit's chains run on to ``--n-iter`` (and a burn-in at
+least the fit's) instead of starting over (``profiles/run.py --continue-chains``). Then ArviZ's
 split R-hat and bulk / tail ESS of the label-invariant quantities (:mod:`lpp.diagnostics`),
 whether the chains drift, agree or sit in different modes
 (:func:`lpp.diagnostics.chain_agreement`, with each chain's mean and Geweke z) and each chain's
@@ -32,7 +34,7 @@ import numpy as np
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import ROOT, _work_tree, merged_settings, run_stages  # noqa: E402
+from run import ROOT, _work_tree, merged_settings, run_stages, set_aside_fits  # noqa: E402
 
 
 def fit_name(method: str, level: float, rep: int) -> str:
@@ -93,6 +95,8 @@ def main(argv=None) -> int:
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "paper" / "diagnostics")
     parser.add_argument("--figures", type=Path, default=ROOT / "figures" / "paper")
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--continue-chains", action="store_true",
+                        help="run the finished fit's chains on instead of starting them over")
     args = parser.parse_args(argv)
 
     work = args.work_tree.resolve()
@@ -107,7 +111,10 @@ def main(argv=None) -> int:
                                   n_chains=args.chains)
         _work_tree(work)
         (work / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
-        run_stages(work, [f"infer_private_topics@{args.method}-{args.level}-0"])
+        stage = f"infer_private_topics@{args.method}-{args.level}-0"
+        if args.continue_chains:
+            set_aside_fits(work, [stage])
+        run_stages(work, [stage])
     record = summarize(work / "results" / "fits" / "topics" / name, name, args.results,
                        args.figures)
     print(json.dumps({k: record[k] for k in ("fit", "n_chains", "seconds_per_sweep",

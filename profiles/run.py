@@ -6,6 +6,7 @@
     python profiles/run.py --single-item --stages report_topics   # score its fits again
     python profiles/run.py --diagnose          # then the convergence diagnosis of its fits
     python profiles/run.py --synthetic         # the synthetic figures, tables, central model
+    python profiles/run.py --continue-chains   # longer chains: the finished fits' chains run on
 
 DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
 quick one without overwriting its lock. This script runs the profile in a separate git work
@@ -18,7 +19,9 @@ the work tree's ``dvc.lock`` (the settings and hashes of every input and output)
 stages that are not up to date there are left out (:func:`stale_outputs`), and the lock is
 merged stage by stage (:func:`merged_lock`), so a run that remade part of the study leaves the
 other tables' provenance as it was. Re-running resumes: DVC skips the stages whose inputs did
-not change.
+not change. With ``--continue-chains``, the inference stages that DVC would rerun on the data
+their fits were made from (a longer ``n_iter`` or burn-in in the profile, newer code) run their
+finished fits' chains on instead of starting them over (:func:`set_aside_fits`).
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from pathlib import Path
 import yaml
 
 from lpp.io import atomic_write_bytes
+from study import checkpoints
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,6 +114,51 @@ def _work_tree(path: Path) -> Path:
 
 def _stage_up_to_date(work: Path, stage: str) -> bool:
     return subprocess.run(["dvc", "status", "--quiet", stage], cwd=work).returncode == 0
+
+
+def continuable_fits(status: dict, lock: dict, stages) -> dict[str, tuple[str, list[str]]]:
+    """``(data folder, fit folders)`` by stage: the inference stages among ``stages`` (a
+    foreach group's name selects its members) that DVC would rerun on the data their fits were
+    made from, with their one dependency under ``data/`` and their outputs under
+    ``results/fits/``. ``status`` is ``dvc status --json`` of the work tree, ``lock`` its
+    ``dvc.lock``: a stage qualifies when no dependency under ``data/`` changed and no output was
+    modified (a changed command or code is what a longer run is)."""
+    chosen = {}
+    for stage, changes in status.items():
+        if not stage.startswith("infer_") or not any(
+                stage == name or stage.startswith(name + "@") for name in stages):
+            continue
+        deps, outs = {}, {}
+        for change in changes:
+            if isinstance(change, dict):
+                deps.update(change.get("changed deps", {}))
+                outs.update(change.get("changed outs", {}))
+        if any(path.startswith("data/") for path in deps) or "modified" in outs.values():
+            continue
+        entry = ((lock or {}).get("stages") or {}).get(stage) or {}
+        fits = [out["path"] for out in entry.get("outs", [])
+                if out["path"].startswith("results/fits/")]
+        data = [dep["path"] for dep in entry.get("deps", []) if dep["path"].startswith("data/")]
+        if fits and len(data) == 1:
+            chosen[stage] = (data[0], fits)
+    return chosen
+
+
+def set_aside_fits(work: Path, stages) -> list[str]:
+    """Set aside (:func:`study.checkpoints.set_aside`) the fits of :func:`continuable_fits`, so
+    that the stages' notebooks run their chains on; the folders set aside."""
+    status = json.loads(subprocess.run(["dvc", "status", "--json"], cwd=work,
+                                       capture_output=True, text=True, check=True).stdout
+                        or "{}")
+    moved = []
+    lock = _read_yaml(work / "dvc.lock")
+    for stage, (data, fits) in continuable_fits(status, lock, stages).items():
+        for fit in fits:
+            aside = checkpoints.set_aside(work / fit, data_dir=work / data)
+            if aside is not None:
+                print(f"{stage}: {fit} set aside, its chains run on", flush=True)
+                moved.append(str(aside.relative_to(work)))
+    return moved
 
 
 def run_stages(work: Path, stages=STAGES, single: bool = False) -> dict[str, float]:
@@ -267,6 +316,10 @@ def main(argv=None) -> int:
                              "paper's Fig. 1 and appendix E table) and the central-model "
                              "comparison (Foulds et al.) instead of the case studies")
     parser.add_argument("--collect-only", action="store_true")
+    parser.add_argument("--continue-chains", action="store_true",
+                        help="inference stages rerun on their fits' own data (more sweeps, a "
+                             "longer burn-in, newer code) continue the fits' chains instead of "
+                             "starting them over")
     args = parser.parse_args(argv)
 
     work = args.work_tree.resolve()
@@ -280,6 +333,8 @@ def main(argv=None) -> int:
             stages, single = list(DIAGNOSE_STAGES), True
         elif args.synthetic:
             stages = list(SYNTHETIC_STAGES)
+        if args.continue_chains:
+            set_aside_fits(work, stages)
         seconds = run_stages(work, stages, single)
     collect(work, args.results, args.figures, seconds)
     return 0

@@ -10,9 +10,19 @@ resume=True)``), and may run its chains longer (a larger ``n_iter``); a stage wh
 data changed gets another key, and the checkpoints of the old key are removed, never resumed.
 The folder is deleted once the fit is saved.
 
+A stage can also run on the chains of its *finished* fit. ``python profiles/run.py
+--continue-chains`` moves such a fit aside to ``<out_dir>.previous`` before DVC reruns the stage
+(with a larger ``n_iter``, or burn-in), after checking with DVC that the stage's data are the
+ones the fit was made from; the notebook then writes checkpoints at the end of its chains
+(:func:`continue_previous`, :func:`lpp.inference.checkpoints_from_fit`), and the run continues
+them as if they had never stopped. The data are checked against the fit's recorded fingerprint,
+or, for a fit saved before fits recorded one, against the digest of the stage's data taken when
+the fit was set aside. The folder set aside is deleted with the checkpoints.
+
 Checkpoints hold the chain's point and its record so far, the same kind of content as the
 fit it becomes: a private fit's checkpoint is on the private side of the boundary, like its
-fit. They are neither pipeline outputs nor committed (``.gitignore``: ``*.checkpoints/``).
+fit. They are neither pipeline outputs nor committed (``.gitignore``: ``*.checkpoints/``,
+``*.previous/``).
 """
 from __future__ import annotations
 
@@ -23,6 +33,10 @@ from pathlib import Path
 
 #: what a fit's checkpoint folder adds to the name of its output folder
 SUFFIX = ".checkpoints"
+#: what a finished fit set aside to be continued adds to the name of its output folder
+PREVIOUS_SUFFIX = ".previous"
+#: the note beside a fit set aside: the digest of the data it was made from
+PREVIOUS_NOTE = "continue.json"
 #: how often a pipeline fit checkpoints, in iterations
 EVERY = 100
 
@@ -73,6 +87,61 @@ def resuming(checkpoint) -> bool:
     return Path(checkpoint).exists()
 
 
+def previous_folder(out_dir) -> Path:
+    """Where ``profiles/run.py --continue-chains`` sets the finished fit of ``out_dir`` aside."""
+    out = folder(out_dir)
+    return out.with_name(out.name[:-len(SUFFIX)] + PREVIOUS_SUFFIX)
+
+
+def set_aside(out_dir, *, data_dir=None) -> Path | None:
+    """Move the finished fit in ``out_dir`` to :func:`previous_folder` (replacing one set
+    aside earlier); None where there is no fit. ``data_dir``: the folder the fit was made from,
+    as its stage's DVC record shows (its digest is noted beside the fit, so that a fit that
+    recorded no fingerprint of its data can be checked against the data the stage runs on)."""
+    out, aside = Path(out_dir), previous_folder(out_dir)
+    if not (out / "fit.json").is_file():
+        return None
+    note = {} if data_dir is None else {"data": str(data_dir),
+                                        "data_digest": _data_digest(data_dir)}
+    shutil.rmtree(aside, ignore_errors=True)
+    out.rename(aside)
+    (aside / PREVIOUS_NOTE).write_text(json.dumps(note))
+    return aside
+
+
+def continue_previous(out_dir, checkpoint, make_chain, *, data_dir, burn_in: int,
+                      thin: int) -> bool:
+    """Write the checkpoints from which the fit's run continues the chains of the fit set aside
+    for ``out_dir`` (:func:`set_aside`); True if it did, False where none was set aside or a
+    checkpoint exists already (an interrupted continuation goes on from it).
+
+    ``make_chain(seed)`` builds a chain of the stage on its data in ``data_dir`` (its start is
+    replaced). The data are checked against the fingerprint the fit recorded or, for a fit that
+    recorded none, against the digest noted when it was set aside. A fit that cannot be
+    continued under the stage's settings (other data, another thin, a shorter burn-in, another
+    model...) is a ValueError saying so: delete the folder to start the chains over."""
+    aside = previous_folder(out_dir)
+    if not (aside / "fit.json").is_file() or resuming(checkpoint):
+        return False
+    from lpp.fits import load_fit
+    from lpp.inference import checkpoints_from_fit
+
+    note = aside / PREVIOUS_NOTE
+    noted = json.loads(note.read_text()).get("data_digest") if note.is_file() else None
+    trusted = noted is not None and noted == _data_digest(data_dir)
+    start_over = f"delete {aside} to start the stage's chains over"
+    fit = load_fit(aside)
+    if int(fit.meta["thin"]) != thin:
+        raise ValueError(f"the fit set aside in {aside} saved every {fit.meta['thin']}th sweep, "
+                         f"the stage saves every {thin}th: {start_over}")
+    try:
+        checkpoints_from_fit(fit, make_chain, checkpoint, burn_in=burn_in, trust_data=trusted)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; {start_over}") from None
+    return True
+
+
 def clear(out_dir) -> None:
-    """Remove the fit's checkpoints (its output is saved)."""
+    """Remove the fit's checkpoints and any fit set aside for it (its output is saved)."""
     shutil.rmtree(folder(out_dir), ignore_errors=True)
+    shutil.rmtree(previous_folder(out_dir), ignore_errors=True)

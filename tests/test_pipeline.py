@@ -500,3 +500,34 @@ def test_the_merged_lock_takes_the_work_trees_entries_of_fresh_stages_only():
                                 "c": {"cmd": "new c"}}
     assert runner.merged_lock(work, None, fresh=set())["stages"] == {}
     assert runner.merged_lock(None, committed, fresh={"a"})["stages"] == committed["stages"]
+
+
+def test_continue_chains_sets_aside_only_fits_whose_data_did_not_change():
+    """profiles/run.py --continue-chains: an inference stage whose command or code changed (more
+    sweeps, newer lpp) continues its fits; one whose data changed, or whose fit was modified,
+    starts over, and stages not asked for are left alone."""
+    runner = _profile_runner()
+    fits = {"infer_private_topics@collapsed-1.0-0": "results/fits/topics/collapsed_eps1.0_rep0",
+            "infer_private_topics@naive-1.0-0": "results/fits/topics/naive_eps1.0_rep0",
+            "infer_private_topics@naive-2.0-0": "results/fits/topics/naive_eps2.0_rep0",
+            "infer_nonprivate_topics": "results/fits/topics/nonprivate",
+            "infer_private_network@collapsed-5-1.0-0": "results/fits/network/c"}
+    lock = {"stages": {stage: {"deps": [{"path": "lpp"}, {"path": f"data/{stage}"}],
+                               "outs": [{"path": path}, {"path": "results/notebooks/x.ipynb"}]}
+                       for stage, path in fits.items()}}
+    status = {
+        "infer_private_topics@collapsed-1.0-0": ["changed command",
+                                                 {"changed deps": {"lpp": "modified"}}],
+        "infer_private_topics@naive-1.0-0": [
+            {"changed deps": {"data/private/topics/eps1.0_rep0": "modified"}}],
+        "infer_private_topics@naive-2.0-0": [{"changed outs": {fits[
+            "infer_private_topics@naive-2.0-0"]: "modified"}}, "changed command"],
+        "infer_nonprivate_topics": ["changed command"],
+        "infer_private_network@collapsed-5-1.0-0": ["changed command"],
+        "report_topics": ["changed command"],
+    }
+    chosen = runner.continuable_fits(status, lock, ["infer_private_topics",
+                                                    "infer_nonprivate_topics", "report_topics"])
+    assert chosen == {stage: (f"data/{stage}", [fits[stage]])
+                      for stage in ("infer_private_topics@collapsed-1.0-0",
+                                    "infer_nonprivate_topics")}

@@ -1,13 +1,14 @@
 """A pipeline fit's checkpoints: keyed by what decides the chain, stale ones removed, and an
 infer stage cut short continues its chains bit for bit."""
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from lpp.counts import write_counts
-from lpp.fits import load_chains
-from lpp.inference import fit_private
+from lpp.fits import load_chains, save_fit
+from lpp.inference import GibbsSampler, TopicModel, fit_nonprivate, fit_private
 from lpp.privatized import load_privatized
 from study import checkpoints
 from study.notebook import main
@@ -81,3 +82,89 @@ def test_a_stage_cut_short_continues_its_chains_bit_for_bit(tmp_path):
             np.testing.assert_array_equal(kept.samples[name], chain.samples[name])
         np.testing.assert_array_equal(kept.mu_hat, chain.mu_hat)
     assert not checkpoints.folder(out).exists()  # removed once the fit is saved
+
+
+def _prepared(tmp_path):
+    y = np.random.default_rng(3).poisson(1.5, (12, 9))
+    write_counts(tmp_path / "prepared", y, row_ids=[f"d{i}" for i in range(12)],
+                 column_ids=[f"w{j}" for j in range(9)], kind="topics", params={}, inputs={},
+                 summary={})
+    return tmp_path / "prepared", y
+
+
+def _infer(tmp_path, notebook, data_arg, data_dir, out, n_iter, burn_in, name):
+    assert main([str(NOTEBOOKS / notebook), str(tmp_path / name), "-p", data_arg, str(data_dir),
+                 "-p", "out_dir", str(out), "-p", "n_components", "2", "-p", "n_iter",
+                 str(n_iter), "-p", "burn_in", str(burn_in), "-p", "thin", "2",
+                 "-p", "n_chains", "2"]) == 0
+    return (tmp_path / name).read_text()
+
+
+@pytest.mark.parametrize("private", [True, False], ids=["private", "non-private"])
+def test_a_finished_fit_set_aside_runs_its_chains_on(tmp_path, private):
+    """profiles/run.py --continue-chains sets a stage's fit aside; the infer notebook, run with
+    more sweeps and a longer burn-in, continues its chains: the fit equals one run of the new
+    settings, bit for bit, and the folder set aside goes with the checkpoints."""
+    prepared, y = _prepared(tmp_path)
+    kwargs = dict(n_components=2, burn_in=4, thin=2, rng=1, n_chains=2, n_iter=10)
+    if private:
+        assert main([str(NOTEBOOKS / "privatize.ipynb"), str(tmp_path / "p.ipynb"),
+                     "-p", "counts_dir", str(prepared), "-p", "out_dir", str(tmp_path / "private"),
+                     "-p", "epsilon_over_n", "1.0"]) == 0
+        data_dir, notebook, data_arg = tmp_path / "private", "infer_private.ipynb", "private_dir"
+        data = load_privatized(data_dir)
+        whole = fit_private(data.y_tilde, data.alpha, "topics", mask=data.heldout, **kwargs)
+    else:
+        data_dir, notebook, data_arg = prepared, "infer_nonprivate.ipynb", "counts_dir"
+        whole = fit_nonprivate(y, "topics", **kwargs)
+    out = tmp_path / "fit"
+    _infer(tmp_path, notebook, data_arg, data_dir, out, 6, 2, "first.ipynb")
+    aside = checkpoints.set_aside(out, data_dir=data_dir)
+    assert aside == checkpoints.previous_folder(out) and not out.exists()
+    text = _infer(tmp_path, notebook, data_arg, data_dir, out, 10, 4, "longer.ipynb")
+    assert "continuing the chains of the earlier fit set aside" in text
+    for chain, kept in zip(whole.chains, load_chains(out), strict=True):
+        np.testing.assert_array_equal(kept.saved_iterations, chain.saved_iterations)
+        for name in ("theta", "phi"):
+            np.testing.assert_array_equal(kept.samples[name], chain.samples[name])
+        np.testing.assert_array_equal(kept.mu_hat, chain.mu_hat)
+        np.testing.assert_array_equal(kept.log_joint, chain.log_joint)
+    assert not aside.exists() and not checkpoints.folder(out).exists()
+
+
+def test_a_fit_set_aside_that_cannot_continue_says_to_delete_it(tmp_path):
+    prepared, y = _prepared(tmp_path)
+    out = tmp_path / "fit"
+    fit = fit_nonprivate(y, "topics", n_components=2, n_iter=6, burn_in=2, thin=2, rng=1)
+    save_fit(fit, out, data=str(prepared))
+    checkpoint = checkpoints.stage_checkpoint(out, prepared, **SETTINGS)
+
+    def make_chain(seed):
+        return GibbsSampler.nonprivate(y, TopicModel(2), rng=seed, init="prior")
+
+    go_on = dict(data_dir=prepared, burn_in=2, thin=2)
+    assert not checkpoints.continue_previous(out, checkpoint, make_chain, **go_on)
+    checkpoints.set_aside(out)
+    with pytest.raises(ValueError, match="every 2th sweep, the stage saves every 3th.*delete"):
+        checkpoints.continue_previous(out, checkpoint, make_chain, **{**go_on, "thin": 3})
+    with pytest.raises(ValueError, match="burn_in=0 must be.*delete .*fit.previous"):
+        checkpoints.continue_previous(out, checkpoint, make_chain, **{**go_on, "burn_in": 0})
+    # a fit without a data fingerprint is continued only on the data noted when it was set
+    # aside
+    aside = checkpoints.previous_folder(out)
+    meta = json.loads((aside / "fit.json").read_text())
+    del meta["data_fingerprint"]
+    (aside / "fit.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="trust_data"):
+        checkpoints.continue_previous(out, checkpoint, make_chain, **go_on)
+    other = _data(tmp_path / "other", 7)
+    (aside / checkpoints.PREVIOUS_NOTE).write_text(json.dumps(
+        {"data_digest": checkpoints._data_digest(other)}))
+    with pytest.raises(ValueError, match="trust_data"):
+        checkpoints.continue_previous(out, checkpoint, make_chain, **go_on)
+    (aside / checkpoints.PREVIOUS_NOTE).write_text(json.dumps(
+        {"data_digest": checkpoints._data_digest(prepared)}))
+    assert checkpoints.continue_previous(out, checkpoint, make_chain, **go_on)
+    assert checkpoints.resuming(checkpoint)
+    # an interrupted continuation goes on from its checkpoint, not from the fit again
+    assert not checkpoints.continue_previous(out, checkpoint, make_chain, **go_on)
