@@ -46,3 +46,23 @@ def threads():
     before = numba.get_num_threads()
     yield
     numba.set_num_threads(before)
+
+
+def assert_same_chain(a, b):
+    """Two one-chain fits are the same run, bit for bit: seed, sweeps, saved draws, log joint,
+    the rates' mean and the last point."""
+    assert a.seed == b.seed and a.iterations_done == b.iterations_done
+    assert np.array_equal(a.saved_iterations, b.saved_iterations)
+    assert np.array_equal(a.mu_hat, b.mu_hat)
+    assert np.array_equal(a.log_joint, b.log_joint)
+    assert a.samples.keys() == b.samples.keys()
+    for name in a.samples:
+        assert np.array_equal(a.samples[name], b.samples[name]), name
+    for name in a.state:
+        assert np.array_equal(a.state[name], b.state[name]), name
+
+
+@pytest.fixture(scope="session")
+def same_chain():
+    """:func:`assert_same_chain` (tests cannot import conftest under importlib mode)."""
+    return assert_same_chain

@@ -21,22 +21,12 @@ def data():
     return y, privatize(y, 0.5, rng=rng)
 
 
-def _same(a, b):
-    assert a.seed == b.seed
-    assert np.array_equal(a.saved_iterations, b.saved_iterations)
-    assert np.array_equal(a.mu_hat, b.mu_hat)
-    assert np.array_equal(a.log_joint, b.log_joint)
-    assert a.samples.keys() == b.samples.keys()
-    for name in a.samples:
-        assert np.array_equal(a.samples[name], b.samples[name]), name
-
-
-def test_one_chain_is_the_plain_fit(data, tmp_path):
+def test_one_chain_is_the_plain_fit(data, tmp_path, same_chain):
     _, y_tilde = data
     plain = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, **SCHEDULE)
     one = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=1, **SCHEDULE)
     assert type(one) is FitResult
-    _same(plain, one)
+    same_chain(plain, one)
     save_fit(plain, tmp_path / "plain", data="d")
     save_fit(one, tmp_path / "one", data="d")
     meta = json.loads((tmp_path / "one" / "fit.json").read_text())
@@ -47,18 +37,18 @@ def test_one_chain_is_the_plain_fit(data, tmp_path):
     assert len(load_chains(tmp_path / "one")) == 1
 
 
-def test_chains_run_on_their_own_seeds_and_repeat(data):
+def test_chains_run_on_their_own_seeds_and_repeat(data, same_chain):
     _, y_tilde = data
     res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=3, **SCHEDULE)
     again = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=3, **SCHEDULE)
     assert isinstance(res, ChainsResult) and res.n_chains == 3
     assert res.seeds == chain_seeds(3, 3) and res.seeds[0] == 3 and len(set(res.seeds)) == 3
     for a, b in zip(res.chains, again.chains):
-        _same(a, b)  # bit-identical on rerun
+        same_chain(a, b)  # bit-identical on rerun
     for c, chain in enumerate(res.chains):
         # each chain is exactly the one-chain fit on its own seed: nothing is shared between
         # chains but the data
-        _same(chain, fit_private(y_tilde, 0.5, TopicModel(2), rng=res.seeds[c], **SCHEDULE))
+        same_chain(chain, fit_private(y_tilde, 0.5, TopicModel(2), rng=res.seeds[c], **SCHEDULE))
     assert not np.array_equal(res.chains[0].mu_hat, res.chains[1].mu_hat)
     assert not np.array_equal(res.chains[1].mu_hat, res.chains[2].mu_hat)
     np.testing.assert_allclose(res.mu_hat, np.mean([c.mu_hat for c in res.chains], axis=0))
@@ -71,11 +61,11 @@ def test_chain_seeds_do_not_collide():
     assert set(chain_seeds(12, 5)).isdisjoint(seeds[1:])
 
 
-def test_nonprivate_chains(data):
+def test_nonprivate_chains(data, same_chain):
     y, _ = data
     res = fit_nonprivate(y, TopicModel(2), rng=5, n_chains=2, **SCHEDULE)
     assert res.method == "nonprivate" and res.seeds == chain_seeds(5, 2)
-    _same(res.chains[1], fit_nonprivate(y, TopicModel(2), rng=res.seeds[1], **SCHEDULE))
+    same_chain(res.chains[1], fit_nonprivate(y, TopicModel(2), rng=res.seeds[1], **SCHEDULE))
 
 
 def test_saved_chains_round_trip_with_their_diagnostics(data, tmp_path):
@@ -134,7 +124,7 @@ def test_chains_with_too_few_samples_save_without_rhat(data, tmp_path):
     assert "4 saved samples" in saved.meta["diagnostics"]["unavailable"]
 
 
-def test_chain_checkpoints_resume(data, tmp_path):
+def test_chain_checkpoints_resume(data, tmp_path, same_chain):
     _, y_tilde = data
     path = tmp_path / "ck.npz"
     assert chain_checkpoint(path, 0) == path
@@ -146,7 +136,7 @@ def test_chain_checkpoints_resume(data, tmp_path):
     resumed = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, checkpoint=path,
                           resume=True, **SCHEDULE)
     for a, b in zip(whole.chains, resumed.chains):
-        _same(a, b)
+        same_chain(a, b)
     with pytest.raises(ValueError, match="base seed"):
         fit_private(y_tilde, 0.5, TopicModel(2), n_chains=2, checkpoint=path, resume=True,
                     **SCHEDULE)

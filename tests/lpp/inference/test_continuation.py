@@ -76,22 +76,17 @@ def _chains(result):
     return getattr(result, "chains", [result])
 
 
-def _assert_same_run(a, b):
-    for x, y in zip(_chains(a), _chains(b), strict=True):
-        assert x.seed == y.seed and x.iterations_done == y.iterations_done
-        assert np.array_equal(x.saved_iterations, y.saved_iterations)
-        assert np.array_equal(x.log_joint, y.log_joint)
-        assert np.array_equal(x.mu_hat, y.mu_hat)
-        assert x.samples.keys() == y.samples.keys()
-        for name in x.samples:
-            assert np.array_equal(x.samples[name], y.samples[name]), name
-        for name in x.state:
-            assert np.array_equal(x.state[name], y.state[name]), name
+@pytest.fixture
+def same_run(same_chain):
+    def check(a, b):
+        for x, y in zip(_chains(a), _chains(b), strict=True):
+            same_chain(x, y)
+    return check
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("burn_in", [10, 14, 20], ids=["same burn-in", "longer", "past the fit"])
-def test_a_saved_fit_runs_on_as_one_uninterrupted_run(name, burn_in, tmp_path):
+def test_a_saved_fit_runs_on_as_one_uninterrupted_run(name, burn_in, tmp_path, same_run):
     """A fit of 20 sweeps (burn-in 10, thin 2), saved, then continued to 40 sweeps with the
     same or a longer burn-in, equals one run of 40 sweeps with that burn-in, bit for bit:
     draws, log joint, the rates' mean (formed again from the kept draws) and the last point."""
@@ -101,15 +96,15 @@ def test_a_saved_fit_runs_on_as_one_uninterrupted_run(name, burn_in, tmp_path):
     written = checkpoints_from_fit(tmp_path / "fit", case.chain, checkpoint, burn_in=burn_in)
     assert written[0] == checkpoint and len(written) == 2 and written[1].exists()
     continued = case.fit(40, burn_in, checkpoint=checkpoint, resume=True)
-    _assert_same_run(case.fit(40, burn_in), continued)
+    same_run(case.fit(40, burn_in), continued)
 
 
-def test_one_chain_continues_from_its_fit(tmp_path):
+def test_one_chain_continues_from_its_fit(tmp_path, same_run):
     case = _case("topics collapsed", n_chains=1)
     save_fit(case.fit(20, 10), tmp_path / "fit", data="tiny")
     (saved,) = load_chains(tmp_path / "fit")
     checkpoint_from_fit(saved, case.chain(0), tmp_path / "ck.npz")
-    _assert_same_run(case.fit(30, 10),
+    same_run(case.fit(30, 10),
                      case.fit(30, 10, checkpoint=tmp_path / "ck.npz", resume=True))
 
 
@@ -167,14 +162,14 @@ def test_a_fit_without_its_last_sweep_or_latents_cannot_be_continued(tmp_path):
         checkpoint_from_fit(load_fit(tmp_path / "bare"), case.chain(5), tmp_path / "ck.npz")
 
 
-def test_a_fit_that_recorded_no_fingerprint_needs_trust(saved_fit, tmp_path):
+def test_a_fit_that_recorded_no_fingerprint_needs_trust(saved_fit, tmp_path, same_run):
     case, saved = saved_fit
     meta = {k: v for k, v in saved.meta.items() if k not in ("data_fingerprint", "engine")}
     older = dataclasses.replace(saved, meta=meta)
     with pytest.raises(ValueError, match="trust_data=True"):
         checkpoint_from_fit(older, case.chain(5), tmp_path / "ck.npz")
     checkpoint_from_fit(older, case.chain(5), tmp_path / "ck.npz", trust_data=True)
-    _assert_same_run(case.fit(30, 10),
+    same_run(case.fit(30, 10),
                      case.fit(30, 10, checkpoint=tmp_path / "ck.npz", resume=True))
 
 
