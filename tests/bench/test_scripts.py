@@ -21,6 +21,7 @@ SCRIPTS = {
     "npmi_anomaly": lambda m: m.main(["--quick"]),
     "convergence": lambda m: m.main(["--quick"]),
     "starts": lambda m: m.main(["--quick"]),
+    "long_nonprivate": lambda m: m.main(["--quick"]),
     "scale_moves": lambda m: m.main(["--quick"]),
     "slow_direction": lambda m: m.main(["--quick"]),
     "central_runtime": lambda m: m.main(["--quick"]),
