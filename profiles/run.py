@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -119,8 +120,8 @@ def _stage_up_to_date(work: Path, stage: str) -> bool:
 def continuable_fits(status: dict, lock: dict, stages) -> dict[str, tuple[str, list[str]]]:
     """``(data folder, fit folders)`` by stage: the inference stages among ``stages`` (a
     foreach group's name selects its members) that DVC would rerun on the data their fits were
-    made from, with their one dependency under ``data/`` and their outputs under
-    ``results/fits/``. ``status`` is ``dvc status --json`` of the work tree, ``lock`` its
+    made from, with the folder their notebook reads (``private_dir`` or ``counts_dir`` in the
+    command that made the fits) and their outputs under ``results/fits/``. ``status`` is ``dvc status --json`` of the work tree, ``lock`` its
     ``dvc.lock``: a stage qualifies when no dependency under ``data/`` changed and no output was
     modified (a changed command or code is what a longer run is)."""
     chosen = {}
@@ -138,9 +139,9 @@ def continuable_fits(status: dict, lock: dict, stages) -> dict[str, tuple[str, l
         entry = ((lock or {}).get("stages") or {}).get(stage) or {}
         fits = [out["path"] for out in entry.get("outs", [])
                 if out["path"].startswith("results/fits/")]
-        data = [dep["path"] for dep in entry.get("deps", []) if dep["path"].startswith("data/")]
-        if fits and len(data) == 1:
-            chosen[stage] = (data[0], fits)
+        data = re.search(r"-p (?:private_dir|counts_dir) (\S+)", entry.get("cmd", ""))
+        if fits and data:
+            chosen[stage] = (data.group(1), fits)
     return chosen
 
 

@@ -512,7 +512,10 @@ def test_continue_chains_sets_aside_only_fits_whose_data_did_not_change():
             "infer_private_topics@naive-2.0-0": "results/fits/topics/naive_eps2.0_rep0",
             "infer_nonprivate_topics": "results/fits/topics/nonprivate",
             "infer_private_network@collapsed-5-1.0-0": "results/fits/network/c"}
-    lock = {"stages": {stage: {"deps": [{"path": "lpp"}, {"path": f"data/{stage}"}],
+    lock = {"stages": {stage: {"cmd": f"python -m study.notebook nb.ipynb out.ipynb -p "
+                                      f"{'counts' if 'nonprivate' in stage else 'private'}_dir "
+                                      f"data/{stage} -p out_dir {path}",
+                               "deps": [{"path": "lpp"}, {"path": f"data/{stage}/counts.npz"}],
                                "outs": [{"path": path}, {"path": "results/notebooks/x.ipynb"}]}
                        for stage, path in fits.items()}}
     status = {
