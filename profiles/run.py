@@ -148,9 +148,7 @@ def continuable_fits(status: dict, lock: dict, stages) -> dict[str, tuple[str, l
 def set_aside_fits(work: Path, stages) -> list[str]:
     """Set aside (:func:`study.checkpoints.set_aside`) the fits of :func:`continuable_fits`, so
     that the stages' notebooks run their chains on; the folders set aside."""
-    status = json.loads(subprocess.run(["dvc", "status", "--json"], cwd=work,
-                                       capture_output=True, text=True, check=True).stdout
-                        or "{}")
+    status = _dvc_status(work)
     moved = []
     lock = _read_yaml(work / "dvc.lock")
     for stage, (data, fits) in continuable_fits(status, lock, stages).items():
@@ -218,13 +216,21 @@ def _status_once(work: Path):
     call per stage costs seconds each, and the lock has over a hundred stages). A stage the
     pipeline no longer has (a lock entry left from other settings, e.g. another profile's
     replicates) is not up to date."""
-    def dvc(*args):
-        return subprocess.run(["dvc", *args], cwd=work, capture_output=True, text=True,
-                              check=True).stdout
-
-    changed = set(json.loads(dvc("status", "--json") or "{}"))
-    stages = set(dvc("stage", "list", "--name-only").split())
+    changed = set(_dvc_status(work))
+    stages = set(_dvc(work, "stage", "list", "--name-only").split())
     return lambda tree, stage: stage in stages and stage not in changed
+
+
+def _dvc(work: Path, *args) -> str:
+    """What ``dvc ARGS`` prints in ``work``."""
+    return subprocess.run(["dvc", *args], cwd=work, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def _dvc_status(work: Path) -> dict:
+    """``dvc status --json`` of the whole work tree: the stages that are not up to date, with
+    what changed."""
+    return json.loads(_dvc(work, "status", "--json") or "{}")
 
 
 def merged_lock(work_lock: dict | None, committed_lock: dict | None, fresh: set[str]) -> dict:

@@ -123,21 +123,16 @@ def continue_previous(out_dir, checkpoint, make_chain, *, data_dir, burn_in: int
     aside = previous_folder(out_dir)
     if not (aside / "fit.json").is_file() or resuming(checkpoint):
         return False
-    from lpp.fits import load_fit
     from lpp.inference import checkpoints_from_fit
 
     note = aside / PREVIOUS_NOTE
     noted = json.loads(note.read_text()).get("data_digest") if note.is_file() else None
     trusted = noted is not None and noted == _data_digest(data_dir)
-    start_over = f"delete {aside} to start the stage's chains over"
-    fit = load_fit(aside)
-    if int(fit.meta["thin"]) != thin:
-        raise ValueError(f"the fit set aside in {aside} saved every {fit.meta['thin']}th sweep, "
-                         f"the stage saves every {thin}th: {start_over}")
     try:
-        checkpoints_from_fit(fit, make_chain, checkpoint, burn_in=burn_in, trust_data=trusted)
+        checkpoints_from_fit(aside, make_chain, checkpoint, burn_in=burn_in, thin=thin,
+                             trust_data=trusted)
     except ValueError as exc:
-        raise ValueError(f"{exc}; {start_over}") from None
+        raise ValueError(f"{exc}; delete {aside} to start the stage's chains over") from None
     return True
 
 

@@ -34,7 +34,7 @@ def _refuse(saved, problem: str):
                       f"{where}: {problem}")
 
 
-def _check_continuable(saved, chain, burn_in: int, trust_data: bool) -> None:
+def _check_continuable(saved, chain, burn_in: int, thin: int, trust_data: bool) -> None:
     meta = saved.meta
     params = json.loads(json.dumps(chain.model.params()))
     if meta["method"] != chain.method:
@@ -68,14 +68,18 @@ def _check_continuable(saved, chain, burn_in: int, trust_data: bool) -> None:
     if chain.aux:
         raise _refuse(saved, f"the chain also carries {sorted(chain.aux)} between sweeps, which "
                              "a fit does not save")
-    old, thin = int(meta["burn_in"]), int(meta["thin"])
+    if thin != int(meta["thin"]):
+        raise _refuse(saved, f"it saved every {meta['thin']}th sweep, the continuing run every "
+                             f"{thin}th (a checkpoint keeps its run's thinning)")
+    old = int(meta["burn_in"])
     if burn_in < old or (burn_in - old) % thin:
         raise _refuse(saved, f"burn_in={burn_in} must be the fit's {old} or larger by a multiple "
                              f"of its thin {thin} (so that the kept draws are the new run's)")
 
 
 def checkpoint_from_fit(saved, chain, path, *, burn_in: int | None = None,
-                        save_latents: bool = True, trust_data: bool = False) -> Path:
+                        thin: int | None = None, save_latents: bool = True,
+                        trust_data: bool = False) -> Path:
     """Write the checkpoint from which a run continues the saved chain ``saved``.
 
     Parameters
@@ -93,6 +97,8 @@ def checkpoint_from_fit(saved, chain, path, *, burn_in: int | None = None,
     burn_in : int, optional
         The continuing run's burn-in: the fit's (default), or larger by a multiple of its
         ``thin``; saved draws up to it are dropped.
+    thin : int, optional
+        The continuing run's ``thin``, which must be the fit's (the default).
     save_latents : bool
         The continuing run's ``save_latents``. (``save_counts`` cannot be continued: fits do not
         keep the sampled counts.)
@@ -111,14 +117,15 @@ def checkpoint_from_fit(saved, chain, path, *, burn_in: int | None = None,
     ------
     ValueError
         Naming what does not match: method, model, data, engine, an unsaved last sweep, missing
-        latents, a chain that carries more than its latents, or a burn-in the saved draws do not
-        fit.
+        latents, a chain that carries more than its latents, another thinning, or a burn-in the
+        saved draws do not fit.
     """
     meta = saved.meta
     burn_in = int(meta["burn_in"]) if burn_in is None else check_int(burn_in, "burn_in",
                                                                      minimum=0)
-    _check_continuable(saved, chain, burn_in, trust_data)
-    done, thin = int(meta["iterations_done"]), int(meta["thin"])
+    thin = int(meta["thin"]) if thin is None else check_int(thin, "thin", minimum=1)
+    _check_continuable(saved, chain, burn_in, thin, trust_data)
+    done = int(meta["iterations_done"])
     chain.seed = int(meta["seed"])
     keep = np.flatnonzero(saved.saved_iterations > burn_in)
     names = list(chain.state) if save_latents else []
@@ -148,7 +155,8 @@ def checkpoint_from_fit(saved, chain, path, *, burn_in: int | None = None,
 
 
 def checkpoints_from_fit(fit, make_chain, checkpoint, *, burn_in: int | None = None,
-                         save_latents: bool = True, trust_data: bool = False) -> list[Path]:
+                         thin: int | None = None, save_latents: bool = True,
+                         trust_data: bool = False) -> list[Path]:
     """:func:`checkpoint_from_fit` for every chain of a saved fit (one or several).
 
     ``fit`` is a fit directory or what :func:`lpp.fits.load_fit` returned; ``make_chain(seed)``
@@ -170,6 +178,6 @@ def checkpoints_from_fit(fit, make_chain, checkpoint, *, burn_in: int | None = N
                          f"{len(seeds)} chains derives from {seeds[0]}: continue them one by "
                          "one with checkpoint_from_fit")
     return [checkpoint_from_fit(saved, make_chain(seed), chain_checkpoint(checkpoint, c),
-                                burn_in=burn_in, save_latents=save_latents,
+                                burn_in=burn_in, thin=thin, save_latents=save_latents,
                                 trust_data=trust_data)
             for c, (saved, seed) in enumerate(zip(chains, seeds))]

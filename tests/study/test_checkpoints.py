@@ -145,7 +145,7 @@ def test_a_fit_set_aside_that_cannot_continue_says_to_delete_it(tmp_path):
     go_on = dict(data_dir=prepared, burn_in=2, thin=2)
     assert not checkpoints.continue_previous(out, checkpoint, make_chain, **go_on)
     checkpoints.set_aside(out)
-    with pytest.raises(ValueError, match="every 2th sweep, the stage saves every 3th.*delete"):
+    with pytest.raises(ValueError, match="every 2th sweep, the continuing run every 3th.*delete"):
         checkpoints.continue_previous(out, checkpoint, make_chain, **{**go_on, "thin": 3})
     with pytest.raises(ValueError, match="burn_in=0 must be.*delete .*fit.previous"):
         checkpoints.continue_previous(out, checkpoint, make_chain, **{**go_on, "burn_in": 0})

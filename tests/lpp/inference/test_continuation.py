@@ -152,6 +152,13 @@ def test_a_chain_that_is_not_the_fits_is_refused(saved_fit, chain, burn_in, matc
     assert not (tmp_path / "ck.npz").exists()
 
 
+def test_another_thinning_is_refused(saved_fit, tmp_path):
+    case, saved = saved_fit
+    with pytest.raises(ValueError, match="every 2th sweep, the continuing run every 4th"):
+        checkpoint_from_fit(saved, case.chain(5), tmp_path / "ck.npz", thin=4)
+    assert not (tmp_path / "ck.npz").exists()
+
+
 def test_a_fit_without_its_last_sweep_or_latents_cannot_be_continued(tmp_path):
     case = _case("topics collapsed", n_chains=1)
     save_fit(case.fit(21, 10), tmp_path / "odd", data="tiny")
