@@ -160,9 +160,36 @@ def set_aside_fits(work: Path, stages) -> list[str]:
     return moved
 
 
-def run_stages(work: Path, stages=STAGES, single: bool = False) -> dict[str, float]:
-    seconds = {}
+#: the work tree's record of each stage's wall seconds, written as each stage finishes, so the
+#: times of a run that was killed part way survive for a later ``--collect-only``
+STAGE_TIMES = "stage_seconds.json"
+
+
+def stage_items(names, stages) -> list[str]:
+    """``stages`` with each foreach group expanded into its members (DVC's ``names``, in their
+    order), so that each fit gets its own time; a plain stage stays as it is."""
+    items = []
     for stage in stages:
+        members = [name for name in names if name.startswith(stage + "@")]
+        items.extend(members or [stage])
+    return items
+
+
+def record_stage_seconds(work: Path, stage: str, seconds: float) -> None:
+    """Add one stage's wall seconds to the work tree's :data:`STAGE_TIMES` (atomically)."""
+    times = work / STAGE_TIMES
+    record = json.loads(times.read_text()) if times.exists() else {}
+    record[stage] = seconds
+    atomic_write_bytes(times, (json.dumps(record, indent=1) + "\n").encode())
+
+
+def run_stages(work: Path, stages=STAGES, single: bool = False) -> dict[str, float]:
+    """``dvc repro`` each of ``stages`` (a group member by member) in ``work``; the wall
+    seconds of those that ran, each also recorded in the work tree as it finishes (a stage
+    that runs after another it needs includes that one's time)."""
+    seconds = {}
+    items = stage_items(_dvc(work, "stage", "list", "--name-only").split(), stages)
+    for stage in items:
         print(f"=== {stage}", flush=True)
         # a stage DVC would skip gets no time: it would overwrite the time of the run that made it
         up_to_date = _stage_up_to_date(work, stage)
@@ -171,8 +198,17 @@ def run_stages(work: Path, stages=STAGES, single: bool = False) -> dict[str, flo
                        cwd=work, check=True)
         if not up_to_date:
             seconds[stage] = round(time.perf_counter() - start, 1)
+            record_stage_seconds(work, stage, seconds[stage])
             print(f"=== {stage}: {seconds[stage]:.0f} s", flush=True)
     return seconds
+
+
+def recorded_stage_seconds(work: Path, up_to_date) -> dict[str, float]:
+    """The work tree's recorded stage times (:data:`STAGE_TIMES`) of the stages that are up to
+    date there: the times of what :func:`collect` copies."""
+    times = work / STAGE_TIMES
+    record = json.loads(times.read_text()) if times.exists() else {}
+    return {stage: value for stage, value in record.items() if up_to_date(work, stage)}
 
 
 def collected_paths(settings: dict) -> tuple[dict, tuple]:
@@ -281,6 +317,7 @@ def collect(work: Path, results: Path, figures: Path, seconds: dict | None,
     for source in figure_paths:
         if (work / source).exists() and source not in stale:
             shutil.copyfile(work / source, figures / Path(source).name)
+    seconds = {**recorded_stage_seconds(work, up_to_date), **(seconds or {})}
     if seconds:
         times = results / "stage_seconds.json"
         record = json.loads(times.read_text()) if times.exists() else {}

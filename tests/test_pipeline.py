@@ -490,6 +490,29 @@ def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_
     assert lock["report_network"] == {"outs": [{"path": p} for p in made["report_network"]]}
 
 
+def test_the_paper_run_times_each_fit_and_keeps_the_times_of_a_killed_run(tmp_path):
+    """profiles/run.py runs a foreach group member by member and records each member's seconds
+    in the work tree as it finishes; a later collect copies the times of the stages that are up
+    to date there, so a run killed after some stages still reports them."""
+    runner = _profile_runner()
+    names = ["privatize@topics-1.0-0", "infer_private_topics@collapsed-1.0-0",
+             "infer_private_topics@naive-1.0-0", "report_topics"]
+    assert runner.stage_items(names, ["infer_private_topics", "report_topics"]) == [
+        "infer_private_topics@collapsed-1.0-0", "infer_private_topics@naive-1.0-0",
+        "report_topics"]
+    assert runner.stage_items(names, ["infer_private_topics@naive-1.0-0"]) == [
+        "infer_private_topics@naive-1.0-0"]
+    work = tmp_path / "work"
+    work.mkdir()
+    runner.record_stage_seconds(work, "infer_private_topics@collapsed-1.0-0", 12.5)
+    runner.record_stage_seconds(work, "report_topics", 3.0)
+    runner.record_stage_seconds(work, "report_topics", 4.0)  # its later run replaces the time
+    assert runner.recorded_stage_seconds(work, lambda tree, stage: stage != "report_topics") == {
+        "infer_private_topics@collapsed-1.0-0": 12.5}
+    assert runner.recorded_stage_seconds(work, lambda tree, stage: True)["report_topics"] == 4.0
+    assert runner.recorded_stage_seconds(tmp_path / "elsewhere", lambda tree, stage: True) == {}
+
+
 def test_the_merged_lock_takes_the_work_trees_entries_of_fresh_stages_only():
     runner = _profile_runner()
     committed = {"schema": "2.0", "stages": {"a": {"cmd": "old a"}, "b": {"cmd": "old b"}}}
