@@ -12,8 +12,8 @@ import hashlib
 
 import numpy as np
 
-from lpp.distributions import two_sided_geometric_logpmf
-from lpp.inference.models.base import LOG_DENSITY_BLOCK, Observed
+from lpp.inference.log_density import geometric_row_sums, ordered_sum
+from lpp.inference.models.base import Observed
 from lpp.inference.privacy import NoiseLevels, PrivacyStep
 
 
@@ -42,18 +42,11 @@ class PrivateCounts:
 
     def log_noise(self, y: np.ndarray, observed: Observed) -> float:
         """Sum over observed entries of ``log 2Geo(y_tilde - y; alpha)`` (0 for a step that
-        does not model the noise), in blocks of entries."""
+        does not model the noise), row by row in a fixed order
+        (:mod:`lpp.inference.log_density`)."""
         if not self.step.models_noise:
             return 0.0
-        values, stride = self.noise.values, self.noise.stride
-        y_tilde, y, mask = self.y_tilde.reshape(-1), np.ravel(y), observed.is_observed.reshape(-1)
-        total = 0.0
-        for lo in range(0, y.size, LOG_DENSITY_BLOCK):
-            hi = min(lo + LOG_DENSITY_BLOCK, y.size)
-            alpha = values[np.arange(lo, hi) // stride]
-            terms = two_sided_geometric_logpmf(y_tilde[lo:hi] - y[lo:hi], alpha)
-            total += float(terms.sum() if observed.complete else terms[mask[lo:hi]].sum())
-        return total
+        return ordered_sum(geometric_row_sums(self.y_tilde, y, self.noise, observed))
 
     def fingerprint(self, observed: Observed) -> str:
         parts = [self.y_tilde]

@@ -14,6 +14,7 @@ SCRIPTS = {
     "inference": lambda m: m.main(quick=True),
     "pass1": lambda m: m.main(["--quick"]),
     "rng": lambda m: m.main(["--quick"]),
+    "saved_sweep": lambda m: m.main(["--quick"]),
     "sweep": lambda m: m.main(["numpy", "scaling", "large", "--quick"]),
     "accuracy": lambda m: m.main(["long", "curve", "truth", "--quick"]),
     "tables": lambda m: m.main(),

@@ -15,10 +15,9 @@ the data ever reaches it), and one sweep is
    Gamma draws, the same kernels and streams as in-process); ``theta`` rows and ``phi`` go out
    with the next sweep's tasks (one broadcast of ``phi``).
 
-At saved iterations each block also returns the pieces of the log joint: the in-process run
-sums the log-density terms in fixed flat blocks by numpy's pairwise summation, and
-:func:`pairwise_plan` splits exactly that summation tree at the row-block boundaries, so the
-client reassembles the identical float. Rates are the fixed-order product of
+At saved iterations each block also returns its rows' sums of the log-density terms; the
+in-process run sums each row and then the rows in order (:mod:`lpp.inference.log_density`), so
+the client, adding the blocks' row sums in row order, has the identical float. Rates are the fixed-order product of
 :func:`lpp.inference.models._kernels.product_kernel`, so they too do not depend on the split.
 ``mu_hat`` is returned as a lazy ``dask.array`` in row blocks (computed from the saved
 samples on request), never as a dense D x V array on the client.
@@ -27,8 +26,8 @@ Starts and masks as in-process: ``init="data"`` allocates ``max(y_tilde, 0)`` on
 (streams keyed by global row) and updates the latents on the client; the expectation steps of
 ``init="em"`` add their topic-word table as a float sum in row order (a fixed-order kernel, not
 BLAS), so each step runs through the workers' rows in order, passing the running sum along. A held-out mask stays on the client (the model's rate sums) and each
-worker gets its blocks' rows of it; with a mask the log densities sum only the observed terms,
-and :func:`pairwise_plan` splits those sums in the coordinates of the observed terms.
+worker gets its blocks' rows of it; with a mask the rows' sums skip the missing entries, on
+the workers as in-process.
 
 Memory: a worker keeps each block's privatized counts in their smallest integer type, the
 engine's layout and its row-sized scratch; the engine's V-sized scratch tables are shared by
@@ -66,9 +65,8 @@ from lpp.inference.runner import checkpoint_path, run_chain
 from lpp.privatized_blocks import PrivatizedBlocks
 from lpp.inference.distributed.chain import ENGINE, NO_WORKER_SECONDS, DistributedChain, NoWorkersError, _lazy_mu_hat
 from lpp.inference.distributed.cluster import CONNECT_SECONDS, DEFAULT_WORKERS, WORKER_ENV, _connect
-from lpp.inference.distributed.plan import evaluate_plan, pairwise_plan
 
-__all__ = ["CONNECT_SECONDS", "DEFAULT_WORKERS", "DistributedChain", "ENGINE", "NO_WORKER_SECONDS", "NoWorkersError", "WORKER_ENV", "evaluate_plan", "fit_private_distributed", "pairwise_plan"]
+__all__ = ["CONNECT_SECONDS", "DEFAULT_WORKERS", "DistributedChain", "ENGINE", "NO_WORKER_SECONDS", "NoWorkersError", "WORKER_ENV", "fit_private_distributed"]
 
 
 def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAULT_WORKERS,

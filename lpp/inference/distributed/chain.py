@@ -8,16 +8,15 @@ import logging
 import threading
 import time
 import uuid
-from itertools import pairwise
 
 import numpy as np
 
 from lpp._rng import Tag, derive_seed
 from lpp.inference.chain import EM_INIT_SWEEPS
-from lpp.inference.models.base import LOG_DENSITY_BLOCK, Observed
+from lpp.inference.log_density import ordered_sum
+from lpp.inference.models.base import Observed
 from lpp.inference.models.topics import TopicModel
 from lpp.privatized_blocks import PrivatizedBlocks
-from lpp.inference.distributed.plan import _requests, _segment_requests, evaluate_plan, pairwise_plan
 from lpp.inference.distributed.workers import (
     _counts_of,
     _em_rows,
@@ -111,13 +110,6 @@ class DistributedChain:
         self.bytes_moved = 0
         self.last_seconds, self.last_block_seconds = {}, []
         self.state = self._start(init)
-        n_cols = self.shape[1]
-        self._starts, self._ends, blocks = self._plan_coordinates(n_cols)
-        self._plan = pairwise_plan(self.shape[0] * n_cols, self._starts, blocks)
-        self._requests, self._kinds = [], []
-        for s, reqs in enumerate(_segment_requests(self._plan, self._starts, self._ends)):
-            self._requests.append(reqs)
-            self._kinds.append(self._kinds_of(s))
 
     # ----- the blocks on the workers, and the faults ------------------------------------------
     def _place(self, workers: list[str]) -> None:
@@ -189,26 +181,6 @@ class DistributedChain:
     def _missing(self, lo: int, hi: int) -> np.ndarray:
         """The held-out entries of rows ``[lo, hi)`` (True = missing), as the workers take them."""
         return ~self.observed.is_observed[lo:hi]
-
-    def _plan_coordinates(self, n_cols: int):
-        """Segment starts and ends and the log-density blocks, in the coordinates of the terms
-        that the in-process sums add: every entry, or with a mask the observed ones only."""
-        starts = [lo * n_cols for lo, _ in self.rows]
-        ends = [hi * n_cols for _, hi in self.rows]
-        if self.observed.complete:
-            return starts, ends, None
-        flat = self.observed.is_observed.reshape(-1)
-        n_total = flat.size
-        marks = sorted(set(range(0, n_total, LOG_DENSITY_BLOCK)) | set(starts) | {n_total})
-        observed_before = {0: 0}
-        for a, b in pairwise(marks):
-            observed_before[b] = observed_before[a] + int(np.count_nonzero(flat[a:b]))
-        blocks = []
-        for lo in range(0, n_total, LOG_DENSITY_BLOCK):
-            hi = min(lo + LOG_DENSITY_BLOCK, n_total)
-            blocks.append((observed_before[lo], observed_before[hi] - observed_before[lo]))
-        return ([observed_before[a] for a in starts], [observed_before[b] for b in ends],
-                blocks)
 
     # ----- the chain's start ------------------------------------------------------------------
     def _start(self, init) -> dict:
@@ -293,15 +265,6 @@ class DistributedChain:
         parts = self._gather([*doc_parts, client.submit(_second, before, pure=False)])
         return np.concatenate(parts[:-1]), parts[-1], len(segments)
 
-    def _kinds_of(self, s):
-        a, b = self._starts[s], self._ends[s]
-        kinds = []
-        for tree in self._plan:
-            for kind, lo, n in _requests(tree, []):
-                if max(a, lo) < min(b, lo + n):
-                    kinds.append(kind)
-        return kinds
-
     #: what a run records of the chain (lpp.inference.runner): its privacy step and engine
     method = "collapsed"
     engine = ENGINE
@@ -364,11 +327,9 @@ class DistributedChain:
             self._last = self._submit_sweep(*self._last_inputs)
         theta, phi = self.state["theta"], self.state["phi"]
         return self._gather([
-            self.client.submit(_log_pieces, f, blk, theta[lo:hi], phi, reqs, kinds,
-                               workers=[w], allow_other_workers=True, pure=False)
-            for f, blk, (lo, hi), w, reqs, kinds in zip(self._last, self.blocks, self.rows,
-                                                         self.placement, self._requests,
-                                                         self._kinds)])
+            self.client.submit(_log_pieces, f, blk, theta[lo:hi], phi, workers=[w],
+                               allow_other_workers=True, pure=False)
+            for f, blk, (lo, hi), w in zip(self._last, self.blocks, self.rows, self.placement)])
 
     def log_joint(self) -> float:
         """log p(theta, phi, y, y_tilde) at the current point, as the in-process chain sums it."""
@@ -377,8 +338,9 @@ class DistributedChain:
         theta, phi = self.state["theta"], self.state["phi"]
         pieces = self._on_cluster(self._gather_log_pieces)
         self.bytes_moved += theta.nbytes + phi.nbytes * len(pieces)
-        lik = evaluate_plan(self._plan, self._starts, self._ends, [p[0] for p in pieces])
-        noise = evaluate_plan(self._plan, self._starts, self._ends, [p[1] for p in pieces])
+        # the blocks' rows in row order, added as the in-process chain adds its rows' sums
+        lik = ordered_sum(np.concatenate([p[0] for p in pieces]))
+        noise = ordered_sum(np.concatenate([p[1] for p in pieces]))
         return self.model.log_prior(self.state) + lik + noise
 
     def release(self) -> None:

@@ -8,9 +8,7 @@ import threading
 import time
 
 import numpy as np
-from scipy import special
 
-from lpp.distributions import two_sided_geometric_logpmf
 from lpp.inference.fused.sparse_topics import (
     _MAX_CHUNKS,
     SparseTopicPrivacy,
@@ -23,10 +21,11 @@ from lpp.inference.models._kernels import (
     expected_allocation,
     product_kernel,
 )
+from lpp.inference.log_density import geometric_row_sums, poisson_row_sums
+from lpp.inference.models.base import Observed
 from lpp.inference.privacy import noise_levels
 from lpp.privatized import _smallest_signed
 from lpp.privatized_blocks import PrivatizedBlocks
-from lpp.inference.distributed.plan import _answer
 
 
 #: per worker process, the engine's scratch tables by ``(n_cols, n_topics)``: shared by all the
@@ -172,18 +171,15 @@ def _counts_of(result):
     return result[0], result[1], result[3]
 
 
-def _log_pieces(result, block: _Block, theta: np.ndarray, phi: np.ndarray, requests, kinds):
-    """The block's answers for the log likelihood and the log noise, terms computed as the
-    in-process :meth:`log_likelihood` / :meth:`log_noise` compute them."""
-    y = result[2].dense().reshape(-1)
-    mu = product_kernel(theta, phi).reshape(-1)
-    lik = special.xlogy(y, mu) - mu - special.gammaln(y + 1.0)
-    keep = None if block.observed is None else block.observed.reshape(-1)
-    lik_pieces = _answer(lik if keep is None else lik[keep], requests, kinds)
-    del lik, mu
-    alpha = np.repeat(block.alpha[:, 0], block.shape[1])
-    noise = two_sided_geometric_logpmf(block.y_tilde.reshape(-1) - y, alpha)
-    return lik_pieces, _answer(noise if keep is None else noise[keep], requests, kinds)
+def _log_pieces(result, block: _Block, theta: np.ndarray, phi: np.ndarray):
+    """The block's rows' sums of the log likelihood and of the log noise, by the in-process
+    rule (:mod:`lpp.inference.log_density`): the client puts them in row order and adds them."""
+    y = result[2].dense()
+    mu = product_kernel(theta, phi)
+    observed = None if block.observed is None else Observed(block.observed)
+    return (poisson_row_sums(y, mu, observed),
+            geometric_row_sums(block.y_tilde, y, noise_levels(block.alpha, block.shape),
+                               observed))
 
 
 def _mu_hat_block(theta_samples: np.ndarray, phi_samples: np.ndarray) -> np.ndarray:

@@ -31,16 +31,14 @@ import math
 from abc import ABC, abstractmethod
 
 import numpy as np
-from scipy import special
 
 from lpp._rng import Tag, as_generator, derive_seed
 from lpp.distributions import gamma_rate_np
 from lpp.inference._capabilities import lapse_overridden
 from lpp.inference._numerics import check_latents
+from lpp.inference.log_density import ordered_sum, poisson_row_sums
 from lpp._validation import positive_int, prior_parameter
 
-#: entries per block of the log-likelihood sums (bounds their temporaries on large data)
-LOG_DENSITY_BLOCK = 1 << 20
 #: the methods whose behaviour each capability vouches for (see ``capabilities``):
 #: ``row_column_factors`` (``mu = theta phi``: the fused sparse engines and the topic model's
 #: variational adapter rely on it), ``membership_factors`` (``mu_ij = theta_i pi theta_j``) and
@@ -247,14 +245,9 @@ class PoissonFactorization(ABC):
 
     # ----- densities and summaries ----------------------------------------------------------
     def log_likelihood(self, y: np.ndarray, mu: np.ndarray, observed: Observed) -> float:
-        """sum over observed entries of log Pois(y; mu) (in blocks of entries, fixed order)."""
-        y, mu, mask = np.ravel(y), np.ravel(mu), observed.is_observed.reshape(-1)
-        total = 0.0
-        for lo in range(0, y.size, LOG_DENSITY_BLOCK):
-            part = slice(lo, lo + LOG_DENSITY_BLOCK)
-            terms = special.xlogy(y[part], mu[part]) - mu[part] - special.gammaln(y[part] + 1.0)
-            total += float(terms.sum() if observed.complete else terms[mask[part]].sum())
-        return total
+        """sum over observed entries of log Pois(y; mu), row by row in a fixed order
+        (:mod:`lpp.inference.log_density`)."""
+        return ordered_sum(poisson_row_sums(y, mu, observed))
 
     def log_joint(self, state: dict[str, np.ndarray], y: np.ndarray, observed: Observed,
                   mu: np.ndarray | None = None) -> float:

@@ -24,13 +24,9 @@ from lpp.inference import distributed as dist
 from lpp.inference.distributed import (
     DistributedChain,
     NoWorkersError,
-    evaluate_plan,
     fit_private_distributed,
-    pairwise_plan,
 )
-from lpp.inference.distributed.plan import _answer, _segment_requests
 from lpp.inference.models._kernels import product_kernel
-from lpp.inference.models.base import LOG_DENSITY_BLOCK
 from lpp.privatized_blocks import privatize_blocks
 
 D, V, K = 120, 130, 4  # under the serial threshold: the workers compile the serial kernels only
@@ -38,43 +34,6 @@ N_ITER, BURN_IN, SEED = 6, 2, 123
 # taller than two expectation blocks and narrow (still serial): init="em" passes its running
 # topic-word sum from one worker's rows to the next
 TALL_D, TALL_V = 1100, 12
-
-
-def _plan_total(terms, starts):
-    """The plan's total of ``terms`` cut into segments at ``starts``."""
-    ends = list(starts[1:]) + [terms.size]
-    plan = pairwise_plan(terms.size, starts)
-    requests = _segment_requests(plan, starts, ends)
-    pieces = []
-    for s, (a, b) in enumerate(zip(starts, ends)):
-        kinds = []
-        for tree in plan:
-            stack = [tree]
-            while stack:
-                node = stack.pop(0)
-                if node[0] == "+":
-                    stack[:0] = [node[1], node[2]]
-                elif max(a, node[1]) < min(b, node[1] + node[2]):
-                    kinds.append(node[0])
-        pieces.append(_answer(terms[a:b], requests[s], kinds))
-    return evaluate_plan(plan, starts, ends, pieces)
-
-
-@pytest.mark.parametrize("n, starts", [
-    (1000, [0, 1]), (1000, [0, 7, 500, 999]), (30_000, [0, 130, 12_345, 29_990]),
-    (LOG_DENSITY_BLOCK + 4097, [0, 3, LOG_DENSITY_BLOCK - 5, LOG_DENSITY_BLOCK + 100]),
-])
-def test_pairwise_plan_reproduces_the_blockwise_numpy_sum(n, starts):
-    rng = np.random.default_rng(n)
-    terms = rng.normal(size=n) * np.exp(4 * rng.normal(size=n))  # rounding matters here
-    expected = 0.0
-    for lo in range(0, n, LOG_DENSITY_BLOCK):
-        expected += float(terms[lo:lo + LOG_DENSITY_BLOCK].sum())
-    assert _plan_total(terms, starts) == expected
-    # a plain sum of the segments' sums is a different float: the plan is doing the work
-    ends = list(starts[1:]) + [n]
-    naive = sum(float(terms[a:b].sum()) for a, b in zip(starts, ends))
-    assert naive != expected
 
 
 def test_rates_of_a_row_block_are_the_rows_of_the_rates():
