@@ -4,6 +4,7 @@
     python profiles/long_chains.py --n-iter 3000 --burn-in 1500   # longer chains
     python profiles/long_chains.py --n-iter 3000 --burn-in 1500 --continue-chains  # the fit's, run on
     python profiles/long_chains.py --summary-only        # only read the fit again
+    python profiles/long_chains.py --all-fits            # read every topic fit of the work tree
 
 The whole cut paper profile (``profiles/paper_cuts.yaml``) takes most of a day. This script
 runs one of its topic fits alone, by default ours (``collapsed``) at
@@ -19,6 +20,11 @@ whether the chains drift, agree or sit in different modes
 total rate and log joint over its saved sweeps go to
 ``results/paper/diagnostics/long_<fit>.json`` and ``.csv``, and the trace figure to
 ``figures/paper/enron_trace_long_<fit>.png``.
+
+With ``--all-fits`` nothing runs: every topic fit in the work tree (non-private, ours and naive
+at each level) is read as with ``--summary-only``, and one row per fit (chains, sweeps, worst
+R-hat, the log joint's and the total rate's R-hat and verdict, seconds per sweep) goes to
+``results/paper/diagnostics/topic_fits.csv`` (:func:`summarize_all`).
 
 The work tree's ``params.yaml`` is left with these topic settings, so a later
 ``python profiles/run.py`` writes the profile's own settings back (and reruns the topic fits).
@@ -83,6 +89,34 @@ def summarize(fit_dir: Path, name: str, results: Path, figures: Path) -> dict:
     return record
 
 
+def summarize_all(fits_dir: Path, results: Path, figures: Path) -> list[dict]:
+    """:func:`summarize` for every fit folder (one holding ``fit.json``) under ``fits_dir``, in
+    name order, and one row per fit in ``results/topic_fits.csv``; the rows."""
+    import csv
+
+    rows = []
+    for fit_dir in sorted(p.parent for p in fits_dir.glob("*/fit.json")):
+        record = summarize(fit_dir, fit_dir.name, results, figures)
+        quantities = record["quantities"]
+        rows.append({"fit": fit_dir.name, "chains": record["n_chains"],
+                     "last_sweep": record["saved_iterations"][-1],
+                     "saved_per_chain": len(record["saved_iterations"]),
+                     "rhat_max": round(record["rhat_max"], 3),
+                     **{f"{q}_{key}": (round(quantities[q][key], 3) if key != "verdict"
+                                       else quantities[q][key])
+                        for q in ("log_joint", "total_rate")
+                        for key in ("r_hat", "ess_bulk", "verdict")},
+                     "seconds_per_sweep": round(record["seconds_per_sweep"], 3)})
+    if not rows:
+        raise FileNotFoundError(f"no fit (a folder with fit.json) under {fits_dir}")
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / "topic_fits.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--method", default="collapsed")
@@ -95,11 +129,18 @@ def main(argv=None) -> int:
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "paper" / "diagnostics")
     parser.add_argument("--figures", type=Path, default=ROOT / "figures" / "paper")
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--all-fits", action="store_true",
+                        help="only read every topic fit of the work tree (no run)")
     parser.add_argument("--continue-chains", action="store_true",
                         help="run the finished fit's chains on instead of starting them over")
     args = parser.parse_args(argv)
 
     work = args.work_tree.resolve()
+    if args.all_fits:
+        for row in summarize_all(work / "results" / "fits" / "topics", args.results,
+                                 args.figures):
+            print(json.dumps(row))
+        return 0
     name = fit_name(args.method, args.level, 0)
     if not args.summary_only:
         settings = merged_settings(ROOT / "profiles" / "paper.yaml",

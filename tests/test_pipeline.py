@@ -448,6 +448,37 @@ def test_the_long_chains_summary_reads_the_saved_chains(tmp_path):
     assert (tmp_path / "fig" / f"enron_trace_long_{name}.png").stat().st_size > 0
 
 
+def test_the_long_chains_summary_of_every_fit_writes_one_row_per_fit(tmp_path):
+    """profiles/long_chains.py --all-fits: each fit folder under the work tree's topic fits
+    (here a private and a non-private one, and a folder that holds no fit) gets its record and
+    a row of the summary table."""
+    from lpp.fits import save_fit
+    from lpp.inference import fit_nonprivate, fit_private
+
+    spec = importlib.util.spec_from_file_location("long_chains",
+                                                  ROOT / "profiles" / "long_chains.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    y = np.random.default_rng(2).poisson(1.0, (12, 9))
+    common = {"n_components": 2, "n_iter": 16, "burn_in": 8, "thin": 2, "rng": 3, "n_chains": 2,
+              "progress": False}
+    fits = tmp_path / "fits"
+    save_fit(fit_private(y - 1, 0.5, "topics", **common), fits / "collapsed_eps1.0_rep0",
+             data="tiny")
+    save_fit(fit_nonprivate(y, "topics", **common), fits / "nonprivate", data="tiny")
+    (fits / "notes").mkdir()
+    rows = module.summarize_all(fits, tmp_path / "res", tmp_path / "fig")
+    assert [r["fit"] for r in rows] == ["collapsed_eps1.0_rep0", "nonprivate"]
+    assert all(r["chains"] == 2 and r["last_sweep"] == 16 and r["saved_per_chain"] == 4
+               for r in rows)
+    assert {r["log_joint_verdict"] for r in rows} <= {"agree", "drifting", "modes", "unclear"}
+    table = (tmp_path / "res" / "topic_fits.csv").read_text().splitlines()
+    assert table[0].startswith("fit,chains,last_sweep") and len(table) == 3
+    assert (tmp_path / "res" / "long_nonprivate.json").exists()
+    with pytest.raises(FileNotFoundError, match="no fit"):
+        module.summarize_all(tmp_path / "res", tmp_path / "res", tmp_path / "fig")
+
+
 def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_path):
     """A work tree moved to another commit holds the quick profile's committed tables where
     its own stood until its report stages run again: collect must not copy those."""
