@@ -78,7 +78,9 @@ _geometric_kernels = parallel_and_serial(_geometric_rows)
 def _rows(a: np.ndarray) -> np.ndarray:
     """``a`` as a C-contiguous (rows, entries per row) array (a vector is one row)."""
     a = np.ascontiguousarray(a)
-    return a.reshape(1, -1) if a.ndim < 2 else a.reshape(a.shape[0], -1)
+    if a.ndim < 2:
+        return a.reshape(1, -1)
+    return a.reshape(a.shape[0], math.prod(a.shape[1:]))
 
 
 def _mask_rows(observed, shape):

@@ -38,6 +38,7 @@ def test_poisson_rows_match_scipy(data):
     # rows are the leading index of a tensor; a zero rate under a count is impossible
     cube = poisson_row_sums(y.reshape(37, 23, 1), mu.reshape(37, 23, 1))
     assert np.array_equal(cube, poisson_row_sums(y, mu))
+    assert poisson_row_sums(np.zeros((0, 4), int), np.zeros((0, 4))).shape == (0,)
     mu[0, 0], y[0, 0] = 0.0, 2
     assert poisson_row_sums(y, mu)[0] == -np.inf
     y[0, 0] = 0
