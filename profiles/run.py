@@ -113,10 +113,6 @@ def _work_tree(path: Path) -> Path:
     return path
 
 
-def _stage_up_to_date(work: Path, stage: str) -> bool:
-    return subprocess.run(["dvc", "status", "--quiet", stage], cwd=work).returncode == 0
-
-
 def continuable_fits(status: dict, lock: dict, stages) -> dict[str, tuple[str, list[str]]]:
     """``(data folder, fit folders)`` by stage: the inference stages among ``stages`` (a
     foreach group's name selects its members) that DVC would rerun on the data their fits were
@@ -183,24 +179,27 @@ def record_stage_seconds(work: Path, stage: str, seconds: float) -> None:
     atomic_write_bytes(times, (json.dumps(record, indent=1) + "\n").encode())
 
 
-def run_stages(work: Path, stages=STAGES, single: bool = False) -> dict[str, float]:
-    """``dvc repro`` each of ``stages`` (a group member by member) in ``work``; the wall
-    seconds of those that ran, each also recorded in the work tree as it finishes (a stage
-    that runs after another it needs includes that one's time)."""
-    seconds = {}
+def _lock_entry(work: Path, stage: str):
+    return (((_read_yaml(work / "dvc.lock") or {}).get("stages")) or {}).get(stage)
+
+
+def run_stages(work: Path, stages=STAGES, single: bool = False) -> None:
+    """``dvc repro`` each of ``stages`` (a group member by member) in ``work``, recording the
+    wall seconds of each that ran in the work tree as it finishes (a stage that runs after
+    another it needs includes that one's time)."""
     items = stage_items(_dvc(work, "stage", "list", "--name-only").split(), stages)
     for stage in items:
         print(f"=== {stage}", flush=True)
-        # a stage DVC would skip gets no time: it would overwrite the time of the run that made it
-        up_to_date = _stage_up_to_date(work, stage)
+        before = _lock_entry(work, stage)
         start = time.perf_counter()
         subprocess.run(["dvc", "repro", *(["--single-item"] if single else []), stage],
                        cwd=work, check=True)
-        if not up_to_date:
-            seconds[stage] = round(time.perf_counter() - start, 1)
-            record_stage_seconds(work, stage, seconds[stage])
-            print(f"=== {stage}: {seconds[stage]:.0f} s", flush=True)
-    return seconds
+        # a stage DVC skipped (its lock entry unchanged) gets no time: it would overwrite the
+        # time of the run that made it
+        if _lock_entry(work, stage) != before:
+            seconds = round(time.perf_counter() - start, 1)
+            record_stage_seconds(work, stage, seconds)
+            print(f"=== {stage}: {seconds:.0f} s", flush=True)
 
 
 def recorded_stage_seconds(work: Path, up_to_date) -> dict[str, float]:
@@ -288,11 +287,11 @@ PARAMS_HEADER = ("# The settings of the last profiles/run.py. A table that run d
                  "stage's params).\n")
 
 
-def collect(work: Path, results: Path, figures: Path, seconds: dict | None,
-            up_to_date=None) -> None:
+def collect(work: Path, results: Path, figures: Path, up_to_date=None) -> None:
     """Copy the up-to-date tables and figures of ``work`` to ``results`` and ``figures``; merge
-    its ``dvc.lock`` into the committed one (:func:`merged_lock`). ``up_to_date(tree, stage)``
-    asks DVC once for the whole work tree by default."""
+    its ``dvc.lock`` into the committed one (:func:`merged_lock`) and its recorded stage times
+    into ``stage_seconds.json``. ``up_to_date(tree, stage)`` asks DVC once for the whole work
+    tree by default."""
     up_to_date = up_to_date or _status_once(work)
     tables, figure_paths = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
     stale = stale_outputs(work, [*tables, *figure_paths], up_to_date)
@@ -317,7 +316,7 @@ def collect(work: Path, results: Path, figures: Path, seconds: dict | None,
     for source in figure_paths:
         if (work / source).exists() and source not in stale:
             shutil.copyfile(work / source, figures / Path(source).name)
-    seconds = {**recorded_stage_seconds(work, up_to_date), **(seconds or {})}
+    seconds = recorded_stage_seconds(work, up_to_date)
     if seconds:
         times = results / "stage_seconds.json"
         record = json.loads(times.read_text()) if times.exists() else {}
@@ -367,7 +366,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     work = args.work_tree.resolve()
-    seconds = None
     if not args.collect_only:
         settings = merged_settings(args.profile, None if args.no_cuts else args.cuts)
         _work_tree(work)
@@ -379,8 +377,8 @@ def main(argv=None) -> int:
             stages = list(SYNTHETIC_STAGES)
         if args.continue_chains:
             set_aside_fits(work, stages)
-        seconds = run_stages(work, stages, single)
-    collect(work, args.results, args.figures, seconds)
+        run_stages(work, stages, single)
+    collect(work, args.results, args.figures)
     return 0
 
 

@@ -505,7 +505,7 @@ def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_
     (results / "dvc.lock").write_text(yaml.safe_dump(
         {"schema": "2.0", "stages": {"report_topics": {"cmd": "the earlier run"},
                                      "report_network": {"cmd": "the earlier run"}}}))
-    runner.collect(work, results, figures, None, up_to_date=up_to_date)
+    runner.collect(work, results, figures, up_to_date=up_to_date)
     assert sorted(set(asked)) == [(work, "report_network"), (work, "report_topics")]
     assert (results / "eval" / "enron_network.csv").read_text() == "results/eval/enron_network.csv"
     assert (figures / "enron_network.png").exists()
@@ -542,6 +542,31 @@ def test_the_paper_run_times_each_fit_and_keeps_the_times_of_a_killed_run(tmp_pa
         "infer_private_topics@collapsed-1.0-0": 12.5}
     assert runner.recorded_stage_seconds(work, lambda tree, stage: True)["report_topics"] == 4.0
     assert runner.recorded_stage_seconds(tmp_path / "elsewhere", lambda tree, stage: True) == {}
+
+
+def test_the_paper_run_times_only_the_stages_dvc_reran(tmp_path, monkeypatch):
+    """run_stages records a member's seconds when ``dvc repro`` changed its lock entry; a
+    member DVC skipped keeps the time of the run that made it."""
+    runner = _profile_runner()
+    work = tmp_path
+    lock = {"schema": "2.0", "stages": {"fit@a": {"cmd": "old"}, "fit@b": {"cmd": "same"}}}
+    (work / "dvc.lock").write_text(yaml.safe_dump(lock))
+    runner.record_stage_seconds(work, "fit@b", 99.0)
+    ran = []
+
+    def fake_repro(args, cwd, check):
+        ran.append(args[-1])
+        if args[-1] == "fit@a":  # DVC reran it: its entry changes
+            lock["stages"]["fit@a"] = {"cmd": "new"}
+            (work / "dvc.lock").write_text(yaml.safe_dump(lock))
+
+    monkeypatch.setattr(runner, "_dvc", lambda tree, *args: "fit@a\nfit@b\nother\n")
+    monkeypatch.setattr(runner.subprocess, "run", fake_repro)
+    runner.run_stages(work, ["fit"])
+    assert ran == ["fit@a", "fit@b"]
+    recorded = runner.recorded_stage_seconds(work, lambda tree, stage: True)
+    assert set(recorded) == {"fit@a", "fit@b"} and recorded["fit@b"] == 99.0
+    assert 0 <= recorded["fit@a"] < 99.0
 
 
 def test_the_merged_lock_takes_the_work_trees_entries_of_fresh_stages_only():

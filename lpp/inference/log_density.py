@@ -83,7 +83,7 @@ def _rows(a: np.ndarray) -> np.ndarray:
     return a.reshape(a.shape[0], math.prod(a.shape[1:]))
 
 
-def _mask_rows(observed, shape):
+def _mask_rows(observed):
     """``(mask, complete)`` for the kernels; a complete mask is not read."""
     if observed is None or observed.complete:
         return np.ones((1, 1), dtype=np.bool_), True
@@ -99,7 +99,7 @@ def poisson_row_sums(y: np.ndarray, mu: np.ndarray, observed=None) -> np.ndarray
     y2, mu2 = _rows(y), _rows(np.asarray(mu, dtype=np.float64))
     if y2.shape != mu2.shape:
         raise ValueError(f"counts of shape {np.shape(y)} and rates of shape {np.shape(mu)} differ")
-    mask, complete = _mask_rows(observed, y2.shape)
+    mask, complete = _mask_rows(observed)
     out = np.empty(y2.shape[0])
     _poisson_kernels[y2.size < SERIAL_BELOW](y2, mu2, mask, complete, out)
     return out
@@ -116,15 +116,12 @@ def geometric_row_sums(y_tilde: np.ndarray, y: np.ndarray, noise, observed=None)
                          f"{np.shape(y)} differ")
     n_rows, row_len = y2.shape
     per_entry = noise.stride == 1 and y2.size > 1
-    if per_entry:
-        alpha = np.asarray(noise.values, dtype=np.float64)
-    elif noise.values.size == 1:
-        alpha = np.full(n_rows, float(noise.values[0]))
-    else:
-        alpha = np.asarray(noise.values, dtype=np.float64)
+    alpha = np.asarray(noise.values, dtype=np.float64)
+    if not per_entry and alpha.size == 1:  # one level: the same for every row
+        alpha = np.full(n_rows, alpha[0])
     log_norm = np.log1p(-alpha) - np.log1p(alpha)
     log_alpha = np.log(alpha)
-    mask, complete = _mask_rows(observed, y2.shape)
+    mask, complete = _mask_rows(observed)
     out = np.empty(n_rows)
     _geometric_kernels[y2.size < SERIAL_BELOW](yt2, y2, log_norm, log_alpha, per_entry, mask,
                                                complete, out)
