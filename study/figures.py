@@ -62,21 +62,30 @@ def current_profile(params_file=PARAMS_FILE) -> str:
 
 
 def _fits_settings(fits_dir) -> dict:
-    """Sweeps and privatized copies of the fits under ``fits_dir``, read from their fit.json."""
+    """Sweeps of the MCMC fits, iterations of the variational ones and privatized copies of the
+    fits under ``fits_dir``, read from their fit.json."""
     metas = [json.loads(p.read_text()) for p in sorted(Path(fits_dir).glob(f"*/{FIT_FILE}"))]
     if not metas:
         raise FileNotFoundError(f"no fit (*/{FIT_FILE}) under {fits_dir}")
+    # the pipeline's variational fits record their method as ``vi_method`` (infer_vi): their
+    # n_iter counts coordinate-ascent iterations to convergence, not sweeps of a chain
+    variational = [m for m in metas if "vi_method" in (m.get("extra") or {})]
+    chains = [m for m in metas if m not in variational]
 
-    def values(key):
-        found = sorted({m[key] for m in metas})
+    def values(found_in, key):
+        found = sorted({m[key] for m in found_in})
         return found[0] if len(found) == 1 else "/".join(map(str, found))
 
     # a private fit's data folder names its copy (data/private/<study>/eps<level>_rep<copy>);
     # the non-private fits' folder (the true counts) names none
     copies = {Path(m["data"]).name.rpartition("_rep")[2]
               for m in metas if "_rep" in str(m.get("data", ""))}
-    settings = {"sweeps": f"{values('n_iter')} (burn-in {values('burn_in')}, "
-                          f"thin {values('thin')})"}
+    settings = {}
+    if chains:
+        settings["sweeps"] = (f"{values(chains, 'n_iter')} (burn-in "
+                              f"{values(chains, 'burn_in')}, thin {values(chains, 'thin')})")
+    if variational:
+        settings["VI iterations"] = values(variational, "n_iter")
     if copies:
         settings["copies"] = len(copies)
     return settings

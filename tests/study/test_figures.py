@@ -2,6 +2,8 @@
 shows a block structure, one name and colour per method, and what an error bar spans."""
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -52,6 +54,29 @@ def test_sweeps_and_copies_are_read_from_the_fits(tmp_path):
     assert caption == "profile quick · sweeps 6 (burn-in 2, thin 2) · copies 2 · C 2"
     with pytest.raises(FileNotFoundError):
         settings_caption(profile="quick", fits_dir=tmp_path / "none")
+
+
+def test_variational_fits_are_captioned_by_iterations_not_sweeps(tmp_path):
+    """A CAVI fit's n_iter is iterations to convergence: the caption keeps it apart from the
+    chains' sweeps, and their burn-in and thinning are the chains' alone."""
+    y = np.array([[0, 2, 1], [1, 0, 3], [0, 1, 0]])
+    chain = fit_private(y, 0.5, "communities", method="collapsed", n_components=2, n_iter=6,
+                        burn_in=2, thin=2, rng=0, progress=False)
+    save_fit(chain, tmp_path / "collapsed_eps1.0_rep0", data="data/private/network/eps1.0_rep0")
+    for rep, iterations in ((0, 9), (1, 12)):
+        save_fit(chain, tmp_path / f"collapsed_cavi_eps1.0_rep{rep}",
+                 data=f"data/private/network/eps1.0_rep{rep}",
+                 extra={"vi_method": "collapsed"})
+        record = tmp_path / f"collapsed_cavi_eps1.0_rep{rep}" / "fit.json"
+        meta = json.loads(record.read_text())
+        meta.update(n_iter=iterations, burn_in=iterations - 1, thin=1)
+        record.write_text(json.dumps(meta))
+    caption = settings_caption(profile="quick", fits_dir=tmp_path)
+    assert caption == ("profile quick · sweeps 6 (burn-in 2, thin 2) · VI iterations 9/12 · "
+                       "copies 2")
+    shutil.rmtree(tmp_path / "collapsed_eps1.0_rep0")
+    assert settings_caption(profile="quick", fits_dir=tmp_path) == \
+        "profile quick · VI iterations 9/12 · copies 2"
 
 
 def test_caption_is_drawn_and_the_figure_saved(tmp_path):
