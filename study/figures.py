@@ -69,8 +69,9 @@ def _fits_settings(fits_dir) -> dict:
         raise FileNotFoundError(f"no fit (*/{FIT_FILE}) under {fits_dir}")
     # the pipeline's variational fits record their method as ``vi_method`` (infer_vi): their
     # n_iter counts coordinate-ascent iterations to convergence, not sweeps of a chain
-    variational = [m for m in metas if "vi_method" in (m.get("extra") or {})]
-    chains = [m for m in metas if m not in variational]
+    is_variational = ["vi_method" in (m.get("extra") or {}) for m in metas]
+    variational = [m for m, vi in zip(metas, is_variational) if vi]
+    chains = [m for m, vi in zip(metas, is_variational) if not vi]
 
     def values(found_in, key):
         found = sorted({m[key] for m in found_in})
