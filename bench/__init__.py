@@ -10,7 +10,7 @@ import platform
 import time
 from pathlib import Path
 
-from lpp.io import write_json
+from lpp.formats.files import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from bench import best_time, machine, write_results
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.distributions import sample_bessel, sample_bessel_nb
 from lpp.distributions._bessel_sampler import _bessel_envelope
 from lpp.distributions._log_bessel import series_sum_from_mode

@@ -26,7 +26,7 @@ import yaml
 from bench import RESULTS, machine, write_results
 from lpp import diagnostics
 from lpp.inference import fit_nonprivate, fit_private
-from lpp.io import atomic_write_bytes
+from lpp.formats.files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 MIN_DRAWS = 30
@@ -47,11 +47,11 @@ def cases(params: dict, data_root: Path) -> list[dict]:
 
 def load_case(case: dict):
     if case["method"] == "nonprivate":
-        from lpp.counts import load_counts
+        from lpp.formats.counts import load_counts
 
         counts = load_counts(case["source"])
         return counts.counts.toarray(), None, counts.arrays.get("heldout")
-    from lpp.privatized import load_privatized
+    from lpp.formats.privatized import load_privatized
 
     data = load_privatized(case["source"])
     return data.y_tilde, data.alpha, data.heldout

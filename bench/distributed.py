@@ -62,7 +62,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _write_blocks(y_tilde, alpha, path):
-    from lpp.privatized_blocks import PrivatizedBlockWriter
+    from lpp.formats.privatized_blocks import PrivatizedBlockWriter
 
     n, v = y_tilde.shape
     cuts = np.linspace(0, n, N_BLOCKS + 1).astype(int)
@@ -101,7 +101,7 @@ def _in_process_child(path, n_warm, n_timed):
     import resource
 
     from lpp.inference import GibbsSampler, TopicModel
-    from lpp.privatized_blocks import PrivatizedBlocks
+    from lpp.formats.privatized_blocks import PrivatizedBlocks
 
     y_tilde, alpha = PrivatizedBlocks(path).to_dense()
     out = {}
@@ -120,7 +120,7 @@ def _distributed(path, n_workers, n_warm, n_timed):
 
     from lpp.inference import TopicModel
     from lpp.inference.distributed import WORKER_ENV, DistributedChain
-    from lpp.privatized_blocks import PrivatizedBlocks
+    from lpp.formats.privatized_blocks import PrivatizedBlocks
 
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                       dashboard_address=":0", env=WORKER_ENV) as cluster, \

@@ -15,8 +15,8 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from lpp._prefetch import prefetch_row
-from lpp._rng import seed_stream
+from lpp.inference.engines.prefetch import prefetch_row
+from lpp.randomness import seed_stream
 
 _PREFETCH_AHEAD = 12
 _CHUNKS = 32

@@ -19,7 +19,7 @@ import numpy as np
 
 from bench import machine, write_results
 from lpp.inference import GibbsSampler, TopicModel
-from lpp._rng import Tag, derive_seed
+from lpp.randomness import Tag, derive_seed
 from lpp.mechanism import privatize
 
 METHODS = ("collapsed", "bessel", "naive")

@@ -7,7 +7,7 @@ The non-private chain on the true counts is the yardstick of every private one, 
 paper's size (``--data``: prepared topic counts, by default the paper profile's work tree,
 ``../lpp-paper/data/prepared/topics``, 10,000 x 10,000) it costs about 0.1 s per sweep, so its
 chains can be run far longer than the private ones. C chains (seeds of a fit of C chains from
-seed 1, :func:`lpp._rng.chain_seeds`; data start, the data's held-out mask) run S sweeps;
+seed 1, :func:`lpp.randomness.chain_seeds`; data start, the data's held-out mask) run S sweeps;
 every E sweeps the **total rate** ``sum mu`` and the **log joint** ``log p(y, theta, phi)`` up
 to a constant (the Poisson likelihood of every entry, held-out ones included, formed on the
 non-zero counts, plus the Gamma prior of the factors) are recorded. For windows of the run

@@ -117,7 +117,7 @@ def print_report(result: dict) -> None:
 
 
 def load_fits(folder: Path) -> dict:
-    from lpp.fits import load_fit
+    from lpp.formats.fits import load_fit
 
     fits = {}
     for path in sorted(p for p in folder.iterdir() if (p / "fit.json").exists()):
@@ -208,7 +208,7 @@ def main(argv=()) -> dict:
     if args.quick:
         fits, references = quick_inputs()
     else:
-        from lpp.counts import load_counts
+        from lpp.formats.counts import load_counts
 
         counts = load_counts(args.counts)
         references = {"fitted": ReferenceCorpus(counts.counts)}
@@ -219,7 +219,7 @@ def main(argv=()) -> dict:
             print(f"({args.raw} is absent: no larger reference corpus)")
         fits = load_fits(args.fits)
         if args.nonprivate_seeds:
-            from lpp.fits import load_fit
+            from lpp.formats.fits import load_fit
 
             log_joints["nonprivate"] = float(load_fit(args.fits / "nonprivate").log_joint.mean())
             refit_nonprivate(counts, args.nonprivate_seeds, fits, log_joints)

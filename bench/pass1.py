@@ -30,9 +30,9 @@ import numpy as np
 from bench import machine, write_results
 from bench.floor import FloorKernel, _floor_pass
 from bench.sweep import _generate, _load
-from lpp._rng import Tag, derive_seed
+from lpp.randomness import Tag, derive_seed
 from lpp.inference import GibbsSampler, TopicModel
-from lpp.inference.fused import sparse_topics
+from lpp.inference.engines import sparse_topics
 from lpp.inference.privacy import noise_levels
 
 #: columns the folded form keeps: 256 rows of phi^T, K = 50 doubles each, about 100 kB

@@ -1,7 +1,7 @@
 """What the random numbers cost a sweep: the engines' generator against a small inline one.
 
 Every kernel draws from numba's ``np.random`` (MT19937), reseeded per row with
-``(seed, iteration, row)`` (:mod:`lpp._rng`). This script times, in one process and one thread:
+``(seed, iteration, row)`` (:mod:`lpp.randomness`). This script times, in one process and one thread:
 
 * one uniform from that generator, and the reseed of a row;
 * one uniform from xoshiro256+ (Blackman & Vigna) kept in local variables, seeded by
@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, uint64
 
 from bench import best_time, machine, write_results
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.distributions import FEW_TRIALS
 
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53

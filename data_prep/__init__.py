@@ -7,7 +7,7 @@ import importlib
 
 _EXPORTS = {"prepare_topics": "data_prep.corpus", "prepare_network": "data_prep.corpus",
             "TOPIC_DEFAULTS": "data_prep.corpus", "NETWORK_DEFAULTS": "data_prep.corpus",
-            "load_counts": "lpp.counts", "CountData": "lpp.counts"}
+            "load_counts": "lpp.formats.counts", "CountData": "lpp.formats.counts"}
 __all__ = sorted(_EXPORTS)
 
 

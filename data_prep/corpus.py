@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from data_prep import formats
 from data_prep._cli import byte_size, run_reporting_errors
 from data_prep.emails import BODY_RULES, Email, EmailStats, collect_emails, document_text
-from lpp.counts import load_counts, write_counts
+from lpp.formats.counts import load_counts, write_counts
 from data_prep.network import (HELDOUT_RULES, SELF_LOOP_RULES, NetworkCounts, build_network,
                                email_edges, heldout_mask)
 from data_prep.streams import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, ReadOptions

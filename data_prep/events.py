@@ -38,7 +38,7 @@ from lpp.central.simulate import EventLogs
 from ._cli import run_reporting_errors
 from .emails import Email, collect_emails
 from .formats import iter_emails_csv
-from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
+from lpp.formats.files import atomic_write_bytes, json_bytes, npz_bytes
 from .raw import verified_sha256
 
 __all__ = ["FIELDS", "email_fields", "build_events", "write_events", "load_events", "main"]

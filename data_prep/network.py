@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from lpp._validation import check_int
+from lpp.validation import check_int
 from data_prep.summary import heldout_fractions, network_summary
 
 HELDOUT_RULES = ("rows_cols", "any", "block", "none")

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from data_prep._cli import run_reporting_errors
-from lpp.io import atomic_write_bytes
+from lpp.formats.files import atomic_write_bytes
 
 #: the directory of the shipped Enron data, relative to the repository root
 ENRON_DIR = Path(__file__).resolve().parent.parent / "data" / "raw" / "enron"

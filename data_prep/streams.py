@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from lpp._validation import check_int
+from lpp.validation import check_int
 
 #: defaults far above any real corpus (the largest CMU Enron message is a few MB; the whole
 #: uncompressed CMU tarball is under 2 GB) and far below what would exhaust a machine

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lpp._validation import positive_int
+from lpp.validation import positive_int
 
 STOP_WORD_LISTS = ("none", "gensim")
 

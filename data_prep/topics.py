@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from lpp._validation import check_int
+from lpp.validation import check_int
 from data_prep.summary import topic_summary
 from data_prep.tokens import Tokenizer
 from data_prep.vocabulary import bag_of_words, select_vocabulary
-from lpp._rng import as_generator
+from lpp.randomness import as_generator
 
 
 class TextDocuments:

@@ -5,7 +5,7 @@ Bayesian model is then fitted to the noised counts alone, treating the true coun
 variables. The package is organised by job:
 
 * :mod:`lpp.mechanism` — the geometric mechanism (two-sided geometric noise);
-* :mod:`lpp.privatized` — privatized data sets on disk, the only data a private method reads;
+* :mod:`lpp.formats.privatized` — privatized data sets on disk, the only data a private method reads;
 * :mod:`lpp.inference` — Gibbs samplers: :func:`lpp.inference.fit_private` (privatized
   counts) and :func:`lpp.inference.fit_nonprivate` (true counts), the models and privacy steps;
 * :mod:`lpp.vi` — variational inference on the same models and privacy steps;
@@ -16,7 +16,7 @@ variables. The package is organised by job:
 * :mod:`lpp.metrics`, :mod:`lpp.evaluation` — the paper's measures, and the scores of one fit
   against the true counts;
 * :mod:`lpp.diagnostics` — convergence diagnostics of saved chains (ArviZ, ``lpp[diagnostics]``);
-* :mod:`lpp.fits`, :mod:`lpp.counts`, :mod:`lpp.io` — fits and count matrices on disk, atomic
+* :mod:`lpp.formats.fits`, :mod:`lpp.formats.counts`, :mod:`lpp.formats.files` — fits and count matrices on disk, atomic
   and byte-reproducible writing;
 * :mod:`lpp.testing` — goodness-of-fit and Geweke tests for samplers.
 

@@ -38,12 +38,13 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from lpp.fits import SavedFit
+from lpp.formats.fits import SavedFit
 from lpp.inference import FitResult, model_from_params
 
 __all__ = ["rate_samples", "chain_quantities", "default_entries", "entry_labels",
            "to_inference_data", "convergence_summary", "chains_summary", "worst_rhat",
-           "geweke_z", "chain_agreement", "plot_traces", "diagnose_cases"]
+           "fit_diagnostics", "diagnostics_record", "geweke_z", "chain_agreement",
+           "plot_traces"]
 
 #: the exported quantities with their per-sample dimensions
 QUANTITIES = ("log_joint", "total_rate", "mu")
@@ -71,7 +72,7 @@ def _arviz():
 
 def _check_fit(fit) -> None:
     if not isinstance(fit, (FitResult, SavedFit)):
-        raise TypeError(f"a fit must be an lpp.inference.FitResult or lpp.fits.SavedFit; "
+        raise TypeError(f"a fit must be an lpp.inference.FitResult or lpp.formats.fits.SavedFit; "
                         f"got {type(fit).__name__}")
     if np.size(fit.log_joint) == 0:
         raise ValueError("the fit saved no sample: nothing to diagnose")
@@ -88,7 +89,7 @@ def rate_samples(fit) -> Iterator[np.ndarray]:
 
     Parameters
     ----------
-    fit : lpp.inference.FitResult or lpp.fits.SavedFit
+    fit : lpp.inference.FitResult or lpp.formats.fits.SavedFit
         A fit that saved its latents.
 
     Yields
@@ -128,7 +129,7 @@ def default_entries(fit, n: int = 4, *, exclude=None) -> np.ndarray:
 
     Parameters
     ----------
-    fit : lpp.inference.FitResult or lpp.fits.SavedFit
+    fit : lpp.inference.FitResult or lpp.formats.fits.SavedFit
     n : int
         How many entries.
     exclude : array_like of bool, optional
@@ -180,7 +181,7 @@ def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
 
     Parameters
     ----------
-    fit : lpp.inference.FitResult or lpp.fits.SavedFit
+    fit : lpp.inference.FitResult or lpp.formats.fits.SavedFit
     entries : array_like of int
         ``n x ndim`` indices of the followed entries (e.g. :func:`default_entries`).
 
@@ -271,7 +272,7 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4, names=None):
     ----------
     fits : FitResult, SavedFit, a fit of several chains, or a sequence of fits
         One fit per chain, typically the same run with different seeds, or a fit of several
-        chains (:class:`lpp.inference.ChainsResult`, :class:`lpp.fits.SavedChains`). They
+        chains (:class:`lpp.inference.ChainsResult`, :class:`lpp.formats.fits.SavedChains`). They
         must share the model, the data's shape and the saved iterations.
     entries : array_like of int, optional
         ``n x ndim`` indices of the entries whose rates are followed; by default the
@@ -379,6 +380,54 @@ def chains_summary(fits, *, exclude=None, n_entries: int = 4):
     idata = to_inference_data(fits, entries=entries)
     summary = convergence_summary(idata)
     return summary.join(_agreement(idata, summary)[["verdict", "separation"]]), entries
+
+
+def fit_diagnostics(result, *, n_entries: int = 4):
+    """ArviZ's split R-hat and bulk / tail ESS of a fit of several chains, and whether its
+    chains agree, drift or sit in different modes.
+
+    Parameters
+    ----------
+    result : lpp.inference.ChainsResult
+        A fit of several chains; entries outside its ``exclude`` (the fit's mask) are followed.
+    n_entries : int
+        The rates followed besides the log joint and the total rate: those of the
+        ``n_entries`` largest posterior-mean entries of chain 0.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``r_hat``, ``ess_bulk``, ``ess_tail``, ``verdict`` (``"agree"``,
+        ``"drifting"``, ``"modes"`` or ``"unclear"``) and ``separation`` (the range of the
+        chain means in within-chain standard deviations), one row per quantity
+        (:func:`chains_summary`).
+    """
+    return chains_summary(result.chains, exclude=getattr(result, "exclude", None),
+                          n_entries=n_entries)[0]
+
+
+def diagnostics_record(result) -> dict:
+    """:func:`fit_diagnostics` as ``fit.json`` keeps it (:func:`lpp.formats.fits.save_fit`).
+
+    Returns
+    -------
+    dict
+        ``rhat_max`` (the worst R-hat), ``verdicts`` (how many quantities got each verdict)
+        and ``quantities`` (``{name: {"r_hat", "ess_bulk", "ess_tail", "verdict",
+        "separation"}}``); where they cannot be computed (e.g. chains interrupted at
+        different sweeps, or fewer than 4 saved samples) ``rhat_max`` None and
+        ``unavailable`` the reason.
+    """
+    try:
+        summary = fit_diagnostics(result)
+    except ValueError as exc:
+        return {"rhat_max": None, "unavailable": str(exc)}
+    verdicts = summary["verdict"].value_counts()
+    return {"rhat_max": worst_rhat(summary),
+            "verdicts": {str(v): int(n) for v, n in sorted(verdicts.items())},
+            "quantities": {name: {k: (v if isinstance(v, str) else float(v))
+                                  for k, v in row.items()}
+                           for name, row in summary.iterrows()}}
 
 
 def worst_rhat(summary) -> float:
@@ -576,73 +625,3 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
         figure.suptitle(title)
     figure.tight_layout()
     return figure
-
-
-#: the columns of :func:`diagnose_cases`'s table, in order
-CASE_COLUMNS = ("case", "quantity", "r_hat", "ess_bulk", "ess_tail", "verdict", "separation",
-                "drift_z", "chain_means", "chains", "draws", "n_iter", "burn_in", "thin",
-                "seeds")
-
-
-def diagnose_cases(cases: dict, *, n_entries: int = 4):
-    """R-hat and bulk / tail ESS of several diagnosed cases, one table row per quantity.
-
-    The pipeline's diagnosis: each case is one model fitted to one data set by several chains
-    (saved fit folders, e.g. the pipeline's own fit and the same run with other seeds).
-
-    Parameters
-    ----------
-    cases : dict
-        ``{name: {"fits": [fit folder, ...], "exclude": mask or None, "names": names or
-        None}}`` (a folder of a fit of several chains contributes each of them); ``exclude``
-        marks entries never followed (the held-out mask), see :func:`default_entries`;
-        ``names`` (optional) labels the followed entries by the names of their rows and
-        columns (:func:`entry_labels`) instead of their indices.
-    n_entries : int
-        Entries followed per case: the largest posterior-mean rates of the first chain.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        Columns :data:`CASE_COLUMNS`; ``quantity`` is ``log_joint``, ``total_rate`` or
-        ``mu[i,j]`` (``mu[row name, column name]`` with ``names``); ``verdict`` and
-        ``separation`` as :func:`chain_agreement` gives them, ``drift_z`` the largest
-        ``|z|`` of its chains, ``chain_means`` the chains' means (6 significant digits, joined
-        by semicolons); ``seeds`` the chains' seeds joined by commas.
-    idatas : dict
-        ``{name: arviz.InferenceData}`` for the trace figures.
-
-    Raises
-    ------
-    ValueError
-        For a case with fewer than 2 chains, chains that disagree, or too few draws.
-    """
-    import pandas as pd
-
-    from lpp.fits import load_chains
-
-    if not isinstance(cases, dict) or not cases:
-        raise ValueError("cases must be a non-empty dict {name: {'fits': [...], 'exclude': ...}}")
-    rows, idatas = [], {}
-    for name, case in cases.items():
-        # a fit folder of several chains (n_chains) gives all of them
-        fits = [chain for path in case["fits"] for chain in load_chains(path)]
-        if len(fits) < 2:
-            raise ValueError(f"case {name!r}: R-hat needs at least 2 chains; got "
-                             f"{len(fits)}")
-        entries = default_entries(fits[0], n_entries, exclude=case.get("exclude"))
-        idata = to_inference_data(fits, entries=entries, names=case.get("names"))
-        summary = convergence_summary(idata)
-        agreement = _agreement(idata, summary)
-        meta = fits[0].meta
-        for quantity, values in summary.iterrows():
-            verdict = agreement.loc[quantity]
-            rows.append({"case": name, "quantity": quantity, **values.to_dict(),
-                         "verdict": verdict["verdict"], "separation": verdict["separation"],
-                         "drift_z": float(np.abs(verdict["drift_z"]).max()),
-                         "chain_means": ";".join(f"{m:.6g}" for m in verdict["chain_means"]),
-                         "chains": len(fits), "draws": int(np.size(fits[0].log_joint)),
-                         "n_iter": meta["n_iter"], "burn_in": meta["burn_in"],
-                         "thin": meta["thin"], "seeds": idata.posterior.attrs["seeds"]})
-        idatas[name] = idata
-    return pd.DataFrame(rows, columns=list(CASE_COLUMNS)), idatas

@@ -28,7 +28,13 @@ from lpp.inference import (
     make_model,
     model_from_params,
 )
-from lpp.vi import FixedTopicVI, VIResult, fit_variational, fit_variational_nonprivate
+from lpp.vi import (
+    FixedTopicVI,
+    VIResult,
+    chain_start,
+    fit_variational,
+    fit_variational_nonprivate,
+)
 
 __all__ = ["INFERENCES", "METHODS", "NotFittedError", "PrivatePoissonFactorization",
            "PrivateTopicModel"]
@@ -344,7 +350,7 @@ class _PrivateFactorization(_Parameters):
             raise ValueError("method='nonprivate' fits true counts: alpha must be None")
         if self.inference == "gibbs":
             settings = dict(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin,
-                            rng=self.random_state, mask=mask, init=self.init,
+                            rng=self.random_state, mask=mask, init=chain_start(self.init),
                             progress=self.progress, n_chains=n_chains)
             if private:
                 return fit_private(data, alpha, model, method=self.method, **settings)

@@ -46,7 +46,7 @@ _ROW_BLOCK = 256
 
 def _factor_rates(model, state, rows) -> np.ndarray:
     # the fixed-order product the models use, so the score repeats to the bit on any thread count
-    from lpp.inference.models._kernels import product_kernel
+    from lpp.inference.kernels import product_kernel
 
     theta, phi = model.row_column_factors(state)
     return product_kernel(np.ascontiguousarray(theta[rows]), phi)
@@ -60,7 +60,7 @@ def fit_predictive_log_likelihood(fit, true_counts, mask=None) -> float:
 
     Parameters
     ----------
-    fit : lpp.fits.SavedFit
+    fit : lpp.formats.fits.SavedFit
         A fit that saved its latents (``fit.samples``) and names its model in ``fit.meta``.
     true_counts : array_like or scipy sparse matrix
         The true counts (2-d, the fit's shape).
@@ -143,7 +143,7 @@ def heldout_used(fit) -> bool:
 
     Parameters
     ----------
-    fit : lpp.fits.SavedFit
+    fit : lpp.formats.fits.SavedFit
         A saved fit (its ``meta``).
 
     Returns

@@ -28,8 +28,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._rng import as_generator
-from lpp._validation import broadcast_params, densify, finish, integer_array, noise_level_array, real_array
+from lpp.randomness import as_generator
+from lpp.validation import broadcast_params, densify, finish, integer_array, noise_level_array, real_array
 
 __all__ = ["ExactAlpha", "exact_alpha", "alpha_from_epsilon", "epsilon_from_alpha",
            "sample_two_sided_geometric", "privatize", "truncate"]

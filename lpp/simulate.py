@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lpp._rng import as_generator
+from lpp.randomness import as_generator
 from lpp.mechanism import privatize
-from lpp._validation import positive_float, positive_int
+from lpp.validation import positive_float, positive_int
 
 
 @dataclass(frozen=True)

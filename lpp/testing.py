@@ -215,7 +215,7 @@ def check_model(model, shape=None, *, alpha: float = 0.7, rng=0, geweke: bool = 
         statistics that account for every observed count, deterministic draws for a fixed
         seed, a finite log joint, and (optionally) the Geweke test.
     """
-    from lpp._rng import as_generator
+    from lpp.randomness import as_generator
     from lpp.inference import PoissonFactorization
     from lpp.inference.chain import observed_entries
     from lpp.inference.geweke import geweke_simulations

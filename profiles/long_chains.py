@@ -54,7 +54,7 @@ def summarize(fit_dir: Path, name: str, results: Path, figures: Path) -> dict:
     matplotlib.use("Agg")
     from lpp.diagnostics import (chain_agreement, convergence_summary, plot_traces,
                                  to_inference_data, worst_rhat)
-    from lpp.fits import load_chains
+    from lpp.formats.fits import load_chains
 
     chains = load_chains(fit_dir)
     data = to_inference_data(chains, n_entries=4)

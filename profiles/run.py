@@ -36,7 +36,7 @@ from pathlib import Path
 
 import yaml
 
-from lpp.io import atomic_write_bytes
+from lpp.formats.files import atomic_write_bytes
 from study import checkpoints
 
 ROOT = Path(__file__).resolve().parents[1]

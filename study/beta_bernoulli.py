@@ -11,7 +11,7 @@ import numpy as np
 from scipy import stats
 from tqdm import tqdm
 
-from lpp._rng import as_generator
+from lpp.randomness import as_generator
 from lpp.central import conjugate, mechanisms
 
 __all__ = ["figure1_densities", "l1_error_curve", "laplace_overtakes_ops", "table1",

@@ -71,7 +71,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from lpp.io import atomic_write_bytes, json_bytes
+from lpp.formats.files import atomic_write_bytes, json_bytes
 from study.score_tables import is_unmasked
 
 __all__ = [

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp.fits import META_FILE as FIT_FILE
-from lpp.io import atomic_write_bytes
+from lpp.formats.fits import META_FILE as FIT_FILE
+from lpp.formats.files import atomic_write_bytes
 
 __all__ = ["current_profile", "settings_caption", "caption_figure", "save_figure",
            "community_order", "METHOD_STYLES", "MethodStyle", "method_style", "method_label",

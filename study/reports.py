@@ -19,8 +19,8 @@ from tqdm import tqdm
 
 from lpp.evaluation import (NONPRIVATE, ORACLE, REFERENCES, ZEROS, community_references,
                             community_scores, heldout_used, topic_references, topic_scores)
-from lpp.fits import SavedChains, load_fit
-from lpp.io import atomic_write_bytes
+from lpp.formats.fits import SavedChains, load_fit
+from lpp.formats.files import atomic_write_bytes
 from lpp.metrics import ReferenceCorpus
 from study.figures import (method_label, method_palette, method_style, n_chains, save_figure,
                            spread_note)
@@ -85,7 +85,7 @@ def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
     Parameters
     ----------
     fits_dir : path-like
-        A folder of fit directories (``lpp.fits`` format), one per method, level and replicate.
+        A folder of fit directories (``lpp.formats.fits`` format), one per method, level and replicate.
     true_counts : array_like or scipy sparse matrix
         The true document-by-word counts (D x V) the private data were made from.
     n_top : int, optional
@@ -123,7 +123,7 @@ def score_community_fits(fits_dir, true_counts, heldout=None, *,
     Parameters
     ----------
     fits_dir : path-like
-        A folder of fit directories (``lpp.fits`` format).
+        A folder of fit directories (``lpp.formats.fits`` format).
     true_counts : array_like or scipy sparse matrix
         The true actor-by-actor counts (square).
     heldout : array_like of bool, optional

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lpp.fits import SavedChains, load_fit
+from lpp.formats.fits import SavedChains, load_fit
 from lpp.metrics import align_topics, top_words
 from study.figures import save_figure
 from study.reports import fit_dirs
@@ -34,7 +34,7 @@ def mean_topics(fit) -> np.ndarray:
 
     Parameters
     ----------
-    fit : lpp.fits.SavedFit
+    fit : lpp.formats.fits.SavedFit
         A topic-model fit with saved samples of ``phi`` (S x K x V).
 
     Returns
@@ -63,7 +63,7 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
     Parameters
     ----------
     fits_dir : path-like
-        A folder of topic-model fit directories (``lpp.fits`` format), one of them named
+        A folder of topic-model fit directories (``lpp.formats.fits`` format), one of them named
         ``reference``; a fit of several chains is shown by its first chain.
     vocabulary : sequence of str
         The words, in the order of the counts' columns (``data_prep.load_counts(...).column_ids``).

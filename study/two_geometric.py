@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import roots_laguerre
 
 from lpp.distributions import skellam_logpmf, two_sided_geometric_logpmf
-from lpp.io import write_json
+from lpp.formats.files import write_json
 
 __all__ = ["SKELLAM_RATES", "ALPHAS", "skellam_mixture_pmf", "check_identity",
            "tail_comparison", "summary", "plot_figure"]

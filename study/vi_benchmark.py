@@ -22,11 +22,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from lpp._rng import derive_seed
-from lpp._validation import non_negative_int, positive_int
+from lpp.randomness import derive_seed
+from lpp.validation import non_negative_int, positive_int
 from study.figures import method_style, save_figure
 from lpp.inference import TopicModel, fit_private
-from lpp.inference._numerics import SERIAL_BELOW
+from lpp.inference.numerics import SERIAL_BELOW
 from lpp.simulate import PrivatizedFactorization, make_private_factorization
 from lpp.vi.driver import collapsed_bound, fit_variational
 

@@ -347,8 +347,8 @@ def test_every_stage_declares_the_local_code_it_imports(commands):
 def test_import_reading_follows_notebooks_lazy_exports_and_relative_imports():
     names = _command_imports("python -m study.notebook notebooks/report_topics.ipynb out.ipynb")
     files = {str(p) for p in _local_files(names)}
-    # the notebook imports data_prep's lazy export load_counts -> lpp/counts.py -> lpp/io.py
-    assert {"study/notebook.py", "data_prep/__init__.py", "lpp/counts.py", "lpp/io.py",
+    # the notebook imports data_prep's lazy export load_counts -> lpp/formats/counts.py -> lpp/formats/files.py
+    assert {"study/notebook.py", "data_prep/__init__.py", "lpp/formats/counts.py", "lpp/formats/files.py",
             "study/reports.py", "lpp/evaluation.py"} <= files
     assert _imported_names("from . import b\nfrom .c import d", "pkg.sub.mod") >= {
         "pkg.sub", "pkg.sub.b", "pkg.sub.c", "pkg.sub.c.d"}
@@ -358,7 +358,7 @@ def test_the_check_catches_an_undeclared_import():
     cmd = "python -m data_prep.corpus topics --input x --out y"
     assert _undeclared(cmd, ["data_prep", "lpp"]) == []
     missing = _undeclared(cmd, ["data_prep"])
-    assert "lpp/io.py" in missing and all(m.startswith("lpp/") for m in missing)
+    assert "lpp/formats/files.py" in missing and all(m.startswith("lpp/") for m in missing)
 
 
 def _profile_runner():
@@ -425,7 +425,7 @@ def test_the_paper_run_collects_the_tables_and_figures_of_its_data_sets(paper_gr
 def test_the_long_chains_summary_reads_the_saved_chains(tmp_path):
     """profiles/long_chains.py: R-hat, ESS, each chain's total rate and a trace figure from a
     saved fit of several chains (here a tiny one)."""
-    from lpp.fits import save_fit
+    from lpp.formats.fits import save_fit
     from lpp.inference import fit_private
 
     spec = importlib.util.spec_from_file_location("long_chains",
@@ -452,7 +452,7 @@ def test_the_long_chains_summary_of_every_fit_writes_one_row_per_fit(tmp_path):
     """profiles/long_chains.py --all-fits: each fit folder under the work tree's topic fits
     (here a private and a non-private one, and a folder that holds no fit) gets its record and
     a row of the summary table."""
-    from lpp.fits import save_fit
+    from lpp.formats.fits import save_fit
     from lpp.inference import fit_nonprivate, fit_private
 
     spec = importlib.util.spec_from_file_location("long_chains",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ..testing import FALSE_ALARM
+from lpp.testing import FALSE_ALARM
 from .mechanisms import check_epsilon
 
 __all__ = ["PrivacyRatioResult", "histogram_privacy_test"]

@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .._rng import as_generator
-from lpp._validation import broadcast_params, finish, real_array
+from lpp.randomness import as_generator
+from lpp.validation import broadcast_params, finish, real_array
 from . import mechanisms
 
 __all__ = ["tempered_params", "truncated_beta_cdf", "truncated_beta_logpdf",

@@ -11,9 +11,9 @@ it is the analyst's benchmark, not part of any release. Relation: ``"replace"``.
 from __future__ import annotations
 
 import numpy as np
-from lpp._progress import tqdm
+from lpp.progress import tqdm
 
-from .._rng import as_generator
+from lpp.randomness import as_generator
 from . import hmm, naive_bayes
 
 __all__ = ["heldout_splits", "evaluate_split", "state_occupancy"]

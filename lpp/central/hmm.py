@@ -30,10 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 from scipy import special
-from lpp._progress import tqdm
+from lpp.progress import tqdm
 
-from .._rng import as_generator
-from lpp._validation import real_array
+from lpp.randomness import as_generator
+from lpp.validation import real_array
 from . import conjugate, mechanisms
 
 __all__ = ["check_fields", "chain_neighbours", "release_laplace", "ops_settings", "HMMFit",

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._rng import as_generator
-from lpp._validation import check_int, integer_array, positive_float, real_array
-from ..mechanism import exact_alpha, sample_two_sided_geometric
+from lpp.randomness import as_generator
+from lpp.validation import check_int, integer_array, positive_float, real_array
+from lpp.mechanism import exact_alpha, sample_two_sided_geometric
 
 __all__ = ["RELATIONS", "check_epsilon", "count_sensitivity", "laplace_mechanism",
            "project_counts", "privatize_counts", "ops_sensitivity_beta",

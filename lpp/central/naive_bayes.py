@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .._rng import as_generator
-from lpp._validation import real_array
+from lpp.randomness import as_generator
+from lpp.validation import real_array
 from . import conjugate, mechanisms
 
 __all__ = ["field_totals", "release_laplace", "sample_posterior", "heldout_loglik"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._rng import as_generator
+from lpp.randomness import as_generator
 
 __all__ = ["WAR_LOG_FIELDS", "REGIME_RANGE", "EventLogs", "make_event_logs", "make_war_logs"]
 

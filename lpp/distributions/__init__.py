@@ -10,7 +10,7 @@ Numba-callable scalar twins (``*_nb``; no argument checks, for use inside ``@nji
 ``log_bessel_ratio_nb(nu, x)`` (= log(I_{nu+1}/I_nu), accurate for huge nu),
 ``bessel_logpmf_nb(n, nu, a)``, ``bessel_mode_nb(nu, a)``, ``bessel_mean_nb(nu, a)``,
 ``sample_bessel_nb(nu, a)`` (draws with numba's ``np.random``: seed it with
-``lpp._rng.seed_stream`` at the top of each block), ``skellam_logpmf_nb(k, mu1, mu2)``,
+``lpp.randomness.seed_stream`` at the top of each block), ``skellam_logpmf_nb(k, mu1, mu2)``,
 ``standard_normal_nb()`` and ``standard_gamma_nb(shape)`` (exact, ziggurat-based;
 faster than numba's ``np.random`` ones), ``two_sided_geometric_logpmf_nb(k, alpha)``,
 ``poisson_logpmf_nb(k, lam)``,

@@ -18,7 +18,7 @@ of the sparse topic sampler at epsilon/N = 3. Here:
   for priors and simulators outside the kernels).
 
 The numba functions draw their uniforms from numba's per-thread ``np.random`` stream, so they
-follow the block streams of :mod:`lpp._rng` like every other kernel draw.
+follow the block streams of :mod:`lpp.randomness` like every other kernel draw.
 """
 from __future__ import annotations
 

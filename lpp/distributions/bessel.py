@@ -12,8 +12,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._rng import base_seed, seed_stream
-from lpp._validation import broadcast_params, finish, integer_array, real_array
+from lpp.randomness import base_seed, seed_stream
+from lpp.validation import broadcast_params, finish, integer_array, real_array
 from ._bessel_sampler import (
     _bessel_draw,
     _bessel_envelope,

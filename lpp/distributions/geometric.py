@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import njit
 
-from lpp._validation import broadcast_params, finish, integer_array, real_array
+from lpp.validation import broadcast_params, finish, integer_array, real_array
 
 
 @njit(cache=True)

@@ -16,7 +16,7 @@ count:
 
 The three ways draw from the same law (tests compare each with the multinomial pmf). Draws use
 numba's per-thread ``np.random`` stream: call them inside a block seeded with
-:func:`lpp._rng.seed_stream`.
+:func:`lpp.randomness.seed_stream`.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
-from lpp._validation import broadcast_params, finish, integer_array, real_array
+from lpp.validation import broadcast_params, finish, integer_array, real_array
 from ._special import bd0_nb, lgamma_diff_nb, stirling_correction_nb
 
 _LOG_2PI = math.log(2.0 * math.pi)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from lpp._validation import broadcast_params, finish, integer_array, real_array
+from lpp.validation import broadcast_params, finish, integer_array, real_array
 from ._log_bessel import log_bessel_ive_nb
 from .poisson import poisson_logpmf_nb
 

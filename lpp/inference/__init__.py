@@ -3,8 +3,9 @@
 * :func:`fit_private` — posterior inference from privatized counts ``y_tilde`` and the
   mechanism's ``alpha`` only; :func:`fit_nonprivate` — the same models fitted to true counts
   (the reference method). ``n_chains=m`` runs m chains on seeds derived from ``rng``
-  (:class:`ChainsResult`, with ArviZ's R-hat and ESS); ``init="dispersed"`` starts each from a
-  draw around a CAVI fit, in a different place per seed (:mod:`lpp.inference.starts`).
+  (:class:`ChainsResult`; :mod:`lpp.diagnostics` gives ArviZ's R-hat and ESS);
+  ``init=lpp.vi.dispersed_start`` starts each from a draw around a CAVI fit, in a different
+  place per seed.
 * Two kinds of plug-in, side by side and unaware of each other: **models**
   (:mod:`lpp.inference.models`: :class:`TopicModel`, :class:`CommunityModel`,
   :class:`CPTensorModel`, :class:`FixedTopicModel` (topics given), or your own
@@ -12,7 +13,7 @@
   (:mod:`lpp.inference.privacy`: :class:`CollapsedPrivacy`, :class:`BesselPrivacy`,
   :class:`NaivePrivacy`, or your own :class:`PrivacyStep`). Pass either as an instance or by
   name.
-* :mod:`lpp.inference.fused` — engines that fuse a step with a model's allocation where their
+* :mod:`lpp.inference.engines` — engines that fuse a step with a model's allocation where their
   declared capabilities allow (the sparse topic engine of the collapsed step; the known-counts
   engine of the naive step and the non-private chain).
 * :func:`checkpoints_from_fit` — run a saved fit's chains on (a larger ``n_iter`` or burn-in)

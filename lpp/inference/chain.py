@@ -2,25 +2,24 @@
 
 Each iteration is one sweep in the authors' order: privacy step (``y | y_tilde, mu``) ->
 allocation -> factor updates -> ``mu``. Where a fused engine applies
-(:func:`lpp.inference.fused.select_engine`, chosen by the capabilities the model and the
+(:func:`lpp.inference.engines.select_engine`, chosen by the capabilities the model and the
 privacy step declare) the first two are done in one pass; the chain's target is the same.
 
 Random streams: the chain's 63-bit base seed keys every draw by ``(seed, phase, iteration,
-block)`` (:mod:`lpp._rng`), so the same seed gives bit-identical chains with any number of
+block)`` (:mod:`lpp.randomness`), so the same seed gives bit-identical chains with any number of
 numba threads, and a chain restored from a checkpoint continues exactly as the original.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import Tag, derive_seed, replay_seed
-from lpp._validation import count_array, masked_input, observed_mask
-from lpp.inference.fused import select_engine
+from lpp.randomness import Tag, derive_seed, replay_seed
+from lpp.validation import count_array, masked_input, observed_mask
+from lpp.inference.engines import select_engine
 from lpp.inference.models import make_model
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.privacy import NoiseLevels, PrivacyStep, make_privacy_step, noise_levels
-from lpp.inference.sources import PrivateCounts, TrueCounts
-from lpp.inference.starts import dispersed_start
+from lpp.inference.count_sources import PrivateCounts, TrueCounts
 
 #: expectation sweeps of ``init="em"`` (each costs about three dense products of the data's size)
 EM_INIT_SWEEPS = 200
@@ -97,8 +96,9 @@ class GibbsSampler:
         y0 = source.initial_counts()
         if isinstance(init, dict):
             state = model.check_state(init, shape)
-        elif init == "dispersed":
-            state = dispersed_start(model, source, observed, seed)
+        elif callable(init):
+            # a start computed by a layer above this one (e.g. lpp.vi.dispersed_start)
+            state = model.check_state(init(model, source, observed, seed), shape)
         elif init in ("prior", "data", "em"):
             state = model.sample_prior(shape, derive_seed(seed, Tag.INIT_PRIOR))
             if init == "data":
@@ -112,8 +112,9 @@ class GibbsSampler:
                     state = model.expectation_step(state, y0, observed)
                 state = model.check_state(state, shape)
         else:
-            raise ValueError("init must be 'dispersed', 'data', 'em', 'prior' or a dict of "
-                             f"latent arrays, got {init!r}")
+            raise ValueError("init must be 'data', 'em', 'prior', a dict of latent arrays or a "
+                             "callable start(model, source, observed, seed) such as "
+                             f"lpp.vi.dispersed_start, got {init!r}")
         self._snap = _Snapshot(state, source.init_aux(seed), y0, 0, model.rate)
 
     # ----- construction ---------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Checkpoints of a chain: its point, its record so far, and what it was run with.
 
-One ``.npz`` file written atomically (:func:`lpp.io.atomic_writer`; numpy streams into it, so a
+One ``.npz`` file written atomically (:func:`lpp.formats.files.atomic_writer`; numpy streams into it, so a
 checkpoint of a large problem is never held twice in memory). A checkpoint is tied to its data
 (a fingerprint), method, engine, model, seed, burn-in, thinning and what is saved, and it
 carries a sha256 digest of all of that and of every array it holds (the chain's point and its
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp.io import atomic_writer, remove_stale_temporaries
+from lpp.formats.files import atomic_writer, remove_stale_temporaries
 
 #: the checkpoint layout; a file of another version is refused
 CHECKPOINT_VERSION = 3

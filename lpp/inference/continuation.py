@@ -1,7 +1,7 @@
 """Running a saved fit's chains on: a checkpoint written at the end of a saved chain.
 
 A chain that stopped is continued from its checkpoint (:mod:`lpp.inference.checkpoint`); a
-chain that finished has left only its fit (:mod:`lpp.fits`). When the fit saved the chain's
+chain that finished has left only its fit (:mod:`lpp.formats.fits`). When the fit saved the chain's
 last sweep, that draw is the chain's whole point: the chains of the package keep nothing
 between sweeps but their latents (their ``aux`` is empty), and every random stream is keyed by
 the seed and the iteration. So :func:`checkpoint_from_fit` can write the checkpoint the run
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp._validation import check_int
+from lpp.validation import check_int
 from lpp.inference.checkpoint import write_checkpoint
 from lpp.inference.runner import run_meta
 
@@ -84,8 +84,8 @@ def checkpoint_from_fit(saved, chain, path, *, burn_in: int | None = None,
 
     Parameters
     ----------
-    saved : lpp.fits.SavedFit
-        One chain of a saved fit (an item of :func:`lpp.fits.load_chains`); its last sweep must
+    saved : lpp.formats.fits.SavedFit
+        One chain of a saved fit (an item of :func:`lpp.formats.fits.load_chains`); its last sweep must
         be saved (``n_iter - burn_in`` a multiple of ``thin``) with the latents.
     chain : GibbsSampler
         A chain of the fit's model and method on its data, mask and noise levels, built as the
@@ -159,15 +159,15 @@ def checkpoints_from_fit(fit, make_chain, checkpoint, *, burn_in: int | None = N
                          trust_data: bool = False) -> list[Path]:
     """:func:`checkpoint_from_fit` for every chain of a saved fit (one or several).
 
-    ``fit`` is a fit directory or what :func:`lpp.fits.load_fit` returned; ``make_chain(seed)``
+    ``fit`` is a fit directory or what :func:`lpp.formats.fits.load_fit` returned; ``make_chain(seed)``
     builds the chain of that seed as the continuing run does (called once per chain, one chain
     in memory at a time); chain ``c``'s checkpoint is
     :func:`lpp.inference.fit.chain_checkpoint` of ``checkpoint``, where ``fit_private(...,
     n_chains=<the fit's>, rng=<the fit's seed>, checkpoint=checkpoint, resume=True)`` looks
     for it.
     """
-    from lpp._rng import chain_seeds
-    from lpp.fits import load_chains
+    from lpp.randomness import chain_seeds
+    from lpp.formats.fits import load_chains
     from lpp.inference.fit import chain_checkpoint
 
     chains = load_chains(fit) if isinstance(fit, (str, Path)) else list(

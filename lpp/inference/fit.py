@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp._rng import chain_seeds, replay_seed
-from lpp._validation import check_int, check_schedule
+from lpp.randomness import chain_seeds, replay_seed
+from lpp.validation import check_int, check_schedule
 from lpp.inference.chain import GibbsSampler
 from lpp.inference.models import make_model
 from lpp.inference.result import ChainsResult, FitResult, _Record
@@ -34,7 +34,7 @@ def chain_checkpoint(checkpoint, chain: int):
 
 def _several_chains(fit_one, n_chains: int, *, rng, resume, checkpoint, mask) -> ChainsResult:
     """Run ``fit_one(rng=..., checkpoint=...)`` once per chain, one after the other, each on its
-    own seed (:func:`lpp._rng.chain_seeds`) and checkpoint (:func:`chain_checkpoint`)."""
+    own seed (:func:`lpp.randomness.chain_seeds`) and checkpoint (:func:`chain_checkpoint`)."""
     if resume and rng is None:
         raise ValueError("resuming a fit of several chains needs its base seed: pass rng= the "
                          "seed of the run (result.seed)")
@@ -84,7 +84,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         Privatized counts ``y + 2Geo(alpha)`` (whole numbers, may be negative, adding up to at
         most 1e15 in absolute value); a scipy.sparse matrix is densified, a ``numpy.ma``
         masked array's mask joins ``mask``. With ``cluster``: the privatized data in the
-        row-block format (:class:`lpp.privatized_blocks.PrivatizedBlocks` or its directory).
+        row-block format (:class:`lpp.formats.privatized_blocks.PrivatizedBlocks` or its directory).
     alpha : float or array_like or None
         The geometric mechanism's parameter in (0, 1), ``alpha = exp(-epsilon / N)``: a scalar,
         one value per row (shape ``(D, 1)``) or per entry. Optional for ``method="naive"``;
@@ -108,14 +108,15 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         a masked array as data adds its own mask to this one. The community model always
         masks its diagonal. An index whose entries are all masked is an error, except for a
         node of the community model (its memberships then follow the prior).
-    init : {"data", "dispersed", "em", "prior"} or dict
+    init : {"data", "em", "prior"}, dict or callable
         ``"data"``: prior draw, then one model sweep on ``max(y_tilde, 0)`` (all the noise's
-        positive mass starts in the rates); ``"dispersed"``: one over-dispersed draw around
-        the variational fit of the chain's target (:mod:`lpp.inference.starts`: none of the
-        noise's mass, different for every seed; models with an :mod:`lpp.vi` adapter; not
-        with ``cluster``); ``"em"``: prior draw, then ``EM_INIT_SWEEPS``
+        positive mass starts in the rates); ``"em"``: prior draw, then ``EM_INIT_SWEEPS``
         expectation sweeps on ``max(y_tilde, 0)`` (a start near a mode of the naive counts;
-        topic and community models); ``"prior"``; or a dict of latent arrays.
+        topic and community models); ``"prior"``; a dict of latent arrays; or a callable
+        ``start(model, source, observed, seed)`` returning one, such as
+        :func:`lpp.vi.dispersed_start` (one over-dispersed draw around the variational fit
+        of the chain's target: none of the noise's mass, different for every seed; not with
+        ``cluster``).
     save_latents, save_counts : bool
         Keep the saved draws of the latents / of the counts ``y``.
     progress : bool or None
@@ -146,16 +147,16 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         when workers die and are replaced mid-run; a cluster left without workers for 60 s
         fails the fit (``NoWorkersError``, after writing the checkpoint), an address that does
         not answer within 5 s at once (``ConnectionError``).
-        Supports ``method="collapsed"``, the topic model, ``mask``, every ``init`` but
-        ``"dispersed"``, checkpoints; not ``save_counts`` nor ``save_latents=False``. Dask is
+        Supports ``method="collapsed"``, the topic model, ``mask``, every ``init`` but a
+        callable, checkpoints; not ``save_counts`` nor ``save_latents=False``. Dask is
         imported only here. Several chains run on the cluster one after the other.
     n_chains : int
         Independent chains of the fit (default 1), run one after the other: chain 0 on the
         base seed of ``rng`` (the one-chain run), chain c on a seed derived from it and c
-        (:func:`lpp._rng.chain_seeds`). With ``checkpoint``, chain c >= 1 checkpoints to
+        (:func:`lpp.randomness.chain_seeds`). With ``checkpoint``, chain c >= 1 checkpoints to
         :func:`chain_checkpoint`; resuming needs ``rng`` (the base seed). Start the chains
-        dispersed (``init="dispersed"``, or any start that draws from the seed) so that their
-        disagreement means something.
+        dispersed (``init=lpp.vi.dispersed_start``, or any start that draws from the seed) so
+        that their disagreement means something.
 
     Returns
     -------
@@ -181,11 +182,11 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
 
         return _several_chains(fit_one, n_chains, rng=rng, resume=resume,
                                checkpoint=checkpoint, mask=mask)
-    if cluster is not None and isinstance(init, str) and init == "dispersed":
-        raise ValueError("init='dispersed' fits the data in this process, which the cluster's "
-                         "row-block data are not: compute the start in-process "
-                         "(GibbsSampler.private(...).state on the dense data) and pass it as "
-                         "init=dict, or use init='data' / 'em'")
+    if cluster is not None and callable(init):
+        raise ValueError("a callable init (such as lpp.vi.dispersed_start) reads the data in "
+                         "this process, which the cluster's row-block data are not: compute "
+                         "the start in-process (GibbsSampler.private(...).state on the dense "
+                         "data) and pass it as init=dict, or use init='data' / 'em'")
     if cluster is not None:
         # the only door to Dask: the in-process path below never imports it
         from lpp.inference.distributed import fit_private_distributed
@@ -197,7 +198,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
             save_counts=save_counts, progress=progress, checkpoint=checkpoint,
             checkpoint_every=checkpoint_every, resume=resume, sparse=sparse, callback=callback)
     if _is_block_format(y_tilde):
-        raise TypeError("row-block data (lpp.privatized_blocks) are fitted on a cluster: pass "
+        raise TypeError("row-block data (lpp.formats.privatized_blocks) are fitted on a cluster: pass "
                         "cluster=True (a local one) or a Client, or load them with "
                         ".to_dense() when they fit in memory")
     model = make_model(model, n_components, a0, b0)
@@ -209,7 +210,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
 
 
 def _is_block_format(data) -> bool:
-    from lpp.privatized_blocks import META_FILE, PrivatizedBlocks  # light: no Dask
+    from lpp.formats.privatized_blocks import META_FILE, PrivatizedBlocks  # light: no Dask
 
     return isinstance(data, PrivatizedBlocks) or (
         isinstance(data, (str, Path)) and (Path(data) / META_FILE).is_file())

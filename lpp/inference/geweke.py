@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import as_generator, base_seed
+from lpp.randomness import as_generator, base_seed
 from lpp.inference.chain import GibbsSampler, observed_entries
 from lpp.inference.models.base import PoissonFactorization
 from lpp.inference.privacy import BesselPrivacy, make_privacy_step, noise_levels

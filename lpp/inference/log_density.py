@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
 
 __all__ = ["ordered_sum", "poisson_row_sums", "geometric_row_sums"]
 

@@ -86,14 +86,14 @@ class ChainsResult:
     model, data and schedule with its own random streams (:func:`chain_seeds`). Their
     components are labelled independently (a topic model is invariant to permuting its
     topics), so only label-invariant quantities are compared or pooled across chains: the
-    rates ``mu_hat``, the log joint, the total rate (:meth:`diagnostics`).
+    rates ``mu_hat``, the log joint, the total rate (:func:`lpp.diagnostics.fit_diagnostics`).
 
     Attributes
     ----------
     chains : list of FitResult
         One per chain; chain 0 is the run a single-chain fit with the same ``rng`` gives.
     exclude : ndarray of bool or None
-        Entries never followed by :meth:`diagnostics` (the fit's mask: the data say nothing
+        Entries never followed by :func:`lpp.diagnostics.fit_diagnostics` (the fit's mask: the data say nothing
         there, so chains may disagree for reasons that are not mixing).
     """
 
@@ -127,42 +127,6 @@ class ChainsResult:
         if any(c.mu_hat is None for c in self.chains):
             return None
         return sum(np.asarray(c.mu_hat) for c in self.chains) / self.n_chains
-
-    def diagnostics(self, n_entries: int = 4):
-        """ArviZ's split R-hat and bulk / tail ESS of the label-invariant quantities (log
-        joint, total rate, the rates of the ``n_entries`` largest posterior-mean entries
-        outside :attr:`exclude`), and whether the chains agree, drift or sit in different
-        modes (:func:`lpp.diagnostics.chains_summary`).
-
-        Returns
-        -------
-        pandas.DataFrame
-            Columns ``r_hat``, ``ess_bulk``, ``ess_tail``, ``verdict`` (``"agree"``,
-            ``"drifting"``, ``"modes"`` or ``"unclear"``) and ``separation`` (the range of the
-            chain means in within-chain standard deviations), one row per quantity.
-        """
-        from lpp.diagnostics import chains_summary  # ArviZ: imported on use only
-
-        return chains_summary(self.chains, exclude=self.exclude, n_entries=n_entries)[0]
-
-    def diagnostics_record(self) -> dict:
-        """:meth:`diagnostics` as ``fit.json`` keeps it: ``rhat_max`` (the worst R-hat),
-        ``verdicts`` (how many quantities got each verdict) and ``quantities`` (``{name:
-        {"r_hat", "ess_bulk", "ess_tail", "verdict", "separation"}}``); where they cannot be
-        computed (e.g. chains interrupted at different sweeps, or fewer than 4 saved samples)
-        ``rhat_max`` None and ``unavailable`` the reason."""
-        from lpp.diagnostics import worst_rhat
-
-        try:
-            summary = self.diagnostics()
-        except ValueError as exc:
-            return {"rhat_max": None, "unavailable": str(exc)}
-        verdicts = summary["verdict"].value_counts()
-        return {"rhat_max": worst_rhat(summary),
-                "verdicts": {str(v): int(n) for v, n in sorted(verdicts.items())},
-                "quantities": {name: {k: (v if isinstance(v, str) else float(v))
-                                      for k, v in row.items()}
-                               for name, row in summary.iterrows()}}
 
 
 class _Entry(tuple):

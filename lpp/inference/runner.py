@@ -15,7 +15,7 @@ import logging
 import time
 from pathlib import Path
 
-from lpp._progress import tqdm
+from lpp.progress import tqdm
 from lpp.inference.checkpoint import CHECKPOINT_VERSION, open_checkpoint, write_checkpoint
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ def run_chain(chain, record, *, n_iter: int, burn_in: int = 0, thin: int = 1, pr
     """Run ``chain`` to ``n_iter`` sweeps, booking each in ``record``; True if interrupted.
 
     ``n_iter``, ``burn_in``, ``thin`` and ``checkpoint_every`` are the checked schedule
-    (:func:`lpp._validation.check_schedule`). ``callback(chain)``, if given, runs after every
+    (:func:`lpp.validation.check_schedule`). ``callback(chain)``, if given, runs after every
     sweep; ``stop(chain)`` ends the run early when it returns True (a converged optimiser);
     ``status(chain)`` is a short text shown beside the bar. An exception of ``faults`` (e.g. a
     cluster that lost its workers) ends the run like Ctrl-C, keeping what was done — a sweep

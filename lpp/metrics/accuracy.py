@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from lpp._validation import check_counts, check_finite
+from lpp.validation import check_counts, check_finite
 from lpp.metrics._inputs import stored_values
 
 __all__ = ["mae"]

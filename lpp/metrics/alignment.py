@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from lpp._validation import check_finite
+from lpp.validation import check_finite
 
 __all__ = ["TopicAlignment", "topic_distances", "align_topics"]
 

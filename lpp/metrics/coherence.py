@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from lpp._validation import check_counts
+from lpp.validation import check_counts
 from lpp.metrics._inputs import as_index_lists, stored_values
 
 __all__ = [

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-from lpp._validation import check_counts
+from lpp.validation import check_counts
 from lpp.metrics._inputs import stored_values
 
 __all__ = ["pointwise_predictive_log_likelihood", "predictive_log_likelihood"]

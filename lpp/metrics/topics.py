@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._validation import check_finite, check_int
+from lpp.validation import check_finite, check_int
 
 __all__ = ["top_words"]
 

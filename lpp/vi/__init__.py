@@ -11,7 +11,9 @@
   models of :mod:`lpp.inference`).
 
 A result's ``to_init()`` gives start values for the Gibbs samplers
-(``lpp.inference.fit_private(..., init=result.to_init())``). The derivation is in ``docs/vi.md``.
+(``lpp.inference.fit_private(..., init=result.to_init())``); :func:`dispersed_start` starts
+each chain from its own over-dispersed draw around such a fit
+(``fit_private(..., init=dispersed_start)``). The derivation is in ``docs/vi.md``.
 """
 from lpp.vi.adapters import (
     CommunityVI,
@@ -31,10 +33,12 @@ from lpp.vi.driver import (
 )
 from lpp.vi.gamma import GammaFactor, gamma_elbo_term
 from lpp.vi.paper import delta_log_mean
+from lpp.vi.starts import STARTS, chain_start, dispersed_start
 
 __all__ = [
     "CPVI", "CommunityVI", "FixedTopicVI", "GammaFactor", "METHODS", "TopicVI", "VIResult",
-    "VariationalModel",
-    "bessel_mode_point_nb", "collapsed_bound", "count_factor", "delta_log_mean",
+    "VariationalModel", "STARTS",
+    "bessel_mode_point_nb", "chain_start", "collapsed_bound", "count_factor", "delta_log_mean",
+    "dispersed_start",
     "fit_variational", "fit_variational_nonprivate", "gamma_elbo_term", "variational_model",
 ]

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from lpp._validation import noise_level_array
+from lpp.validation import noise_level_array
 from lpp.distributions import poisson_logcdf_nb, poisson_logsf_nb
 
 #: the direct sum serves y_tilde up to this and g / alpha up to DIRECT_MAX_RATE (its scaled

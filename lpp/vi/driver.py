@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lpp._rng import as_generator, replay_seed
-from lpp._validation import (
+from lpp.randomness import as_generator, replay_seed
+from lpp.validation import (
     count_array,
     masked_input,
     non_negative_float,

@@ -12,7 +12,7 @@ entries' part of the bound.
   ``O(positive entries x K + (D + V) x K)``. Rows (then columns, through a fixed permutation)
   are processed in parallel, each by one thread in a fixed order.
 
-Both run in calls of bounded work (:func:`lpp.inference._numerics.call_ranges`: a count factor
+Both run in calls of bounded work (:func:`lpp.inference.numerics.call_ranges`: a count factor
 costs up to about 4e4 steps near large counts), so that Ctrl-C is handled between them.
 
 The entries' part of the bound is ``sum_obs [log Z_i + log((1 - a)/(1 + a)) - E mu_i]``
@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 from scipy import special
 
-from lpp.inference._numerics import call_ranges
+from lpp.inference.numerics import call_ranges
 from lpp.vi.counts import count_factor_nb
 
 #: entries per block of the dense kernel
@@ -37,7 +37,7 @@ BLOCK = 8192
 def count_factor_steps(values: np.ndarray) -> np.ndarray:
     """Work of the count factor of each entry (:func:`lpp.vi.counts.count_factor_nb`: up to
     four Poisson tails of about 9 sqrt(count) terms, at most 1e4 each), for
-    :func:`lpp.inference._numerics.call_ranges`."""
+    :func:`lpp.inference.numerics.call_ranges`."""
     return 16.0 + 4.0 * np.minimum(9.0 * np.sqrt(np.maximum(values, 0).astype(np.float64)), 1e4)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from data_prep.corpus import main, prepare_network, prepare_topics
 from data_prep.formats import read_uci
-from lpp.counts import COUNTS_FILE, META_FILE, SUMMARY_FILE, load_counts
+from lpp.formats.counts import COUNTS_FILE, META_FILE, SUMMARY_FILE, load_counts
 from data_prep.tokens import Tokenizer
 from data_prep.vocabulary import bag_of_words
 

@@ -8,7 +8,7 @@ import pytest
 from data_prep.corpus import (NETWORK_DEFAULTS, TOPIC_DEFAULTS, documents_from_emails,
                               prepare_network, write_network, write_topics)
 from data_prep.emails import addresses
-from lpp.counts import COUNTS_FILE, META_FILE, SUMMARY_FILE
+from lpp.formats.counts import COUNTS_FILE, META_FILE, SUMMARY_FILE
 from data_prep.raw import ENRON_EMAILS_INDEX, PRIEBE_EDGES, PRIEBE_NODES
 from data_prep.tokens import Tokenizer
 from data_prep.topics import build_topic_counts, sample_documents

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from data_prep.corpus import prepare_network, prepare_topics
-from lpp.counts import load_counts
+from lpp.formats.counts import load_counts
 from lpp.testing import time_limit
 
 CALL_SECONDS = 30  # a small corpus takes milliseconds; this only turns a hang into a failure

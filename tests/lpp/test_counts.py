@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from lpp.counts import (COUNTS_FILE, FORMAT_VERSION, META_FILE, SUMMARY_FILE,
+from lpp.formats.counts import (COUNTS_FILE, FORMAT_VERSION, META_FILE, SUMMARY_FILE,
                           load_counts, write_counts)
 
 
@@ -45,7 +45,7 @@ def test_tampering_and_versions_are_detected(tmp_path):
     out = _write(tmp_path / "out")
     meta = json.loads((out / META_FILE).read_text())
     for key, value, match in [("format_version", 2, "version 2 is not supported"),
-                              ("format", "other", "not an lpp.counts file"),
+                              ("format", "other", "not an lpp.formats.counts file"),
                               ("row_ids", ["d1"], "1 row ids")]:
         (out / META_FILE).write_text(json.dumps({**meta, key: value}))
         with pytest.raises(ValueError, match=match):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lpp import diagnostics
-from lpp.fits import SavedFit, load_fit, save_fit
+from lpp.formats.fits import SavedFit, load_fit, save_fit
 from lpp.inference import TopicModel, fit_nonprivate
 from lpp.simulate import make_topics
 
@@ -107,7 +107,7 @@ def test_trace_figure(chains):
 
 
 def test_bad_input(chains, corpus):
-    with pytest.raises(TypeError, match="FitResult or lpp.fits.SavedFit"):
+    with pytest.raises(TypeError, match="FitResult or lpp.formats.fits.SavedFit"):
         diagnostics.to_inference_data([chains[0], "chain"])
     with pytest.raises(TypeError, match="non-empty sequence"):
         diagnostics.to_inference_data([])

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from lpp.fits import DATA_FILE, load_fit, save_fit
+from lpp.formats.fits import DATA_FILE, load_fit, save_fit
 from lpp.inference import fit_private
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from lpp.io import atomic_write_bytes, npz_bytes, write_json
+from lpp.formats.files import atomic_write_bytes, npz_bytes, write_json
 
 
 def test_atomic_write_leaves_the_old_file_on_failure(tmp_path, monkeypatch):
@@ -11,7 +11,7 @@ def test_atomic_write_leaves_the_old_file_on_failure(tmp_path, monkeypatch):
     def broken_replace(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr("lpp.io.os.replace", broken_replace)
+    monkeypatch.setattr("lpp.formats.files.os.replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         atomic_write_bytes(target, b"new")
     assert target.read_bytes() == b"old"

@@ -8,7 +8,7 @@ import numpy as np
 
 import lpp
 from lpp import _numba_cache
-from lpp.inference._numerics import parallel_and_serial
+from lpp.inference.numerics import parallel_and_serial
 
 PACKAGE = Path(lpp.__file__).resolve().parent
 

@@ -26,11 +26,11 @@ EXTRAS = ("tqdm", "dask", "distributed", "arviz", "xarray", "gensim", "papermill
           "nbformat", "matplotlib", "seaborn", "pandas", "yaml", "dvc", "study")
 
 
-def _modules(package="lpp"):
-    """{module name: path} of every module of ``package``."""
+def _modules(package="lpp", root=ROOT):
+    """{module name: path} of every module of ``package`` under ``root``."""
     found = {}
-    for path in sorted((ROOT / package).rglob("*.py")):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
         found[".".join(parts)] = path
@@ -55,10 +55,25 @@ def _imports(name, path, modules):
     return out
 
 
-def _graph():
-    modules = _modules()
-    return {name: {m for m in _imports(name, path, modules) if m in modules and m != name}
-            for name, path in modules.items()}, modules
+def _graph(root=ROOT):
+    """{module: the modules its imports run}, and {module: path}.
+
+    Importing ``a.b.c`` runs the ``__init__`` of ``a.b`` too, so an edge to a module is also
+    an edge to each package above it — except the importer's own packages, which Python has
+    already started to run when the importer runs."""
+    modules = _modules(root=root)
+    graph = {}
+    for name, path in modules.items():
+        edges = set()
+        for target in _imports(name, path, modules):
+            parts = target.split(".")
+            for i in range(2, len(parts) + 1):
+                ancestor = ".".join(parts[:i])
+                if (ancestor in modules and ancestor != name
+                        and not name.startswith(ancestor + ".")):
+                    edges.add(ancestor)
+        graph[name] = edges
+    return graph, modules
 
 
 def _cycles(graph):
@@ -69,7 +84,7 @@ def _cycles(graph):
         index[v] = low[v] = len(index)
         stack.append(v)
         on_stack.add(v)
-        for w in graph[v]:
+        for w in sorted(graph[v]):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -92,21 +107,77 @@ def _cycles(graph):
     return found
 
 
-def _is_package_init_edge(a, b):
-    """A package importing its own submodule (its __init__ re-exports) is not a cycle."""
-    return b.startswith(a + ".")
-
-
 def test_lpp_has_no_import_cycles():
     graph, _ = _graph()
-    # a submodule that imports its parent package runs that package's __init__, which may
-    # import the submodule back: count those edges, drop only parent -> child re-exports
-    graph = {a: {b for b in bs if not _is_package_init_edge(a, b)} for a, bs in graph.items()}
     assert _cycles(graph) == []
 
 
 def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_cycle_check_counts_the_edges_through_a_package_init(tmp_path):
+    """A module that imports ``pkg.sub`` runs ``pkg/__init__.py``, whose re-exports may import
+    the module back: a cycle, though no two modules import each other by name."""
+    files = {"lpp/__init__.py": "",
+             "lpp/pkg/__init__.py": "from lpp.pkg.entry import run\n",
+             "lpp/pkg/entry.py": "from lpp.pkg.leaf import leaf\n",
+             "lpp/pkg/leaf.py": "def leaf():\n    from lpp.upper import up\n",
+             "lpp/upper.py": "from lpp.pkg.leaf import leaf\n\ndef up():\n    pass\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    graph, _ = _graph(tmp_path)
+    assert _cycles(graph) == [["lpp.pkg", "lpp.pkg.entry", "lpp.pkg.leaf", "lpp.upper"]]
+
+
+#: the package's layers, bottom first: a module imports modules of its own layer or of the
+#: layers below it, never above (docs/design.md, *Layers*)
+LAYERS = (
+    ("foundation", ("lpp", "lpp._numba_cache", "lpp.randomness", "lpp.validation",
+                    "lpp.progress")),
+    ("distributions and mechanism", ("lpp.distributions", "lpp.mechanism", "lpp.simulate")),
+    ("formats", ("lpp.formats",)),
+    ("metrics", ("lpp.metrics",)),
+    ("inference", ("lpp.inference",)),
+    ("on chains", ("lpp.vi", "lpp.diagnostics", "lpp.evaluation", "lpp.testing")),
+    ("central model", ("lpp.central",)),
+    ("estimators", ("lpp.estimators",)),
+)
+
+
+def _layer(module: str) -> int:
+    best = None
+    for level, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or (prefix != "lpp" and module.startswith(prefix + ".")):
+                best = level
+    if best is None:
+        raise AssertionError(f"{module} is in no layer of LAYERS: place it")
+    return best
+
+
+def _upward_imports(graph):
+    return sorted(f"{a} -> {b}" for a, bs in graph.items() for b in bs if _layer(b) > _layer(a))
+
+
+def test_imports_point_down_the_layers():
+    graph, _ = _graph()
+    assert _upward_imports(graph) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    graph = {"lpp.inference.chain": {"lpp.vi.starts"}, "lpp.vi.starts": {"lpp.inference"}}
+    assert _upward_imports(graph) == ["lpp.inference.chain -> lpp.vi.starts"]
+
+
+def test_the_layers_are_the_ones_the_design_notes_draw():
+    """docs/design.md draws the layers; its picture names each layer's packages in order."""
+    text = (ROOT / "docs" / "design.md").read_text()
+    section = text[text.index("## Layers"):]
+    section = section[:section.index("\n## ", 4)] if "\n## " in section[4:] else section
+    positions = [section.index(f"`{prefixes[0]}`") for _, prefixes in LAYERS[1:]]
+    assert positions == sorted(positions, reverse=True), "the picture lists the top layer first"
 
 
 def test_lpp_never_imports_the_compendium():

@@ -4,7 +4,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from lpp._prefetch import prefetch_row
+from lpp.inference.engines.prefetch import prefetch_row
 
 
 @njit

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from lpp.mechanism import exact_alpha, privatize
-from lpp.privatized import load_privatized, privatize_counts
+from lpp.formats.privatized import load_privatized, privatize_counts
 from lpp.testing import time_limit
 
 SECONDS = 5  # far above any valid call on these sizes; a hang fails, it never blocks CI

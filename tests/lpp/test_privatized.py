@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from lpp.distributions import two_sided_geometric_logpmf
-from lpp.privatized import (DATA_FILE, META_FILE, load_privatized, noise_seed, privatize_counts,
+from lpp.formats.privatized import (DATA_FILE, META_FILE, load_privatized, noise_seed, privatize_counts,
                             save_privatized)
 from lpp.testing import FALSE_ALARM, chisquare_gof
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from lpp.mechanism import alpha_from_epsilon
-from lpp.privatized_blocks import PrivatizedBlocks, PrivatizedBlockWriter, privatize_blocks
+from lpp.formats.privatized_blocks import PrivatizedBlocks, PrivatizedBlockWriter, privatize_blocks
 
 
 def _write(tmp_path, blocks, alpha=0.5):

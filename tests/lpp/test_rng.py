@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from numba import njit, prange
 
-from lpp._rng import as_generator, base_seed, seed_stream, stream_key
+from lpp.randomness import as_generator, base_seed, seed_stream, stream_key
 
 
 @njit(parallel=True)

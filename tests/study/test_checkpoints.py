@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lpp.counts import write_counts
-from lpp.fits import load_chains, save_fit
+from lpp.formats.counts import write_counts
+from lpp.formats.fits import load_chains, save_fit
 from lpp.inference import GibbsSampler, TopicModel, fit_nonprivate, fit_private
-from lpp.privatized import load_privatized
+from lpp.formats.privatized import load_privatized
 from study import checkpoints
 from study.notebook import main
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from study.figures import caption_figure, community_order, current_profile, settings_caption
-from lpp.fits import save_fit
+from lpp.formats.fits import save_fit
 from lpp.inference import fit_private
 from lpp.inference.models import CommunityModel
 from lpp.vi import fit_variational

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lpp.counts import write_counts
-from lpp.fits import load_fit
+from lpp.formats.counts import write_counts
+from lpp.formats.fits import load_fit
 from study.notebook import (ProgressTerminal, collect_parameters, ipc_kernel_manager, main,
                             progress_text, stage_label, stage_position)
-from lpp.privatized import DATA_FILE, load_privatized
+from lpp.formats.privatized import DATA_FILE, load_privatized
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 

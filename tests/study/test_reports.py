@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from lpp.evaluation import topic_scores
-from lpp.fits import load_fit, save_fit
+from lpp.formats.fits import load_fit, save_fit
 from study.reports import plot_scores, score_community_fits, score_topic_fits, write_table
 from study.figures import method_palette
 

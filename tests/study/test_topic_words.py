@@ -4,7 +4,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lpp.fits import save_fit
+from lpp.formats.fits import save_fit
 from study.topic_words import (WORD_COLUMNS, mean_topics, plot_topic_words, topic_word_table)
 
 VOCABULARY = [f"w{v}" for v in range(12)]

@@ -1,13 +1,13 @@
 """The topic model's collapsed sparse Gibbs chain on a Dask cluster: the same chain, bit for bit.
 
-Given ``phi``, a sweep of the fused sparse engine (:mod:`lpp.inference.fused.sparse_topics`)
+Given ``phi``, a sweep of the fused sparse engine (:mod:`lpp.inference.engines.sparse_topics`)
 is independent across documents, and its random streams are keyed by global row. So the
-rows of a privatized corpus in the row-block format (:mod:`lpp.privatized_blocks`) are split
+rows of a privatized corpus in the row-block format (:mod:`lpp.formats.privatized_blocks`) are split
 among workers, each worker reads only its own blocks (privatized counts; nothing else about
 the data ever reaches it), and one sweep is
 
 1. every block: the fused privacy step + allocation of its rows, by the engine's own
-   :class:`~lpp.inference.fused.sparse_topics.SparseTopicPrivacy` (a layout built with the
+   :class:`~lpp.inference.engines.sparse_topics.SparseTopicPrivacy` (a layout built with the
    block's ``first_row``), given this block's ``theta`` rows and ``phi``;
 2. one reduction: the K x V topic-word counts of the blocks summed on the client (integers:
    exact in any order) and the blocks' document-topic counts (D x K) gathered;
@@ -18,7 +18,7 @@ the data ever reaches it), and one sweep is
 At saved iterations each block also returns its rows' sums of the log-density terms; the
 in-process run sums each row and then the rows in order (:mod:`lpp.inference.log_density`), so
 the client, adding the blocks' row sums in row order, has the identical float. Rates are the fixed-order product of
-:func:`lpp.inference.models._kernels.product_kernel`, so they too do not depend on the split.
+:func:`lpp.inference.kernels.product_kernel`, so they too do not depend on the split.
 ``mu_hat`` is returned as a lazy ``dask.array`` in row blocks (computed from the saved
 samples on request), never as a dense D x V array on the client.
 
@@ -52,8 +52,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import replay_seed
-from lpp._validation import check_schedule, positive_int
+from lpp.randomness import replay_seed
+from lpp.validation import check_schedule, positive_int
 from lpp.inference.chain import observed_entries
 from lpp.inference.models import make_model
 from lpp.inference.models.topics import (
@@ -62,7 +62,7 @@ from lpp.inference.models.topics import (
 from lpp.inference.privacy import make_privacy_step
 from lpp.inference.result import FitResult, _Entry, _Record
 from lpp.inference.runner import checkpoint_path, run_chain
-from lpp.privatized_blocks import PrivatizedBlocks
+from lpp.formats.privatized_blocks import PrivatizedBlocks
 from lpp.inference.distributed.chain import ENGINE, NO_WORKER_SECONDS, DistributedChain, NoWorkersError, _lazy_mu_hat
 from lpp.inference.distributed.cluster import CONNECT_SECONDS, DEFAULT_WORKERS, WORKER_ENV, _connect
 
@@ -86,7 +86,7 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     Parameters
     ----------
     data : PrivatizedBlocks or path
-        Privatized counts in the row-block format (:mod:`lpp.privatized_blocks`), on storage
+        Privatized counts in the row-block format (:mod:`lpp.formats.privatized_blocks`), on storage
         every worker can read; its ``alpha`` (constant within rows) is the noise level.
     model : TopicModel or "topics"
         The topic model (with ``n_components``, ``a0``, ``b0`` as for ``fit_private``).
@@ -139,8 +139,8 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     """
     if isinstance(data, np.ndarray):
         raise TypeError("the distributed fit reads privatized row blocks "
-                        "(lpp.privatized_blocks), not an array: write them with "
-                        "lpp.privatized_blocks.PrivatizedBlockWriter or privatize_blocks")
+                        "(lpp.formats.privatized_blocks), not an array: write them with "
+                        "lpp.formats.privatized_blocks.PrivatizedBlockWriter or privatize_blocks")
     if alpha is not None:
         raise ValueError("the row-block format carries alpha: pass alpha=None with a cluster")
     if make_privacy_step(method).name != "collapsed":

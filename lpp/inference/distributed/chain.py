@@ -11,12 +11,12 @@ import uuid
 
 import numpy as np
 
-from lpp._rng import Tag, derive_seed
+from lpp.randomness import Tag, derive_seed
 from lpp.inference.chain import EM_INIT_SWEEPS
 from lpp.inference.log_density import ordered_sum
 from lpp.inference.models.base import Observed
 from lpp.inference.models.topics import TopicModel
-from lpp.privatized_blocks import PrivatizedBlocks
+from lpp.formats.privatized_blocks import PrivatizedBlocks
 from lpp.inference.distributed.workers import (
     _counts_of,
     _em_rows,

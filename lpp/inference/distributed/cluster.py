@@ -7,7 +7,7 @@ import contextlib
 
 import numpy as np
 
-from lpp._validation import positive_int
+from lpp.validation import positive_int
 
 #: environment of the local cluster's single-threaded workers: one numba thread each (numba
 #: would otherwise start a thread per core in every worker process, so W workers on one

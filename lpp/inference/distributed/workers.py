@@ -9,14 +9,14 @@ import time
 
 import numpy as np
 
-from lpp.inference.fused.sparse_topics import (
+from lpp.inference.engines.sparse_topics import (
     _MAX_CHUNKS,
     SparseTopicPrivacy,
     TopicCountsDraw,
     _Workspace,
     chunk_bounds,
 )
-from lpp.inference.models._kernels import (
+from lpp.inference.kernels import (
     allocate_matrix_kernel,
     expected_allocation,
     product_kernel,
@@ -24,8 +24,8 @@ from lpp.inference.models._kernels import (
 from lpp.inference.log_density import geometric_row_sums, poisson_row_sums
 from lpp.inference.models.base import Observed
 from lpp.inference.privacy import noise_levels
-from lpp.privatized import _smallest_signed
-from lpp.privatized_blocks import PrivatizedBlocks
+from lpp.formats.privatized import _smallest_signed
+from lpp.formats.privatized_blocks import PrivatizedBlocks
 
 
 #: per worker process, the engine's scratch tables by ``(n_cols, n_topics)``: shared by all the

@@ -36,10 +36,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.distributions import rescale_log_weights_nb
-from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
-from lpp.inference.models._kernels import sum_partials
+from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.inference.kernels import sum_partials
 
 #: Gibbs scans over a row's tokens per sweep (each token once per scan)
 REASSIGN_SCANS = 1

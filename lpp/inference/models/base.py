@@ -22,7 +22,7 @@ both for another prior. :meth:`~PoissonFactorization.sample_prior` is what the G
 Conventions: states are ``dict[str, numpy.ndarray]`` of float64; every method returns new
 arrays and never mutates its inputs (an interrupted sweep then leaves the chain usable). Random
 draws go through compiled kernels seeded per ``(seed, iteration, block)`` (see
-``lpp._rng``), so equal seeds give bit-identical chains whatever the thread count. The Gamma is
+``lpp.randomness``), so equal seeds give bit-identical chains whatever the thread count. The Gamma is
 parameterised by shape and **rate** throughout.
 """
 from __future__ import annotations
@@ -32,12 +32,12 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from lpp._rng import Tag, as_generator, derive_seed
+from lpp.randomness import Tag, as_generator, derive_seed
 from lpp.distributions import gamma_rate_np
-from lpp.inference._capabilities import lapse_overridden
-from lpp.inference._numerics import check_latents
+from lpp.inference.capabilities import lapse_overridden
+from lpp.inference.numerics import check_latents
 from lpp.inference.log_density import ordered_sum, poisson_row_sums
-from lpp._validation import positive_int, prior_parameter
+from lpp.validation import positive_int, prior_parameter
 
 #: the methods whose behaviour each capability vouches for (see ``capabilities``):
 #: ``row_column_factors`` (``mu = theta phi``: the fused sparse engines and the topic model's
@@ -88,7 +88,7 @@ class PoissonFactorization(ABC):
     ----------
     n_components : number of latent components (topics, communities, rank); >= 1.
     a0, b0 : shape and rate of the Gamma prior of every latent (defaults 0.1 and 1.0, the
-        paper's), each within ``lpp._validation.PRIOR_RANGE`` (1e-6 to 1e6).
+        paper's), each within ``lpp.validation.PRIOR_RANGE`` (1e-6 to 1e6).
     """
 
     #: short name, used in results and checkpoints
@@ -96,7 +96,7 @@ class PoissonFactorization(ABC):
     #: number of data dimensions the model expects (2 for matrices, 3 for 3-way tensors)
     data_ndim: int = 2
     #: structural promises the model makes beyond this interface, which fused engines
-    #: (:mod:`lpp.inference.fused`) rely on. ``"row_column_factors"``: the rates are
+    #: (:mod:`lpp.inference.engines`) rely on. ``"row_column_factors"``: the rates are
     #: ``theta @ phi`` for the latents returned by :meth:`row_column_factors`, the allocation is
     #: the multinomial over ``k`` with weights ``theta[d, k] * phi[k, v]``, and
     #: :meth:`update_latents` takes ``{"doc_topic", "topic_word"}`` totals. A promise covers

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import Tag, derive_seed
-from lpp.inference.models._kernels import (
+from lpp.randomness import Tag, derive_seed
+from lpp.inference.kernels import (
     allocate_blocks_kernel,
     gamma_matrix_kernel,
     update_memberships_kernel,

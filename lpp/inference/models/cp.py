@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import Tag, derive_seed
-from lpp.inference.models._kernels import allocate_cp3_kernel, gamma_matrix_kernel
+from lpp.randomness import Tag, derive_seed
+from lpp.inference.kernels import allocate_cp3_kernel, gamma_matrix_kernel
 from lpp.inference.models.base import Observed, PoissonFactorization
 
 _NAMES = ("factor0", "factor1", "factor2")

@@ -11,7 +11,7 @@ Gibbs sweep (given counts ``y``): allocate each observed ``y[d, v]`` over topics
 order (Phi, then Theta).
 
 The model declares the ``"row_column_factors"`` capability, so the fused sparse engine
-(:mod:`lpp.inference.fused.sparse_topics`) can draw and allocate the counts of the collapsed
+(:mod:`lpp.inference.engines.sparse_topics`) can draw and allocate the counts of the collapsed
 privacy step in one pass that never forms the dense rates. The Gamma rates' sums over observed
 entries are taken as "all entries minus the missing ones" when few entries are missing, so a
 held-out mask costs ``O(missing x K)`` rather than a dense product.
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import Tag, derive_seed
-from lpp.inference._numerics import check_latents
-from lpp.inference.models._kernels import (
+from lpp.randomness import Tag, derive_seed
+from lpp.inference.numerics import check_latents
+from lpp.inference.kernels import (
     add_rows_at,
     allocate_matrix_kernel,
     expected_allocation,

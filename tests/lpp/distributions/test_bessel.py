@@ -7,7 +7,7 @@ import pytest
 from numba import njit
 from scipy import special
 
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.distributions import (
     bessel_logpmf,
     bessel_mean,

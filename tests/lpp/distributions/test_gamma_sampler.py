@@ -13,7 +13,7 @@ import pytest
 from numba import njit
 from scipy import special, stats
 
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.distributions import TINY, gamma_rate_nb, standard_gamma_nb, standard_normal_nb
 from lpp.distributions._gamma_sampler import _R
 from lpp.testing import FALSE_ALARM, chisquare_gof
@@ -149,7 +149,7 @@ def test_small_shapes_in_log_space_keep_the_exact_law_above_the_floor():
 _BAD_SHAPES_CODE = """
 import numpy as np
 from numba import njit
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.distributions import gamma_rate_nb, standard_gamma_nb
 
 @njit

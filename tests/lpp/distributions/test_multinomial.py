@@ -7,7 +7,7 @@ import pytest
 from numba import njit
 from scipy import stats
 
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,

@@ -9,7 +9,7 @@ import pytest
 from numba import njit
 from scipy import special, stats
 
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.distributions import (
     poisson_logcdf,
     poisson_logcdf_nb,

@@ -4,9 +4,9 @@ import json
 import numpy as np
 import pytest
 
-from lpp._rng import chain_seeds
+from lpp.randomness import chain_seeds
 from lpp.diagnostics import chain_agreement, convergence_summary
-from lpp.fits import SavedChains, SavedFit, load_chains, load_fit, save_fit
+from lpp.formats.fits import SavedChains, SavedFit, load_chains, load_fit, save_fit
 from lpp.inference import ChainsResult, FitResult, TopicModel, fit_nonprivate, fit_private
 from lpp.inference.fit import chain_checkpoint
 from lpp.mechanism import privatize

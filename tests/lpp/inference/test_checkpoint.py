@@ -182,7 +182,7 @@ def test_a_killed_write_leaves_nothing_the_next_run_keeps(saved):
     # a writer SIGKILLed mid-write cannot remove its temporary file
     code = textwrap.dedent(f"""
         import os, signal
-        from lpp.io import atomic_writer
+        from lpp.formats.files import atomic_writer
         with atomic_writer({str(path)!r}) as handle:
             handle.write(b"half a checkpoint")
             handle.flush()

@@ -6,7 +6,7 @@ import logging
 import numpy as np
 import pytest
 
-from lpp.fits import load_chains, load_fit, save_fit
+from lpp.formats.fits import load_chains, load_fit, save_fit
 from lpp.inference import (
     CommunityModel,
     GibbsSampler,

@@ -26,8 +26,8 @@ from lpp.inference.distributed import (
     NoWorkersError,
     fit_private_distributed,
 )
-from lpp.inference.models._kernels import product_kernel
-from lpp.privatized_blocks import privatize_blocks
+from lpp.inference.kernels import product_kernel
+from lpp.formats.privatized_blocks import privatize_blocks
 
 D, V, K = 120, 130, 4  # under the serial threshold: the workers compile the serial kernels only
 N_ITER, BURN_IN, SEED = 6, 2, 123
@@ -354,7 +354,7 @@ _CHAIN_ON_THIS_CPU = textwrap.dedent("""
     import numpy as np
     from dask.distributed import Client, LocalCluster
     from lpp.inference import fit_private
-    from lpp.privatized_blocks import privatize_blocks
+    from lpp.formats.privatized_blocks import privatize_blocks
 
     def digest(result):
         h = hashlib.sha256()

@@ -19,8 +19,8 @@ from lpp.inference import (
     fit_private,
     make_model,
 )
-from lpp.inference import _numerics, privacy
-from lpp.inference.models import _kernels
+from lpp.inference import numerics, privacy
+from lpp.inference import kernels
 from lpp.mechanism import privatize
 
 QUIET = {"progress": False}
@@ -130,14 +130,14 @@ def _big_problems():
 def test_bit_identical_with_one_or_two_threads(threads, monkeypatch):
     """Problems above SERIAL_BELOW run the parallel kernels; all twins agree to the bit."""
     for data, model, method in _big_problems():
-        assert data.size >= privacy.SERIAL_BELOW
+        assert data.size >= numerics.SERIAL_BELOW
         runs = []
         for n_threads in (1, 2):
             numba.set_num_threads(n_threads)
             runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, rng=7, **QUIET))
         with monkeypatch.context() as m:  # force the serial twins
             m.setattr(privacy, "SERIAL_BELOW", 10**12)
-            m.setattr(_kernels, "SERIAL_BELOW", 10**12)
+            m.setattr(kernels, "SERIAL_BELOW", 10**12)
             runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, rng=7, **QUIET))
         _same(runs[0], runs[1])
         _same(runs[0], runs[2])
@@ -153,7 +153,7 @@ def test_kernels_split_into_short_calls_draw_the_same_chain(data, model, method,
     # a budget of a few steps splits every kernel into many calls over rows or blocks
     kw = dict(method=method, n_iter=3, rng=9, save_counts=True, **QUIET)
     whole = fit_private(data, 0.4, model, **kw)
-    monkeypatch.setattr(_numerics, "CALL_STEPS", 5000)
+    monkeypatch.setattr(numerics, "CALL_STEPS", 5000)
     _same(fit_private(data, 0.4, model, **kw), whole)
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from lpp.inference import FixedTopicModel, TopicModel, fit_private
-from lpp.inference.fused import SparseTopicEngine
+from lpp.inference.engines import SparseTopicEngine
 from lpp.inference.models.base import Observed
 from lpp.inference.models.topics import expected_allocation
 from lpp.inference.privacy import make_privacy_step, noise_levels

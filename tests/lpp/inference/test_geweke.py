@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.inference import CommunityModel, CPTensorModel, TopicModel
 from lpp.inference.geweke import geweke_simulations
 from lpp.inference.privacy import BesselPrivacy, CollapsedPrivacy, sample_true_count_collapsed_nb

@@ -5,12 +5,12 @@ import numba
 import numpy as np
 import pytest
 
-from lpp.inference import _numerics
+from lpp.inference import numerics
 from lpp.inference import FixedTopicModel, GibbsSampler, TopicModel, fit_nonprivate, fit_private
-from lpp.inference.fused import KnownCountsTopicEngine, known_topics, select_engine
+from lpp.inference.engines import KnownCountsTopicEngine, known_topics, select_engine
 from lpp.inference.geweke import geweke_simulations
 from lpp.inference.privacy import NaivePrivacy, make_privacy_step
-from lpp.inference.sources import TrueCounts
+from lpp.inference.count_sources import TrueCounts
 from lpp.mechanism import privatize
 from lpp.testing import geweke_test
 
@@ -74,7 +74,7 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
     monkeypatch.undo()
     # other chunkings, calls of bounded work, and the int64 partial counts
     monkeypatch.setattr(known_topics, "_MAX_CHUNKS", 3)
-    monkeypatch.setattr(_numerics, "CALL_STEPS", 500)
+    monkeypatch.setattr(numerics, "CALL_STEPS", 500)
     monkeypatch.setattr(known_topics, "PARTIAL_LIMIT", 0)
     runs.append((fit_nonprivate(y, TopicModel(4), **kw),
                  fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)))

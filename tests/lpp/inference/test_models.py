@@ -108,29 +108,29 @@ def test_gamma_matrix_kernel_same_draws_with_any_threads_and_the_right_law(shape
     the serial twin give the same matrix; every cell follows its own Gamma(shape, rate)."""
     import numba
 
-    from lpp.inference.models import _kernels
+    from lpp.inference import kernels
 
     rng = np.random.default_rng(3)
     counts = rng.poisson(2.0, shape)
     rate = rng.uniform(0.5, 4.0, shape)
-    assert counts.size >= _kernels.SERIAL_BELOW
+    assert counts.size >= kernels.SERIAL_BELOW
     before = numba.get_num_threads()
     try:
         runs = []
         for n_threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
             numba.set_num_threads(n_threads)
-            runs.append(_kernels.gamma_matrix_kernel(counts, 0.1, rate, 5, 9))
+            runs.append(kernels.gamma_matrix_kernel(counts, 0.1, rate, 5, 9))
     finally:
         numba.set_num_threads(before)
     serial = np.empty(shape)
-    _kernels._gamma_matrix[True](counts, 0.1, rate, 5, 9,
-                                 _kernels.gamma_rows_per_block(*shape), serial)
+    kernels._gamma_matrix[True](counts, 0.1, rate, 5, 9,
+                                 kernels.gamma_rows_per_block(*shape), serial)
     assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], serial)
     # probability integral transform: uniform if every cell has its own law
     pit = stats.gamma.cdf(runs[0] * rate, 0.1 + counts)
     assert stats.kstest(pit.ravel(), "uniform").pvalue > FALSE_ALARM
     # blocks do not repeat one another's stream: the first cells of consecutive blocks differ
-    rows = _kernels.gamma_rows_per_block(*shape)
+    rows = kernels.gamma_rows_per_block(*shape)
     firsts = pit[::rows, 0]
     assert np.unique(firsts).size == firsts.size
 
@@ -331,7 +331,7 @@ def test_expected_allocation_sums_in_a_fixed_order_whatever_the_layout_or_split(
     arrive unaligned): the order of every sum is fixed by the kernel, not by a BLAS kernel."""
     import numba
 
-    from lpp.inference._numerics import SERIAL_BELOW
+    from lpp.inference.numerics import SERIAL_BELOW
     from lpp.inference.models.topics import expected_allocation
 
     rng = np.random.default_rng(12)

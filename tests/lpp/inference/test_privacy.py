@@ -166,7 +166,7 @@ def test_bad_counts_and_rates_are_refused():
 _RATES_CODE = """
 import time
 import numpy as np
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.inference.privacy import (BesselPrivacy, CollapsedPrivacy, noise_levels,
                                    sample_true_count_collapsed_nb)
 

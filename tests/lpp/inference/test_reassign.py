@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lpp.inference import GibbsSampler, TopicModel, _numerics, fit_nonprivate, fit_private
-from lpp.inference.fused import known_topics, sparse_topics
+from lpp.inference import GibbsSampler, TopicModel, fit_nonprivate, fit_private, numerics
+from lpp.inference.engines import known_topics, sparse_topics
 from lpp.inference.models import _reassign as reassign
 from lpp.inference.models import topics
 from lpp.inference.geweke import geweke_simulations
@@ -155,7 +155,7 @@ def test_bit_identical_with_one_or_two_threads_the_serial_twin_and_any_call_spli
     runs.append(fit())
     monkeypatch.undo()
     numba.set_num_threads(2)
-    monkeypatch.setattr(_numerics, "CALL_STEPS", 200)
+    monkeypatch.setattr(numerics, "CALL_STEPS", 200)
     runs.append(fit())
     monkeypatch.undo()
     for engine in (sparse_topics, known_topics):

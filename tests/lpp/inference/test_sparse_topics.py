@@ -19,10 +19,10 @@ import pytest
 from scipy import stats
 
 from lpp.inference import CollapsedPrivacy, GibbsSampler, TopicModel, fit_private
-from lpp.inference import _numerics
-from lpp.inference.fused import sparse_topics
+from lpp.inference import numerics
+from lpp.inference.engines import sparse_topics
 from lpp.inference.geweke import geweke_simulations
-from lpp.inference.models._kernels import allocate_matrix_kernel
+from lpp.inference.kernels import allocate_matrix_kernel
 from lpp.inference.privacy import noise_levels, sample_true_counts
 from lpp.mechanism import privatize
 from lpp.testing import FALSE_ALARM, chisquare_gof, geweke_test
@@ -201,7 +201,7 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
     runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
     monkeypatch.undo()
     # passes in many calls, each a slice of every chunk
-    monkeypatch.setattr(_numerics, "CALL_STEPS", 200)
+    monkeypatch.setattr(numerics, "CALL_STEPS", 200)
     runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
     assert all(r.engine == "sparse" for r in runs)
     for other in runs[1:]:
@@ -257,7 +257,7 @@ def test_each_call_takes_a_share_of_every_chunk(monkeypatch):
     indptr = np.concatenate(([0], np.cumsum(per_row))).astype(np.int64)
     bounds = sparse_topics.chunk_bounds(indptr, 10, 8)
     assert len(sparse_topics.chunked_calls(bounds, per_row)) == 1
-    monkeypatch.setattr(_numerics, "CALL_STEPS", per_row.sum() / 5)
+    monkeypatch.setattr(numerics, "CALL_STEPS", per_row.sum() / 5)
     calls = sparse_topics.chunked_calls(bounds, per_row)
     assert 5 <= len(calls) <= 6
     for c in range(bounds.size - 1):

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from lpp.inference import CommunityModel, CPTensorModel, GibbsSampler, TopicModel, fit_private
-from lpp.inference.starts import DISPERSION, approximate_posterior
+from lpp.vi.starts import DISPERSION, approximate_posterior
 from lpp.mechanism import privatize
 from lpp.testing import FALSE_ALARM
 
@@ -54,7 +54,7 @@ def test_the_start_draws_around_the_fit_with_inflated_variance(noisy):
     """Mean kept, variance DISPERSION times q's: checked on many draws of one factor."""
     _, y_tilde = noisy
     chain = _start(y_tilde, 1)
-    from lpp._rng import Tag, derive_seed
+    from lpp.randomness import Tag, derive_seed
 
     q = approximate_posterior(chain.model, chain.source, chain.observed,
                               derive_seed(1, Tag.INIT_FIT))

@@ -320,7 +320,7 @@ def test_engines_and_adapters_follow_the_declared_capabilities():
 
 
 def test_seeds_replay_as_the_gibbs_side_records_them():
-    from lpp._rng import replay_seed
+    from lpp.randomness import replay_seed
 
     y_tilde = np.random.default_rng(4).poisson(2.0, (10, 8))
     a = fit_variational(y_tilde, 0.4, TopicModel(2), rng=np.random.default_rng(9), max_iter=3)
@@ -362,12 +362,12 @@ def test_masked_arrays_and_sparse_matrices_are_taken_as_the_fits_take_them():
 
 @pytest.mark.parametrize("sparse", [True, False])
 def test_count_steps_split_into_short_calls_give_the_same_fit(sparse, monkeypatch):
-    from lpp.inference import _numerics
+    from lpp.inference import numerics
 
     _, _, y_tilde, alpha = topic_problem(n_docs=400, n_words=60)  # three blocks of entries
     kw = dict(max_iter=4, rng=6, sparse=sparse)
     whole = fit_variational(y_tilde, alpha, TopicModel(3), **kw)
-    monkeypatch.setattr(_numerics, "CALL_STEPS", 300)  # a call per row or per block
+    monkeypatch.setattr(numerics, "CALL_STEPS", 300)  # a call per row or per block
     split = fit_variational(y_tilde, alpha, TopicModel(3), **kw)
     assert split.engine == whole.engine == ("sparse" if sparse else "dense")
     assert np.array_equal(split.objective, whole.objective)

@@ -4,7 +4,7 @@ import pytest
 
 from lpp.evaluation import ORACLE, ZEROS, topic_scores
 from study.reports import score_topic_fits
-from lpp.fits import load_fit, save_fit
+from lpp.formats.fits import load_fit, save_fit
 from lpp.inference import TopicModel
 from lpp.simulate import make_private_factorization
 from lpp.vi import fit_variational

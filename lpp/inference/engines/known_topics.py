@@ -11,7 +11,7 @@ once, row by row (CSR), so a sweep costs ``O(nnz K + (D + V) K)`` instead of the
 ``O(D V)`` scan plus ``O(nnz K)``.
 
 Random streams and arithmetic are those of the dense path (:meth:`TopicModel.allocate` ->
-:func:`lpp.inference.models._kernels.allocate_matrix_kernel`, then ``update_step``): row d
+:func:`lpp.inference.kernels.allocate_matrix_kernel`, then ``update_step``): row d
 draws from the stream ``(seed, iteration, row)`` of the allocation seed, visits its non-zero
 entries in column order, and sums an entry's weights and allocates it in the same order. The
 chain is therefore bit-identical to the dense sweep, and to itself for any number of numba
@@ -26,16 +26,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from lpp._prefetch import prefetch_row
-from lpp._rng import Tag, derive_seed, seed_stream
+from lpp.inference.engines.prefetch import prefetch_row
+from lpp.randomness import Tag, derive_seed, seed_stream
 from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb
-from lpp.inference._numerics import SERIAL_BELOW, parallel_and_serial
-from lpp.inference.fused.sparse_topics import (
+from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.inference.engines.sparse_topics import (
     PARTIAL_LIMIT,
     chunk_bounds,
     chunked_calls,
 )
-from lpp.inference.models._kernels import row_topic_order, sum_partials, topic_entry_weights
+from lpp.inference.kernels import row_topic_order, sum_partials, topic_entry_weights
 
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
 _LAYOUT_ROWS = 256
@@ -72,7 +72,7 @@ class KnownCountsLayout:
     def row_steps(self, n_topics: int) -> np.ndarray:
         """Work per row (a K-term weight sum per entry, a trial per count up to
         ``LARGE_COUNT``), for
-        :func:`~lpp.inference.fused.sparse_topics.chunked_calls`."""
+        :func:`~lpp.inference.engines.sparse_topics.chunked_calls`."""
         trials = _row_sums(np.minimum(self.values, LARGE_COUNT).astype(np.float64), self.indptr)
         return trials + np.diff(self.indptr) * (1.0 + n_topics / 16.0) + 1.0
 

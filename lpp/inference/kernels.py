@@ -16,7 +16,7 @@ Layout: each parallel kernel is a thin ``prange`` loop over chunks that calls a 
 ``prange`` loop with the whole body inlined. The loop is compiled twice (parallel and serial;
 ``kernel[is_small]`` picks one), and small problems take the serial twin. Where the work of a
 kernel grows with the counts (the allocations) or can reach seconds, it runs over consecutive
-row ranges of about :data:`lpp.inference._numerics.CALL_STEPS` steps in separate calls, so
+row ranges of about :data:`lpp.inference.numerics.CALL_STEPS` steps in separate calls, so
 that Ctrl-C is handled between them; streams keyed by row and integer totals make the split
 invisible in the results.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from lpp._rng import seed_stream
+from lpp.randomness import seed_stream
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
@@ -33,7 +33,7 @@ from lpp.distributions import (
     gamma_rate_nb,
     rescale_log_weights_nb,
 )
-from lpp.inference._numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parallel_and_serial
+from lpp.inference.numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parallel_and_serial
 
 #: memory budget (bytes) of the per-chunk partial count arrays of one allocation kernel
 _PARTIAL_BUDGET = 1 << 26
@@ -53,7 +53,7 @@ def topic_entry_weights(theta, phi_t, d, v, weights) -> float:
     order, the same on every CPU: eight running sums over the topics k = j (mod 8) in order,
     added pairwise ``((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))``, then the last
     ``K mod 8`` topics in order (as the sparse engine's
-    :func:`lpp.inference.fused.sparse_topics._entry_weights`). Eight independent sums keep the
+    :func:`lpp.inference.engines.sparse_topics._entry_weights`). Eight independent sums keep the
     loop fast (one running sum is a chain of K dependent additions) without letting the compiler
     reassociate or fuse into FMAs, which it would do differently for each SIMD width. Written
     out here rather than called: a call of a helper with the array cost about 10 ns per entry.
@@ -329,7 +329,7 @@ def add_rows_at(targets, sources, values, out):
 
 def allocation_steps(y: np.ndarray, n_cells: int) -> np.ndarray:
     """Steps of allocating each leading index's counts (a trial each up to ``LARGE_COUNT``, then
-    O(cells)), for :func:`lpp.inference._numerics.call_ranges`; a cheap uniform bound when the
+    O(cells)), for :func:`lpp.inference.numerics.call_ranges`; a cheap uniform bound when the
     whole array fits one call."""
     rows = y.reshape(y.shape[0], -1)
     entry_steps = rows.shape[1] * (1.0 + n_cells / 16.0)

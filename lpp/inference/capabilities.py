@@ -1,7 +1,7 @@
 """Declared capabilities of plug-ins, and when a subclass loses them.
 
 A model or privacy step may declare ``capabilities`` — promises about how some of its methods
-behave, which a fused engine (:mod:`lpp.inference.fused`) relies on instead of calling them. A
+behave, which a fused engine (:mod:`lpp.inference.engines`) relies on instead of calling them. A
 promise covers named methods; a subclass that overrides one of them has changed what was
 promised, so it loses that capability unless it declares ``capabilities`` again in its own body.
 """

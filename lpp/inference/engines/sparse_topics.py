@@ -33,7 +33,7 @@ passes run in calls of bounded work (:func:`chunked_calls`), so that Ctrl-C is h
 them.
 
 Random streams: pass 1 (positive entries and topic totals) and pass 2 (token columns) each
-reseed per row with ``(seed, iteration, row)`` (:mod:`lpp._rng`); topic-word totals are summed
+reseed per row with ``(seed, iteration, row)`` (:mod:`lpp.randomness`); topic-word totals are summed
 over fixed chunks of rows in integers. Results are therefore bit-identical for any number of
 numba threads. :class:`SparseTopicEngine` applies when the privacy step declares
 ``"exact_conditional"`` (the collapsed step), the model declares ``"row_column_factors"`` (the
@@ -47,8 +47,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from lpp._prefetch import prefetch_row
-from lpp._rng import Tag, derive_seed, seed_stream
+from lpp.inference.engines.prefetch import prefetch_row
+from lpp.randomness import Tag, derive_seed, seed_stream
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
@@ -56,10 +56,11 @@ from lpp.distributions import (
     poisson_nb,
     rescale_log_weights_nb,
 )
-from lpp.inference import _numerics
-from lpp.inference._numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
-from lpp.inference.models._kernels import row_topic_order, sum_partials
-from lpp.inference.privacy import NoiseLevels, sample_true_count_collapsed_nb
+from lpp.inference import numerics
+from lpp.inference.numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
+from lpp.inference.kernels import row_topic_order, sum_partials
+from lpp.inference.privacy.kernels import sample_true_count_collapsed_nb
+from lpp.inference.privacy.steps import NoiseLevels
 
 #: recompute ``R[d, k]`` by an explicit sum when the subtraction keeps fewer digits than this
 RESIDUAL_RECOMPUTE = 1e-4
@@ -465,7 +466,7 @@ def chunk_bounds(indptr: np.ndarray, n_topics: int, chunks: int) -> np.ndarray:
 
 def chunked_calls(bounds: np.ndarray, row_steps: np.ndarray) -> list:
     """The kernel calls of a pass over the chunks ``bounds``, about
-    :data:`lpp.inference._numerics.CALL_STEPS` of work each, as ``(starts, ends)``: a call runs
+    :data:`lpp.inference.numerics.CALL_STEPS` of work each, as ``(starts, ends)``: a call runs
     rows ``starts[c]..ends[c] - 1`` of every chunk ``c``.
 
     Every call takes the same share of every chunk's work, so each call keeps all the threads
@@ -475,7 +476,7 @@ def chunked_calls(bounds: np.ndarray, row_steps: np.ndarray) -> list:
     the split changes no draw.
     """
     cum = np.concatenate(([0.0], np.cumsum(row_steps, dtype=np.float64)))
-    n_calls = max(1, math.ceil(cum[-1] / _numerics.CALL_STEPS))
+    n_calls = max(1, math.ceil(cum[-1] / numerics.CALL_STEPS))
     lo, hi = bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64)
     if n_calls == 1:
         return [(lo, hi)]
@@ -689,7 +690,7 @@ class SparseTopicEngine:
 
     @classmethod
     def for_source(cls, source, observed: np.ndarray) -> "SparseTopicEngine":
-        """The engine of a :class:`~lpp.inference.sources.PrivateCounts` source."""
+        """The engine of a :class:`~lpp.inference.count_sources.PrivateCounts` source."""
         return cls(source.y_tilde, source.noise, observed)
 
     def __init__(self, y_tilde: np.ndarray, noise: NoiseLevels, observed: np.ndarray):

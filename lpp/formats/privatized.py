@@ -36,11 +36,11 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp._validation import noise_level_array, non_negative_int
-from lpp.io import npz_bytes, read_verified, write_verified
+from lpp.validation import noise_level_array, non_negative_int
+from lpp.formats.files import npz_bytes, read_verified, write_verified
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
-FORMAT_NAME = "lpp.privatized"
+FORMAT_NAME = "lpp.formats.privatized"
 FORMAT_VERSION = 2  # 1 recorded the noise seed (a leak); such folders are refused
 DATA_FILE = "y_tilde.npz"
 META_FILE = "meta.json"

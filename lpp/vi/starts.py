@@ -1,4 +1,4 @@
-"""The dispersed start of a Gibbs chain (``init="dispersed"``): a draw around a variational
+"""The dispersed start of a Gibbs chain (``init=dispersed_start``): a draw around a variational
 fit, different for every seed.
 
 A chain started from one model sweep on ``max(y_tilde, 0)`` (``init="data"``) begins with all
@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from lpp._rng import Tag, derive_seed
+from lpp.randomness import Tag, derive_seed
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.privacy import NoiseLevels
-from lpp.inference.sources import PrivateCounts
+from lpp.inference.count_sources import PrivateCounts
+from lpp.vi.driver import fit_variational, fit_variational_nonprivate
 
-__all__ = ["DISPERSION", "DISPERSED_FIT_ITER", "DISPERSED_EM_SWEEPS", "dispersed_start"]
+__all__ = ["DISPERSION", "DISPERSED_FIT_ITER", "DISPERSED_EM_SWEEPS", "STARTS", "chain_start",
+           "dispersed_start"]
 
 #: the start's variance relative to the fit's ``q`` (mean kept): > 1 over-disperses
 DISPERSION = 4.0
@@ -51,8 +53,6 @@ def approximate_posterior(model: PoissonFactorization, source, observed: Observe
     """The deterministic fit of the dispersed start: ``q`` (a dict of
     :class:`lpp.vi.GammaFactor`) of the CAVI of the chain's target, from a prior draw keyed by
     ``seed``."""
-    from lpp.vi import fit_variational, fit_variational_nonprivate  # imports lpp.inference
-
     mask = ~observed.is_observed
     settings = dict(max_iter=DISPERSED_FIT_ITER, rng=seed, mask=mask,
                     em_sweeps=DISPERSED_EM_SWEEPS)
@@ -73,7 +73,12 @@ def approximate_posterior(model: PoissonFactorization, source, observed: Observe
 
 def dispersed_start(model: PoissonFactorization, source, observed: Observed,
                     seed: int) -> dict:
-    """The chain's start for ``init="dispersed"``: one over-dispersed draw around the CAVI fit.
+    """The chain's start ``init=dispersed_start``: one over-dispersed draw around the CAVI fit.
+
+    A start of :func:`lpp.inference.fit_private` (and of the other fit functions and
+    :class:`~lpp.inference.GibbsSampler`), which call it with their model, count source,
+    observed entries and base seed; settings that name starts by string (the estimators, the
+    pipeline's ``init: dispersed``) reach it through :func:`chain_start`.
 
     Parameters
     ----------
@@ -101,3 +106,16 @@ def dispersed_start(model: PoissonFactorization, source, observed: Observed,
         rate = q[name].rate / DISPERSION
         state[name] = np.maximum(gen.gamma(shape) / rate, tiny)
     return model.check_state(state, observed.shape)
+
+
+#: the starts computed above :mod:`lpp.inference`, by the name settings give them
+STARTS = {"dispersed": dispersed_start}
+
+
+def chain_start(init):
+    """``init`` as the fit functions take it: a name of :data:`STARTS` becomes its function;
+    anything else (``"data"``, ``"em"``, ``"prior"``, a dict of latents, a callable) is passed
+    on unchanged for the fit functions to check."""
+    if isinstance(init, str) and init in STARTS:
+        return STARTS[init]
+    return init

@@ -1,6 +1,6 @@
 """Atomic, byte-reproducible file writing shared by data_prep, the pipeline and bench.
 
-The on-disk formats (:mod:`lpp.counts`, :mod:`lpp.privatized`, :mod:`lpp.fits`) are all a data
+The on-disk formats (:mod:`lpp.formats.counts`, :mod:`lpp.formats.privatized`, :mod:`lpp.formats.fits`) are all a data
 file plus JSON metadata that records its sha256, written by :func:`write_verified` and read
 back by :func:`read_verified`; checkpoints stream into :func:`atomic_writer`, whose temporary
 files a killed writer leaves behind are removed by :func:`remove_stale_temporaries`.

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp.io import npz_bytes, read_verified, write_verified
+from lpp.formats.files import npz_bytes, read_verified, write_verified
 
 FORMAT_NAME = "lpp.fit"
 FORMAT_VERSION = 1
@@ -121,7 +121,8 @@ def _arrays(result) -> dict:
     return arrays
 
 
-def save_fit(result, out_dir, *, data: str, extra: dict | None = None) -> Path:
+def save_fit(result, out_dir, *, data: str, extra: dict | None = None,
+             diagnostics: dict | None = None) -> Path:
     """Write a fit as ``fit.npz`` + ``fit.json`` atomically.
 
     Parameters
@@ -134,6 +135,10 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None) -> Path:
         What the fit was fitted to (recorded in ``fit.json``).
     extra : dict, optional
         Settings recorded under ``extra`` (e.g. the privacy level).
+    diagnostics : dict, optional
+        A fit of several chains: its convergence record,
+        ``lpp.diagnostics.diagnostics_record(result)`` (ArviZ, ``lpp[diagnostics]``), kept
+        under ``diagnostics``. Without it the record says that none was computed.
 
     Returns
     -------
@@ -141,7 +146,9 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None) -> Path:
         ``out_dir``.
     """
     if hasattr(result, "chains"):
-        return _save_chains(result, out_dir, data=data, extra=extra)
+        return _save_chains(result, out_dir, data=data, extra=extra, diagnostics=diagnostics)
+    if diagnostics is not None:
+        raise ValueError("diagnostics are recorded for a fit of several chains only")
     arrays = _arrays(result)
     meta = _meta(result, data, extra)
     return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
@@ -163,7 +170,12 @@ def _meta(result, data, extra) -> dict:
     }
 
 
-def _save_chains(result, out_dir, *, data, extra) -> Path:
+#: the record of a fit of several chains saved without its diagnostics
+NOT_DIAGNOSED = {"rhat_max": None, "unavailable": "not computed when the fit was saved "
+                 "(save_fit(..., diagnostics=lpp.diagnostics.diagnostics_record(result)))"}
+
+
+def _save_chains(result, out_dir, *, data, extra, diagnostics) -> Path:
     arrays = {}
     for c, chain in enumerate(result.chains):
         arrays.update({f"chain{c}__{name}": value for name, value in _arrays(chain).items()})
@@ -175,7 +187,7 @@ def _save_chains(result, out_dir, *, data, extra) -> Path:
                 seconds_total=float(sum(m["seconds_total"] for m in metas)),
                 n_chains=len(metas),
                 chains=[{k: m[k] for k in _CHAIN_FIELDS} for m in metas],
-                diagnostics=_jsonable(result.diagnostics_record()))
+                diagnostics=_jsonable(NOT_DIAGNOSED if diagnostics is None else diagnostics))
     return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
                           file_key="data_file", sha_key="data_sha256")
 

@@ -16,8 +16,8 @@ their types. Every engine targets the same posterior as the plain sweep (privacy
 """
 from __future__ import annotations
 
-from lpp.inference.fused.known_topics import KnownCountsTopicEngine
-from lpp.inference.fused.sparse_topics import SparseTopicEngine
+from lpp.inference.engines.known_topics import KnownCountsTopicEngine
+from lpp.inference.engines.sparse_topics import SparseTopicEngine
 
 #: the fused engines, tried in order
 ENGINES = (SparseTopicEngine, KnownCountsTopicEngine)
@@ -27,7 +27,7 @@ def select_engine(model, step, noise):
     """The first fused engine that applies to ``model``, ``step`` and ``noise``, or None.
 
     ``step`` is what declares how the counts of a sweep are drawn: the privacy step of a
-    private chain, the count source (:class:`~lpp.inference.sources.TrueCounts`) of a
+    private chain, the count source (:class:`~lpp.inference.count_sources.TrueCounts`) of a
     non-private one. An engine is built with ``engine.for_source(source, is_observed)``.
     """
     for engine in ENGINES:

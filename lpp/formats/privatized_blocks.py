@@ -1,6 +1,6 @@
 """Privatized data sets split into row blocks: written block by block, read by row block.
 
-The single-file format (:mod:`lpp.privatized`) holds the whole matrix in one ``.npz``; a corpus
+The single-file format (:mod:`lpp.formats.privatized`) holds the whole matrix in one ``.npz``; a corpus
 of millions of documents does not fit one machine's memory. Here a directory holds
 
 ``block_NNNNN.npz``
@@ -28,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp._validation import noise_level_array, non_negative_int
-from lpp.io import atomic_write_bytes, json_bytes, npz_bytes
+from lpp.validation import noise_level_array, non_negative_int
+from lpp.formats.files import atomic_write_bytes, json_bytes, npz_bytes
 from lpp.mechanism import alpha_from_epsilon, privatize
-from lpp.privatized import RANDOMNESS, _smallest_signed, noise_source
+from lpp.formats.privatized import RANDOMNESS, _smallest_signed, noise_source
 
-FORMAT_NAME = "lpp.privatized_blocks"
+FORMAT_NAME = "lpp.formats.privatized_blocks"
 FORMAT_VERSION = 2  # 1 recorded the noise seed (a leak); such folders are refused
 META_FILE = "meta.json"
 

@@ -9,7 +9,7 @@ An output directory holds three files:
     output adds ``heldout``, a boolean matrix of the entries held out for link prediction).
     The zip members carry a fixed timestamp, so the same content gives the same bytes.
 ``meta.json``
-    ``format`` (``"lpp.counts"``), ``format_version``, ``kind`` (``"topics"`` or
+    ``format`` (``"lpp.formats.counts"``), ``format_version``, ``kind`` (``"topics"`` or
     ``"network"``), ``shape``, ``row_ids``, ``column_ids``, ``counts_sha256`` (of
     ``counts.npz``, so a mismatched pair is detected), ``params`` (every setting used),
     ``inputs`` (file names and sha256), ``summary`` and kind-specific extras (``actors``).
@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from lpp.io import json_bytes, npz_bytes, read_verified, write_verified
+from lpp.formats.files import json_bytes, npz_bytes, read_verified, write_verified
 
-FORMAT_NAME = "lpp.counts"
+FORMAT_NAME = "lpp.formats.counts"
 FORMAT_VERSION = 1
 COUNTS_FILE = "counts.npz"
 META_FILE = "meta.json"
