@@ -66,7 +66,7 @@ def approximate_posterior(model: PoissonFactorization, source, observed: Observe
     except TypeError as exc:
         if "adapter" not in str(exc):
             raise
-        raise ValueError(f"init='dispersed' starts from a variational fit, which the "
+        raise ValueError(f"the dispersed start begins at a variational fit, which the "
                          f"{model.name!r} model does not have (lpp.vi adapters: topics, "
                          "communities, cp); use init='data' or 'em'") from exc
 

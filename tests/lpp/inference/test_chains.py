@@ -4,12 +4,17 @@ import json
 import numpy as np
 import pytest
 
-from lpp.randomness import chain_seeds
-from lpp.diagnostics import chain_agreement, convergence_summary
+from lpp.diagnostics import (
+    chain_agreement,
+    convergence_summary,
+    diagnostics_record,
+    fit_diagnostics,
+)
 from lpp.formats.fits import SavedChains, SavedFit, load_chains, load_fit, save_fit
 from lpp.inference import ChainsResult, FitResult, TopicModel, fit_nonprivate, fit_private
 from lpp.inference.fit import chain_checkpoint
 from lpp.mechanism import privatize
+from lpp.randomness import chain_seeds
 
 SCHEDULE = {"n_iter": 16, "burn_in": 8, "thin": 2, "progress": False}
 
@@ -73,7 +78,8 @@ def test_saved_chains_round_trip_with_their_diagnostics(data, tmp_path):
     mask = np.zeros(y_tilde.shape, dtype=bool)
     mask[0, :3] = True
     res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, mask=mask, **SCHEDULE)
-    save_fit(res, tmp_path / "fit", data="d", extra={"epsilon_over_n": 0.7})
+    save_fit(res, tmp_path / "fit", data="d", extra={"epsilon_over_n": 0.7},
+             diagnostics=diagnostics_record(res))
     saved = load_fit(tmp_path / "fit")
     assert isinstance(saved, SavedChains) and saved.n_chains == 2
     assert saved.meta["format_version"] == 2 and saved.meta["n_chains"] == 2
@@ -87,7 +93,7 @@ def test_saved_chains_round_trip_with_their_diagnostics(data, tmp_path):
     assert [c.meta["seed"] for c in load_chains(tmp_path / "fit")] == res.seeds
     # the diagnostics written with the fit are those of the saved chains, masked entries
     # never followed
-    from_result = res.diagnostics()
+    from_result = fit_diagnostics(res)
     from_saved = convergence_summary(saved, entries=_entries(from_result))
     assert list(from_result.index) == list(from_saved.index)
     numeric = ["r_hat", "ess_bulk", "ess_tail"]
@@ -104,7 +110,8 @@ def test_saved_chains_round_trip_with_their_diagnostics(data, tmp_path):
     followed = [tuple(map(int, q[3:-1].split(","))) for q in written if q.startswith("mu[")]
     assert followed and not any(mask[e] for e in followed)
     # saving repeats to the byte
-    save_fit(res, tmp_path / "again", data="d", extra={"epsilon_over_n": 0.7})
+    save_fit(res, tmp_path / "again", data="d", extra={"epsilon_over_n": 0.7},
+             diagnostics=diagnostics_record(res))
     for name in ("fit.npz", "fit.json"):
         assert (tmp_path / "fit" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
 
@@ -118,10 +125,23 @@ def test_chains_with_too_few_samples_save_without_rhat(data, tmp_path):
     _, y_tilde = data
     res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, n_iter=4, burn_in=2,
                       progress=False)
-    save_fit(res, tmp_path / "fit", data="d")
+    save_fit(res, tmp_path / "fit", data="d", diagnostics=diagnostics_record(res))
     saved = load_fit(tmp_path / "fit")
     assert np.isnan(saved.rhat_max)
     assert "4 saved samples" in saved.meta["diagnostics"]["unavailable"]
+
+
+def test_chains_saved_without_their_diagnostics_say_so(data, tmp_path):
+    """save_fit records what it is given: no record computed is written as such, never as a
+    fit that passed; a one-chain fit has no record to take."""
+    _, y_tilde = data
+    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, **SCHEDULE)
+    save_fit(res, tmp_path / "fit", data="d")
+    saved = load_fit(tmp_path / "fit")
+    assert np.isnan(saved.rhat_max)
+    assert "diagnostics_record" in saved.meta["diagnostics"]["unavailable"]
+    with pytest.raises(ValueError, match="several chains"):
+        save_fit(res.chains[0], tmp_path / "one", data="d", diagnostics={"rhat_max": 1.0})
 
 
 def test_chain_checkpoints_resume(data, tmp_path, same_chain):

@@ -1,11 +1,12 @@
-"""init="dispersed": an over-dispersed draw around the variational fit of the chain's target."""
+"""init=dispersed_start: an over-dispersed draw around the variational fit of the chain's
+target, and the names settings give the starts (chain_start)."""
 import numba
 import numpy as np
 import pytest
 from scipy import stats
 
 from lpp.inference import CommunityModel, CPTensorModel, GibbsSampler, TopicModel, fit_private
-from lpp.vi.starts import DISPERSION, approximate_posterior
+from lpp.vi.starts import DISPERSION, approximate_posterior, chain_start, dispersed_start
 from lpp.mechanism import privatize
 from lpp.testing import FALSE_ALARM
 
@@ -21,7 +22,7 @@ def noisy():
 
 def _start(y_tilde, seed, method="collapsed", model=None, **kw):
     return GibbsSampler.private(y_tilde, 0.6, model or TopicModel(3), method=method, rng=seed,
-                                init="dispersed", **kw)
+                                init=dispersed_start, **kw)
 
 
 @pytest.mark.parametrize("method", ["collapsed", "bessel", "naive"])
@@ -37,16 +38,16 @@ def test_the_same_seed_gives_the_same_start_and_others_other_starts(noisy, metho
 def test_other_models_and_the_nonprivate_chain(noisy):
     y, _ = noisy
     for seed in (1, 2):
-        chain = GibbsSampler.nonprivate(y, TopicModel(3), rng=seed, init="dispersed")
+        chain = GibbsSampler.nonprivate(y, TopicModel(3), rng=seed, init=dispersed_start)
         assert np.isfinite(chain.mu).all()
     rng = np.random.default_rng(3)
     net = rng.poisson(2.0, (10, 10))
     np.fill_diagonal(net, 0)
     starts = [GibbsSampler.private(privatize(net, 0.5, rng=4), 0.5, CommunityModel(2), rng=s,
-                                   init="dispersed").state["theta"] for s in (1, 2)]
+                                   init=dispersed_start).state["theta"] for s in (1, 2)]
     assert not np.array_equal(*starts)
     cp = GibbsSampler.nonprivate(rng.poisson(1.0, (3, 4, 5)), CPTensorModel(2), rng=1,
-                                 init="dispersed")
+                                 init=dispersed_start)
     assert np.isfinite(cp.mu).all()
 
 
@@ -102,7 +103,7 @@ def test_chains_from_the_start_target_the_posterior():
     a prior draw (two-sample KS on the last sweep's total rate, false alarms FALSE_ALARM; the
     seeds differ, so no two chains share their streams)."""
     y_tilde = np.array([[8, 2, 5], [3, 9, -1]])
-    dispersed = _last_totals(y_tilde, "dispersed", range(300))
+    dispersed = _last_totals(y_tilde, dispersed_start, range(300))
     prior = _last_totals(y_tilde, "prior", range(1000, 1300))
     assert stats.ks_2samp(dispersed, prior).pvalue > FALSE_ALARM
     # power: the same test tells apart the law on data with a third more mass
@@ -120,10 +121,10 @@ def test_models_without_a_variational_fit_and_the_cluster_refuse_it(noisy):
             return super().rate(state)
 
     _, y_tilde = noisy
-    with pytest.raises(ValueError, match="init='dispersed' starts from a variational fit"):
-        GibbsSampler.private(y_tilde, 0.6, Plain(3), rng=1, init="dispersed")
+    with pytest.raises(ValueError, match="dispersed start begins at a variational fit"):
+        GibbsSampler.private(y_tilde, 0.6, Plain(3), rng=1, init=dispersed_start)
     with pytest.raises(ValueError, match="cluster"):
-        fit_private(y_tilde, 0.6, TopicModel(3), init="dispersed", cluster="tcp://127.0.0.1:1",
+        fit_private(y_tilde, 0.6, TopicModel(3), init=dispersed_start, cluster="tcp://127.0.0.1:1",
                     n_iter=2, progress=False)
 
 
@@ -137,8 +138,25 @@ def test_the_start_is_bit_identical_with_one_or_two_threads():
         for n_threads in (1, 2):
             numba.set_num_threads(n_threads)
             starts.append(GibbsSampler.private(y_tilde, 0.4, TopicModel(4), rng=7,
-                                               init="dispersed").state)
+                                               init=dispersed_start).state)
     finally:
         numba.set_num_threads(before)
     for name in starts[0]:
         assert np.array_equal(starts[0][name], starts[1][name]), name
+
+
+def test_settings_name_the_dispersed_start():
+    """The estimators' and the pipeline's ``init: dispersed`` reach the start by name; the
+    names the fit functions know, dicts and callables pass through unchanged."""
+    assert chain_start("dispersed") is dispersed_start
+    state = {"theta": np.ones((2, 1))}
+    for init in ("data", "em", "prior", state, dispersed_start):
+        assert chain_start(init) is init
+
+
+def test_the_fit_functions_refuse_the_name_they_do_not_own(noisy):
+    """lpp.inference knows no 'dispersed' (that start is computed a layer above): the error
+    names the callable to pass instead."""
+    _, y_tilde = noisy
+    with pytest.raises(ValueError, match="lpp.vi.dispersed_start"):
+        GibbsSampler.private(y_tilde, 0.6, TopicModel(3), rng=1, init="dispersed")
