@@ -1,6 +1,6 @@
 """Whether longer chains bring the non-private topic chains to agree: R-hat by window.
 
-    python -m bench.long_nonprivate [--quick] [--data DIR] [--k K] [--sweeps S] [--chains C]
+    python -m experiments.long_nonprivate [--quick] [--data DIR] [--k K] [--sweeps S] [--chains C]
                                     [--every E] [--no-write]
 
 The non-private chain on the true counts is the yardstick of every private one, and at the
@@ -15,7 +15,7 @@ non-zero counts, plus the Gamma prior of the factors) are recorded. For windows 
 it prints ArviZ's rank-normalised split R-hat and bulk ESS across the chains and the verdict of
 :func:`lpp.diagnostics.agreement_of` (agree, drifting, modes), with each chain's mean: whether
 R-hat falls as the chains grow, or they settle apart. ``--quick`` runs text-like data of
-``bench.sweep`` (80 x 80, K = 4) instead. Writes ``bench/results/long_nonprivate.json`` (not
+``bench.sweep`` (80 x 80, K = 4) instead. Writes ``experiments/results/long_nonprivate.json`` (not
 with ``--quick`` or ``--no-write``).
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from bench import machine, write_results
+from experiments import machine, write_results
 from bench.sweep import text_data
 from lpp.diagnostics import _arviz, agreement_of
 from lpp.inference import fit_nonprivate
@@ -112,7 +112,7 @@ def _data(args):
 
 
 def main(argv=()) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m bench.long_nonprivate")
+    parser = argparse.ArgumentParser(prog="python -m experiments.long_nonprivate")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--data", type=Path,
                         default=ROOT.parent / "lpp-paper" / "data" / "prepared" / "topics")

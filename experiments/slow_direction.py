@@ -1,12 +1,12 @@
 """Which latent holds the private topic chain's total rate back? Exact variants of one sweep.
 
-    python -m bench.slow_direction [--quick] [--n N] [--k K] [--sweeps S] [--seeds 3 4 5 6]
+    python -m experiments.slow_direction [--quick] [--n N] [--k K] [--sweeps S] [--seeds 3 4 5 6]
 
 The collapsed chain's total rate ``sum mu`` mixes slowly (``docs/convergence.md``). A Gibbs
 sampler with data augmentation is slow along a direction where the augmented variables say
 much more about the parameters than the data do, so the candidates are the augmented
 variables themselves. Each variant below targets the same posterior (tested in
-``tests/bench/test_slow_direction.py``) but samples one block differently; if that block were
+``tests/experiments/test_slow_direction.py``) but samples one block differently; if that block were
 the slow one, its variant would have a markedly larger effective sample size (ESS):
 
 * ``plain`` — the package's scheme: ``y`` drawn on every entry from its exact conditional and
@@ -25,7 +25,7 @@ the slow one, its variant would have a markedly larger effective sample size (ES
 Dense, one thread, on the text-like data of :func:`bench.sweep.text_data` at epsilon/N = 1, all
 from the same prior draw per seed. Prints per variant and seed the total rate after a few
 sweeps, its mean and ESS (ArviZ) over the second half of the run, and the median ESS per
-variant; writes ``bench/results/slow_direction.json`` (not with ``--quick``).
+variant; writes ``experiments/results/slow_direction.json`` (not with ``--quick``).
 """
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ import time
 import numpy as np
 from numba import njit
 
-from bench import machine, write_results
-from bench.starts import stationary_from
+from experiments import machine, write_results
+from experiments.starts import stationary_from
 from bench.sweep import text_data
 from lpp.diagnostics import _arviz
 from lpp.distributions import poisson_nb

@@ -1,6 +1,6 @@
 """Sweeps until a chain is stationary, from each start (``init``) of the collapsed sampler.
 
-    python -m bench.starts [--quick] [--n N] [--k K] [--sweeps S] [--eps E] [--chains C]
+    python -m experiments.starts [--quick] [--n N] [--k K] [--sweeps S] [--eps E] [--chains C]
                            [--starts data em dispersed data-scaled]
 
 Data: text-like counts of :func:`bench.sweep.text_data` (N x N, K topics), privatized at
@@ -19,7 +19,7 @@ the log joint; the table reports that ``b`` per chain ("> S/2" when none passes)
 split R-hat (ArviZ, rank-normalised) of the total rate and the log joint over the chains' last
 halves, which says whether the chains agree once stationary. The start's own cost (the CAVI of
 ``dispersed``, the expectation sweeps of ``em``) is reported in seconds and in sweeps'
-worth. Writes ``bench/results/starts.json`` (not with ``--quick``).
+worth. Writes ``experiments/results/starts.json`` (not with ``--quick``).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from bench import machine, write_results
+from experiments import machine, write_results
 from bench.sweep import text_data
 from lpp.diagnostics import _arviz, geweke_z
 from lpp.inference import GibbsSampler, TopicModel
@@ -100,7 +100,7 @@ def _split_rhat(chains: list[np.ndarray]) -> float:
 
 
 def main(argv=()) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m bench.starts")
+    parser = argparse.ArgumentParser(prog="python -m experiments.starts")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--k", type=int, default=50)

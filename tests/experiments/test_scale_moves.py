@@ -1,10 +1,10 @@
-"""bench.scale_moves: the marginal likelihood is the mechanism summed over the true counts, and
+"""experiments.scale_moves: the marginal likelihood is the mechanism summed over the true counts, and
 the scale move leaves the factors' posterior unchanged (marginal-conditional check)."""
 import numpy as np
 from scipy import stats
 from scipy.special import logsumexp
 
-from bench.scale_moves import ScaleMove, log_marginal
+from experiments.scale_moves import ScaleMove, log_marginal
 from lpp.distributions import two_sided_geometric_logpmf
 from lpp.mechanism import privatize
 

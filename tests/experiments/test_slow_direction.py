@@ -1,11 +1,11 @@
-"""bench.slow_direction: every variant of the sweep keeps the posterior (successive-conditional
+"""experiments.slow_direction: every variant of the sweep keeps the posterior (successive-conditional
 check: factors drawn from the prior, data from the model, then sweeps; the factors must be
 prior draws again), and the check tells a wrong sweep apart."""
 import numpy as np
 import pytest
 from scipy import stats
 
-from bench.slow_direction import NEGATIVES_SUMMED_OUT, PLAIN, THETA_COLLAPSED, sweep
+from experiments.slow_direction import NEGATIVES_SUMMED_OUT, PLAIN, THETA_COLLAPSED, sweep
 from lpp.mechanism import privatize
 
 A0, B0, ALPHA = 2.0, 1.0, float(np.exp(-0.5))

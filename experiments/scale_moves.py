@@ -1,6 +1,6 @@
 """Do exact scale moves shorten the collapsed chain's slow creep of the total rate?
 
-    python -m bench.scale_moves [--quick] [--n N] [--k K] [--sweeps S] [--seed SEED]
+    python -m experiments.scale_moves [--quick] [--n N] [--k K] [--sweeps S] [--seed SEED]
 
 Between the collapsed chain's sweeps (sparse engine, ``init="data"``, text-like data of
 :func:`bench.sweep.text_data` at epsilon/N = 1), a Metropolis step multiplies each document's
@@ -21,7 +21,7 @@ Prints, per variant, the acceptance rate, the total rate ``sum mu`` after a few 
 the ESS (ArviZ) of the total rate over the second half of the run; then, for the chain
 without moves, where its posterior mean rates (second half) lie against the generating rates,
 by bins of the generating rate (up to :data:`DENSE_MAX` rows). Writes
-``bench/results/scale_moves.json`` (not with ``--quick``).
+``experiments/results/scale_moves.json`` (not with ``--quick``).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ import time
 import numpy as np
 from scipy.stats import poisson
 
-from bench import machine, write_results
+from experiments import machine, write_results
 from bench.sweep import text_data
 from lpp.diagnostics import _arviz
 from lpp.inference import GibbsSampler, TopicModel
@@ -146,7 +146,7 @@ def rates_by_true_rate(mu_mean, mu_true, y_tilde):
 
 
 def main(argv=()) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m bench.scale_moves")
+    parser = argparse.ArgumentParser(prog="python -m experiments.scale_moves")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--k", type=int, default=50)

@@ -1,4 +1,4 @@
-"""Do the quick profile's sweeps suffice? ``python -m bench.convergence [--chains N] [--quick]``.
+"""Do the quick profile's sweeps suffice? ``python -m experiments.convergence [--chains N] [--quick]``.
 
 Reruns the pipeline's chains (same data, model, sweeps and burn-in as ``params.yaml``; seed 1
 is the pipeline's own chain) with more seeds and a finer thinning, so each chain saves at
@@ -6,7 +6,7 @@ least ``MIN_DRAWS`` samples, and reports ArviZ's split R-hat and bulk / tail eff
 sizes of the label-invariant quantities of :mod:`lpp.diagnostics` (log joint, total rate,
 rates of the four largest entries), for the non-private fit and ``collapsed`` at the highest
 noise (epsilon/N = 1, replicate 0) of both case studies. Writes
-``bench/results/convergence.json`` and a trace figure per case beside it (atomically);
+``experiments/results/convergence.json`` and a trace figure per case beside it (atomically);
 ``--quick`` runs two short chains on a small simulated corpus and writes nothing.
 
 R-hat below 1.01 and a bulk ESS above 100 per quantity are the usual bars (Vehtari et al.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from bench import RESULTS, machine, write_results
+from experiments import RESULTS, machine, write_results
 from lpp import diagnostics
 from lpp.inference import fit_nonprivate, fit_private
 from lpp.formats.files import atomic_write_bytes

@@ -1,4 +1,4 @@
-"""Why does the private topics' NPMI beat the non-private one? ``python -m bench.npmi_anomaly``.
+"""Why does the private topics' NPMI beat the non-private one? ``python -m experiments.npmi_anomaly``.
 
 Scores the saved topic fits of the pipeline (``results/fits/topics/*``) against the true
 counts (``data/prepared/topics``) under each suspect, one column each:
@@ -21,7 +21,7 @@ the fits of a group (the privatized replicates); ``±`` is the sd over replicate
 lines correlate, over every sampled topic, its NPMI with its words' document frequency.
 
 ``--quick`` scores made-up topics on a small simulated corpus (no data needed, nothing
-written); the full run writes ``bench/results/npmi_anomaly.json`` (atomically).
+written); the full run writes ``experiments/results/npmi_anomaly.json`` (atomically).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from bench import write_results
+from experiments import write_results
 from lpp.metrics import ReferenceCorpus, mean_over_topics, npmi, top_words
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,0 +1,38 @@
+"""Every investigation runs in its quick form, prints its table and leaves the committed
+results (``experiments/results``, and the benchmarks' ``bench/results``) alone."""
+import hashlib
+import importlib
+import pkgutil
+
+import pytest
+
+import bench
+import experiments
+
+SCRIPTS = {
+    "npmi_anomaly": lambda m: m.main(["--quick"]),
+    "convergence": lambda m: m.main(["--quick"]),
+    "starts": lambda m: m.main(["--quick"]),
+    "long_nonprivate": lambda m: m.main(["--quick"]),
+    "scale_moves": lambda m: m.main(["--quick"]),
+    "slow_direction": lambda m: m.main(["--quick"]),
+}
+
+
+def _digest(*folders):
+    return {p.as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for folder in folders for p in sorted(folder.glob("*"))}
+
+
+def test_every_module_of_experiments_is_run_here():
+    assert {m.name for m in pkgutil.iter_modules(experiments.__path__)} == set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_quick_investigation_runs_and_writes_nothing(name, capsys):
+    before = _digest(experiments.RESULTS, bench.RESULTS)
+    SCRIPTS[name](importlib.import_module(f"experiments.{name}"))
+    printed = capsys.readouterr().out
+    assert len(printed.splitlines()) >= 2, printed
+    assert "wrote" not in printed
+    assert _digest(experiments.RESULTS, bench.RESULTS) == before
