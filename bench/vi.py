@@ -104,20 +104,20 @@ def part_vi(name, quick=False):
 
 def part_engines(quick=False):
     from lpp.inference.privacy import noise_levels
-    from lpp.vi.driver import _CollapsedEngine, _prepare
+    from lpp.vi.driver import CollapsedEngine, prepare_fit
 
     n, k = _sizes(quick)
     out = {}
     for data_name, make in (("vi", vi_data), ("text", text_data)):
         y_tilde, alpha, _, _, info = make(n, k, EPS)
-        adapter, obs = _prepare(TopicModel(k), y_tilde.shape, None)
+        adapter, obs = prepare_fit(TopicModel(k), y_tilde.shape, None)
         levels = noise_levels(alpha, y_tilde.shape)
         row = {"positive_fraction": info["positive_fraction"]}
         q = fit_variational(y_tilde, alpha, TopicModel(k), rng=1, max_iter=1, em_sweeps=5).q
         for sparse in (True, False):
             engine = "sparse" if sparse else "dense"
-            private = _CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)
-            naive = _CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
+            private = CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)
+            naive = CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
             state = {"point": adapter.model.sample_prior(y_tilde.shape, 1)}
 
             def start_sweep():

@@ -25,12 +25,13 @@ import sys
 import time
 from pathlib import Path
 
+import arviz
 import numpy as np
 from scipy import sparse
 
 from experiments import machine, write_results
 from bench.sweep import text_data
-from lpp.diagnostics import _arviz, agreement_of
+from lpp.diagnostics import agreement_of
 from lpp.inference import fit_nonprivate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +79,6 @@ def windows(n_sweeps: int) -> list[tuple[int, int]]:
 
 def summarize(points: dict, n_sweeps: int) -> list[dict]:
     """R-hat, bulk ESS and agreement of both traces across the chains, per window."""
-    arviz = _arviz()
     sweeps = np.array([p[0] for p in next(iter(points.values()))])
     traces = {"total_rate": np.array([[p[1] for p in pts] for pts in points.values()]),
               "log_joint": np.array([[p[2] for p in pts] for pts in points.values()])}

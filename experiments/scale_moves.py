@@ -29,12 +29,12 @@ import argparse
 import sys
 import time
 
+import arviz
 import numpy as np
 from scipy.stats import poisson
 
 from experiments import machine, write_results
 from bench.sweep import text_data
-from lpp.diagnostics import _arviz
 from lpp.inference import GibbsSampler, TopicModel
 
 #: (name, axis moved: 0 documents / 1 words / None, step factor)
@@ -124,7 +124,7 @@ def run_variant(y_tilde, alpha, k, axis, step, seed, n_sweeps, mean_rates=False)
     half = np.array(total[n_sweeps // 2:])
     record = {"total_rate": total,
               "acceptance": float(np.mean(accepted)) if accepted else None,
-              "ess_second_half": float(_arviz().ess(half[None, :])),
+              "ess_second_half": float(arviz.ess(half[None, :])),
               "mean_second_half": float(half.mean()), "seconds": time.perf_counter() - start}
     if mu_sum is not None:
         record["mu_mean"] = mu_sum / (n_sweeps - n_sweeps // 2)

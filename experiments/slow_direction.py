@@ -33,13 +33,13 @@ import argparse
 import sys
 import time
 
+import arviz
 import numpy as np
 from numba import njit
 
 from experiments import machine, write_results
 from experiments.starts import stationary_from
 from bench.sweep import text_data
-from lpp.diagnostics import _arviz
 from lpp.distributions import poisson_nb
 from lpp.inference.models._reassign import _categorical
 from lpp.inference.privacy import sample_true_count_collapsed_nb
@@ -184,7 +184,6 @@ def main(argv=()):
     if args.quick:
         args.n, args.k, args.sweeps, args.seeds = 60, 4, 40, [3]
     y_tilde, alpha, _, _, info = text_data(args.n, args.k, 1.0, seed=0)
-    arviz = _arviz()
     half = args.sweeps // 2
     at = [t for t in REPORT_AT if t <= args.sweeps]
     print(f"slow direction: {args.n}^2, K = {args.k}, eps/N = 1, {args.sweeps} sweeps, seeds "

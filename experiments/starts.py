@@ -27,11 +27,12 @@ import argparse
 import sys
 import time
 
+import arviz
 import numpy as np
 
 from experiments import machine, write_results
 from bench.sweep import text_data
-from lpp.diagnostics import _arviz, geweke_z
+from lpp.diagnostics import geweke_z
 from lpp.inference import GibbsSampler, TopicModel
 
 STARTS = ("data", "em", "dispersed", "data-scaled")
@@ -95,7 +96,6 @@ def run_chain(y_tilde, alpha, k, init, seed, n_sweeps, collapse_theta=False):
 
 
 def _split_rhat(chains: list[np.ndarray]) -> float:
-    arviz = _arviz()
     return float(arviz.rhat(np.stack(chains)))
 
 

@@ -122,6 +122,41 @@ def rows_per_chunk(n_rows: int, chunks: int) -> int:
 # rates of row/column factors
 # ---------------------------------------------------------------------------------------------
 
+@njit(cache=True, inline="always")
+def allocate_entry_nb(count, d, v, n_topics, weights, total, order, uniforms, cells, hits,
+                      row_topic, col_topic):
+    """Allocate the ``count`` tokens of entry ``(d, v)`` over topics in proportion to
+    ``weights`` (their sum ``total``), adding them to ``row_topic[d]`` and ``col_topic[v]``.
+
+    The one allocation of every topic kernel (the dense kernel and both fused engines), so
+    that they draw the same numbers from the same stream: up to
+    :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw each, scanning the
+    topics in ``order`` (:func:`row_topic_order`); more by
+    :func:`lpp.distributions.allocate_count_nb`. Inlined into its callers.
+    """
+    if count <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
+        if not total > 0.0:
+            return
+        for _ in range(count):
+            u = np.random.random() * total
+            acc = 0.0
+            for p in range(n_topics):
+                k = order[p]
+                acc += weights[k]
+                if u < acc:
+                    break
+            while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
+                p -= 1
+                k = order[p]
+            row_topic[d, k] += 1
+            col_topic[v, k] += 1
+        return
+    for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+        k = cells[i]
+        row_topic[d, k] += hits[i]
+        col_topic[v, k] += hits[i]
+
+
 @njit(cache=True)
 def _product_rows(left, right, lo, hi, out):
     n_inner, n_cols = right.shape
@@ -354,27 +389,8 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
             if count == 0 or not observed[d, v]:
                 continue
             total = topic_entry_weights(theta, phi_t, d, v, weights)
-            if count <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
-                if not total > 0.0:
-                    continue
-                for _ in range(count):
-                    u = np.random.random() * total
-                    acc = 0.0
-                    for p in range(n_comp):
-                        k = order[p]
-                        acc += weights[k]
-                        if u < acc:
-                            break
-                    while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
-                        p -= 1
-                        k = order[p]
-                    row_totals[d, k] += 1
-                    col_partial[v, k] += 1
-                continue
-            for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
-                k = cells[i]
-                row_totals[d, k] += hits[i]
-                col_partial[v, k] += hits[i]
+            allocate_entry_nb(count, d, v, n_comp, weights, total, order, uniforms, cells, hits,
+                              row_totals, col_partial)
 
 
 def _allocate_matrix_loop(y, observed, theta, phi_t, seed, iteration, first_row, per_chunk,

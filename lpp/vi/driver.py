@@ -142,7 +142,7 @@ def _sparse_pays(counts, obs: Observed, private: bool) -> bool:
     return bool(visited <= SPARSE_MAX_SHARE * counts.size)
 
 
-def _prepare(model, shape, mask):
+def prepare_fit(model, shape, mask):
     """The model's adapter and the entries that carry likelihood (as the Gibbs side finds them)."""
     adapter = variational_model(model)
     return adapter, observed_entries(adapter.model, shape, mask)
@@ -185,7 +185,7 @@ def _init_q(adapter, shape, counts, obs, seed, init, start_engine=None, em_sweep
     return adapter.init_factors(counts, obs, np.random.default_rng(seed))
 
 
-class _CollapsedEngine:
+class CollapsedEngine:
     """One collapsed (or non-private) CAVI iteration: the count step, bound, Gamma updates."""
 
     def __init__(self, adapter: VariationalModel, counts, levels: NoiseLevels | None,
@@ -397,7 +397,7 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     # the naive method ignores the noise: alpha is optional for it (validated when given)
     levels = (None if method == "naive" and alpha is None
               else noise_levels(alpha, y_tilde.shape))
-    adapter, obs = _prepare(model, y_tilde.shape, mask)
+    adapter, obs = prepare_fit(model, y_tilde.shape, mask)
     paper = method == "bessel"
     if max_iter is None:
         max_iter = PAPER_MAX_ITER if paper else DEFAULT_MAX_ITER
@@ -408,13 +408,13 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     seed = replay_seed(rng)
     naive_engine = None
     if method == "naive" or (init is None and em_sweeps > 0):
-        naive_engine = _CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
+        naive_engine = CollapsedEngine(adapter, np.maximum(y_tilde, 0), None, obs, False, sparse)
     if method == "naive":
         engine = naive_engine
     elif paper:
         engine = _PaperEngine(adapter, y_tilde, levels.full(), obs)
     else:
-        engine = _CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)
+        engine = CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)
     t0 = time.perf_counter()
     q = _init_q(adapter, y_tilde.shape, y_tilde, obs, seed, init, naive_engine, em_sweeps)
     start_seconds = time.perf_counter() - t0
@@ -439,12 +439,12 @@ def fit_variational_nonprivate(y, model, *, max_iter=None, tol=None, rng=None, m
     start = time.perf_counter()
     y, mask = masked_input(y, mask, "y")
     y = count_array(y, "y", signed=False)
-    adapter, obs = _prepare(model, y.shape, mask)
+    adapter, obs = prepare_fit(model, y.shape, mask)
     max_iter = positive_int(max_iter if max_iter is not None else DEFAULT_MAX_ITER, "max_iter")
     tol = non_negative_float(tol if tol is not None else DEFAULT_TOL, "tol")
     em_sweeps = non_negative_int(em_sweeps, "em_sweeps")
     seed = replay_seed(rng)
-    engine = _CollapsedEngine(adapter, y, None, obs, False, sparse)
+    engine = CollapsedEngine(adapter, y, None, obs, False, sparse)
     t0 = time.perf_counter()
     q = _init_q(adapter, y.shape, y, obs, seed, init, engine, em_sweeps)
     start_seconds = time.perf_counter() - t0
@@ -475,6 +475,6 @@ def collapsed_bound(y_tilde, alpha, model, q: dict, *, mask=None, sparse=None) -
     y_tilde, mask = masked_input(y_tilde, mask, "y_tilde")
     y_tilde = count_array(y_tilde, "y_tilde", signed=True)
     levels = noise_levels(alpha, y_tilde.shape)
-    adapter, obs = _prepare(model, y_tilde.shape, mask)
-    engine = _CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)
+    adapter, obs = prepare_fit(model, y_tilde.shape, mask)
+    engine = CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)
     return engine.bound_and_stats(q)[0]

@@ -28,14 +28,19 @@ from numba import njit, prange
 
 from lpp.inference.engines.prefetch import prefetch_row
 from lpp.randomness import Tag, derive_seed, seed_stream
-from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb
+from lpp.distributions import FEW_TRIALS, LARGE_COUNT
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.engines.sparse_topics import (
     PARTIAL_LIMIT,
     chunk_bounds,
     chunked_calls,
 )
-from lpp.inference.kernels import row_topic_order, sum_partials, topic_entry_weights
+from lpp.inference.kernels import (
+    allocate_entry_nb,
+    row_topic_order,
+    sum_partials,
+    topic_entry_weights,
+)
 
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
 _LAYOUT_ROWS = 256
@@ -107,27 +112,8 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
             # the dense kernel's arithmetic (one shared function): the same draws
             total = topic_entry_weights(theta, phi_t, d, v, weights)
             count = values[idx]
-            if count <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
-                if not total > 0.0:
-                    continue
-                for _ in range(count):
-                    u = np.random.random() * total
-                    acc = 0.0
-                    for p in range(n_topics):
-                        k = order[p]
-                        acc += weights[k]
-                        if u < acc:
-                            break
-                    while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
-                        p -= 1
-                        k = order[p]
-                    doc_topic[d, k] += 1
-                    col_partial[v, k] += 1
-                continue
-            for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
-                k = cells[i]
-                doc_topic[d, k] += hits[i]
-                col_partial[v, k] += hits[i]
+            allocate_entry_nb(count, d, v, n_topics, weights, total, order, uniforms, cells, hits,
+                              doc_topic, col_partial)
 
 
 def _allocate_loop(indptr, cols, values, theta, phi_t, seed, iteration, starts, ends, doc_topic,

@@ -58,7 +58,7 @@ from lpp.distributions import (
 )
 from lpp.inference import numerics
 from lpp.inference.numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
-from lpp.inference.kernels import row_topic_order, sum_partials
+from lpp.inference.kernels import allocate_entry_nb, row_topic_order, sum_partials
 from lpp.inference.privacy.kernels import sample_true_count_collapsed_nb
 from lpp.inference.privacy.steps import NoiseLevels
 
@@ -286,27 +286,8 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 for k in range(n_topics):
                     weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
                 total = rescale_log_weights_nb(weights)
-            if y <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
-                if not total > 0.0:
-                    continue
-                for _ in range(y):
-                    u = np.random.random() * total
-                    acc = 0.0
-                    for p in range(n_topics):
-                        k = order[p]
-                        acc += weights[k]
-                        if u < acc:
-                            break
-                    while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
-                        p -= 1
-                        k = order[p]
-                    doc_topic[d, k] += 1
-                    col_partial[v, k] += 1
-                continue
-            for i in range(allocate_count_nb(y, weights, total, uniforms, cells, hits)):
-                k = cells[i]
-                doc_topic[d, k] += hits[i]
-                col_partial[v, k] += hits[i]
+            allocate_entry_nb(y, d, v, n_topics, weights, total, order, uniforms, cells, hits,
+                              doc_topic, col_partial)
         any_need = False
         for k in range(n_topics):
             r = phi_sums[k] - excluded[k]
