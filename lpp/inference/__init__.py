@@ -18,7 +18,7 @@
   engine of the naive step and the non-private chain).
 * :func:`checkpoints_from_fit` — run a saved fit's chains on (a larger ``n_iter`` or burn-in)
   as if they had never stopped (:mod:`lpp.inference.continuation`).
-* :class:`GibbsSampler` — one chain, sweep by sweep; :mod:`lpp.inference.geweke` — the
+* :class:`GibbsSampler` — one chain, sweep by sweep; :mod:`lpp.testing.geweke` — the
   joint-distribution test's simulators, driving that same chain.
 """
 from lpp.inference.chain import EM_INIT_SWEEPS, GibbsSampler

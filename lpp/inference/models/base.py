@@ -17,7 +17,7 @@ To add a model, subclass :class:`PoissonFactorization` and implement
 The defaults give every latent array an iid ``Gamma(a0, rate b0)`` prior
 (:meth:`~PoissonFactorization.sample_prior`, :meth:`~PoissonFactorization.log_prior`); override
 both for another prior. :meth:`~PoissonFactorization.sample_prior` is what the Geweke test
-(:mod:`lpp.inference.geweke`) uses to check a model's sampler, so keep it exact.
+(:mod:`lpp.testing.geweke`) uses to check a model's sampler, so keep it exact.
 
 Conventions: states are ``dict[str, numpy.ndarray]`` of float64; every method returns new
 arrays and never mutates its inputs (an interrupted sweep then leaves the chain usable). Random

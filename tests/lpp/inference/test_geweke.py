@@ -13,7 +13,7 @@ from numba import njit
 
 from lpp.randomness import seed_stream
 from lpp.inference import CommunityModel, CPTensorModel, TopicModel
-from lpp.inference.geweke import geweke_simulations
+from lpp.testing.geweke import geweke_simulations
 from lpp.inference.privacy import BesselPrivacy, CollapsedPrivacy, sample_true_count_collapsed_nb
 from lpp.testing import geweke_test
 

@@ -19,7 +19,7 @@ from lpp.inference import (
     fit_private,
     make_privacy_step,
 )
-from lpp.inference.geweke import geweke_simulations
+from lpp.testing.geweke import geweke_simulations
 from lpp.distributions import gamma_rate_np
 from lpp.testing import geweke_test
 
@@ -56,7 +56,7 @@ def test_models_and_privacy_steps_never_import_each_other():
     privacy = sorted((PACKAGE / "privacy").glob("*.py"))
     assert models and privacy[0].exists()
     above = ["lpp.inference.chain", "lpp.inference.fit", "lpp.inference.count_sources",
-             "lpp.inference.geweke", "lpp.inference.engines"]
+             "lpp.testing.geweke", "lpp.inference.engines"]
     assert _reaches(models, ["lpp.inference.privacy", *above]) == []
     assert _reaches(privacy, ["lpp.inference.models", *above]) == []
 

@@ -11,7 +11,7 @@ from lpp.inference import GibbsSampler, TopicModel, fit_nonprivate, fit_private,
 from lpp.inference.engines import known_topics, sparse_topics
 from lpp.inference.models import _reassign as reassign
 from lpp.inference.models import topics
-from lpp.inference.geweke import geweke_simulations
+from lpp.testing.geweke import geweke_simulations
 from lpp.inference.models import model_from_params
 from lpp.mechanism import privatize
 from lpp.testing import geweke_test

@@ -21,7 +21,7 @@ from scipy import stats
 from lpp.inference import CollapsedPrivacy, GibbsSampler, TopicModel, fit_private
 from lpp.inference import numerics
 from lpp.inference.engines import sparse_topics
-from lpp.inference.geweke import geweke_simulations
+from lpp.testing.geweke import geweke_simulations
 from lpp.inference.kernels import allocate_matrix_kernel
 from lpp.inference.privacy import noise_levels, sample_true_counts
 from lpp.mechanism import privatize

@@ -8,7 +8,7 @@ import pytest
 from lpp.inference import numerics
 from lpp.inference import FixedTopicModel, GibbsSampler, TopicModel, fit_nonprivate, fit_private
 from lpp.inference.engines import KnownCountsTopicEngine, known_topics, select_engine
-from lpp.inference.geweke import geweke_simulations
+from lpp.testing.geweke import geweke_simulations
 from lpp.inference.privacy import NaivePrivacy, make_privacy_step
 from lpp.inference.count_sources import TrueCounts
 from lpp.mechanism import privatize
