@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lpp.inference.kernels import product_kernel
 from lpp.inference.models import model_from_params
 from lpp.metrics import (ReferenceCorpus, align_topics, mae, mean_over_topics, mimno_coherence,
                          network_masks, npmi, predictive_log_likelihood, top_words, zeros_mae)
@@ -46,8 +47,6 @@ _ROW_BLOCK = 256
 
 def _factor_rates(model, state, rows) -> np.ndarray:
     # the fixed-order product the models use, so the score repeats to the bit on any thread count
-    from lpp.inference.kernels import product_kernel
-
     theta, phi = model.row_column_factors(state)
     return product_kernel(np.ascontiguousarray(theta[rows]), phi)
 

@@ -45,12 +45,13 @@ from lpp.inference.privacy import (
     sample_true_counts,
 )
 from lpp.inference.result import ChainsResult, FitResult
+from lpp.inference.runner import RunOptions
 
 __all__ = [
     "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel", "ChainsResult",
     "CollapsedPrivacy", "CommunityModel", "FitResult", "FixedTopicModel", "GibbsSampler",
     "NaivePrivacy", "Observed",
-    "PoissonFactorization", "PrivacyStep", "TopicModel", "checkpoint_from_fit",
+    "PoissonFactorization", "PrivacyStep", "RunOptions", "TopicModel", "checkpoint_from_fit",
     "checkpoints_from_fit", "fit_nonprivate", "fit_private",
     "make_model", "make_privacy_step", "model_from_params", "sample_true_counts",
 ]

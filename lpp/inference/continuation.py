@@ -19,9 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp.validation import check_int
+from lpp.formats.fits import load_chains
 from lpp.inference.checkpoint import write_checkpoint
+from lpp.inference.fit import chain_checkpoint
 from lpp.inference.runner import run_meta
+from lpp.randomness import chain_seeds
+from lpp.validation import check_int
 
 log = logging.getLogger(__name__)
 
@@ -166,10 +169,6 @@ def checkpoints_from_fit(fit, make_chain, checkpoint, *, burn_in: int | None = N
     n_chains=<the fit's>, rng=<the fit's seed>, checkpoint=checkpoint, resume=True)`` looks
     for it.
     """
-    from lpp.randomness import chain_seeds
-    from lpp.formats.fits import load_chains
-    from lpp.inference.fit import chain_checkpoint
-
     chains = load_chains(fit) if isinstance(fit, (str, Path)) else list(
         getattr(fit, "chains", [fit]))
     seeds = [int(c.meta["seed"]) for c in chains]

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp.randomness import chain_seeds, replay_seed
-from lpp.validation import check_int, check_schedule
+from lpp.formats.privatized_blocks import META_FILE, PrivatizedBlocks
 from lpp.inference.chain import GibbsSampler
 from lpp.inference.models import make_model
-from lpp.inference.result import ChainsResult, FitResult, _Record
-from lpp.inference.runner import run_chain
+from lpp.inference.result import ChainsResult, FitResult, Record
+from lpp.inference.runner import RunOptions, run_chain
+from lpp.randomness import chain_seeds, replay_seed
+from lpp.validation import check_int
 
 __all__ = ["chain_checkpoint", "fit_nonprivate", "fit_private"]
 
@@ -26,37 +27,35 @@ __all__ = ["chain_checkpoint", "fit_nonprivate", "fit_private"]
 def chain_checkpoint(checkpoint, chain: int):
     """The checkpoint file of chain ``chain`` of a fit whose checkpoint is ``checkpoint``:
     chain 0 uses it as given, chain c ``<stem>.chain<c><suffix>`` beside it."""
-    if checkpoint is None or chain == 0:
-        return checkpoint
-    path = Path(checkpoint)
-    return path.with_name(f"{path.stem}.chain{chain}{path.suffix}")
+    return RunOptions(checkpoint=checkpoint).for_chain(chain).checkpoint
 
 
-def _several_chains(fit_one, n_chains: int, *, rng, resume, checkpoint, mask) -> ChainsResult:
-    """Run ``fit_one(rng=..., checkpoint=...)`` once per chain, one after the other, each on its
-    own seed (:func:`lpp.randomness.chain_seeds`) and checkpoint (:func:`chain_checkpoint`)."""
-    if resume and rng is None:
+def _fit_chains(fit_one, n_chains: int, *, rng, run: RunOptions, mask):
+    """``fit_one(seed, run)`` once for one chain (on ``rng`` as given), or once per chain, one
+    after the other, each on its own seed (:func:`lpp.randomness.chain_seeds`) and checkpoint
+    (:meth:`RunOptions.for_chain`)."""
+    if check_int(n_chains, "n_chains", minimum=1) == 1:
+        return fit_one(rng, run)
+    if run.resume and rng is None:
         raise ValueError("resuming a fit of several chains needs its base seed: pass rng= the "
                          "seed of the run (result.seed)")
     seeds = chain_seeds(replay_seed(rng), n_chains)
-    chains = [fit_one(rng=seed, checkpoint=chain_checkpoint(checkpoint, c))
-              for c, seed in enumerate(seeds)]
+    chains = [fit_one(seed, run.for_chain(c)) for c, seed in enumerate(seeds)]
     exclude = None if mask is None else np.asarray(np.ma.getdata(mask), dtype=bool)
     return ChainsResult(chains, exclude=exclude)
 
 
-def _run(sampler: GibbsSampler, *, n_iter, burn_in, thin, save_latents, save_counts, progress,
-         checkpoint, checkpoint_every, resume, callback, rng) -> FitResult:
-    n_iter, burn_in, thin, checkpoint_every = check_schedule(n_iter, burn_in, thin,
-                                                             checkpoint_every)
-    names = list(sampler.state) if save_latents else []
-    if save_counts:
+def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> FitResult:
+    run = run.checked()
+    n_iter, burn_in, thin = run.n_iter, run.burn_in, run.thin
+    names = list(sampler.state) if run.save_latents else []
+    if run.save_counts:
         names.append("y")
-    rec = _Record(names, burn_in, thin)
+    rec = Record(names, burn_in, thin)
     interrupted = run_chain(sampler, rec, n_iter=n_iter, burn_in=burn_in, thin=thin,
-                            progress=progress, checkpoint=checkpoint,
-                            checkpoint_every=checkpoint_every, resume=resume, rng=rng,
-                            callback=callback, desc=f"{sampler.model.name}/{sampler.method}")
+                            progress=run.progress, checkpoint=run.checkpoint,
+                            checkpoint_every=run.checkpoint_every, resume=run.resume, rng=rng,
+                            callback=run.callback, desc=f"{sampler.model.name}/{sampler.method}")
     arrays = rec.arrays()
     n_saved = arrays["saved_iterations"].size
     return FitResult(
@@ -171,47 +170,37 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         fit, unknown methods or models, bad iteration settings or a mismatched checkpoint;
         with ``cluster``, for what the distributed fit does not support.
     """
-    if check_int(n_chains, "n_chains", minimum=1) > 1:
-        def fit_one(*, rng, checkpoint):
-            return fit_private(
-                y_tilde, alpha, model, method=method, n_components=n_components, a0=a0, b0=b0,
-                n_iter=n_iter, burn_in=burn_in, thin=thin, rng=rng, mask=mask, init=init,
-                save_latents=save_latents, save_counts=save_counts, progress=progress,
-                checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                sparse=sparse, cluster=cluster, callback=callback)
-
-        return _several_chains(fit_one, n_chains, rng=rng, resume=resume,
-                               checkpoint=checkpoint, mask=mask)
+    run = RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
+                     save_counts=save_counts, progress=progress, checkpoint=checkpoint,
+                     checkpoint_every=checkpoint_every, resume=resume, callback=callback)
     if cluster is not None and callable(init):
         raise ValueError("a callable init (such as lpp.vi.dispersed_start) reads the data in "
                          "this process, which the cluster's row-block data are not: compute "
                          "the start in-process (GibbsSampler.private(...).state on the dense "
                          "data) and pass it as init=dict, or use init='data' / 'em'")
-    if cluster is not None:
-        # the only door to Dask: the in-process path below never imports it
-        from lpp.inference.distributed import fit_private_distributed
+    if cluster is None and _is_block_format(y_tilde):
+        raise TypeError("row-block data (lpp.formats.privatized_blocks) are fitted on a "
+                        "cluster: pass cluster=True (a local one) or a Client, or load them "
+                        "with .to_dense() when they fit in memory")
 
-        return fit_private_distributed(
-            y_tilde, model, cluster=cluster, alpha=alpha, method=method,
-            n_components=n_components, a0=a0, b0=b0, n_iter=n_iter, burn_in=burn_in,
-            thin=thin, rng=rng, mask=mask, init=init, save_latents=save_latents,
-            save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-            checkpoint_every=checkpoint_every, resume=resume, sparse=sparse, callback=callback)
-    if _is_block_format(y_tilde):
-        raise TypeError("row-block data (lpp.formats.privatized_blocks) are fitted on a cluster: pass "
-                        "cluster=True (a local one) or a Client, or load them with "
-                        ".to_dense() when they fit in memory")
-    model = make_model(model, n_components, a0, b0)
-    sampler = GibbsSampler.private(y_tilde, alpha, model, method=method, rng=rng, mask=mask,
-                                   init=init, sparse=sparse)
-    return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
-                save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-                checkpoint_every=checkpoint_every, resume=resume, callback=callback, rng=rng)
+    def fit_one(seed, chain_run):
+        if cluster is not None:
+            # the only door to Dask: the in-process path below never imports it
+            from lpp.inference.distributed import fit_private_distributed
+
+            return fit_private_distributed(
+                y_tilde, model, cluster=cluster, alpha=alpha, method=method,
+                n_components=n_components, a0=a0, b0=b0, rng=seed, mask=mask, init=init,
+                sparse=sparse, run=chain_run)
+        sampler = GibbsSampler.private(y_tilde, alpha, make_model(model, n_components, a0, b0),
+                                       method=method, rng=seed, mask=mask, init=init,
+                                       sparse=sparse)
+        return _run(sampler, chain_run, rng=seed)
+
+    return _fit_chains(fit_one, n_chains, rng=rng, run=run, mask=mask)
 
 
 def _is_block_format(data) -> bool:
-    from lpp.formats.privatized_blocks import META_FILE, PrivatizedBlocks  # light: no Dask
-
     return isinstance(data, PrivatizedBlocks) or (
         isinstance(data, (str, Path)) and (Path(data) / META_FILE).is_file())
 
@@ -241,19 +230,13 @@ save_counts, progress, checkpoint, checkpoint_every, resume, callback, n_chains
     FitResult or ChainsResult
         As for :func:`fit_private`.
     """
-    if check_int(n_chains, "n_chains", minimum=1) > 1:
-        def fit_one(*, rng, checkpoint):
-            return fit_nonprivate(
-                y, model, n_components=n_components, a0=a0, b0=b0, n_iter=n_iter,
-                burn_in=burn_in, thin=thin, rng=rng, mask=mask, init=init,
-                save_latents=save_latents, save_counts=save_counts, progress=progress,
-                checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                callback=callback, sparse=sparse)
+    run = RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
+                     save_counts=save_counts, progress=progress, checkpoint=checkpoint,
+                     checkpoint_every=checkpoint_every, resume=resume, callback=callback)
 
-        return _several_chains(fit_one, n_chains, rng=rng, resume=resume,
-                               checkpoint=checkpoint, mask=mask)
-    model = make_model(model, n_components, a0, b0)
-    sampler = GibbsSampler.nonprivate(y, model, rng=rng, mask=mask, init=init, sparse=sparse)
-    return _run(sampler, n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
-                save_counts=save_counts, progress=progress, checkpoint=checkpoint,
-                checkpoint_every=checkpoint_every, resume=resume, callback=callback, rng=rng)
+    def fit_one(seed, chain_run):
+        sampler = GibbsSampler.nonprivate(y, make_model(model, n_components, a0, b0), rng=seed,
+                                          mask=mask, init=init, sparse=sparse)
+        return _run(sampler, chain_run, rng=seed)
+
+    return _fit_chains(fit_one, n_chains, rng=rng, run=run, mask=mask)

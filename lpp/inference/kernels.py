@@ -37,7 +37,8 @@ from lpp.inference.numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parall
 
 #: memory budget (bytes) of the per-chunk partial count arrays of one allocation kernel
 _PARTIAL_BUDGET = 1 << 26
-_MAX_CHUNKS = 32
+#: most row chunks (each with its own partial counts) an allocation kernel splits its rows into
+MAX_CHUNKS = 32
 #: below this total weight the products of factors are recomputed in log space (they may have
 #: underflowed: factors are floored at 2.2e-308, their products are not)
 _UNDERFLOW = 1e-280
@@ -101,13 +102,15 @@ def _twins(loop):
     return parallel_and_serial(loop)
 
 
-def n_chunks(n_rows: int, partial_cells: int) -> int:
-    """Number of row chunks for a kernel whose per-chunk partial has ``partial_cells`` int64s.
+def n_chunks(n_rows: int, partial_cells: int, cell_bytes: int = 8) -> int:
+    """Number of row chunks for a kernel whose per-chunk partial counts have ``partial_cells``
+    cells of ``cell_bytes`` each (int64 by default; the fused engines' are int32): at most
+    :data:`MAX_CHUNKS`, and together within a fixed memory budget.
 
     Depends on the problem size only (never on the thread count).
     """
-    by_memory = max(1, _PARTIAL_BUDGET // max(1, 8 * partial_cells))
-    return int(max(1, min(n_rows, _MAX_CHUNKS, by_memory)))
+    by_memory = max(1, _PARTIAL_BUDGET // max(1, cell_bytes * partial_cells))
+    return int(max(1, min(n_rows, MAX_CHUNKS, by_memory)))
 
 
 def chunk_partials(chunks: int, *shape: int) -> np.ndarray:
@@ -298,7 +301,7 @@ def expected_allocation(theta, phi, y, observed, topic_word):
     for lo in range(0, n_rows, EXPECTATION_ROWS):
         hi = min(lo + EXPECTATION_ROWS, n_rows)
         _expected[(hi - lo) * n_cols < SERIAL_BELOW](
-            y, observed, theta, phi, phi_t, lo, hi, min(n_cols, _MAX_CHUNKS), doc_topic,
+            y, observed, theta, phi, phi_t, lo, hi, min(n_cols, MAX_CHUNKS), doc_topic,
             topic_word_t)
     topic_word[...] = topic_word_t.T
     return doc_topic

@@ -73,6 +73,16 @@ class FitResult:
         return int(self.saved_iterations.size)
 
     @property
+    def chains(self) -> list:
+        """The fit's chains: this one. Every fit reads as a list of chains, one chain or
+        several (:class:`ChainsResult`), so callers never need to tell them apart."""
+        return [self]
+
+    @property
+    def n_chains(self) -> int:
+        return 1
+
+    @property
     def complete(self) -> bool:
         return self.iterations_done >= self.n_iter
 
@@ -129,7 +139,7 @@ class ChainsResult:
         return sum(np.asarray(c.mu_hat) for c in self.chains) / self.n_chains
 
 
-class _Entry(tuple):
+class Entry(tuple):
     """A completed iteration: ``(t, seconds, draws, log_joint, mu_sum)``, draws None if unsaved."""
 
     __slots__ = ()
@@ -140,8 +150,8 @@ class _Entry(tuple):
     mu_sum = property(lambda self: self[4])
 
 
-class _Record:
-    """The run's history, one :class:`_Entry` per completed iteration.
+class Record:
+    """The run's history, one :class:`Entry` per completed iteration.
 
     Each iteration's bookkeeping ends in a single ``list.append``, so a Ctrl-C can never leave
     it half-written; the only gap it can leave is a sweep whose entry was not appended yet,
@@ -150,7 +160,7 @@ class _Record:
 
     def __init__(self, names, burn_in: int, thin: int):
         self.names, self.burn_in, self.thin = tuple(names), burn_in, thin
-        self.entries: list[_Entry] = []
+        self.entries: list[Entry] = []
         # the running sum that the last saved entry replaced: no entry refers to it, so the
         # next saved sweep writes its sum there instead of into a new array of the data's size
         # (at 10,000 x 10,000, a fresh 800 MB array costs seconds of page faults; the add, 0.1 s)
@@ -184,9 +194,9 @@ class _Record:
                 if spare is None or spare.shape != mu_sum.shape or not spare.flags.writeable:
                     spare = np.empty_like(mu_sum)
                 mu_sum = np.add(mu_sum, sampler.mu, out=spare)
-            entry = _Entry((t, seconds, draws, sampler.log_joint(), mu_sum))
+            entry = Entry((t, seconds, draws, sampler.log_joint(), mu_sum))
         else:
-            entry = _Entry((t, seconds, None, None, None))
+            entry = Entry((t, seconds, None, None, None))
         self.entries.append(entry)
         if entry.draws is not None:
             self._drop_older_sums()
@@ -197,11 +207,11 @@ class _Record:
         for i in range(len(self.entries) - 2, -1, -1):
             e = self.entries[i]
             if e.mu_sum is not None:
-                self.entries[i] = _Entry((e.t, e.seconds, e.draws, e.log_joint, None))
+                self.entries[i] = Entry((e.t, e.seconds, e.draws, e.log_joint, None))
                 self._spare = e.mu_sum
                 break
 
-    def saved(self) -> list[_Entry]:
+    def saved(self) -> list[Entry]:
         return [e for e in self.entries if e.draws is not None]
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -228,4 +238,4 @@ class _Record:
                          mu_sum if t == last_saved else None)
             else:
                 entry = (t, seconds, None, None, None)
-            self.entries.append(_Entry(entry))
+            self.entries.append(Entry(entry))

@@ -3,7 +3,7 @@
 A *chain* is anything with a Markov step and a restorable state: ``sweep()``, ``iteration``
 (sweeps done), ``seed``, ``model``, ``method``, ``engine``, ``state`` and ``aux`` (dicts of
 arrays), ``restore(state, aux, iteration)`` and ``fingerprint()`` (the data it runs on). A
-*record* books each completed sweep (:class:`lpp.inference.result._Record` or a subclass).
+*record* books each completed sweep (:class:`lpp.inference.result.Record` or a subclass).
 :func:`run_chain` owns what every run shares: the schedule's checks, resuming from a checkpoint
 and writing it every ``checkpoint_every`` sweeps, the progress bar, an optional per-sweep
 callback, and Ctrl-C, which stops after the current sweep and keeps what was done (the
@@ -13,14 +13,80 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from lpp.progress import tqdm
 from lpp.inference.checkpoint import CHECKPOINT_VERSION, open_checkpoint, write_checkpoint
+from lpp.progress import tqdm
+from lpp.validation import check_schedule
 
 log = logging.getLogger(__name__)
 
-__all__ = ["run_chain"]
+__all__ = ["RunOptions", "run_chain"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a fit runs each chain and what it keeps: the settings every fit function hands on
+    whole (to each chain, to the cluster's chain), instead of one keyword each.
+
+    Attributes
+    ----------
+    n_iter, burn_in, thin : int
+        Total sweeps; iteration t (1-based) is saved when t > burn_in and
+        (t - burn_in) % thin == 0.
+    save_latents, save_counts : bool
+        Keep the saved draws of the latents / of the counts ``y``.
+    progress : bool or None
+        tqdm bar (``lpp[progress]``); None shows it on interactive terminals only.
+    checkpoint : path or None
+        The checkpoint file of the fit (chain 0's; :meth:`for_chain` gives the others').
+    checkpoint_every : int
+        Sweeps between checkpoint writes.
+    resume : bool
+        Continue from the checkpoint when it exists.
+    callback : callable or None
+        ``callback(chain)`` after every sweep.
+    """
+
+    n_iter: int = 1000
+    burn_in: int = 0
+    thin: int = 1
+    save_latents: bool = True
+    save_counts: bool = False
+    progress: bool | None = None
+    checkpoint: object = None
+    checkpoint_every: int = 100
+    resume: bool = False
+    callback: object = None
+
+    @classmethod
+    def of(cls, run: "RunOptions | None" = None, **settings) -> "RunOptions":
+        """``run`` as given, or the options named by ``settings`` (not both)."""
+        if run is None:
+            return cls(**settings)
+        if not isinstance(run, cls):
+            raise TypeError(f"run must be a RunOptions, got {type(run).__name__}")
+        if settings:
+            raise TypeError(f"give {sorted(settings)} in run=RunOptions(...), not beside it")
+        return run
+
+    def checked(self) -> "RunOptions":
+        """The options with a validated schedule (:func:`lpp.validation.check_schedule`)."""
+        n_iter, burn_in, thin, every = check_schedule(self.n_iter, self.burn_in, self.thin,
+                                                      self.checkpoint_every)
+        return replace(self, n_iter=n_iter, burn_in=burn_in, thin=thin, checkpoint_every=every)
+
+    def for_chain(self, chain: int) -> "RunOptions":
+        """The options of chain ``chain`` of a fit of several: its own checkpoint file beside
+        the fit's (chain 0 uses the fit's), ``<stem>.chain<c><suffix>``."""
+        if self.checkpoint is None or chain == 0:
+            return self
+        path = Path(self.checkpoint)
+        return replace(self, checkpoint=path.with_name(f"{path.stem}.chain{chain}{path.suffix}"))
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def checkpoint_path(checkpoint, resume: bool) -> Path | None:

@@ -53,15 +53,15 @@ from __future__ import annotations
 import numpy as np
 
 from lpp.randomness import replay_seed
-from lpp.validation import check_schedule, positive_int
+from lpp.validation import positive_int
 from lpp.inference.chain import observed_entries
 from lpp.inference.models import make_model
 from lpp.inference.models.topics import (
     TopicModel,
 )
 from lpp.inference.privacy import make_privacy_step
-from lpp.inference.result import FitResult, _Entry, _Record
-from lpp.inference.runner import checkpoint_path, run_chain
+from lpp.inference.result import FitResult, Entry, Record
+from lpp.inference.runner import RunOptions, checkpoint_path, run_chain
 from lpp.formats.privatized_blocks import PrivatizedBlocks
 from lpp.inference.distributed.chain import ENGINE, NO_WORKER_SECONDS, DistributedChain, NoWorkersError, _lazy_mu_hat
 from lpp.inference.distributed.cluster import CONNECT_SECONDS, DEFAULT_WORKERS, WORKER_ENV, _connect
@@ -71,11 +71,8 @@ __all__ = ["CONNECT_SECONDS", "DEFAULT_WORKERS", "DistributedChain", "ENGINE", "
 
 def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAULT_WORKERS,
                             alpha=None, method="collapsed", n_components=None, a0=None,
-                            b0=None, n_iter: int = 1000, burn_in: int = 0, thin: int = 1,
-                            rng=None, mask=None, init="data", save_latents: bool = True,
-                            save_counts: bool = False, progress=None, checkpoint=None,
-                            checkpoint_every: int = 100, resume: bool = False, sparse=None,
-                            callback=None) -> FitResult:
+                            b0=None, rng=None, mask=None, init="data", sparse=None,
+                            run: RunOptions | None = None, **run_settings) -> FitResult:
     """The topic model's collapsed sparse chain on a Dask cluster, over row-block data.
 
     The implementation of ``lpp.inference.fit_private(..., cluster=...)``: call that. For the
@@ -110,13 +107,18 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
         As for ``fit_private``: the allocation of ``init="data"`` runs on the workers, the
         expectation steps of ``init="em"`` pass through the workers in row order (their
         topic-word sum is a float sum in row order; these steps are not parallel).
-    n_iter, burn_in, thin, rng, progress, checkpoint, checkpoint_every, resume
+    rng : int, numpy.random.Generator or None
         As for :func:`lpp.inference.fit_private`.
-    save_latents, save_counts, sparse
-        Accepted for the signature of ``fit_private``; the distributed fit saves the latents
-        (``mu_hat`` is computed from them), never the counts, and is the sparse engine.
-    callback : callable, optional
-        Called as ``callback(chain)`` after each completed sweep (monitoring, tests).
+    sparse : None or True
+        Accepted for the signature of ``fit_private``: the distributed fit is the sparse
+        engine.
+    run : RunOptions, optional
+        How the chain runs and what it keeps (:class:`lpp.inference.runner.RunOptions`:
+        ``n_iter``, ``burn_in``, ``thin``, ``progress``, ``checkpoint``, ``checkpoint_every``,
+        ``resume``, ``callback``); the distributed fit saves the latents (``mu_hat`` is
+        computed from them), never the counts.
+    **run_settings
+        The fields of ``run`` by name, instead of ``run`` (e.g. ``n_iter=200``).
 
     Returns
     -------
@@ -137,6 +139,7 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     NoWorkersError
         When the cluster has had no worker for :data:`NO_WORKER_SECONDS` (60 s).
     """
+    run = RunOptions.of(run, **run_settings)
     if isinstance(data, np.ndarray):
         raise TypeError("the distributed fit reads privatized row blocks "
                         "(lpp.formats.privatized_blocks), not an array: write them with "
@@ -149,10 +152,10 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     if sparse is False:
         raise ValueError("the distributed fit is the sparse engine: sparse=False has no "
                          "distributed form")
-    if save_counts:
+    if run.save_counts:
         raise ValueError("the distributed fit does not gather the counts y (save_counts=True "
                          "would form D x V arrays on the client)")
-    if not save_latents:
+    if not run.save_latents:
         raise ValueError("the distributed fit computes mu_hat from the saved latents: "
                          "save_latents=False is not supported")
     data = data if isinstance(data, PrivatizedBlocks) else PrivatizedBlocks(data)
@@ -163,38 +166,35 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     if getattr(model, "collapse_theta", False):
         raise ValueError("the distributed fit does not reassign tokens (collapse_theta=True): "
                          "fit in-process")
-    n_iter, burn_in, thin, checkpoint_every = check_schedule(n_iter, burn_in, thin,
-                                                             checkpoint_every)
+    run = run.checked()
     n_workers = positive_int(n_workers, "n_workers")
     observed = observed_entries(model, data.shape, mask) if mask is not None else None
     if not (isinstance(init, dict) or init in ("prior", "data", "em")):
         raise ValueError("init must be 'data', 'em', 'prior' or a dict of latent arrays, "
                          f"got {init!r}")
-    path = checkpoint_path(checkpoint, resume)
+    path = checkpoint_path(run.checkpoint, run.resume)
     seed = replay_seed(rng)
 
     client, owned = _connect(cluster, n_workers)
     try:
         chain = DistributedChain(client, data, model, seed, init, observed)
-        return _run(chain, n_iter=n_iter, burn_in=burn_in, thin=thin, progress=progress,
-                    path=path, checkpoint_every=checkpoint_every, resume=resume, rng=rng,
-                    callback=callback)
+        return _run(chain, run, path=path, rng=rng)
     finally:
         for c in owned:
             c.close()
 
 
-class _FactorRecord(_Record):
+class _FactorRecord(Record):
     """The record of a distributed run: the saved factors and their log joint, no running sum
     of the rates (``mu_hat`` is formed from the saved factors at the end, block by block)."""
 
     def book(self, chain: DistributedChain, seconds: float) -> None:
         t = chain.iteration
         if self.is_saved(t):
-            entry = _Entry((t, seconds, {n: chain.state[n] for n in self.names},
+            entry = Entry((t, seconds, {n: chain.state[n] for n in self.names},
                             chain.log_joint(), None))
         else:
-            entry = _Entry((t, seconds, None, None, None))
+            entry = Entry((t, seconds, None, None, None))
         chain.release()
         self.entries.append(entry)
 
@@ -208,13 +208,13 @@ def _explain_lost_workers(exc: NoWorkersError, path, chain: DistributedChain) ->
                           f"resume=True")
 
 
-def _run(chain: DistributedChain, *, n_iter, burn_in, thin, progress, path, checkpoint_every,
-         resume, rng, callback) -> FitResult:
+def _run(chain: DistributedChain, run: RunOptions, *, path, rng) -> FitResult:
+    n_iter, burn_in, thin = run.n_iter, run.burn_in, run.thin
     rec = _FactorRecord(["theta", "phi"], burn_in, thin)
     interrupted = run_chain(chain, rec, n_iter=n_iter, burn_in=burn_in, thin=thin,
-                            progress=progress, checkpoint=path,
-                            checkpoint_every=checkpoint_every, resume=resume, rng=rng,
-                            callback=callback, faults=(NoWorkersError,),
+                            progress=run.progress, checkpoint=path,
+                            checkpoint_every=run.checkpoint_every, resume=run.resume, rng=rng,
+                            callback=run.callback, faults=(NoWorkersError,),
                             explain_fault=_explain_lost_workers, desc=f"topics/{ENGINE}")
     out = rec.arrays()
     theta_s, phi_s = out["samples__theta"], out["samples__phi"]

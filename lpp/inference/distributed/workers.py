@@ -10,13 +10,13 @@ import time
 import numpy as np
 
 from lpp.inference.engines.sparse_topics import (
-    _MAX_CHUNKS,
     SparseTopicPrivacy,
     TopicCountsDraw,
-    _Workspace,
+    Workspace,
     chunk_bounds,
 )
 from lpp.inference.kernels import (
+    MAX_CHUNKS,
     allocate_matrix_kernel,
     expected_allocation,
     product_kernel,
@@ -35,14 +35,14 @@ _SHARED_TABLES: dict = {}
 _TABLES_LOCK = threading.Lock()
 
 
-def _block_workspace(indptr: np.ndarray, n_cols: int, n_topics: int) -> _Workspace:
+def _block_workspace(indptr: np.ndarray, n_cols: int, n_topics: int) -> Workspace:
     """A block's workspace whose K x V and chunks x V tables are views of the process's shared
     ones; only ``residual`` (rows x K) and the chunk bounds are the block's own. Chunking changes
     no draw (streams are keyed by row, partial counts are integers)."""
     shared = _SHARED_TABLES.get((n_cols, n_topics))
     if shared is None:
-        largest = np.arange(_MAX_CHUNKS + 1, dtype=np.int64)  # a stand-in with the most chunks
-        shared = _SHARED_TABLES[(n_cols, n_topics)] = _Workspace(largest, n_cols, n_topics)
+        largest = np.arange(MAX_CHUNKS + 1, dtype=np.int64)  # a stand-in with the most chunks
+        shared = _SHARED_TABLES[(n_cols, n_topics)] = Workspace(largest, n_cols, n_topics)
     ws = copy.copy(shared)
     n_rows = indptr.size - 1
     ws.chunks = chunks = int(max(1, min(n_rows, shared.chunks)))
@@ -57,7 +57,7 @@ def _block_workspace(indptr: np.ndarray, n_cols: int, n_topics: int) -> _Workspa
 class _BlockPrivacy(SparseTopicPrivacy):
     """The engine's privacy step on one row block, its scratch tables shared in the process."""
 
-    def workspace(self, n_topics: int) -> _Workspace:
+    def workspace(self, n_topics: int) -> Workspace:
         ws = self._workspace
         if ws is None or ws.prob.shape[0] != n_topics:
             ws = self._workspace = _block_workspace(self.layout.indptr, self.layout.shape[1],

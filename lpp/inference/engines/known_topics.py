@@ -37,6 +37,7 @@ from lpp.inference.engines.sparse_topics import (
 )
 from lpp.inference.kernels import (
     allocate_entry_nb,
+    n_chunks,
     row_topic_order,
     sum_partials,
     topic_entry_weights,
@@ -44,9 +45,6 @@ from lpp.inference.kernels import (
 
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
 _LAYOUT_ROWS = 256
-#: bytes of topic-word partial counts the chunks may hold together
-_PARTIAL_BUDGET = 1 << 26
-_MAX_CHUNKS = 32
 #: hint the table rows of the entry this many places ahead (as in the sparse collapsed engine)
 _PREFETCH_AHEAD = 12
 
@@ -164,8 +162,7 @@ class KnownCountsTopicEngine:
         if self._plan is None or self._plan[0] != n_topics:
             lay = self.layout
             n_rows, n_cols = lay.shape
-            by_memory = max(1, _PARTIAL_BUDGET // max(1, 4 * n_cols * n_topics))
-            chunks = int(max(1, min(n_rows, _MAX_CHUNKS, by_memory)))
+            chunks = n_chunks(n_rows, n_cols * n_topics, cell_bytes=4)
             bounds = chunk_bounds(lay.indptr, n_topics, chunks)
             per_chunk = np.diff(np.concatenate(([0], np.cumsum(lay.row_counts)))[bounds])
             wide = per_chunk.max(initial=0) > PARTIAL_LIMIT

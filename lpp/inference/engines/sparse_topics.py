@@ -58,7 +58,7 @@ from lpp.distributions import (
 )
 from lpp.inference import numerics
 from lpp.inference.numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
-from lpp.inference.kernels import allocate_entry_nb, row_topic_order, sum_partials
+from lpp.inference.kernels import allocate_entry_nb, n_chunks, row_topic_order, sum_partials
 from lpp.inference.privacy.kernels import sample_true_count_collapsed_nb
 from lpp.inference.privacy.steps import NoiseLevels
 
@@ -69,10 +69,8 @@ ALIAS_MIN_ACCEPTANCE = 0.25
 #: rows per layout-building block (bounds the temporary memory of :func:`build_layout`)
 _LAYOUT_ROWS = 256
 _UNDERFLOW = 1e-280
-_PARTIAL_BUDGET = 1 << 26
 #: most tokens one chunk may hold while its topic-word partial counts are int32
 PARTIAL_LIMIT = 2**31 - 1
-_MAX_CHUNKS = 32
 #: pass 1 hints the table rows of the entry this many places ahead (measured: 28% less time per
 #: entry at V = 10,000, where the tables exceed the L2 cache; flat between 10 and 24)
 _PREFETCH_AHEAD = 12
@@ -469,13 +467,12 @@ def chunked_calls(bounds: np.ndarray, row_steps: np.ndarray) -> list:
             for j in range(n_calls) if np.any(edges[:, j] < edges[:, j + 1])]
 
 
-class _Workspace:
+class Workspace:
     """Buffers reused from sweep to sweep (sized by the problem, never by the thread count)."""
 
     def __init__(self, indptr, n_cols, n_topics):
         n_rows = indptr.size - 1
-        by_memory = max(1, _PARTIAL_BUDGET // max(1, 4 * n_cols * n_topics))
-        self.chunks = int(max(1, min(n_rows, _MAX_CHUNKS, by_memory)))
+        self.chunks = n_chunks(n_rows, n_cols * n_topics, cell_bytes=4)
         self.bounds = chunk_bounds(indptr, n_topics, self.chunks)
         # int32 halves the tables that pass 1 scatters into; a chunk with more tokens than
         # PARTIAL_LIMIT is redrawn into the int64 twin (same streams, same draw)
@@ -535,7 +532,7 @@ class TopicCountsDraw:
             raise ValueError(f"factors of shapes {theta.shape}, {phi.shape} do not fit data of "
                              f"shape {lay.shape}")
         ws = (self._buffers.workspace(n_topics) if self._buffers is not None
-              else _Workspace(lay.indptr, n_cols, n_topics))
+              else Workspace(lay.indptr, n_cols, n_topics))
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         phi = np.ascontiguousarray(phi, dtype=np.float64)
         phi_t = np.ascontiguousarray(phi.T)
@@ -635,11 +632,11 @@ class SparseTopicPrivacy:
         self.layout = build_layout(y_tilde, observed, noise, first_row)
         self._workspace = None
 
-    def workspace(self, n_topics: int) -> _Workspace:
+    def workspace(self, n_topics: int) -> Workspace:
         ws = self._workspace
         n_rows, n_cols = self.layout.shape
         if ws is None or ws.prob.shape[0] != n_topics:
-            ws = self._workspace = _Workspace(self.layout.indptr, n_cols, n_topics)
+            ws = self._workspace = Workspace(self.layout.indptr, n_cols, n_topics)
         return ws
 
     def sample(self, seed: int, iteration: int) -> TopicCountsDraw:

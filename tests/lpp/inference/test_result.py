@@ -1,8 +1,8 @@
-"""The run's record (lpp.inference.result._Record): the running sum of the saved rates."""
+"""The run's record (lpp.inference.result.Record): the running sum of the saved rates."""
 import numpy as np
 import pytest
 
-from lpp.inference.result import _Record
+from lpp.inference.result import Record
 
 
 class _Point:
@@ -23,7 +23,7 @@ def test_the_running_sum_reuses_a_spare_array_and_adds_in_the_runs_order():
     it equals the sum of the saved rates added in order, bit for bit, and each entry's sum that
     is kept was never written again."""
     rng = np.random.default_rng(0)
-    record = _Record(["theta"], burn_in=2, thin=2)
+    record = Record(["theta"], burn_in=2, thin=2)
     rates, expected, arrays = {}, None, []
     for t in range(1, 13):
         rates[t] = rng.gamma(0.5, size=(7, 5)) * 10.0 ** rng.integers(-8, 8, size=(7, 5))
@@ -40,7 +40,7 @@ def test_the_running_sum_reuses_a_spare_array_and_adds_in_the_runs_order():
 
 def test_a_sweep_interrupted_while_booked_leaves_the_last_sum_as_it_was():
     rng = np.random.default_rng(1)
-    record = _Record(["theta"], burn_in=0, thin=1)
+    record = Record(["theta"], burn_in=0, thin=1)
     for t in (1, 2, 3):
         record.book(_Point(t, rng.random((3, 3))), 0.0)
     before = record.mu_sum.copy()

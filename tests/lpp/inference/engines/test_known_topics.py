@@ -5,7 +5,7 @@ import numba
 import numpy as np
 import pytest
 
-from lpp.inference import numerics
+from lpp.inference import kernels, numerics
 from lpp.inference import FixedTopicModel, GibbsSampler, TopicModel, fit_nonprivate, fit_private
 from lpp.inference.engines import KnownCountsTopicEngine, known_topics, select_engine
 from lpp.testing.geweke import geweke_simulations
@@ -73,7 +73,7 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
                  fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)))
     monkeypatch.undo()
     # other chunkings, calls of bounded work, and the int64 partial counts
-    monkeypatch.setattr(known_topics, "_MAX_CHUNKS", 3)
+    monkeypatch.setattr(kernels, "MAX_CHUNKS", 3)
     monkeypatch.setattr(numerics, "CALL_STEPS", 500)
     monkeypatch.setattr(known_topics, "PARTIAL_LIMIT", 0)
     runs.append((fit_nonprivate(y, TopicModel(4), **kw),

@@ -19,7 +19,7 @@ import pytest
 from scipy import stats
 
 from lpp.inference import CollapsedPrivacy, GibbsSampler, TopicModel, fit_private
-from lpp.inference import numerics
+from lpp.inference import kernels, numerics
 from lpp.inference.engines import sparse_topics
 from lpp.testing.geweke import geweke_simulations
 from lpp.inference.kernels import allocate_matrix_kernel
@@ -195,7 +195,7 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
     monkeypatch.undo()
     numba.set_num_threads(2)
     # other chunkings of the rows, and the int64 redraw that guards the int32 partial counts
-    monkeypatch.setattr(sparse_topics, "_MAX_CHUNKS", 3)
+    monkeypatch.setattr(kernels, "MAX_CHUNKS", 3)
     runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
     monkeypatch.setattr(sparse_topics, "PARTIAL_LIMIT", 0)
     runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
