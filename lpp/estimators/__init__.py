@@ -1,0 +1,41 @@
+"""scikit-learn transformers for locally private topic modelling.
+
+Two estimators, one for each side of the geometric mechanism:
+
+* :class:`GeometricMechanism` — the data owners' side: ``transform`` adds ``2Geo(alpha)``
+  noise to true counts (:func:`lpp.mechanism.privatize`); stateless.
+* :class:`PrivateTopicModel` — the analyst's side: the topic model (Poisson factorization of
+  documents x words) fitted to the privatized counts by the Gibbs samplers
+  (:func:`lpp.inference.fit_private`) or the CAVIs (:func:`lpp.vi.fit_variational`), with the
+  true counts as latent variables; ``transform`` gives new documents' topic proportions,
+  ``score`` a held-out predictive log-likelihood.
+
+``make_pipeline(CountVectorizer(), GeometricMechanism(alpha), PrivateTopicModel(k,
+alpha=alpha))`` is the whole study of one corpus; drop the mechanism when the counts arrive
+privatized. The noise level is a constructor parameter of both, ``alpha = exp(-epsilon / N)``
+(:func:`lpp.mechanism.alpha_from_epsilon`), and both must be given the same one: it is never
+passed to ``fit``, whose second argument is scikit-learn's ``y`` (ignored), so a pipeline can
+end in a classifier.
+
+With scikit-learn (1.6 or later) installed the estimators derive from its ``BaseEstimator``,
+``TransformerMixin`` and feature-name mixins, so tags, ``clone``, ``set_output``,
+``check_is_fitted``, pipelines and grid searches work natively; without it they keep the
+parameter protocol (``get_params`` / ``set_params``), ``fit_transform`` and
+``get_feature_names_out`` on lpp's own light base classes: lpp needs numpy, scipy and numba
+only. Import from this package (``from lpp.estimators import PrivateTopicModel``); ``import
+lpp`` alone does not load it.
+
+The topic model is the only model here, and :class:`PrivateTopicModel` the one estimator that
+fits it. The community model of a network and the CP factorization of a tensor have no
+estimator: their data are not a samples x features matrix (a network's rows and columns are
+the same nodes; a tensor has three axes), so scikit-learn's splitting of rows, pipelines and
+transform of new samples do not apply to them, and an estimator would only respell
+:func:`lpp.inference.fit_private` / :func:`lpp.vi.fit_variational`, which fit them (with
+``model="communities"`` or ``"cp"``).
+"""
+from ._base import NotFittedError
+from ._mechanism import GeometricMechanism
+from ._topic_model import INFERENCES, INITS, METHODS, PrivateTopicModel
+
+__all__ = ["INFERENCES", "INITS", "METHODS", "GeometricMechanism", "NotFittedError",
+           "PrivateTopicModel"]

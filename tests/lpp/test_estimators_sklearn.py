@@ -1,0 +1,242 @@
+"""The estimators among scikit-learn's own objects: pipelines from raw text, cross-validation
+and grid searches on the built-in score, clone, set_output, check_is_fitted, and
+scikit-learn's estimator checks (those that feed non-count data are expected to fail, each for
+a stated reason, and the test checks that they fail for that reason)."""
+import functools
+import pickle
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+from sklearn.base import clone
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.validation import check_is_fitted
+
+from lpp.estimators import GeometricMechanism, NotFittedError, PrivateTopicModel
+
+ALPHA_1 = float(np.exp(-1.0))  # epsilon / N = 1
+#: three groups of words; a document draws most of its words from its group's
+GROUPS = (["apple", "banana", "cherry", "grape", "lemon", "mango", "peach", "plum"],
+          ["cat", "dog", "horse", "mouse", "rabbit", "sheep", "tiger", "wolf"],
+          ["bus", "car", "train", "plane", "boat", "truck", "bike", "tram"])
+
+
+def make_corpus(n_docs=45, length=25, seed=0):
+    """``n_docs`` short texts, document d from group ``d % 3`` (90% of its words), and the
+    group as its label."""
+    rng = np.random.default_rng(seed)
+    everything = [w for group in GROUPS for w in group]
+    texts, labels = [], []
+    for d in range(n_docs):
+        own = rng.random(length) < 0.9
+        words = np.where(own, rng.choice(GROUPS[d % 3], length), rng.choice(everything, length))
+        texts.append(" ".join(words))
+        labels.append(d % 3)
+    return texts, np.array(labels)
+
+
+TEXTS, LABELS = make_corpus()
+
+
+def model(**params):
+    """A private topic model that fits in a blink."""
+    settings = dict(n_components=3, alpha=ALPHA_1, n_iter=20, random_state=0) | params
+    return PrivateTopicModel(**settings)
+
+
+# ----- pipelines ---------------------------------------------------------------------------------
+
+def test_the_whole_study_of_a_corpus_is_one_pipeline():
+    pipe = make_pipeline(CountVectorizer(), GeometricMechanism(ALPHA_1, random_state=0),
+                         model(n_iter=100))
+    shares = pipe.fit_transform(TEXTS)
+    assert shares.shape == (45, 3)
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0)
+    np.testing.assert_allclose(pipe.transform(TEXTS[:5]).sum(axis=1), 1.0)
+    est = pipe[-1]
+    vocabulary = pipe[0].get_feature_names_out()
+    assert est.n_features_in_ == len(vocabulary) == 24
+    # each topic's top words come from one group: the pipeline found the groups
+    top = [set(vocabulary[np.argsort(topic)[::-1][:6]]) for topic in est.components_]
+    assert sorted(max(len(t & set(g)) for g in GROUPS) for t in top) == [6, 6, 6], top
+    assert np.isfinite(pipe.score(TEXTS[:9]))
+
+
+def test_a_pipeline_can_end_in_a_classifier_and_the_labels_never_reach_alpha():
+    pipe = make_pipeline(CountVectorizer(), GeometricMechanism(ALPHA_1, random_state=0),
+                         model(n_iter=100), LogisticRegression())
+    pipe.fit(TEXTS, LABELS)
+    topic_model = pipe[2]
+    assert topic_model.alpha == ALPHA_1
+    assert pipe.score(TEXTS, LABELS) > 0.9  # the topics separate the groups
+    # the labels are passed to fit as y, and ignored: the same fit as without them
+    counts = pipe[1].transform(pipe[0].transform(TEXTS))
+    np.testing.assert_array_equal(clone(topic_model).fit(counts, LABELS).components_,
+                                  clone(topic_model).fit(counts).components_)
+
+
+def test_cross_validation_and_grid_search_use_the_built_in_score():
+    counts = CountVectorizer().fit_transform(TEXTS)
+    pipe = make_pipeline(GeometricMechanism(ALPHA_1, random_state=np.random.default_rng(0)),
+                         model(n_iter=60))
+    folds = KFold(3, shuffle=True, random_state=0)
+    scores = cross_val_score(pipe, counts, cv=folds)
+    assert scores.shape == (3,) and np.isfinite(scores).all() and (scores < 0).all()
+    search = GridSearchCV(model(n_iter=60), {"n_components": [1, 3]}, cv=folds)
+    search.fit(GeometricMechanism(ALPHA_1, random_state=1).fit_transform(counts))
+    assert search.best_params_ == {"n_components": 3}, search.cv_results_["mean_test_score"]
+    assert isinstance(search.best_estimator_, PrivateTopicModel)
+
+
+def test_clone_gives_an_unfitted_copy_with_the_same_parameters():
+    est = model(random_state=np.random.default_rng(1)).fit(
+        GeometricMechanism(ALPHA_1, random_state=0).fit_transform(np.ones((6, 4), int)))
+    copy = clone(est)
+    assert type(copy) is PrivateTopicModel and copy is not est
+    assert copy.get_params().keys() == est.get_params().keys()
+    assert copy.alpha == est.alpha and not hasattr(copy, "components_")
+    mech = clone(GeometricMechanism(ALPHA_1, exact=False, random_state=3))
+    assert mech.get_params() == {"alpha": ALPHA_1, "exact": False, "random_state": 3}
+
+
+def test_check_is_fitted_and_the_fitted_state():
+    est = model()
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+    with pytest.raises(NotFittedError):
+        est.transform([[1, 2, 3]])
+    est.fit(np.array([[1, 0, 2], [0, 3, 1], [2, 2, 0]]))
+    check_is_fitted(est)
+    check_is_fitted(GeometricMechanism(0.5))  # stateless: nothing to fit
+
+
+def test_set_output_pandas_names_the_topics_and_keeps_the_words():
+    pd = pytest.importorskip("pandas")
+    vectorizer = CountVectorizer()
+    counts = vectorizer.fit_transform(TEXTS)
+    frame = pd.DataFrame(counts.toarray(), columns=vectorizer.get_feature_names_out(),
+                         index=[f"doc{d}" for d in range(45)])
+    mech = GeometricMechanism(ALPHA_1, random_state=0).set_output(transform="pandas")
+    noised = mech.fit_transform(frame)
+    assert list(noised.columns) == list(frame.columns) and list(noised.index) == list(frame.index)
+    est = model().set_output(transform="pandas").fit(noised)
+    assert list(est.feature_names_in_) == list(frame.columns)
+    shares = est.transform(noised)
+    assert list(shares.columns) == ["privatetopicmodel0", "privatetopicmodel1",
+                                    "privatetopicmodel2"]
+    assert list(shares.index) == list(frame.index)
+    pipe = make_pipeline(GeometricMechanism(ALPHA_1, random_state=0), model())
+    assert list(pipe.set_output(transform="pandas").fit_transform(frame).columns) == \
+        list(shares.columns)
+
+
+def test_the_count_data_contracts_of_the_checks_that_need_counts():
+    """What the estimator checks expected to fail below would check, on count data: fit
+    returns self and changes no parameter, the same seed repeats a fit, n_features_in_ and
+    its check, pickling, read-only and Fortran-ordered input, sparse input."""
+    counts = CountVectorizer().fit_transform(TEXTS)
+    noised = GeometricMechanism(ALPHA_1, random_state=0).fit_transform(counts)
+    for est in (model(), model(inference="variational")):
+        params = est.get_params()
+        assert est.fit(noised) is est and est.get_params() == params
+        first = est.transform(noised[:9])
+        np.testing.assert_array_equal(clone(est).fit(noised).transform(noised[:9]), first)
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).transform(noised[:9]),
+                                      first)
+        read_only = np.asfortranarray(noised[:9])
+        read_only.setflags(write=False)
+        np.testing.assert_array_equal(est.transform(read_only), first)
+        with pytest.raises(ValueError, match="expecting 24 features"):
+            est.transform(noised[:, :5])
+        assert est.n_features_in_ == 24 and est.n_iter_ >= 1
+    mech = GeometricMechanism(ALPHA_1, random_state=0)
+    assert mech.fit(counts) is mech and mech.n_features_in_ == 24
+    np.testing.assert_array_equal(mech.transform(counts), noised)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(mech)).transform(counts.tocsc()),
+                                  noised)
+
+
+# ----- scikit-learn's estimator checks -----------------------------------------------------------
+
+#: the checks that feed random floats (uniform draws, make_blobs) to fit: counts are whole
+#: numbers, so fit refuses them before the check can test what it is about (the test below
+#: checks that the refusal is what stops each); test_the_count_data_contracts_... and
+#: test_estimators.py test those contracts on counts
+FLOAT_DATA = (
+    "check_fit_score_takes_y", "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+    "check_estimators_dtypes", "check_dtype_object", "check_pipeline_consistency",
+    "check_estimators_nan_inf", "check_estimator_sparse_tag", "check_estimator_sparse_array",
+    "check_estimator_sparse_matrix", "check_estimators_pickle",
+    "check_f_contiguous_array_estimator", "check_transformer_data_not_an_array",
+    "check_transformer_general", "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
+    "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
+    "check_n_features_in", "check_fit2d_predict1d",
+)
+REFUSAL = "whole-number counts"
+FLOATS = ("fits random floats (uniform draws or make_blobs); the estimator takes counts "
+          "(whole numbers) and refuses them")
+
+
+def expected_failed_checks(estimator):
+    """``{check name: reason}`` of the checks that cannot apply to the estimator's count data.
+
+    Beyond the float data, some would fail for a reason of their own, said in the reason.
+    """
+    failing = dict.fromkeys(FLOAT_DATA, FLOATS)
+    if isinstance(estimator, PrivateTopicModel):
+        failing |= {
+            "check_transformer_preserve_dtypes": FLOATS,
+            "check_transformer_n_iter": FLOATS,
+            # privatized counts may be negative: the tag is False, and the check then fits
+            # negative random floats
+            "check_positive_only_tag_during_fit": FLOATS + " (negative ones: privatized "
+                                                           "counts may be negative)",
+        }
+        if estimator.inference == "gibbs":
+            for name in ("check_transformer_general", "check_transformer_data_not_an_array"):
+                failing[name] = FLOATS + "; and fit_transform gives the fit's own posterior " \
+                    "mean of the documents' theta, transform a new chain with the topics " \
+                    "fixed: the same posterior, not the same Monte Carlo estimate"
+            for name in ("check_methods_sample_order_invariance",
+                         "check_methods_subset_invariance"):
+                failing[name] = FLOATS + "; and a Gibbs transform's Monte Carlo error depends " \
+                    "on the batch of documents the chain runs over"
+    else:
+        failing["check_transformers_unfitted_stateless"] = FLOATS
+        for name in ("check_methods_sample_order_invariance", "check_methods_subset_invariance"):
+            failing[name] = FLOATS + "; and the noise is random: a row's noise depends on " \
+                "where it is in the batch (one random stream in row-major order)"
+    return failing
+
+
+def _check_name(check):
+    return _check_name(check.func) if isinstance(check, functools.partial) else check.__name__
+
+
+def _messages(exc):
+    """The messages of an exception and of those it was raised from or during."""
+    while exc is not None:
+        yield str(exc)
+        exc = exc.__cause__ or exc.__context__
+
+
+@parametrize_with_checks([model(n_components=2), model(n_components=2, inference="variational"),
+                          GeometricMechanism(ALPHA_1, random_state=0)])
+def test_scikit_learn_estimator_checks(estimator, check):
+    reason = expected_failed_checks(estimator).get(_check_name(check))
+    if reason is None:
+        check(estimator)
+        return
+    with pytest.raises((ValueError, AssertionError)) as info:
+        check(estimator)
+    assert any(REFUSAL in message for message in _messages(info.value)), \
+        (reason, str(info.value)[:500])
