@@ -2,23 +2,28 @@
 
 People privatize their own counts with the geometric mechanism before sharing them; a
 Bayesian model is then fitted to the noised counts alone, treating the true counts as latent
-variables. The package is organised by job:
+variables.
 
-* :mod:`lpp.mechanism` — the geometric mechanism (two-sided geometric noise);
-* :mod:`lpp.formats.privatized` — privatized data sets on disk, the only data a private method reads;
-* :mod:`lpp.inference` — Gibbs samplers: :func:`lpp.inference.fit_private` (privatized
-  counts) and :func:`lpp.inference.fit_nonprivate` (true counts), the models and privacy steps;
-* :mod:`lpp.vi` — variational inference on the same models and privacy steps;
-* :mod:`lpp.estimators` — both behind scikit-learn's estimator interface (``fit``,
-  ``components_``, ``transform``, ``get_params``), without depending on scikit-learn;
-* :mod:`lpp.central` — the central-model routes of Foulds et al. (Laplace mechanism, OPS);
-* :mod:`lpp.distributions` — the distributions the samplers draw from and score with;
-* :mod:`lpp.metrics`, :mod:`lpp.evaluation` — the paper's measures, and the scores of one fit
-  against the true counts;
-* :mod:`lpp.diagnostics` — convergence diagnostics of saved chains (ArviZ, ``lpp[diagnostics]``);
-* :mod:`lpp.formats.fits`, :mod:`lpp.formats.counts`, :mod:`lpp.formats.files` — fits and count matrices on disk, atomic
-  and byte-reproducible writing;
-* :mod:`lpp.testing` — goodness-of-fit and Geweke tests for samplers.
+One way per job, as a ladder — take the first rung that fits:
+
+1. :mod:`lpp.estimators` — :class:`~lpp.estimators.PrivateTopicModel` (``fit`` /
+   ``transform`` / ``score``, a scikit-learn transformer when scikit-learn is installed) and
+   :class:`~lpp.estimators.GeometricMechanism` (the data owners' side, and simulations);
+2. the fit functions — :func:`lpp.inference.fit_private` (privatized counts) and
+   :func:`lpp.inference.fit_nonprivate` (true counts) for any model (topics, communities, CP
+   tensors, your own) and privacy step, chains and checkpoints included;
+   :func:`lpp.vi.fit_variational` for the variational approximation;
+3. :class:`lpp.inference.GibbsSampler` — one chain, sweep by sweep, for those who step it
+   themselves.
+
+The packages, bottom layer first (``docs/design.md``, *Layers*, draws the picture the imports
+follow): :mod:`lpp.randomness`, :mod:`lpp.validation`, :mod:`lpp.progress` (foundation);
+:mod:`lpp.distributions`, :mod:`lpp.mechanism`, :mod:`lpp.simulate`; :mod:`lpp.formats`
+(counts, privatized data and fits on disk); :mod:`lpp.metrics`; :mod:`lpp.inference` (models,
+privacy steps, engines, chains); :mod:`lpp.vi`, :mod:`lpp.diagnostics` (ArviZ,
+``lpp[diagnostics]``), :mod:`lpp.evaluation`, :mod:`lpp.testing` (goodness-of-fit and
+Geweke tests); :mod:`lpp.central` (the central-model routes of Foulds et al.);
+:mod:`lpp.estimators`.
 
 The library needs numpy, scipy and numba only; tqdm (progress bars), Dask (a fit on a
 cluster) and ArviZ (diagnostics) are the extras ``progress``, ``distributed`` and

@@ -3,7 +3,7 @@
 Public, vectorised (numpy broadcasting, clear ``ValueError``/``TypeError`` on bad input):
 ``two_sided_geometric_logpmf``, ``skellam_logpmf``, ``bessel_logpmf``, ``bessel_mean``,
 ``bessel_mode``, ``sample_bessel``, ``log_bessel_i``, ``poisson_logpmf``, ``poisson_logcdf``,
-``poisson_logsf``.
+``poisson_logsf``, ``privatized_poisson_logpmf`` (``Pois(mu) + 2Geo(alpha)``).
 
 Numba-callable scalar twins (``*_nb``; no argument checks, for use inside ``@njit`` code):
 ``log_bessel_i_nb(nu, x)``, ``log_bessel_ive_nb(nu, x)`` (= log I - x),
@@ -62,6 +62,7 @@ from .multinomial import (
     multinomial_into_nb,
     rescale_log_weights_nb,
 )
+from .privatized_poisson import privatized_poisson_logpmf
 from .skellam import skellam_logpmf, skellam_logpmf_nb
 
 __all__ = [
@@ -71,7 +72,7 @@ __all__ = [
     "sample_bessel", "sample_bessel_nb", "standard_gamma_nb", "standard_normal_nb",
     "two_sided_geometric_logpmf", "two_sided_geometric_logpmf_nb",
     "poisson_logcdf", "poisson_logcdf_nb", "poisson_logpmf", "poisson_logpmf_nb",
-    "poisson_logsf", "poisson_logsf_nb", "poisson_nb",
+    "poisson_logsf", "poisson_logsf_nb", "poisson_nb", "privatized_poisson_logpmf",
     "skellam_logpmf", "skellam_logpmf_nb",
     "TINY", "gamma_rate_nb", "gamma_rate_np",
     "truncated_poisson_above_nb", "truncated_poisson_at_most_nb",
