@@ -34,6 +34,7 @@ from experiments import machine, write_results
 from bench.sweep import text_data
 from lpp.diagnostics import geweke_z
 from lpp.inference import GibbsSampler, TopicModel
+from lpp.vi import chain_start
 
 STARTS = ("data", "em", "dispersed", "data-scaled")
 #: the log joint is dense work (every entry): recorded every this many sweeps
@@ -75,7 +76,8 @@ def run_chain(y_tilde, alpha, k, init, seed, n_sweeps, collapse_theta=False):
     if init == "data-scaled":  # the data start with its total mass set to the data's
         chain = GibbsSampler.private(y_tilde, alpha, model, rng=seed, init="data", sparse=True)
         init = scaled_to_data(chain, y_tilde)
-    chain = GibbsSampler.private(y_tilde, alpha, model, rng=seed, init=init, sparse=True)
+    chain = GibbsSampler.private(y_tilde, alpha, model, rng=seed, init=chain_start(init),
+                                 sparse=True)
     start_seconds = time.perf_counter() - t0
     total, joint, joint_at, times = [], [], [], []
     for _ in range(n_sweeps):

@@ -145,7 +145,7 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None,
     pathlib.Path
         ``out_dir``.
     """
-    if result.chains[0] is not result:  # a fit of several chains (ChainsResult)
+    if getattr(result, "chains", [result])[0] is not result:  # a fit of several chains
         return _save_chains(result, out_dir, data=data, extra=extra, diagnostics=diagnostics)
     if diagnostics is not None:
         raise ValueError("diagnostics are recorded for a fit of several chains only")

@@ -232,6 +232,7 @@ def test_unmasked_fits_get_panels_of_their_own():
 
 
 def test_each_chain_of_a_fit_is_scored_with_the_fits_rhat(tmp_path):
+    from lpp.diagnostics import diagnostics_record
     from lpp.inference import TopicModel, fit_private
     from lpp.mechanism import privatize
 
@@ -240,14 +241,15 @@ def test_each_chain_of_a_fit_is_scored_with_the_fits_rhat(tmp_path):
     y_tilde = privatize(y, 0.5, rng=rng)
     schedule = {"n_iter": 12, "burn_in": 4, "thin": 2, "progress": False}
     res = fit_private(y_tilde, 0.5, TopicModel(2), rng=1, n_chains=2, **schedule)
-    save_fit(res, tmp_path / "collapsed_eps1.0_rep0", data="d", extra={"epsilon_over_n": 1.0})
+    save_fit(res, tmp_path / "collapsed_eps1.0_rep0", data="d", extra={"epsilon_over_n": 1.0},
+             diagnostics=diagnostics_record(res))
     one = fit_private(y_tilde, 0.5, TopicModel(2), rng=1, **schedule)
     save_fit(one, tmp_path / "naive_eps1.0_rep0", data="d", extra={"epsilon_over_n": 1.0})
     table = score_topic_fits(tmp_path, sp.csr_array(y), n_top=3)
     chained = table[table.fit == "collapsed_eps1.0_rep0"]
     assert chained.chain.tolist() == [0, 1]
-    assert chained.rhat.tolist() == pytest.approx([load_fit(tmp_path / chained.fit.iloc[0])
-                                                   .rhat_max] * 2)
+    rhat = load_fit(tmp_path / chained.fit.iloc[0]).rhat_max
+    assert np.isfinite(rhat) and chained.rhat.tolist() == pytest.approx([rhat] * 2)
     assert np.isfinite(chained.rhat).all()
     for c, chain in enumerate(res.chains):  # each row scores its own chain
         assert chained.mae.iloc[c] == pytest.approx(np.abs(chain.mu_hat - y).mean())
