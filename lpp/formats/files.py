@@ -7,7 +7,9 @@ files a killed writer leaves behind are removed by :func:`remove_stale_temporari
 
 A reader never sees a half-written file: everything is written to a temporary file in the
 target's directory and renamed into place. ``npz_bytes`` fixes the zip timestamps so the same
-arrays always give the same bytes (DVC hashes them).
+arrays always give the same bytes (DVC hashes them). A folder that must never mix two writes
+(a privatized data set: stale noisy copies of the same counts would average the noise away)
+is built whole beside its target by :func:`atomic_folder` and swapped in by a rename.
 """
 from __future__ import annotations
 
@@ -15,20 +17,37 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
+import secrets
+import shutil
 import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
+log = logging.getLogger(__name__)
+
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 #: the temporary file of a write of ``name`` is ``.name.<random, no dot>.tmp``, beside it
 _TMP_SUFFIX = ".tmp"
+#: a folder being replaced by :func:`atomic_folder` waits as ``.name.<random, no dot>.old``
+_OLD_SUFFIX = ".old"
+
+
+class FormatError(ValueError):
+    """A file or folder that lpp cannot use or must not touch; the message names it."""
 
 
 def _tmp_prefix(path: Path) -> str:
     return f".{path.name}."
+
+
+def _is_temporary(name: str, prefix: str, suffix: str) -> bool:
+    # the random middle has no dot, so the temporaries of "name.x" are not taken for "name"'s
+    middle = name[len(prefix):-len(suffix)]
+    return name.startswith(prefix) and name.endswith(suffix) and bool(middle) and "." not in middle
 
 
 @contextlib.contextmanager
@@ -68,10 +87,7 @@ def remove_stale_temporaries(path) -> list[Path]:
         return []
     removed = []
     for entry in path.parent.iterdir():
-        # the random middle has no dot, so the temporaries of "name.x" are not taken for "name"'s
-        middle = entry.name[len(prefix):-len(_TMP_SUFFIX)]
-        if (entry.name.startswith(prefix) and entry.name.endswith(_TMP_SUFFIX) and middle
-                and "." not in middle and entry.is_file()):
+        if _is_temporary(entry.name, prefix, _TMP_SUFFIX) and entry.is_file():
             entry.unlink(missing_ok=True)
             removed.append(entry)
     return removed
@@ -82,6 +98,113 @@ def atomic_write_bytes(path, payload: bytes) -> None:
     with atomic_writer(path) as handle:
         handle.write(payload)
 
+
+# ----- whole folders -------------------------------------------------------------------------
+
+def remove_stale_folders(path) -> list[Path]:
+    """Clean up after an :func:`atomic_folder` write of ``path`` that was killed; return what
+    was removed or restored.
+
+    The temporary folders (``.name.<random>.tmp``) of killed writes are removed. A folder being
+    replaced (``.name.<random>.old``) is removed too, unless the write was killed between its
+    two renames and ``path`` is missing: then the previous folder is put back (it was complete).
+    Call it only when no other process writes ``path`` at the same time.
+    """
+    path = Path(path)
+    parent, prefix = path.parent, _tmp_prefix(path)
+    if not parent.is_dir():
+        return []
+    done = []
+    for entry in sorted(parent.iterdir()):
+        if entry.is_symlink() or not entry.is_dir():
+            continue
+        if _is_temporary(entry.name, prefix, _TMP_SUFFIX):
+            shutil.rmtree(entry)
+            done.append(entry)
+        elif _is_temporary(entry.name, prefix, _OLD_SUFFIX):
+            if not os.path.lexists(path):
+                os.rename(entry, path)
+                log.warning("restored %s from %s, left by a write that was killed", path, entry)
+            else:
+                shutil.rmtree(entry)
+            done.append(entry)
+    return done
+
+
+def _check_replaceable(path: Path, owns) -> None:
+    if not os.path.lexists(path):
+        return
+    if path.is_symlink() or not path.is_dir():
+        raise FormatError(f"{path} exists and is not a folder (or is a symbolic link): refusing "
+                          "to replace it; remove it or write elsewhere")
+    foreign = sorted(e.name for e in path.iterdir()
+                     if not (owns(e.name) or (e.name.startswith(".")
+                                              and e.name.endswith(_TMP_SUFFIX))))
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise FormatError(f"{path} holds {len(foreign)} file(s) that this format does not write "
+                          f"({shown}); the folder is replaced whole, so it is left alone: write "
+                          "to a new folder, or empty this one")
+
+
+def _fsync_folder(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # a platform that cannot open folders: the renames are still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_folder(path, *, owns):
+    """Build the folder ``path`` whole under a temporary sibling and swap it in on a clean exit.
+
+    Yields the temporary folder (``.name.<random>.tmp`` beside ``path``) to write into. On a
+    clean exit it replaces ``path``: the previous folder is renamed aside
+    (``.name.<random>.old``), the new one renamed to ``path``, and then the previous one is
+    removed; so the previous folder stays complete until the new one is, and nothing of it
+    survives into the new one. On an exception (Ctrl-C included) the temporary folder is
+    removed and ``path`` is left as it was. Leftovers of killed writes are cleaned up first
+    (:func:`remove_stale_folders`).
+
+    ``owns(name)`` says whether a file name is one this format writes: an existing ``path``
+    that holds anything else is not replaced (a :class:`FormatError`), so a mistyped output
+    folder cannot wipe out someone's files.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for entry in remove_stale_folders(path):
+        log.warning("cleaned up %s, left by a write of %s that was killed", entry, path)
+    _check_replaceable(path, owns)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=_tmp_prefix(path), suffix=_TMP_SUFFIX))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o755)
+        _fsync_folder(tmp)
+        _check_replaceable(path, owns)
+        if os.path.lexists(path):
+            old = path.parent / f"{_tmp_prefix(path)}{secrets.token_hex(8)}{_OLD_SUFFIX}"
+            os.rename(path, old)
+            try:
+                os.rename(tmp, path)
+            except BaseException:
+                os.rename(old, path)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, path)
+        _fsync_folder(path.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+# ----- canonical bytes -----------------------------------------------------------------------
 
 def json_bytes(obj) -> bytes:
     """Canonical JSON bytes (key order as given, 1-space indent, ASCII, trailing newline)."""
@@ -113,6 +236,8 @@ def write_json(path, obj) -> Path:
     atomic_write_bytes(path, json_bytes(obj))
     return path
 
+
+# ----- verified outputs ----------------------------------------------------------------------
 
 def write_verified(out_dir, payload: bytes, meta: dict, *, meta_file: str, file_key: str,
                    sha_key: str, extra_files: dict[str, bytes] | None = None) -> Path:

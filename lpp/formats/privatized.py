@@ -14,6 +14,13 @@ A privatized directory holds
     ``"system"`` or ``"seeded"``, never the seed itself), the row and column ids, the sha256 of
     ``y_tilde.npz``, and the name of the data set it was made from (never its content).
 
+A privatized directory is written whole or not at all: :func:`save_privatized` builds it
+beside its target and swaps it in by a rename (:func:`lpp.formats.files.atomic_folder`), so a
+failed or killed write leaves the previous folder as it was, and a rewrite leaves nothing of
+the previous one (two noisy copies of the same counts, averaged, would halve the noise's
+variance). The folder holds only these two files: an existing folder holding anything else is
+not replaced.
+
 The true counts never enter this format, by construction: :func:`save_privatized` has no
 argument for them, and :func:`privatize_counts` is the one function that reads true counts
 and writes this format (the data owners' side of the boundary). The held-out mask of the
@@ -37,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from lpp.validation import noise_level_array, non_negative_int
-from lpp.formats.files import npz_bytes, read_verified, write_verified
+from lpp.formats.files import atomic_folder, npz_bytes, read_verified, write_verified
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
 FORMAT_NAME = "lpp.formats.privatized"
@@ -148,12 +155,19 @@ def noise_seed(seed, replicate, epsilon_over_n) -> list[int] | None:
     return [int(seed), int(replicate), int(round(epsilon_over_n * LEVEL_KEY_SCALE))]
 
 
+def _owns(name: str) -> bool:
+    return name in (DATA_FILE, META_FILE)
+
+
 def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mechanism: str,
                     source: str, row_ids, column_ids, heldout=None) -> Path:
-    """Write a privatized data set (``y_tilde.npz`` then ``meta.json``) atomically.
+    """Write a privatized data set (``y_tilde.npz`` and ``meta.json``) as a whole folder.
 
     ``randomness`` (``"system"`` or ``"seeded"``) says where the noise came from; there is
-    deliberately no argument for the seed itself.
+    deliberately no argument for the seed itself. The folder is built beside ``out_dir`` and
+    swapped in by a rename (:func:`lpp.formats.files.atomic_folder`): on any failure
+    ``out_dir`` is left as it was; an existing ``out_dir`` that holds files other than these
+    two is refused.
     """
     if randomness not in RANDOMNESS:
         raise ValueError(f"randomness must be one of {RANDOMNESS}, got {randomness!r}")
@@ -183,8 +197,11 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mec
         "has_heldout": heldout is not None,
         "row_ids": [str(r) for r in row_ids], "column_ids": [str(c) for c in column_ids],
     }
-    return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
-                          file_key="data_file", sha_key="data_sha256")
+    payload = npz_bytes(arrays)
+    with atomic_folder(out_dir, owns=_owns) as tmp:
+        write_verified(tmp, payload, meta, meta_file=META_FILE, file_key="data_file",
+                       sha_key="data_sha256")
+    return Path(out_dir)
 
 
 def load_privatized(path) -> PrivatizedData:

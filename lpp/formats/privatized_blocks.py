@@ -13,6 +13,12 @@ of millions of documents does not fit one machine's memory. Here a directory hol
     mechanism's settings and the row and column ids. Written last: a directory without it is
     an unfinished write.
 
+The directory is written whole or not at all: :class:`PrivatizedBlockWriter` writes its blocks
+into a temporary folder beside the target and :meth:`~PrivatizedBlockWriter.close` swaps it in
+by a rename (:func:`lpp.formats.files.atomic_folder`). A failed, aborted or killed write leaves
+the previous directory as it was, and a rewrite leaves no block of the previous one behind
+(stale noisy copies of the same rows, averaged with the new ones, would reduce the noise).
+
 No process ever needs the whole matrix: :class:`PrivatizedBlockWriter` takes one block at a
 time and :class:`PrivatizedBlocks` reads one block at a time (checking its sha256). As with
 the single-file format, true counts never enter it, and neither does the noise seed;
@@ -21,15 +27,17 @@ the single-file format, true counts never enter it, and neither does the noise s
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 
 from lpp.validation import noise_level_array, non_negative_int
-from lpp.formats.files import atomic_write_bytes, json_bytes, npz_bytes
+from lpp.formats.files import atomic_folder, atomic_write_bytes, json_bytes, npz_bytes
 from lpp.mechanism import alpha_from_epsilon, privatize
 from lpp.formats.privatized import RANDOMNESS, _smallest_signed, noise_source
 
@@ -42,13 +50,22 @@ def _block_name(b: int) -> str:
     return f"block_{b:05d}.npz"
 
 
+_BLOCK_FILE = re.compile(r"block_\d{5,}\.npz")
+
+
+def _owns(name: str) -> bool:
+    return name == META_FILE or _BLOCK_FILE.fullmatch(name) is not None
+
+
 class PrivatizedBlockWriter:
     """Write a privatized data set one row block at a time; :meth:`close` writes ``meta.json``.
 
     Parameters
     ----------
     out_dir : path
-        The directory (created; an existing ``meta.json`` there is replaced at close).
+        The directory. It is built under a temporary name beside it and replaces it whole at
+        :meth:`close`; until then an existing directory stays as it was. An existing directory
+        that holds files other than blocks and ``meta.json`` is refused.
     n_cols : int
         Columns of every block.
     epsilon, N : float
@@ -60,8 +77,8 @@ class PrivatizedBlockWriter:
     column_ids : sequence of str
         One id per column.
 
-    Use as a context manager; a block is written atomically by :meth:`write`, the directory is
-    readable only after :meth:`close` (on an exception no ``meta.json`` is written).
+    Use as a context manager: on an exception the write is aborted (:meth:`abort`) and the
+    previous directory, if any, is untouched; the new one appears, whole, at :meth:`close`.
     """
 
     def __init__(self, out_dir, *, n_cols: int, epsilon, N, randomness: str, mechanism: str,
@@ -71,8 +88,6 @@ class PrivatizedBlockWriter:
         if len(column_ids) != n_cols:
             raise ValueError(f"{len(column_ids)} column ids for {n_cols} columns")
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / META_FILE).unlink(missing_ok=True)
         self.n_cols = int(n_cols)
         self._meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
                       "epsilon": float(epsilon), "N": float(N),
@@ -80,6 +95,8 @@ class PrivatizedBlockWriter:
                       "randomness": randomness, "source": str(source),
                       "column_ids": [str(c) for c in column_ids]}
         self._bounds, self._sha, self._row_ids = [0], [], []
+        self._swap = atomic_folder(self.out_dir, owns=_owns)
+        self._tmp = self._swap.__enter__()  # the folder the blocks go to until close()
 
     def write(self, y_tilde, alpha, row_ids) -> None:
         """Append the next block of rows.
@@ -96,8 +113,10 @@ class PrivatizedBlockWriter:
         Raises
         ------
         ValueError
-            For a block of the wrong shape or type, alpha outside (0, 1), or ids that do not fit.
+            For a block of the wrong shape or type, alpha outside (0, 1), ids that do not fit,
+            or a writer already closed or aborted.
         """
+        self._check_open()
         y_tilde = np.asarray(y_tilde)
         if y_tilde.ndim != 2 or y_tilde.dtype.kind not in "iu" or y_tilde.shape[1] != self.n_cols:
             raise ValueError(f"a block must be an integer matrix with {self.n_cols} columns, got "
@@ -110,19 +129,47 @@ class PrivatizedBlockWriter:
         alpha = np.broadcast_to(noise_level_array(alpha), (n_rows, 1))
         payload = npz_bytes({"y_tilde": _smallest_signed(y_tilde),
                              "alpha": np.ascontiguousarray(alpha)})
-        atomic_write_bytes(self.out_dir / _block_name(len(self._sha)), payload)
+        atomic_write_bytes(self._tmp / _block_name(len(self._sha)), payload)
         self._sha.append(hashlib.sha256(payload).hexdigest())
         self._bounds.append(self._bounds[-1] + n_rows)
         self._row_ids += [str(r) for r in row_ids]
 
+    def _check_open(self) -> None:
+        if self._swap is None:
+            raise ValueError(f"the writer of {self.out_dir} is closed or aborted")
+        if not self._tmp.is_dir():  # another write of out_dir took it for a killed one's
+            self.abort()
+            raise ValueError(f"the temporary folder {self._tmp} of this write of "
+                             f"{self.out_dir} was removed (by another write of the same "
+                             "folder?); the write is aborted")
+
     def close(self) -> Path:
-        """Write ``meta.json``; return the directory."""
+        """Write ``meta.json`` and swap the new directory in whole; return the directory.
+
+        With no block written it raises ValueError and the writer stays open (write a block,
+        or :meth:`abort`).
+        """
+        self._check_open()
         if not self._sha:
             raise ValueError("no block was written")
         meta = {**self._meta, "shape": [self._bounds[-1], self.n_cols], "bounds": self._bounds,
                 "block_sha256": self._sha, "row_ids": self._row_ids}
-        atomic_write_bytes(self.out_dir / META_FILE, json_bytes(meta))
+        swap, self._swap = self._swap, None
+        try:
+            atomic_write_bytes(self._tmp / META_FILE, json_bytes(meta))
+        except BaseException as exc:
+            swap.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        swap.__exit__(None, None, None)
         return self.out_dir
+
+    def abort(self) -> None:
+        """Drop the blocks written so far; the previous directory, if any, stays as it was."""
+        if self._swap is not None:
+            swap, self._swap = self._swap, None
+            error = RuntimeError(f"the write of {self.out_dir} was aborted")
+            with contextlib.suppress(RuntimeError):
+                swap.__exit__(RuntimeError, error, None)
 
     def __enter__(self):
         return self
@@ -130,6 +177,8 @@ class PrivatizedBlockWriter:
     def __exit__(self, exc_type, exc, tb):
         if exc_type is None:
             self.close()
+        else:
+            self.abort()
 
 
 class PrivatizedBlocks:
@@ -209,6 +258,10 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
     studies only: whoever holds it can remove the noise) gives block b the stream
     ``numpy.random.default_rng([seed, b])``, so the result does not depend on how many blocks
     are noised at once or where.
+
+    The directory is replaced whole once every block is written (see
+    :class:`PrivatizedBlockWriter`): if noising or writing any block fails, ``out_dir`` is left
+    as it was.
 
     Parameters
     ----------

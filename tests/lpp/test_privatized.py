@@ -227,3 +227,72 @@ def test_system_randomness_leaves_nothing_to_regenerate(tmp_path):
     y = _counts()
     privatize_counts(y, tmp_path / "p", epsilon=1.0, N=1.0, source="toy", **IDS)
     assert _attack(tmp_path / "p", extra_candidates=range(100)) is None
+
+
+# ---- the careless operator: a private folder is written whole or not at all -----------------
+
+def test_a_rewrite_replaces_the_folder_whole_with_the_same_bytes(tmp_path, snapshot):
+    _privatize(tmp_path, "a", heldout=_counts() > 3)
+    _privatize(tmp_path, "b")
+    _privatize(tmp_path, "a")  # rewritten without its held-out mask
+    assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]  # no temporary left
+
+
+def test_a_failed_rewrite_leaves_the_previous_folder_byte_identical(tmp_path, monkeypatch,
+                                                                    snapshot):
+    _privatize(tmp_path)
+    before = snapshot(tmp_path / "p")
+    import lpp.formats.files as files
+    real = files.atomic_write_bytes
+
+    def fail_at_the_metadata(path, payload):
+        if path.name == META_FILE:
+            raise OSError("disk full")
+        real(path, payload)
+
+    monkeypatch.setattr(files, "atomic_write_bytes", fail_at_the_metadata)
+    with pytest.raises(OSError, match="disk full"):
+        _privatize(tmp_path, seed=(8, 0))
+    assert snapshot(tmp_path / "p") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+    assert load_privatized(tmp_path / "p").meta["randomness"] == "seeded"
+
+
+def test_a_failed_swap_puts_the_previous_folder_back(tmp_path, monkeypatch, snapshot):
+    _privatize(tmp_path)
+    before = snapshot(tmp_path / "p")
+    import lpp.formats.files as files
+    real, calls = files.os.rename, []
+
+    def fail_second(src, dst):  # the previous folder moved aside, then the new one fails
+        calls.append((src, dst))
+        if len(calls) == 2:
+            raise OSError("rename failed")
+        real(src, dst)
+
+    monkeypatch.setattr(files.os, "rename", fail_second)
+    with pytest.raises(OSError, match="rename failed"):
+        _privatize(tmp_path, seed=(8, 0))
+    monkeypatch.setattr(files.os, "rename", real)
+    assert snapshot(tmp_path / "p") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+def test_the_leftovers_of_a_killed_write_are_cleaned_up(tmp_path):
+    _privatize(tmp_path)
+    (tmp_path / ".p.k1ll3d.tmp").mkdir()  # a temporary folder of a killed write
+    (tmp_path / ".p.k1ll3d.tmp" / DATA_FILE).write_bytes(b"half")
+    (tmp_path / ".p.0ld.old").mkdir()  # a replaced folder a killed swap did not remove
+    _privatize(tmp_path, seed=(8, 0))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+def test_a_folder_of_other_files_is_not_replaced(tmp_path):
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "thesis.tex").write_text("years of work")
+    with pytest.raises(ValueError, match=r"thesis\.tex.*replaced whole"):
+        _privatize(tmp_path, "home")
+    assert (tmp_path / "home" / "thesis.tex").read_text() == "years of work"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+

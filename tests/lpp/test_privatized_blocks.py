@@ -84,3 +84,76 @@ def test_refusals(tmp_path):
     with pytest.raises(ValueError, match="seed"):
         privatize_blocks([np.ones((1, 3), dtype=int)], tmp_path / "e", n_cols=3, epsilon=1,
                          N=1, seed=-1, source="x", column_ids=list("abc"))
+
+
+# ---- the careless operator: a block folder is written whole or not at all -------------------
+
+def _blocks(n_blocks, rows=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.poisson(2.0, size=(rows, 5)) for _ in range(n_blocks)]
+
+
+def _privatize(folder, blocks, seed=11):
+    return privatize_blocks(blocks, folder, n_cols=5, epsilon=1.0, N=1.0, seed=seed,
+                            source="toy", column_ids=list("abcde"))
+
+
+def test_a_rewrite_with_fewer_blocks_leaves_no_stale_block(tmp_path):
+    _privatize(tmp_path / "p", _blocks(4))
+    data = _privatize(tmp_path / "p", _blocks(2), seed=12)
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == [
+        "block_00000.npz", "block_00001.npz", "meta.json"]
+    assert data.n_blocks == 2 and data.shape == (6, 5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+def test_a_failed_rewrite_leaves_the_previous_folder_byte_identical(tmp_path, monkeypatch,
+                                                                    snapshot):
+    _privatize(tmp_path / "p", _blocks(4))
+    before = snapshot(tmp_path / "p")
+    import lpp.formats.privatized_blocks as blocks_module
+    real, written = blocks_module.atomic_write_bytes, []
+
+    def fail_at_the_second_block(path, payload):
+        written.append(path.name)
+        if len(written) == 2:
+            raise OSError("disk full")
+        real(path, payload)
+
+    monkeypatch.setattr(blocks_module, "atomic_write_bytes", fail_at_the_second_block)
+    with pytest.raises(OSError, match="disk full"):
+        _privatize(tmp_path / "p", _blocks(3, seed=1), seed=12)
+    assert snapshot(tmp_path / "p") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+    assert PrivatizedBlocks(tmp_path / "p").n_blocks == 4
+
+
+def test_an_aborted_run_leaves_the_previous_folder_and_no_block(tmp_path, snapshot):
+    _privatize(tmp_path / "p", _blocks(2))
+    before = snapshot(tmp_path / "p")
+
+    def blocks_then_failure():
+        yield from _blocks(3, seed=1)
+        raise KeyboardInterrupt  # Ctrl-C while the owners noise the fourth block
+
+    with pytest.raises(KeyboardInterrupt):
+        _privatize(tmp_path / "p", blocks_then_failure(), seed=12)
+    with pytest.raises(KeyboardInterrupt):
+        _privatize(tmp_path / "new", blocks_then_failure(), seed=12)
+    assert snapshot(tmp_path / "p") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+def test_a_writer_never_closed_shows_nothing_and_is_cleaned_up(tmp_path):
+    writer = PrivatizedBlockWriter(tmp_path / "p", n_cols=5, epsilon=1, N=1, randomness="seeded",
+                                   mechanism="fast", source="x", column_ids=list("abcde"))
+    writer.write(np.ones((2, 5), dtype=int), 0.5, ["0", "1"])
+    assert not (tmp_path / "p").exists()  # a killed process leaves its temporary folder...
+    _privatize(tmp_path / "p", _blocks(1))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]  # ...which the next run removes
+    with pytest.raises(ValueError, match="was removed"):  # one writer of a folder at a time
+        writer.write(np.ones((2, 5), dtype=int), 0.5, ["0", "1"])
+    with pytest.raises(ValueError, match="closed or aborted"):
+        writer.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
