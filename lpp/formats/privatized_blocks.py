@@ -18,6 +18,10 @@ into a temporary folder beside the target and :meth:`~PrivatizedBlockWriter.clos
 by a rename (:func:`lpp.formats.files.atomic_folder`). A failed, aborted or killed write leaves
 the previous directory as it was, and a rewrite leaves no block of the previous one behind
 (stale noisy copies of the same rows, averaged with the new ones, would reduce the noise).
+:class:`PrivatizedBlocks` trusts nothing it reads: ``meta.json``'s fields, each block's
+location (inside the folder, no link out), dtype (integers, never cast), shape and alpha are
+checked, and a refusal is a :class:`lpp.formats.files.FormatError` (a ``ValueError``) that
+names the file and the field.
 
 No process ever needs the whole matrix: :class:`PrivatizedBlockWriter` takes one block at a
 time and :class:`PrivatizedBlocks` reads one block at a time (checking its sha256). As with
@@ -29,17 +33,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
-import json
 import re
 from pathlib import Path
 
 import numpy as np
 
 from lpp.validation import noise_level_array, non_negative_int
-from lpp.formats.files import atomic_folder, atomic_write_bytes, json_bytes, npz_bytes
+from lpp.formats.files import (FormatError, MissingFileError, atomic_folder, atomic_write_bytes,
+                               confined_file, finite_member, integer_member, json_bytes,
+                               meta_field, npz_bytes, read_bytes, read_meta, read_npz)
 from lpp.mechanism import alpha_from_epsilon, privatize
-from lpp.formats.privatized import RANDOMNESS, _smallest_signed, noise_source
+from lpp.formats.privatized import (RANDOMNESS, _refuse_masked, _smallest_signed,
+                                    check_meta_settings, check_noise_level, noise_source)
 
 FORMAT_NAME = "lpp.formats.privatized_blocks"
 FORMAT_VERSION = 2  # 1 recorded the noise seed (a leak); such folders are refused
@@ -115,8 +120,11 @@ class PrivatizedBlockWriter:
         ValueError
             For a block of the wrong shape or type, alpha outside (0, 1), ids that do not fit,
             or a writer already closed or aborted.
+        TypeError
+            For a ``numpy.ma`` masked array (the format has no missing entries).
         """
         self._check_open()
+        _refuse_masked(y_tilde, "y_tilde")
         y_tilde = np.asarray(y_tilde)
         if y_tilde.ndim != 2 or y_tilde.dtype.kind not in "iu" or y_tilde.shape[1] != self.n_cols:
             raise ValueError(f"a block must be an integer matrix with {self.n_cols} columns, got "
@@ -197,18 +205,25 @@ class PrivatizedBlocks:
     def __init__(self, path):
         path = Path(path)
         self.path = path.parent if path.name == META_FILE else path
-        meta_path = self.path / META_FILE
-        if not meta_path.exists():
-            raise ValueError(f"{self.path} holds no {META_FILE} (not a block format directory, "
-                             "or its write did not finish)")
-        meta = json.loads(meta_path.read_text())
-        if (meta.get("format"), meta.get("format_version")) != (FORMAT_NAME, FORMAT_VERSION):
-            raise ValueError(f"{meta_path}: format {meta.get('format')!r} version "
-                             f"{meta.get('format_version')!r}, expected {FORMAT_NAME!r} "
-                             f"version {FORMAT_VERSION}")
+        if not (self.path / META_FILE).is_file():
+            raise MissingFileError(f"{self.path} holds no {META_FILE} (not a block format "
+                                   "directory, or its write did not finish)")
+        meta, meta_path = read_meta(self.path, meta_file=META_FILE, format_name=FORMAT_NAME,
+                                    format_version=FORMAT_VERSION)
+        n_rows, n_cols = meta_field(meta, "shape", meta_path, "int_list", length=2)
+        bounds = meta_field(meta, "bounds", meta_path, "int_list")
+        if len(bounds) < 2 or bounds[0] != 0 or bounds[-1] != n_rows or any(
+                lo >= hi for lo, hi in zip(bounds, bounds[1:])):
+            raise FormatError(f"{meta_path}: field 'bounds' must rise strictly from 0 to the "
+                              f"{n_rows} rows of 'shape', got {bounds[:8]}"
+                              f"{' ...' if len(bounds) > 8 else ''}")
+        meta_field(meta, "block_sha256", meta_path, "str_list", length=len(bounds) - 1)
+        meta_field(meta, "row_ids", meta_path, "str_list", length=n_rows)
+        meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
+        check_meta_settings(meta, meta_path)
         self.meta = meta
-        self.shape = tuple(int(s) for s in meta["shape"])
-        self.bounds = np.asarray(meta["bounds"], dtype=np.int64)
+        self.shape = (n_rows, n_cols)
+        self.bounds = np.asarray(bounds, dtype=np.int64)
 
     @property
     def n_blocks(self) -> int:
@@ -220,21 +235,23 @@ class PrivatizedBlocks:
         Raises
         ------
         ValueError
-            For a block index out of range, or a file whose checksum or shape disagrees.
+            For a block index out of range; a :class:`lpp.formats.files.FormatError` (a
+            ValueError) naming the file and the array for a block that is missing, outside
+            the folder, disagrees with its checksum, or is not an integer matrix of its rows
+            with a valid alpha per row.
         """
         if not 0 <= b < self.n_blocks:
             raise ValueError(f"block {b} of a data set with {self.n_blocks} blocks")
-        path = self.path / _block_name(b)
-        payload = path.read_bytes()
+        meta_path = self.path / META_FILE
+        path = confined_file(self.path, _block_name(b), meta_path, f"block_sha256[{b}]")
+        payload = read_bytes(path)
         if hashlib.sha256(payload).hexdigest() != self.meta["block_sha256"][b]:
-            raise ValueError(f"{path}: sha256 disagrees with {META_FILE}")
-        with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
-            y_tilde = npz["y_tilde"].astype(np.int64)
-            alpha = npz["alpha"]
+            raise FormatError(f"{path}: sha256 disagrees with {meta_path}")
         rows = int(self.bounds[b + 1] - self.bounds[b])
-        if y_tilde.shape != (rows, self.shape[1]) or alpha.shape != (rows, 1):
-            raise ValueError(f"{path}: shapes {y_tilde.shape}, {alpha.shape} disagree with "
-                             f"{META_FILE} ({rows} rows, {self.shape[1]} columns)")
+        arrays = read_npz(payload, path, required=("y_tilde", "alpha"))
+        y_tilde = integer_member(arrays, "y_tilde", path, shape=(rows, self.shape[1]))
+        alpha = check_noise_level(finite_member(arrays, "alpha", path, shape=(rows, 1)),
+                                  "alpha", path)
         return y_tilde, alpha
 
     def to_dense(self) -> tuple[np.ndarray, np.ndarray]:
@@ -289,6 +306,7 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
                                column_ids=column_ids) as writer:
         lo = 0
         for b, counts in enumerate(count_blocks):
+            _refuse_masked(counts, f"block {b} of the counts")
             counts = np.asarray(counts)
             rng, _ = noise_source(None if seed is None else [int(seed), b], exact=False)
             ids = (row_ids[lo:lo + counts.shape[0]] if row_ids is not None

@@ -97,3 +97,18 @@ def test_a_swap_killed_between_its_renames_is_undone(tmp_path):
     assert (tmp_path / "out" / "a.bin").read_bytes() == b"complete"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.x.y.tmp", "out"]
 
+
+def test_a_link_out_of_a_folder_is_refused(tmp_path):
+    from lpp.formats.files import FormatError, MissingFileError, confined_file
+    (tmp_path / "in").mkdir()
+    (tmp_path / "secret.npz").write_bytes(b"x")
+    (tmp_path / "in" / "inner.npz").write_bytes(b"x")
+    (tmp_path / "in" / "link.npz").symlink_to(tmp_path / "secret.npz")
+    (tmp_path / "in" / "alias.npz").symlink_to("inner.npz")  # a link inside the folder is fine
+    meta = tmp_path / "in" / "meta.json"
+    assert confined_file(tmp_path / "in", "alias.npz", meta, "data_file").name == "alias.npz"
+    for name in ("../secret.npz", str(tmp_path / "secret.npz"), "link.npz", "", ".", 3):
+        with pytest.raises(FormatError, match="'data_file'"):
+            confined_file(tmp_path / "in", name, meta, "data_file")
+    with pytest.raises(MissingFileError, match="does not exist"):
+        confined_file(tmp_path / "in", "gone.npz", meta, "data_file")

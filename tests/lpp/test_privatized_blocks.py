@@ -157,3 +157,78 @@ def test_a_writer_never_closed_shows_nothing_and_is_cleaned_up(tmp_path):
         writer.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
 
+
+# ---- nothing on disk is trusted ----------------------------------------------------------------
+
+def _forged(tmp_path, forge, *, block=0, **changes):
+    _privatize(tmp_path / "p", _blocks(2))
+    folder = tmp_path / "p"
+    meta = json.loads((folder / "meta.json").read_text())
+    if changes.get("arrays") or changes.get("drop") or "payload" in changes:
+        sha = list(meta["block_sha256"])
+        forge(folder, data_file=f"block_{block:05d}.npz", meta_file="meta.json",
+              sha_key="block_sha256", **changes)
+        new = json.loads((folder / "meta.json").read_text())
+        sha[block] = new["block_sha256"]
+        new["block_sha256"] = sha
+        (folder / "meta.json").write_text(json.dumps(new))
+    else:
+        meta.update(changes.get("meta", {}))
+        for key in [k for k, v in meta.items() if v is ...]:
+            del meta[key]
+        (folder / "meta.json").write_text(json.dumps(meta))
+    return folder
+
+
+def _refused(folder, *match):
+    with pytest.raises(ValueError) as info:
+        PrivatizedBlocks(folder).to_dense()
+    message = str(info.value)
+    assert str(folder) in message, message
+    for part in match:
+        assert part in message, message
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"arrays": {"y_tilde": np.ones((3, 5)) + 0.5}}, "'y_tilde' has dtype float64"),
+    ({"arrays": {"y_tilde": np.full((3, 5), 1e20)}}, "'y_tilde' has dtype float64"),
+    ({"arrays": {"y_tilde": np.full((3, 5), 2**64 - 1, dtype=np.uint64)}}, "beyond int64"),
+    ({"arrays": {"alpha": np.full((3, 1), 1.5)}}, "'alpha'"),
+    ({"arrays": {"alpha": np.full((3, 1), np.nan)}}, "'alpha' holds NaN"),
+    ({"drop": ("alpha",)}, "'alpha' is missing"),
+    ({"payload": b"garbage"}, "not a readable .npz"),
+    ({"meta": {"bounds": ...}}, "'bounds' is missing"),
+    ({"meta": {"bounds": [0, 4, 3, 6]}}, "'bounds' must rise strictly"),
+    ({"meta": {"bounds": [0, 2.5, 6]}}, "'bounds' must be a list of non-negative integers"),
+    ({"meta": {"block_sha256": ["0" * 64]}}, "'block_sha256' has 1 entries, expected 2"),
+    ({"meta": {"row_ids": ["0"]}}, "'row_ids' has 1 entries, expected 6"),
+    ({"meta": {"column_ids": ...}}, "'column_ids' is missing"),
+    ({"meta": {"shape": [6, -5]}}, "'shape' must be a list of non-negative integers"),
+    ({"meta": {"epsilon": "one"}}, "'epsilon' must be a finite number"),
+])
+def test_a_block_folder_a_reader_cannot_use_is_named_in_a_clear_error(tmp_path, forge, change,
+                                                                      match):
+    _refused(_forged(tmp_path, forge, **change), match)
+
+
+@pytest.mark.parametrize("how", ["symlink", "missing"])
+def test_a_block_outside_the_folder_or_missing_is_refused(tmp_path, how):
+    folder = _forged(tmp_path, None)
+    _privatize(tmp_path / "other", _blocks(2))
+    block = folder / "block_00001.npz"
+    block.unlink()
+    if how == "symlink":  # the same bytes, from another folder: the sha256 agrees
+        (tmp_path / "other" / "block_00001.npz").write_bytes(
+            (tmp_path / "p" / "block_00000.npz").read_bytes())
+        meta = json.loads((folder / "meta.json").read_text())
+        block.symlink_to(tmp_path / "other" / "block_00001.npz")
+        meta["block_sha256"][1] = meta["block_sha256"][0]
+        (folder / "meta.json").write_text(json.dumps(meta))
+    _refused(folder, "block_00001.npz", "outside" if how == "symlink" else "does not exist")
+
+
+def test_a_masked_block_is_refused(tmp_path):
+    y = np.ma.MaskedArray(np.ones((2, 5), dtype=int), mask=np.eye(2, 5, dtype=bool))
+    with pytest.raises(TypeError, match="masked array"):
+        _privatize(tmp_path / "p", [y])
+    assert not (tmp_path / "p").exists()
