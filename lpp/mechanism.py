@@ -269,19 +269,47 @@ def privatize(y, alpha, rng=None, exact=False):
     per entry (same shape), per row of a matrix (``alpha[:, None]``), per column (shape
     ``(V,)``).  With ``exact=True`` alpha must be :class:`ExactAlpha`; see
     :func:`sample_two_sided_geometric` for ``rng`` and the exactness trade-off.
+
+    A ``numpy.ma`` masked array keeps its mask (True = missing, as everywhere in lpp): only
+    its unmasked entries are noised (one draw each, in row-major order) and the result is a
+    masked array with the same mask, whose masked entries hold 0 — never the value that was
+    under the mask, which is not released. Masked entries are not checked.
     """
+    if isinstance(y, np.ma.MaskedArray):
+        return _privatize_masked(y, alpha, rng, exact)
     counts = _as_counts(y)
+    _check_alpha_shape(alpha, counts.shape)
+    tau = sample_two_sided_geometric(alpha, size=counts.shape, rng=rng, exact=exact)
+    return np.asarray(counts + tau, dtype=np.int64)
+
+
+def _check_alpha_shape(alpha, shape):
     alpha_shape = np.shape(alpha) if not isinstance(alpha, ExactAlpha) else ()
     try:
-        ok = np.broadcast_shapes(alpha_shape, counts.shape) == counts.shape
+        ok = np.broadcast_shapes(alpha_shape, shape) == shape
     except ValueError:
         ok = False
     if not ok:
         hint = " (for one alpha per row use alpha[:, None])" if len(alpha_shape) == 1 else ""
         raise ValueError(f"alpha of shape {alpha_shape} does not broadcast to y's shape "
-                         f"{counts.shape}{hint}")
-    tau = sample_two_sided_geometric(alpha, size=counts.shape, rng=rng, exact=exact)
-    return np.asarray(counts + tau, dtype=np.int64)
+                         f"{shape}{hint}")
+
+
+def _privatize_masked(y, alpha, rng, exact):
+    missing = np.ma.getmaskarray(y)
+    counts = _as_counts(y.filled(0))  # what lies under the mask is neither read nor released
+    _check_alpha_shape(alpha, counts.shape)
+    observed = ~missing
+    out = np.zeros(counts.shape, dtype=np.int64)
+    if observed.any():
+        if isinstance(alpha, ExactAlpha) or np.ndim(alpha) == 0:
+            per_entry = alpha
+        else:
+            per_entry = np.broadcast_to(np.asarray(alpha, dtype=object if exact else None),
+                                        counts.shape)[observed]
+        out[observed] = counts[observed] + sample_two_sided_geometric(
+            per_entry, size=int(observed.sum()), rng=rng, exact=exact)
+    return np.ma.MaskedArray(out, mask=missing.copy())
 
 
 def truncate(y_tilde):

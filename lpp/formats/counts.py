@@ -21,14 +21,14 @@ every byte is computed before the first file is written, so a failed run leaves 
 """
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from lpp.formats.files import json_bytes, npz_bytes, read_verified, write_verified
+from lpp.formats.files import (FormatError, integer_member, json_bytes, meta_field, npz_bytes,
+                               read_npz, read_verified, write_verified)
 
 FORMAT_NAME = "lpp.formats.counts"
 FORMAT_VERSION = 1
@@ -115,28 +115,52 @@ def write_counts(out_dir, counts, *, row_ids, column_ids, kind: str, params: dic
 def load_counts(path) -> CountData:
     """Load and validate a prepared output (its directory, or its ``meta.json``).
 
-    Raises ``ValueError`` when the format or version is not supported, when
-    ``counts.npz`` does not match the checksum recorded in ``meta.json``, or when the shapes
-    of the matrix, the ids and the extra arrays disagree.
+    Nothing in the folder is trusted (a sha256 catches damage, not a forgery that recomputed
+    it). Raises :class:`lpp.formats.files.MissingFileError` (also a ``FileNotFoundError``)
+    when there is no ``meta.json`` or data file, and :class:`lpp.formats.files.FormatError`
+    (a ``ValueError``) naming the file and the field when the format or version is not
+    supported, the data file lies outside the folder or does not match the checksum recorded
+    in ``meta.json``, a field is missing or of the wrong type, the matrix is not a valid CSR
+    matrix of non-negative int64 counts, or the shapes of the matrix, the ids and the extra
+    arrays disagree.
     """
     meta, npz_path, payload = read_verified(
         path, meta_file=META_FILE, format_name=FORMAT_NAME, format_version=FORMAT_VERSION,
         file_key="counts_file", sha_key="counts_sha256")
     meta_path = npz_path.parent / META_FILE
-    with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
-        shape = tuple(int(s) for s in npz["shape"])
-        counts = sp.csr_array((npz["data"], npz["indices"], npz["indptr"]), shape=shape)
-        arrays = {name: npz[name] for name in meta["arrays"]}
-    counts.check_format(full_check=True)
-    if counts.dtype != np.int64:
-        raise ValueError(f"{npz_path}: counts have dtype {counts.dtype}, expected int64")
-    if list(shape) != meta["shape"]:
-        raise ValueError(f"{npz_path}: shape {shape} disagrees with meta shape {meta['shape']}")
-    if (len(meta["row_ids"]), len(meta["column_ids"])) != shape:
-        raise ValueError(f"{meta_path}: {len(meta['row_ids'])} row ids and "
-                         f"{len(meta['column_ids'])} column ids for a {shape} matrix")
-    for name, spec in meta["arrays"].items():
-        if list(arrays[name].shape) != spec["shape"] or str(arrays[name].dtype) != spec["dtype"]:
-            raise ValueError(f"{npz_path}: array {name!r} does not match its description")
-    return CountData(counts=counts, row_ids=meta["row_ids"], column_ids=meta["column_ids"],
-                     meta=meta, arrays=arrays)
+    n_rows, n_cols = meta_field(meta, "shape", meta_path, "int_list", length=2)
+    row_ids = meta_field(meta, "row_ids", meta_path, "str_list", length=n_rows)
+    column_ids = meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
+    meta_field(meta, "kind", meta_path, "str")
+    meta_field(meta, "summary", meta_path, "dict")
+    specs = meta_field(meta, "arrays", meta_path, "dict")
+    for name, spec in specs.items():
+        described = isinstance(spec, dict) and isinstance(spec.get("dtype"), str)
+        if name in _SPARSE_KEYS or not described:
+            raise FormatError(f"{meta_path}: field 'arrays' entry {name!r} must describe an "
+                              f"extra array by its dtype and shape, got {repr(spec)[:60]}")
+        meta_field(spec, "shape", f"{meta_path} (arrays[{name!r}])", "int_list")
+    arrays = read_npz(payload, npz_path, required=_SPARSE_KEYS + tuple(specs))
+    if arrays["format"].shape != () or str(arrays["format"]) != "csr":
+        raise FormatError(f"{npz_path}: array 'format' must be 'csr', got {arrays['format']!r:.40}")
+    shape = tuple(integer_member(arrays, "shape", npz_path, shape=(2,)).tolist())
+    if shape != (n_rows, n_cols):
+        raise FormatError(f"{npz_path}: shape {shape} disagrees with meta shape {meta['shape']}")
+    if arrays["data"].dtype != np.int64:
+        raise FormatError(f"{npz_path}: counts have dtype {arrays['data'].dtype}, expected int64")
+    for name in ("data", "indices", "indptr"):
+        integer_member(arrays, name, npz_path, ndim=1)
+    if arrays["data"].size and arrays["data"].min() < 0:
+        raise FormatError(f"{npz_path}: array 'data' holds negative counts")
+    try:
+        counts = sp.csr_array((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+        counts.check_format(full_check=True)
+    except (ValueError, TypeError, IndexError) as exc:
+        raise FormatError(f"{npz_path}: not a valid CSR matrix of shape {shape} "
+                          f"(arrays 'data', 'indices', 'indptr': {exc})") from None
+    extra = {name: arrays[name] for name in specs}
+    for name, spec in specs.items():
+        if list(extra[name].shape) != spec["shape"] or str(extra[name].dtype) != spec["dtype"]:
+            raise FormatError(f"{npz_path}: array {name!r} does not match its description")
+    return CountData(counts=counts, row_ids=row_ids, column_ids=column_ids, meta=meta,
+                     arrays=extra)

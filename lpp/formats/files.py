@@ -1,4 +1,5 @@
-"""Atomic, byte-reproducible file writing shared by data_prep, the pipeline and bench.
+"""Atomic, byte-reproducible file writing shared by data_prep, the pipeline and bench, and the
+checks that every reader applies to what it finds on disk.
 
 The on-disk formats (:mod:`lpp.formats.counts`, :mod:`lpp.formats.privatized`, :mod:`lpp.formats.fits`) are all a data
 file plus JSON metadata that records its sha256, written by :func:`write_verified` and read
@@ -7,7 +8,15 @@ files a killed writer leaves behind are removed by :func:`remove_stale_temporari
 
 A reader never sees a half-written file: everything is written to a temporary file in the
 target's directory and renamed into place. ``npz_bytes`` fixes the zip timestamps so the same
-arrays always give the same bytes (DVC hashes them).
+arrays always give the same bytes (DVC hashes them). A folder that must never mix two writes
+(a privatized data set: stale noisy copies of the same counts would average the noise away)
+is built whole beside its target by :func:`atomic_folder` and swapped in by a rename.
+
+Nothing read from disk is trusted: a sha256 guards against damage, not against a file forged
+with its digest recomputed. The readers check every field they use (:func:`read_json_object`,
+:func:`meta_field`, :func:`confined_file`, :func:`read_npz`, :func:`integer_member`,
+:func:`finite_member`) and refuse with a :class:`FormatError` (a ``ValueError``) that names the
+file and the field.
 """
 from __future__ import annotations
 
@@ -15,20 +24,47 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
+import math
+import numbers
 import os
+import secrets
+import shutil
 import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
+log = logging.getLogger(__name__)
+
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 #: the temporary file of a write of ``name`` is ``.name.<random, no dot>.tmp``, beside it
 _TMP_SUFFIX = ".tmp"
+#: a folder being replaced by :func:`atomic_folder` waits as ``.name.<random, no dot>.old``
+_OLD_SUFFIX = ".old"
+
+
+class FormatError(ValueError):
+    """A file that lpp cannot use: damaged, forged, or not of the format asked for.
+
+    The message names the file and, where one is at fault, the field (a metadata key or an
+    array of the data file).
+    """
+
+
+class MissingFileError(FormatError, FileNotFoundError):
+    """A file or folder that is not there (also a ``FileNotFoundError``)."""
 
 
 def _tmp_prefix(path: Path) -> str:
     return f".{path.name}."
+
+
+def _is_temporary(name: str, prefix: str, suffix: str) -> bool:
+    # the random middle has no dot, so the temporaries of "name.x" are not taken for "name"'s
+    middle = name[len(prefix):-len(suffix)]
+    return name.startswith(prefix) and name.endswith(suffix) and bool(middle) and "." not in middle
 
 
 @contextlib.contextmanager
@@ -68,10 +104,7 @@ def remove_stale_temporaries(path) -> list[Path]:
         return []
     removed = []
     for entry in path.parent.iterdir():
-        # the random middle has no dot, so the temporaries of "name.x" are not taken for "name"'s
-        middle = entry.name[len(prefix):-len(_TMP_SUFFIX)]
-        if (entry.name.startswith(prefix) and entry.name.endswith(_TMP_SUFFIX) and middle
-                and "." not in middle and entry.is_file()):
+        if _is_temporary(entry.name, prefix, _TMP_SUFFIX) and entry.is_file():
             entry.unlink(missing_ok=True)
             removed.append(entry)
     return removed
@@ -82,6 +115,113 @@ def atomic_write_bytes(path, payload: bytes) -> None:
     with atomic_writer(path) as handle:
         handle.write(payload)
 
+
+# ----- whole folders -------------------------------------------------------------------------
+
+def remove_stale_folders(path) -> list[Path]:
+    """Clean up after an :func:`atomic_folder` write of ``path`` that was killed; return what
+    was removed or restored.
+
+    The temporary folders (``.name.<random>.tmp``) of killed writes are removed. A folder being
+    replaced (``.name.<random>.old``) is removed too, unless the write was killed between its
+    two renames and ``path`` is missing: then the previous folder is put back (it was complete).
+    Call it only when no other process writes ``path`` at the same time.
+    """
+    path = Path(path)
+    parent, prefix = path.parent, _tmp_prefix(path)
+    if not parent.is_dir():
+        return []
+    done = []
+    for entry in sorted(parent.iterdir()):
+        if entry.is_symlink() or not entry.is_dir():
+            continue
+        if _is_temporary(entry.name, prefix, _TMP_SUFFIX):
+            shutil.rmtree(entry)
+            done.append(entry)
+        elif _is_temporary(entry.name, prefix, _OLD_SUFFIX):
+            if not os.path.lexists(path):
+                os.rename(entry, path)
+                log.warning("restored %s from %s, left by a write that was killed", path, entry)
+            else:
+                shutil.rmtree(entry)
+            done.append(entry)
+    return done
+
+
+def _check_replaceable(path: Path, owns) -> None:
+    if not os.path.lexists(path):
+        return
+    if path.is_symlink() or not path.is_dir():
+        raise FormatError(f"{path} exists and is not a folder (or is a symbolic link): refusing "
+                          "to replace it; remove it or write elsewhere")
+    foreign = sorted(e.name for e in path.iterdir()
+                     if not (owns(e.name) or (e.name.startswith(".")
+                                              and e.name.endswith(_TMP_SUFFIX))))
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise FormatError(f"{path} holds {len(foreign)} file(s) that this format does not write "
+                          f"({shown}); the folder is replaced whole, so it is left alone: write "
+                          "to a new folder, or empty this one")
+
+
+def _fsync_folder(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # a platform that cannot open folders: the renames are still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_folder(path, *, owns):
+    """Build the folder ``path`` whole under a temporary sibling and swap it in on a clean exit.
+
+    Yields the temporary folder (``.name.<random>.tmp`` beside ``path``) to write into. On a
+    clean exit it replaces ``path``: the previous folder is renamed aside
+    (``.name.<random>.old``), the new one renamed to ``path``, and then the previous one is
+    removed; so the previous folder stays complete until the new one is, and nothing of it
+    survives into the new one. On an exception (Ctrl-C included) the temporary folder is
+    removed and ``path`` is left as it was. Leftovers of killed writes are cleaned up first
+    (:func:`remove_stale_folders`).
+
+    ``owns(name)`` says whether a file name is one this format writes: an existing ``path``
+    that holds anything else is not replaced (a :class:`FormatError`), so a mistyped output
+    folder cannot wipe out someone's files.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for entry in remove_stale_folders(path):
+        log.warning("cleaned up %s, left by a write of %s that was killed", entry, path)
+    _check_replaceable(path, owns)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=_tmp_prefix(path), suffix=_TMP_SUFFIX))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o755)
+        _fsync_folder(tmp)
+        _check_replaceable(path, owns)
+        if os.path.lexists(path):
+            old = path.parent / f"{_tmp_prefix(path)}{secrets.token_hex(8)}{_OLD_SUFFIX}"
+            os.rename(path, old)
+            try:
+                os.rename(tmp, path)
+            except BaseException:
+                os.rename(old, path)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, path)
+        _fsync_folder(path.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+# ----- canonical bytes -----------------------------------------------------------------------
 
 def json_bytes(obj) -> bytes:
     """Canonical JSON bytes (key order as given, 1-space indent, ASCII, trailing newline)."""
@@ -114,6 +254,177 @@ def write_json(path, obj) -> Path:
     return path
 
 
+# ----- reading what is on disk, trusting nothing ----------------------------------------------
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def read_json_object(path) -> dict:
+    """The JSON object in the file ``path``; a :class:`FormatError` naming the file otherwise
+    (not UTF-8, not JSON, NaN or Infinity, or not an object)."""
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_refuse_constant)
+    except FileNotFoundError:
+        raise MissingFileError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise FormatError(f"{path}: not a readable JSON file ({type(exc).__name__}: {exc})") \
+            from None
+    if not isinstance(obj, dict):
+        raise FormatError(f"{path}: holds a JSON {type(obj).__name__}, not an object of fields")
+    return obj
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def meta_field(meta: dict, key: str, path, kind: str = "any", *, length: int | None = None,
+          choices=None):
+    """``meta[key]`` checked for ``kind``; a :class:`FormatError` naming ``path`` and ``key``.
+
+    Kinds: ``"any"``, ``"str"``, ``"bool"``, ``"int"`` (a non-negative integer, never a bool),
+    ``"number"`` (a finite real > 0), ``"dict"``, ``"str_list"`` and ``"int_list"`` (lists of
+    them; ``length`` fixes the length). ``choices`` restricts the value.
+    """
+    if key not in meta:
+        raise FormatError(f"{path}: field {key!r} is missing")
+    value = meta[key]
+
+    def is_int(v):
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    ok = {
+        "any": lambda v: True,
+        "str": lambda v: isinstance(v, str),
+        "bool": lambda v: isinstance(v, bool),
+        "int": is_int,
+        "number": lambda v: (isinstance(v, numbers.Real) and not isinstance(v, bool)
+                             and math.isfinite(v) and v > 0),
+        "dict": lambda v: isinstance(v, dict),
+        "str_list": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        "int_list": lambda v: isinstance(v, list) and all(is_int(x) for x in v),
+    }[kind]
+    expected = {"any": "a value", "str": "a string", "bool": "true or false",
+                "int": "a non-negative integer", "number": "a finite number > 0",
+                "dict": "an object", "str_list": "a list of strings",
+                "int_list": "a list of non-negative integers"}[kind]
+    if not ok(value):
+        raise FormatError(f"{path}: field {key!r} must be {expected}, got {_shown(value)}")
+    if length is not None and len(value) != length:
+        raise FormatError(f"{path}: field {key!r} has {len(value)} entries, expected {length}")
+    if choices is not None and value not in choices:
+        raise FormatError(f"{path}: field {key!r} must be one of {tuple(choices)}, got "
+                          f"{_shown(value)}")
+    return value
+
+
+def confined_file(folder, name, path, key: str) -> Path:
+    """The file ``name`` of ``folder``, which the metadata ``path`` names under ``key``.
+
+    ``name`` must be a plain file name (no folder part, no ``..``, not absolute), and the file
+    a regular file that resolves inside ``folder`` (a symbolic link out of it is refused: a
+    folder must not hand a reader some other data set). A :class:`FormatError` (a
+    :class:`MissingFileError` if it is not there) names ``path`` and ``key`` otherwise.
+    """
+    folder = Path(folder)
+    if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name \
+            or "\0" in name or os.path.isabs(name):
+        raise FormatError(f"{path}: field {key!r} must name a file inside {folder} (no folder "
+                          f"part, no '..', not absolute), got {_shown(name)}")
+    target = folder / name
+    if not os.path.lexists(target):
+        raise MissingFileError(f"{target}, which {path} names under {key!r}, does not exist")
+    resolved, home = target.resolve(), folder.resolve()
+    if home not in resolved.parents:
+        raise FormatError(f"{target} ({path}, field {key!r}) is a link to {resolved}, outside "
+                          f"its folder {folder}: refused")
+    if not resolved.is_file():
+        raise FormatError(f"{target} ({path}, field {key!r}) is not a regular file")
+    return target
+
+
+def read_bytes(path) -> bytes:
+    """The bytes of ``path``; a :class:`FormatError` naming it when it cannot be read."""
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise MissingFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot be read ({type(exc).__name__}: {exc})") from None
+
+
+def read_npz(payload: bytes, path, *, required=(), optional=(), prefixes=()) -> dict:
+    """The arrays of the ``.npz`` ``payload`` (read from ``path``), all of them in memory.
+
+    Every name of ``required`` must be there; any name not in ``required`` or ``optional``
+    and not starting with one of ``prefixes`` is refused (a forged file must not smuggle in
+    data the format never holds). Object arrays are never loaded. A :class:`FormatError`
+    naming ``path`` (and the array) otherwise.
+    """
+    try:
+        with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
+            if not isinstance(npz, np.lib.npyio.NpzFile):
+                raise ValueError("not a zip of arrays")
+            arrays = {name: npz[name] for name in npz.files}
+    except Exception as exc:  # noqa: BLE001 - a damaged zip fails in many ways (BadZipFile,
+        # EOFError, ValueError for pickled data, zlib.error, NotImplementedError, ...)
+        raise FormatError(f"{path}: not a readable .npz file of arrays "
+                          f"({type(exc).__name__}: {exc})") from None
+    missing = [name for name in required if name not in arrays]
+    if missing:
+        raise FormatError(f"{path}: array {missing[0]!r} is missing (it holds "
+                          f"{sorted(arrays)})")
+    known = set(required) | set(optional)
+    unknown = sorted(name for name in arrays if name not in known
+                     and not any(name.startswith(p) for p in prefixes))
+    if unknown:
+        raise FormatError(f"{path}: array {unknown[0]!r} is not part of this format")
+    return arrays
+
+
+def integer_member(arrays: dict, name: str, path, *, ndim: int | None = None,
+                   shape=None) -> np.ndarray:
+    """``arrays[name]`` as int64: its dtype must be an integer type (never a float, which a cast
+    would truncate or wrap, nor a bool), its values within int64, its shape ``shape``."""
+    a = arrays[name]
+    if a.dtype.kind not in "iu":
+        raise FormatError(f"{path}: array {name!r} has dtype {a.dtype}, expected integers (a "
+                          "float or other payload is refused, never cast)")
+    if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
+        raise FormatError(f"{path}: array {name!r} holds values beyond int64")
+    _check_shape(a, name, path, ndim, shape)
+    return a.astype(np.int64)
+
+
+def finite_member(arrays: dict, name: str, path, *, ndim: int | None = None, shape=None,
+                  allow_nan: bool = False) -> np.ndarray:
+    """``arrays[name]``, whose dtype must be a real number type (not a bool) and whose values
+    must all be finite (NaN also allowed with ``allow_nan``), of shape ``shape``."""
+    a = arrays[name]
+    if a.dtype.kind not in "iuf":
+        raise FormatError(f"{path}: array {name!r} has dtype {a.dtype}, expected real numbers")
+    _check_shape(a, name, path, ndim, shape)
+    bad = ~np.isfinite(a)
+    if allow_nan:
+        bad &= ~np.isnan(a)
+    if np.any(bad):
+        what = "infinite" if allow_nan else "NaN or infinite"
+        raise FormatError(f"{path}: array {name!r} holds {what} values")
+    return a
+
+
+def _check_shape(a, name, path, ndim, shape):
+    if ndim is not None and a.ndim != ndim:
+        raise FormatError(f"{path}: array {name!r} has {a.ndim} dimension(s), expected {ndim}")
+    if shape is not None and a.shape != tuple(shape):
+        raise FormatError(f"{path}: array {name!r} has shape {a.shape}, expected {tuple(shape)}")
+
+
+# ----- verified outputs ----------------------------------------------------------------------
+
 def write_verified(out_dir, payload: bytes, meta: dict, *, meta_file: str, file_key: str,
                    sha_key: str, extra_files: dict[str, bytes] | None = None) -> Path:
     """Write a versioned output that :func:`read_verified` reads back: a data file, optional
@@ -139,29 +450,50 @@ def write_verified(out_dir, payload: bytes, meta: dict, *, meta_file: str, file_
     return out_dir
 
 
+def read_meta(path, *, meta_file: str, format_name: str, format_version) -> tuple[dict, Path]:
+    """The metadata of the output at ``path`` (its folder or its metadata file) and its path,
+    checked for its ``format`` and ``format_version`` (an int, or a tuple of those read).
+
+    Raises :class:`MissingFileError` when there is no metadata file, :class:`FormatError`
+    naming the file when it is unreadable, of another format or of another version.
+    """
+    path = Path(path)
+    meta_path = path / meta_file if path.is_dir() else path
+    if not meta_path.is_file():
+        raise MissingFileError(f"no {meta_file} at {path}")
+    if meta_path.parent.resolve() not in meta_path.resolve().parents:
+        raise FormatError(f"{meta_path} is a link to {meta_path.resolve()}, outside its folder: "
+                          "refused")
+    meta = read_json_object(meta_path)
+    if meta.get("format") != format_name:
+        raise FormatError(f"{meta_path}: not an {format_name} file "
+                          f"(format={_shown(meta.get('format'))})")
+    versions = (format_version,) if isinstance(format_version, int) else tuple(format_version)
+    version = meta.get("format_version")
+    if isinstance(version, bool) or version not in versions:
+        raise FormatError(f"{meta_path}: format version {_shown(version)} is not supported "
+                          f"(this code reads version {' or '.join(map(str, versions))})")
+    return meta, meta_path
+
+
 def read_verified(path, *, meta_file: str, format_name: str, format_version,
                   file_key: str, sha_key: str) -> tuple[dict, Path, bytes]:
     """Read a versioned output: its JSON metadata and the data file the metadata vouches for.
 
     ``path`` is the output directory or its metadata file. The metadata must name
-    ``format_name`` and ``format_version`` (an int, or a tuple of the versions read); ``meta[file_key]`` is the data file (beside the
-    metadata) whose sha256 must equal ``meta[sha_key]``. Returns (meta, data path, bytes).
-    Raises ``FileNotFoundError`` or a ``ValueError`` that names the file and the problem.
+    ``format_name`` and ``format_version`` (an int, or a tuple of the versions read);
+    ``meta[file_key]`` is the data file, a plain file name inside the metadata's folder
+    (:func:`confined_file`), whose sha256 must equal ``meta[sha_key]``. Returns (meta, data
+    path, bytes). Raises :class:`MissingFileError` (also a ``FileNotFoundError``) or a
+    :class:`FormatError` (a ``ValueError``) that names the file, the field and the problem.
+    The sha256 catches damage, not forgery: the caller still checks the content.
     """
-    path = Path(path)
-    meta_path = path / meta_file if path.is_dir() else path
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"no {meta_file} at {path}")
-    meta = json.loads(meta_path.read_text())
-    if meta.get("format") != format_name:
-        raise ValueError(f"{meta_path}: not an {format_name} file (format={meta.get('format')!r})")
-    versions = (format_version,) if isinstance(format_version, int) else tuple(format_version)
-    if meta.get("format_version") not in versions:
-        raise ValueError(f"{meta_path}: format version {meta.get('format_version')!r} is not "
-                         f"supported (this code reads version "
-                         f"{' or '.join(map(str, versions))})")
-    data_path = meta_path.parent / meta[file_key]
-    payload = data_path.read_bytes()
-    if hashlib.sha256(payload).hexdigest() != meta[sha_key]:
-        raise ValueError(f"{data_path} does not match the sha256 recorded in {meta_path}")
+    meta, meta_path = read_meta(path, meta_file=meta_file, format_name=format_name,
+                                format_version=format_version)
+    data_path = confined_file(meta_path.parent, meta_field(meta, file_key, meta_path), meta_path,
+                              file_key)
+    expected = meta_field(meta, sha_key, meta_path, "str")
+    payload = read_bytes(data_path)
+    if hashlib.sha256(payload).hexdigest() != expected:
+        raise FormatError(f"{data_path} does not match the sha256 recorded in {meta_path}")
     return meta, data_path, payload

@@ -29,13 +29,13 @@ data, but they are large and nothing downstream needs them).
 """
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from lpp.formats.files import npz_bytes, read_verified, write_verified
+from lpp.formats.files import (FormatError, finite_member, integer_member, meta_field,
+                               npz_bytes, read_npz, read_verified, write_verified)
 
 FORMAT_NAME = "lpp.fit"
 FORMAT_VERSION = 1
@@ -46,6 +46,8 @@ META_FILE = "fit.json"
 _SAMPLE_PREFIX = "samples__"
 #: the per-chain fields of a version-2 ``fit.json`` (``chains``)
 _CHAIN_FIELDS = ("seed", "iterations_done", "interrupted", "n_saved", "seconds_total")
+#: the arrays of every chain's record (and the samples, prefixed ``samples__``)
+_ARRAYS = ("mu_hat", "log_joint", "saved_iterations", "iter_seconds")
 
 
 @dataclass(frozen=True)
@@ -195,29 +197,57 @@ def _save_chains(result, out_dir, *, data, extra, diagnostics) -> Path:
 def load_fit(path):
     """Read a fit directory (or its ``fit.json``), checking format, version and checksum.
 
+    Nothing is trusted: ``fit.npz`` must lie in the folder, hold the arrays of every chain
+    ``fit.json`` lists and nothing else, each chain's saved iterations rising integers with one
+    log joint (finite) and one draw of every sample (finite) each, finite rates and
+    non-negative (or NaN: not timed) seconds per iteration.
+
     Returns
     -------
     SavedFit or SavedChains
         A :class:`SavedFit` for a one-chain fit, a :class:`SavedChains` for several
         (:func:`load_chains` gives a list either way).
+
+    Raises
+    ------
+    lpp.formats.files.MissingFileError
+        No ``fit.json`` at ``path`` (also a ``FileNotFoundError``), or no data file.
+    lpp.formats.files.FormatError
+        Anything not as :func:`save_fit` writes it, naming the file and the field.
     """
-    meta, _, payload = read_verified(
+    meta, data_path, payload = read_verified(
         path, meta_file=META_FILE, format_name=FORMAT_NAME,
         format_version=(FORMAT_VERSION, CHAINS_FORMAT_VERSION),
         file_key="data_file", sha_key="data_sha256")
-    with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
-        arrays = {name: npz[name] for name in npz.files}
+    meta_path = data_path.parent / META_FILE
+    meta_field(meta, "method", meta_path, "str")
+    meta_field(meta, "model", meta_path, "dict")
     if meta["format_version"] == FORMAT_VERSION:
-        return _saved(arrays, meta)
+        arrays = read_npz(payload, data_path, required=_ARRAYS, prefixes=(_SAMPLE_PREFIX,))
+        return _saved(arrays, meta, data_path, meta_path)
+    chains_meta = meta_field(meta, "chains", meta_path, "any")
+    if not (isinstance(chains_meta, list) and chains_meta
+            and all(isinstance(c, dict) for c in chains_meta)):
+        raise FormatError(f"{meta_path}: field 'chains' must be a non-empty list of objects")
+    if meta_field(meta, "n_chains", meta_path, "int") != len(chains_meta):
+        raise FormatError(f"{meta_path}: field 'n_chains' is {meta['n_chains']}, but 'chains' "
+                          f"lists {len(chains_meta)}")
+    prefixes = [f"chain{c}__" for c in range(len(chains_meta))]
+    arrays = read_npz(payload, data_path,
+                      required=[p + name for p in prefixes for name in _ARRAYS],
+                      prefixes=[p + _SAMPLE_PREFIX for p in prefixes])
     chains = []
-    for c, fields in enumerate(meta["chains"]):
-        prefix = f"chain{c}__"
+    for c, fields in enumerate(chains_meta):
+        for key in _CHAIN_FIELDS:
+            meta_field(fields, key, f"{meta_path} (chains[{c}])")
+        prefix = prefixes[c]
         mine = {name[len(prefix):]: value for name, value in arrays.items()
                 if name.startswith(prefix)}
         chain_meta = {k: v for k, v in meta.items()
                       if k not in ("n_chains", "chains", "diagnostics")}
         chain_meta.update(fields, format_version=FORMAT_VERSION, chain=c)
-        chains.append(_saved(mine, chain_meta))
+        chains.append(_saved(mine, chain_meta, f"{data_path} (chain {c})",
+                             f"{meta_path} (chains[{c}])"))
     return SavedChains(chains=chains, meta=meta)
 
 
@@ -227,10 +257,32 @@ def load_chains(path) -> list[SavedFit]:
     return list(fit.chains) if isinstance(fit, SavedChains) else [fit]
 
 
-def _saved(arrays: dict, meta: dict) -> SavedFit:
+def _saved(arrays: dict, meta: dict, data_path, meta_path) -> SavedFit:
+    """One chain's arrays read back, checked against each other and against ``meta``."""
     arrays = dict(arrays)
+    saved_iterations = integer_member(arrays, "saved_iterations", data_path, ndim=1)
+    if saved_iterations.size and (saved_iterations[0] < 0
+                                  or np.any(np.diff(saved_iterations) <= 0)):
+        raise FormatError(f"{data_path}: array 'saved_iterations' must be non-negative and "
+                          "rise strictly")
+    n_saved = saved_iterations.size
+    if "n_saved" in meta and meta["n_saved"] != n_saved:
+        raise FormatError(f"{meta_path}: field 'n_saved' is {meta['n_saved']!r}, but "
+                          f"{data_path} holds {n_saved} saved iterations")
+    finite_member(arrays, "log_joint", data_path, shape=(n_saved,))
+    seconds = finite_member(arrays, "iter_seconds", data_path, ndim=1, allow_nan=True)
+    if np.any(seconds < 0):
+        raise FormatError(f"{data_path}: array 'iter_seconds' holds negative seconds")
+    mu_hat = finite_member(arrays, "mu_hat", data_path)
+    if np.any(mu_hat < 0):
+        raise FormatError(f"{data_path}: array 'mu_hat' holds negative rates")
+    for name in [name for name in arrays if name.startswith(_SAMPLE_PREFIX)]:
+        value = finite_member(arrays, name, data_path)
+        if value.ndim == 0 or value.shape[0] != n_saved:
+            raise FormatError(f"{data_path}: array {name!r} has shape {value.shape}, expected "
+                              f"one draw per saved iteration ({n_saved}, ...)")
     samples = {name[len(_SAMPLE_PREFIX):]: arrays.pop(name)
                for name in list(arrays) if name.startswith(_SAMPLE_PREFIX)}
-    return SavedFit(mu_hat=arrays["mu_hat"], samples=samples, log_joint=arrays["log_joint"],
+    return SavedFit(mu_hat=mu_hat, samples=samples, log_joint=arrays["log_joint"],
                     saved_iterations=arrays["saved_iterations"],
                     iter_seconds=arrays["iter_seconds"], meta=meta)

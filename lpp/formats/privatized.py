@@ -14,6 +14,19 @@ A privatized directory holds
     ``"system"`` or ``"seeded"``, never the seed itself), the row and column ids, the sha256 of
     ``y_tilde.npz``, and the name of the data set it was made from (never its content).
 
+A privatized directory is written whole or not at all: :func:`save_privatized` builds it
+beside its target and swaps it in by a rename (:func:`lpp.formats.files.atomic_folder`), so a
+failed or killed write leaves the previous folder as it was, and a rewrite leaves nothing of
+the previous one (two noisy copies of the same counts, averaged, would halve the noise's
+variance). The folder holds only these two files: an existing folder holding anything else is
+not replaced.
+
+:func:`load_privatized` trusts nothing in the folder (its sha256 catches damage, not a forgery
+that recomputed it): the payload must be integers (a float is refused, never truncated), the
+ids must fit the shape, the data file must lie in the folder (no ``..``, no absolute path, no
+link out of it), ``alpha`` must be a valid noise level; every refusal is a
+:class:`lpp.formats.files.FormatError` (a ``ValueError``) naming the file and the field.
+
 The true counts never enter this format, by construction: :func:`save_privatized` has no
 argument for them, and :func:`privatize_counts` is the one function that reads true counts
 and writes this format (the data owners' side of the boundary). The held-out mask of the
@@ -28,7 +41,6 @@ reproducible, which a simulation study needs and a deployment must not use.
 """
 from __future__ import annotations
 
-import io
 import math
 import numbers
 from dataclasses import dataclass
@@ -37,7 +49,8 @@ from pathlib import Path
 import numpy as np
 
 from lpp.validation import noise_level_array, non_negative_int
-from lpp.formats.files import npz_bytes, read_verified, write_verified
+from lpp.formats.files import (FormatError, atomic_folder, finite_member, integer_member,
+                               meta_field, npz_bytes, read_npz, read_verified, write_verified)
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
 FORMAT_NAME = "lpp.formats.privatized"
@@ -148,15 +161,34 @@ def noise_seed(seed, replicate, epsilon_over_n) -> list[int] | None:
     return [int(seed), int(replicate), int(round(epsilon_over_n * LEVEL_KEY_SCALE))]
 
 
+#: the mechanisms a privatized folder may record
+MECHANISMS = ("fast", "exact")
+
+
+def _owns(name: str) -> bool:
+    return name in (DATA_FILE, META_FILE)
+
+
+def _refuse_masked(values, name):
+    if isinstance(values, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a numpy.ma masked array, and a privatized data set has no "
+                        "missing entries: privatize and save the observed matrix (entries "
+                        "held out of inference go in heldout=)")
+
+
 def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mechanism: str,
                     source: str, row_ids, column_ids, heldout=None) -> Path:
-    """Write a privatized data set (``y_tilde.npz`` then ``meta.json``) atomically.
+    """Write a privatized data set (``y_tilde.npz`` and ``meta.json``) as a whole folder.
 
     ``randomness`` (``"system"`` or ``"seeded"``) says where the noise came from; there is
-    deliberately no argument for the seed itself.
+    deliberately no argument for the seed itself. The folder is built beside ``out_dir`` and
+    swapped in by a rename (:func:`lpp.formats.files.atomic_folder`): on any failure
+    ``out_dir`` is left as it was; an existing ``out_dir`` that holds files other than these
+    two is refused. A ``numpy.ma`` masked array is refused (TypeError).
     """
     if randomness not in RANDOMNESS:
         raise ValueError(f"randomness must be one of {RANDOMNESS}, got {randomness!r}")
+    _refuse_masked(y_tilde, "y_tilde")
     y_tilde = np.asarray(y_tilde)
     if y_tilde.ndim != 2 or y_tilde.dtype.kind not in "iu":
         raise ValueError(f"y_tilde must be a 2-d integer matrix, got {y_tilde.dtype} "
@@ -183,24 +215,71 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mec
         "has_heldout": heldout is not None,
         "row_ids": [str(r) for r in row_ids], "column_ids": [str(c) for c in column_ids],
     }
-    return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
-                          file_key="data_file", sha_key="data_sha256")
+    payload = npz_bytes(arrays)
+    with atomic_folder(out_dir, owns=_owns) as tmp:
+        write_verified(tmp, payload, meta, meta_file=META_FILE, file_key="data_file",
+                       sha_key="data_sha256")
+    return Path(out_dir)
+
+
+def check_noise_level(alpha: np.ndarray, name: str, path) -> np.ndarray:
+    """``alpha`` read from ``path``, checked as a noise level (a FormatError naming both)."""
+    try:
+        return noise_level_array(alpha, name)
+    except (TypeError, ValueError) as exc:
+        raise FormatError(f"{path}: array {name!r}: {exc}") from None
+
+
+def check_meta_settings(meta: dict, path) -> None:
+    """The mechanism's settings recorded in a private folder's ``meta.json`` at ``path``."""
+    epsilon = meta_field(meta, "epsilon", path, "number")
+    n = meta_field(meta, "N", path, "number")
+    if meta_field(meta, "epsilon_over_n", path, "number") != float(epsilon) / float(n):
+        raise FormatError(f"{path}: field 'epsilon_over_n' ({meta['epsilon_over_n']!r}) is not "
+                          f"epsilon / N ({epsilon!r} / {n!r})")
+    meta_field(meta, "mechanism", path, "str", choices=MECHANISMS)
+    meta_field(meta, "randomness", path, "str", choices=RANDOMNESS)
+    meta_field(meta, "source", path, "str")
 
 
 def load_privatized(path) -> PrivatizedData:
-    """Load and validate a privatized directory (or its ``meta.json``)."""
+    """Load and validate a privatized directory (or its ``meta.json``).
+
+    Raises
+    ------
+    lpp.formats.files.MissingFileError
+        No ``meta.json`` at ``path`` (also a ``FileNotFoundError``), or no data file.
+    lpp.formats.files.FormatError
+        Anything else that is not as this format writes it, naming the file and the field:
+        another format or version, a data file outside the folder or not matching its
+        sha256, a payload that is not an integer matrix of the recorded shape, ids whose
+        number disagrees with it, an alpha outside (0, 1), a held-out mask that is not a
+        boolean matrix of that shape, arrays the format never holds.
+    """
     meta, data_path, payload = read_verified(
         path, meta_file=META_FILE, format_name=FORMAT_NAME, format_version=FORMAT_VERSION,
         file_key="data_file", sha_key="data_sha256")
-    with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
-        y_tilde = npz["y_tilde"].astype(np.int64)
-        alpha = npz["alpha"]
-        heldout = npz["heldout"] if meta["has_heldout"] else None
-    if list(y_tilde.shape) != meta["shape"]:
-        raise ValueError(f"{data_path}: shape {y_tilde.shape} disagrees with {meta['shape']}")
+    meta_path = data_path.parent / META_FILE
+    n_rows, n_cols = meta_field(meta, "shape", meta_path, "int_list", length=2)
+    row_ids = meta_field(meta, "row_ids", meta_path, "str_list", length=n_rows)
+    column_ids = meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
+    has_heldout = meta_field(meta, "has_heldout", meta_path, "bool")
+    check_meta_settings(meta, meta_path)
+    arrays = read_npz(payload, data_path, required=("y_tilde", "alpha")
+                      + (("heldout",) if has_heldout else ()))
+    y_tilde = integer_member(arrays, "y_tilde", data_path, shape=(n_rows, n_cols))
+    alpha = check_noise_level(finite_member(arrays, "alpha", data_path), "alpha", data_path)
+    if alpha.shape not in ((), (n_rows, 1)):
+        raise FormatError(f"{data_path}: array 'alpha' has shape {alpha.shape}, expected () or "
+                          f"({n_rows}, 1)")
+    heldout = None
+    if has_heldout:
+        heldout = arrays["heldout"]
+        if heldout.dtype != np.bool_ or heldout.shape != (n_rows, n_cols):
+            raise FormatError(f"{data_path}: array 'heldout' must be a boolean "
+                              f"{(n_rows, n_cols)} matrix, got {heldout.dtype} {heldout.shape}")
     return PrivatizedData(y_tilde=y_tilde, alpha=float(alpha) if alpha.ndim == 0 else alpha,
-                          heldout=heldout, row_ids=meta["row_ids"],
-                          column_ids=meta["column_ids"], meta=meta)
+                          heldout=heldout, row_ids=row_ids, column_ids=column_ids, meta=meta)
 
 
 def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, column_ids,
@@ -216,8 +295,10 @@ def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, colum
     noise reproducible for simulation studies; anyone who learns that seed can remove the
     noise, so it is never written to the output (see :func:`noise_source`). ``exact=True``
     with ``seed=None`` is the setting for a formal privacy claim.
-    Returns what :func:`load_privatized` would read back.
+    Returns what :func:`load_privatized` would read back. A ``numpy.ma`` masked array is
+    refused (TypeError): the format has no missing entries.
     """
+    _refuse_masked(counts, "counts")
     rng, randomness = noise_source(seed, exact=exact)
     if exact:
         alpha_exact = exact_alpha(epsilon, N)

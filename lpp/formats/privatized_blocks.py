@@ -13,6 +13,16 @@ of millions of documents does not fit one machine's memory. Here a directory hol
     mechanism's settings and the row and column ids. Written last: a directory without it is
     an unfinished write.
 
+The directory is written whole or not at all: :class:`PrivatizedBlockWriter` writes its blocks
+into a temporary folder beside the target and :meth:`~PrivatizedBlockWriter.close` swaps it in
+by a rename (:func:`lpp.formats.files.atomic_folder`). A failed, aborted or killed write leaves
+the previous directory as it was, and a rewrite leaves no block of the previous one behind
+(stale noisy copies of the same rows, averaged with the new ones, would reduce the noise).
+:class:`PrivatizedBlocks` trusts nothing it reads: ``meta.json``'s fields, each block's
+location (inside the folder, no link out), dtype (integers, never cast), shape and alpha are
+checked, and a refusal is a :class:`lpp.formats.files.FormatError` (a ``ValueError``) that
+names the file and the field.
+
 No process ever needs the whole matrix: :class:`PrivatizedBlockWriter` takes one block at a
 time and :class:`PrivatizedBlocks` reads one block at a time (checking its sha256). As with
 the single-file format, true counts never enter it, and neither does the noise seed;
@@ -21,17 +31,20 @@ the single-file format, true counts never enter it, and neither does the noise s
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import io
-import json
+import re
 from pathlib import Path
 
 import numpy as np
 
 from lpp.validation import noise_level_array, non_negative_int
-from lpp.formats.files import atomic_write_bytes, json_bytes, npz_bytes
+from lpp.formats.files import (FormatError, MissingFileError, atomic_folder, atomic_write_bytes,
+                               confined_file, finite_member, integer_member, json_bytes,
+                               meta_field, npz_bytes, read_bytes, read_meta, read_npz)
 from lpp.mechanism import alpha_from_epsilon, privatize
-from lpp.formats.privatized import RANDOMNESS, _smallest_signed, noise_source
+from lpp.formats.privatized import (RANDOMNESS, _refuse_masked, _smallest_signed,
+                                    check_meta_settings, check_noise_level, noise_source)
 
 FORMAT_NAME = "lpp.formats.privatized_blocks"
 FORMAT_VERSION = 2  # 1 recorded the noise seed (a leak); such folders are refused
@@ -42,13 +55,22 @@ def _block_name(b: int) -> str:
     return f"block_{b:05d}.npz"
 
 
+_BLOCK_FILE = re.compile(r"block_\d{5,}\.npz")
+
+
+def _owns(name: str) -> bool:
+    return name == META_FILE or _BLOCK_FILE.fullmatch(name) is not None
+
+
 class PrivatizedBlockWriter:
     """Write a privatized data set one row block at a time; :meth:`close` writes ``meta.json``.
 
     Parameters
     ----------
     out_dir : path
-        The directory (created; an existing ``meta.json`` there is replaced at close).
+        The directory. It is built under a temporary name beside it and replaces it whole at
+        :meth:`close`; until then an existing directory stays as it was. An existing directory
+        that holds files other than blocks and ``meta.json`` is refused.
     n_cols : int
         Columns of every block.
     epsilon, N : float
@@ -60,8 +82,8 @@ class PrivatizedBlockWriter:
     column_ids : sequence of str
         One id per column.
 
-    Use as a context manager; a block is written atomically by :meth:`write`, the directory is
-    readable only after :meth:`close` (on an exception no ``meta.json`` is written).
+    Use as a context manager: on an exception the write is aborted (:meth:`abort`) and the
+    previous directory, if any, is untouched; the new one appears, whole, at :meth:`close`.
     """
 
     def __init__(self, out_dir, *, n_cols: int, epsilon, N, randomness: str, mechanism: str,
@@ -71,8 +93,6 @@ class PrivatizedBlockWriter:
         if len(column_ids) != n_cols:
             raise ValueError(f"{len(column_ids)} column ids for {n_cols} columns")
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / META_FILE).unlink(missing_ok=True)
         self.n_cols = int(n_cols)
         self._meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
                       "epsilon": float(epsilon), "N": float(N),
@@ -80,6 +100,8 @@ class PrivatizedBlockWriter:
                       "randomness": randomness, "source": str(source),
                       "column_ids": [str(c) for c in column_ids]}
         self._bounds, self._sha, self._row_ids = [0], [], []
+        self._swap = atomic_folder(self.out_dir, owns=_owns)
+        self._tmp = self._swap.__enter__()  # the folder the blocks go to until close()
 
     def write(self, y_tilde, alpha, row_ids) -> None:
         """Append the next block of rows.
@@ -96,8 +118,13 @@ class PrivatizedBlockWriter:
         Raises
         ------
         ValueError
-            For a block of the wrong shape or type, alpha outside (0, 1), or ids that do not fit.
+            For a block of the wrong shape or type, alpha outside (0, 1), ids that do not fit,
+            or a writer already closed or aborted.
+        TypeError
+            For a ``numpy.ma`` masked array (the format has no missing entries).
         """
+        self._check_open()
+        _refuse_masked(y_tilde, "y_tilde")
         y_tilde = np.asarray(y_tilde)
         if y_tilde.ndim != 2 or y_tilde.dtype.kind not in "iu" or y_tilde.shape[1] != self.n_cols:
             raise ValueError(f"a block must be an integer matrix with {self.n_cols} columns, got "
@@ -110,19 +137,47 @@ class PrivatizedBlockWriter:
         alpha = np.broadcast_to(noise_level_array(alpha), (n_rows, 1))
         payload = npz_bytes({"y_tilde": _smallest_signed(y_tilde),
                              "alpha": np.ascontiguousarray(alpha)})
-        atomic_write_bytes(self.out_dir / _block_name(len(self._sha)), payload)
+        atomic_write_bytes(self._tmp / _block_name(len(self._sha)), payload)
         self._sha.append(hashlib.sha256(payload).hexdigest())
         self._bounds.append(self._bounds[-1] + n_rows)
         self._row_ids += [str(r) for r in row_ids]
 
+    def _check_open(self) -> None:
+        if self._swap is None:
+            raise ValueError(f"the writer of {self.out_dir} is closed or aborted")
+        if not self._tmp.is_dir():  # another write of out_dir took it for a killed one's
+            self.abort()
+            raise ValueError(f"the temporary folder {self._tmp} of this write of "
+                             f"{self.out_dir} was removed (by another write of the same "
+                             "folder?); the write is aborted")
+
     def close(self) -> Path:
-        """Write ``meta.json``; return the directory."""
+        """Write ``meta.json`` and swap the new directory in whole; return the directory.
+
+        With no block written it raises ValueError and the writer stays open (write a block,
+        or :meth:`abort`).
+        """
+        self._check_open()
         if not self._sha:
             raise ValueError("no block was written")
         meta = {**self._meta, "shape": [self._bounds[-1], self.n_cols], "bounds": self._bounds,
                 "block_sha256": self._sha, "row_ids": self._row_ids}
-        atomic_write_bytes(self.out_dir / META_FILE, json_bytes(meta))
+        swap, self._swap = self._swap, None
+        try:
+            atomic_write_bytes(self._tmp / META_FILE, json_bytes(meta))
+        except BaseException as exc:
+            swap.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        swap.__exit__(None, None, None)
         return self.out_dir
+
+    def abort(self) -> None:
+        """Drop the blocks written so far; the previous directory, if any, stays as it was."""
+        if self._swap is not None:
+            swap, self._swap = self._swap, None
+            error = RuntimeError(f"the write of {self.out_dir} was aborted")
+            with contextlib.suppress(RuntimeError):
+                swap.__exit__(RuntimeError, error, None)
 
     def __enter__(self):
         return self
@@ -130,6 +185,8 @@ class PrivatizedBlockWriter:
     def __exit__(self, exc_type, exc, tb):
         if exc_type is None:
             self.close()
+        else:
+            self.abort()
 
 
 class PrivatizedBlocks:
@@ -148,18 +205,25 @@ class PrivatizedBlocks:
     def __init__(self, path):
         path = Path(path)
         self.path = path.parent if path.name == META_FILE else path
-        meta_path = self.path / META_FILE
-        if not meta_path.exists():
-            raise ValueError(f"{self.path} holds no {META_FILE} (not a block format directory, "
-                             "or its write did not finish)")
-        meta = json.loads(meta_path.read_text())
-        if (meta.get("format"), meta.get("format_version")) != (FORMAT_NAME, FORMAT_VERSION):
-            raise ValueError(f"{meta_path}: format {meta.get('format')!r} version "
-                             f"{meta.get('format_version')!r}, expected {FORMAT_NAME!r} "
-                             f"version {FORMAT_VERSION}")
+        if not (self.path / META_FILE).is_file():
+            raise MissingFileError(f"{self.path} holds no {META_FILE} (not a block format "
+                                   "directory, or its write did not finish)")
+        meta, meta_path = read_meta(self.path, meta_file=META_FILE, format_name=FORMAT_NAME,
+                                    format_version=FORMAT_VERSION)
+        n_rows, n_cols = meta_field(meta, "shape", meta_path, "int_list", length=2)
+        bounds = meta_field(meta, "bounds", meta_path, "int_list")
+        if len(bounds) < 2 or bounds[0] != 0 or bounds[-1] != n_rows or any(
+                lo >= hi for lo, hi in zip(bounds, bounds[1:])):
+            raise FormatError(f"{meta_path}: field 'bounds' must rise strictly from 0 to the "
+                              f"{n_rows} rows of 'shape', got {bounds[:8]}"
+                              f"{' ...' if len(bounds) > 8 else ''}")
+        meta_field(meta, "block_sha256", meta_path, "str_list", length=len(bounds) - 1)
+        meta_field(meta, "row_ids", meta_path, "str_list", length=n_rows)
+        meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
+        check_meta_settings(meta, meta_path)
         self.meta = meta
-        self.shape = tuple(int(s) for s in meta["shape"])
-        self.bounds = np.asarray(meta["bounds"], dtype=np.int64)
+        self.shape = (n_rows, n_cols)
+        self.bounds = np.asarray(bounds, dtype=np.int64)
 
     @property
     def n_blocks(self) -> int:
@@ -171,21 +235,23 @@ class PrivatizedBlocks:
         Raises
         ------
         ValueError
-            For a block index out of range, or a file whose checksum or shape disagrees.
+            For a block index out of range; a :class:`lpp.formats.files.FormatError` (a
+            ValueError) naming the file and the array for a block that is missing, outside
+            the folder, disagrees with its checksum, or is not an integer matrix of its rows
+            with a valid alpha per row.
         """
         if not 0 <= b < self.n_blocks:
             raise ValueError(f"block {b} of a data set with {self.n_blocks} blocks")
-        path = self.path / _block_name(b)
-        payload = path.read_bytes()
+        meta_path = self.path / META_FILE
+        path = confined_file(self.path, _block_name(b), meta_path, f"block_sha256[{b}]")
+        payload = read_bytes(path)
         if hashlib.sha256(payload).hexdigest() != self.meta["block_sha256"][b]:
-            raise ValueError(f"{path}: sha256 disagrees with {META_FILE}")
-        with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
-            y_tilde = npz["y_tilde"].astype(np.int64)
-            alpha = npz["alpha"]
+            raise FormatError(f"{path}: sha256 disagrees with {meta_path}")
         rows = int(self.bounds[b + 1] - self.bounds[b])
-        if y_tilde.shape != (rows, self.shape[1]) or alpha.shape != (rows, 1):
-            raise ValueError(f"{path}: shapes {y_tilde.shape}, {alpha.shape} disagree with "
-                             f"{META_FILE} ({rows} rows, {self.shape[1]} columns)")
+        arrays = read_npz(payload, path, required=("y_tilde", "alpha"))
+        y_tilde = integer_member(arrays, "y_tilde", path, shape=(rows, self.shape[1]))
+        alpha = check_noise_level(finite_member(arrays, "alpha", path, shape=(rows, 1)),
+                                  "alpha", path)
         return y_tilde, alpha
 
     def to_dense(self) -> tuple[np.ndarray, np.ndarray]:
@@ -209,6 +275,10 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
     studies only: whoever holds it can remove the noise) gives block b the stream
     ``numpy.random.default_rng([seed, b])``, so the result does not depend on how many blocks
     are noised at once or where.
+
+    The directory is replaced whole once every block is written (see
+    :class:`PrivatizedBlockWriter`): if noising or writing any block fails, ``out_dir`` is left
+    as it was.
 
     Parameters
     ----------
@@ -236,6 +306,7 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
                                column_ids=column_ids) as writer:
         lo = 0
         for b, counts in enumerate(count_blocks):
+            _refuse_masked(counts, f"block {b} of the counts")
             counts = np.asarray(counts)
             rng, _ = noise_source(None if seed is None else [int(seed), b], exact=False)
             ids = (row_ids[lo:lo + counts.shape[0]] if row_ids is not None

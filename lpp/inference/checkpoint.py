@@ -8,7 +8,13 @@ record). Resuming verifies the digest, refuses a run that differs in any of thos
 continues the chain bit for bit.
 
 The digest guards against damage and hand edits (a truncated copy, a changed iteration count
-or seed), not against someone who recomputes it: it is a checksum, not a signature.
+or seed), not against someone who recomputes it: it is a checksum, not a signature. So the
+content is checked as well, digest or not: only the arrays a checkpoint holds, each of real
+numbers and finite (a second per iteration may be NaN: not timed), the record consistent with
+the schedule, every saved draw of a latent the shape of the latent, and the arrays of the
+data's shape (the rates' running sum, the saved true counts, a privacy step's auxiliary
+arrays) of one shape that fits the model's latents. A refusal is a ValueError naming the file
+and the array or setting.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from lpp.formats.files import atomic_writer, remove_stale_temporaries
+from lpp.inference.models import model_from_params
 
 #: the checkpoint layout; a file of another version is refused
 CHECKPOINT_VERSION = 3
@@ -29,6 +36,15 @@ RESUME_KEYS = ("method", "engine", "model", "burn_in", "thin", "save", "data")
 #: what every refusal to resume tells the user to do instead
 START_OVER = ("delete it, or pass resume=False to start the chain over (the file is then "
               "overwritten)")
+#: the groups of arrays a checkpoint holds (``<group>__<name>``) and its record's arrays
+GROUPS = ("state", "aux", "samples")
+RECORD_ARRAYS = ("saved_iterations", "log_joint", "iter_seconds", "mu_sum")
+#: the auxiliary arrays each built-in method keeps between sweeps, all of the data's shape
+#: (the noise rates of :class:`lpp.inference.privacy.BesselPrivacy`; the others keep none)
+BUILT_IN_AUX = {"collapsed": (), "naive": (), "nonprivate": (),
+                "bessel": ("lam_plus", "lam_minus")}
+#: stands for an array a checkpoint lacks: its shape is no record's
+_ABSENT = np.empty((0, 0))
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +93,36 @@ def read_checkpoint(path):
                          f"was edited or damaged, and resuming would continue another chain: "
                          f"{START_OVER}")
     del arrays["meta"]
-    groups = {"state": {}, "aux": {}, "samples": {}}
+    groups = {group: {} for group in GROUPS}
+    extra = {}
     for key, value in arrays.items():
-        if "__" in key:
-            group, name = key.split("__", 1)
+        group, sep, name = key.partition("__")
+        if sep and name and group in groups:
             groups[group][name] = value
-    extra = {k: arrays[k] for k in ("saved_iterations", "log_joint", "iter_seconds", "mu_sum")
-             if k in arrays}
+        elif key in RECORD_ARRAYS:
+            extra[key] = value
+        else:
+            raise ValueError(f"checkpoint {path}: array {key!r} is not part of a checkpoint: "
+                             f"{START_OVER}")
+        _check_values(path, key, value)
     return meta, groups, extra
+
+
+def _check_values(path, key: str, value: np.ndarray) -> None:
+    """Real numbers, all finite (``iter_seconds``: non-negative or NaN, not timed)."""
+    problem = None
+    if value.dtype.kind not in "iuf":
+        problem = f"has dtype {value.dtype}, not real numbers"
+    elif key == "saved_iterations" and value.dtype.kind not in "iu":
+        problem = "holds no integers"
+    elif key == "iter_seconds":
+        if np.any(np.isinf(value)) or np.any(value < 0):
+            problem = "holds negative or infinite seconds"
+    elif value.dtype.kind == "f" and not np.isfinite(value).all():
+        problem = "holds NaN or infinite values"
+    if problem is not None:
+        raise ValueError(f"checkpoint {path}: array {key!r} {problem}; resuming would continue "
+                         f"a broken chain: {START_OVER}")
 
 
 def check_resumable(path, saved_meta: dict, meta: dict) -> None:
@@ -100,8 +138,11 @@ def _check_record(path, meta: dict, groups: dict, extra: dict) -> None:
     """The iteration count and the record must be those of the checkpoint's own schedule."""
     it, n_iter = meta.get("iteration"), meta.get("n_iter")
     burn_in, thin = meta["burn_in"], meta["thin"]
+    seed = meta.get("seed")
     problem = None
-    if not (isinstance(it, int) and isinstance(n_iter, int) and 0 <= it <= n_iter):
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        problem = f"its seed {seed!r} is not a non-negative integer"
+    elif not (isinstance(it, int) and isinstance(n_iter, int) and 0 <= it <= n_iter):
         problem = f"iteration {it!r} is outside its schedule of n_iter={n_iter!r}"
     elif extra.get("iter_seconds", np.empty(0)).shape != (it,):
         problem = f"its record does not hold the {it} iterations it claims"
@@ -109,12 +150,59 @@ def _check_record(path, meta: dict, groups: dict, extra: dict) -> None:
         saved = np.arange(burn_in + thin, it + 1, thin)
         if not np.array_equal(extra.get("saved_iterations"), saved):
             problem = "its saved iterations are not those of its burn_in and thin"
-        elif extra["log_joint"].shape != saved.shape or any(
-                groups["samples"].get(n, np.empty(0)).shape[:1] != saved.shape
+        elif extra.get("log_joint", _ABSENT).shape != saved.shape or any(
+                groups["samples"].get(n, _ABSENT).shape[:1] != saved.shape
                 for n in meta["save"]):
             problem = "its saved samples do not match its saved iterations"
+    if problem is None:
+        problem = _check_shapes(meta, groups, extra)
     if problem is not None:
         raise ValueError(f"checkpoint {path}: {problem}: {START_OVER}")
+
+
+def _check_shapes(meta: dict, groups: dict, extra: dict) -> str | None:
+    """What is wrong with the shapes of a checkpoint's arrays, or None.
+
+    Every saved draw of a latent has the latent's shape; the arrays of the data's shape (the
+    rates' running sum, the saved true counts, a built-in method's auxiliary arrays) agree on
+    one shape, and the model (when ``lpp.inference.model_from_params`` rebuilds it from
+    ``meta["model"]``) gives latents of exactly the state's shapes for data of that shape.
+    """
+    state, aux, samples = groups["state"], groups["aux"], groups["samples"]
+    for name in meta["save"]:
+        draws = samples[name]
+        if name in state and draws.shape[0] and draws.shape[1:] != state[name].shape:
+            return (f"its saved draws of {name!r} have shape {draws.shape[1:]}, its state "
+                    f"{state[name].shape}")
+    data_shaped = {}
+    if "mu_sum" in extra:
+        data_shaped["mu_sum"] = extra["mu_sum"].shape
+    if "y" in samples and "y" not in state and samples["y"].ndim > 1:
+        data_shaped["samples__y"] = samples["y"].shape[1:]
+    built_in = BUILT_IN_AUX.get(meta.get("method"))
+    if built_in is not None:
+        if sorted(aux) != sorted(built_in):
+            return (f"its auxiliary arrays {sorted(aux)} are not those of method "
+                    f"{meta.get('method')!r} ({sorted(built_in)})")
+        data_shaped.update({f"aux__{name}": aux[name].shape for name in built_in})
+    if len(set(data_shaped.values())) > 1:
+        return f"its arrays of the data's shape disagree ({data_shaped})"
+    if not data_shaped:
+        return None
+    shape = next(iter(data_shaped.values()))
+    try:
+        model = model_from_params(meta["model"])
+    except (TypeError, ValueError, KeyError):
+        return None  # a model of the user's: its check_state checks the state on restore
+    try:
+        latents = model.latent_shapes(shape)
+    except (TypeError, ValueError) as exc:
+        return f"its arrays of the data's shape {shape} do not fit its model ({exc})"
+    found = {name: value.shape for name, value in state.items()}
+    if found != latents:
+        return (f"its state {found} is not that of its model for data of shape {shape} "
+                f"({latents})")
+    return None
 
 
 def open_checkpoint(path, meta: dict, *, n_iter: int, rng, resume: bool):

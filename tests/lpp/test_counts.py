@@ -46,7 +46,7 @@ def test_tampering_and_versions_are_detected(tmp_path):
     meta = json.loads((out / META_FILE).read_text())
     for key, value, match in [("format_version", 2, "version 2 is not supported"),
                               ("format", "other", "not an lpp.formats.counts file"),
-                              ("row_ids", ["d1"], "1 row ids")]:
+                              ("row_ids", ["d1"], "'row_ids' has 1 entries, expected 2")]:
         (out / META_FILE).write_text(json.dumps({**meta, key: value}))
         with pytest.raises(ValueError, match=match):
             load_counts(out)
@@ -73,3 +73,47 @@ def test_bad_matrices_write_nothing(tmp_path, counts, ids, match):
 def test_extra_arrays_cannot_shadow_the_sparse_layout(tmp_path):
     with pytest.raises(ValueError, match="clash"):
         _write(tmp_path / "out", arrays={"data": np.zeros(2)})
+
+
+# ---- nothing on disk is trusted: a forger who recomputes the sha256 is still refused ----------
+
+def _refused(folder, *match):
+    with pytest.raises(ValueError) as info:
+        load_counts(folder)
+    message = str(info.value)
+    assert str(folder) in message, message
+    for part in match:
+        assert part in message, message
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"drop": ("data",)}, "'data' is missing"),
+    ({"drop": ("heldout",)}, "'heldout' is missing"),
+    ({"arrays": {"data": np.array([-2, -1, -3])}}, "negative counts"),
+    ({"arrays": {"data": np.array([2.5, 1.0, 3.0])}}, "dtype float64"),
+    ({"arrays": {"indices": np.array([1, 2, 7], dtype=np.int32)}}, "not a valid CSR matrix"),
+    ({"arrays": {"shape": np.array([2, 3, 1])}}, "'shape' has shape (3,)"),
+    ({"arrays": {"shape": np.array(["2", "3"])}}, "'shape' has dtype"),
+    ({"arrays": {"y_tilde": np.ones((2, 3), dtype=np.int64)}}, "'y_tilde' is not part"),
+    ({"payload": b""}, "not a readable .npz"),
+    ({"meta": {"arrays": {"heldout": 3}}}, "field 'arrays' entry 'heldout'"),
+    ({"meta": {"arrays": ...}}, "'arrays' is missing"),
+    ({"meta": {"row_ids": [1, 2]}}, "'row_ids' must be a list of strings"),
+    ({"meta": {"shape": ...}}, "'shape' is missing"),
+    ({"meta": {"counts_file": "../other/counts.npz"}}, "'counts_file' must name a file inside"),
+])
+def test_a_forged_folder_is_named_in_a_clear_error(tmp_path, forge, change, match):
+    out = _write(tmp_path / "out", arrays={"heldout": np.zeros((2, 3), dtype=bool)})
+    forge(out, data_file=COUNTS_FILE, meta_file=META_FILE, sha_key="counts_sha256", **change)
+    _refused(out, match)
+
+
+def test_a_counts_file_linked_from_outside_is_refused(tmp_path):
+    out = _write(tmp_path / "out")
+    other = _write(tmp_path / "other", counts=np.array([[9, 9, 9], [9, 9, 9]]))
+    (out / COUNTS_FILE).unlink()
+    (out / COUNTS_FILE).symlink_to(other / COUNTS_FILE)
+    meta = json.loads((out / META_FILE).read_text())
+    meta["counts_sha256"] = json.loads((other / META_FILE).read_text())["counts_sha256"]
+    (out / META_FILE).write_text(json.dumps(meta))
+    _refused(out, "outside its folder")

@@ -40,3 +40,52 @@ def test_corrupt_file_is_refused(tmp_path, result):
         load_fit(tmp_path)
     with pytest.raises(FileNotFoundError):
         load_fit(tmp_path / "nowhere")
+
+
+# ---- nothing on disk is trusted: a forger who recomputes the sha256 is still refused ----------
+
+@pytest.mark.parametrize("change, match", [
+    ({"drop": ("mu_hat",)}, "'mu_hat' is missing"),
+    ({"arrays": {"mu_hat": np.full((12, 9), np.nan)}}, "'mu_hat' holds NaN"),
+    ({"arrays": {"mu_hat": np.full((12, 9), "x")}}, "'mu_hat' has dtype"),
+    ({"arrays": {"samples__phi": np.full((2, 2, 9), np.inf)}}, "'samples__phi' holds NaN"),
+    ({"arrays": {"samples__phi": np.ones((3, 2, 9))}}, "one draw per saved iteration"),
+    ({"arrays": {"log_joint": np.ones(5)}}, "'log_joint' has shape (5,)"),
+    ({"arrays": {"saved_iterations": np.array([8.0, 12.0])}}, "'saved_iterations' has dtype"),
+    ({"arrays": {"saved_iterations": np.array([12, 8])}}, "rise strictly"),
+    ({"arrays": {"iter_seconds": np.full(12, -1.0)}}, "negative seconds"),
+    ({"payload": b"\x00" * 10}, "not a readable .npz"),
+    ({"meta": {"data_file": "/etc/passwd"}}, "'data_file' must name a file inside"),
+    ({"meta": {"method": ...}}, "'method' is missing"),
+    ({"meta": {"model": "topics"}}, "'model' must be an object"),
+    ({"meta": {"n_saved": 3}}, "'n_saved' is 3"),
+])
+def test_a_forged_fit_is_named_in_a_clear_error(tmp_path, result, forge, change, match):
+    save_fit(result, tmp_path, data="x")
+    forge(tmp_path, data_file=DATA_FILE, meta_file="fit.json", sha_key="data_sha256", **change)
+    with pytest.raises(ValueError) as info:
+        load_fit(tmp_path)
+    assert str(tmp_path) in str(info.value) and match in str(info.value), str(info.value)
+
+
+@pytest.fixture(scope="module")
+def two_chains():
+    y_tilde = np.random.default_rng(1).poisson(2.0, (6, 5))
+    return fit_private(y_tilde, 0.4, "topics", n_components=2, n_iter=4, burn_in=2, rng=5,
+                       n_chains=2, progress=False)
+
+
+@pytest.mark.parametrize("meta, match", [
+    ({"chains": ...}, "'chains' is missing"),
+    ({"chains": "ab"}, "'chains' must be a non-empty list of objects"),
+    ({"n_chains": 3}, "'n_chains' is 3"),
+    ({"chains": [{"seed": 1}, {"seed": 2}]}, "'iterations_done' is missing"),
+])
+def test_a_forged_fit_of_several_chains_is_named_in_a_clear_error(tmp_path, two_chains, forge,
+                                                                   meta, match):
+    save_fit(two_chains, tmp_path, data="x")
+    assert load_fit(tmp_path).n_chains == 2
+    forge(tmp_path, data_file=DATA_FILE, meta_file="fit.json", sha_key="data_sha256", meta=meta)
+    with pytest.raises(ValueError) as info:
+        load_fit(tmp_path)
+    assert str(tmp_path) in str(info.value) and match in str(info.value), str(info.value)

@@ -35,3 +35,80 @@ def test_write_json_refuses_nan_and_writes_nothing(tmp_path):
     with pytest.raises(ValueError):
         write_json(tmp_path / "x.json", {"bad": float("nan")})
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- whole folders ------------------------------------------------------------------------------
+
+def _own(name):
+    return name.endswith(".bin")
+
+
+def test_atomic_folder_swaps_in_the_new_folder_whole(tmp_path):
+    from lpp.formats.files import atomic_folder
+    target = tmp_path / "out"
+    for files in ({"a.bin": b"1", "b.bin": b"2", "c.bin": b"3"}, {"a.bin": b"new"}):
+        with atomic_folder(target, owns=_own) as tmp:
+            assert tmp.parent == tmp_path and tmp.name.startswith(".out.")
+            assert not target.exists() or sorted(p.name for p in target.iterdir()) == [
+                "a.bin", "b.bin", "c.bin"]  # the previous folder is whole until the swap
+            for name, payload in files.items():
+                atomic_write_bytes(tmp / name, payload)
+        assert {p.name: p.read_bytes() for p in target.iterdir()} == files
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert oct(target.stat().st_mode & 0o777) == oct(0o755)
+
+
+def test_atomic_folder_leaves_the_previous_folder_on_failure(tmp_path):
+    from lpp.formats.files import atomic_folder
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "a.bin").write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_folder(target, owns=_own) as tmp:
+            atomic_write_bytes(tmp / "a.bin", b"new")
+            raise KeyboardInterrupt
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert (target / "a.bin").read_bytes() == b"old"
+
+
+def test_atomic_folder_refuses_a_folder_it_does_not_own(tmp_path):
+    from lpp.formats.files import FormatError, atomic_folder
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    (tmp_path / "file").write_text("a file")
+    for target in (tmp_path / "out", tmp_path / "file"):
+        with pytest.raises(FormatError, match=str(target)):
+            with atomic_folder(target, owns=_own):
+                pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "out"]
+
+
+def test_a_swap_killed_between_its_renames_is_undone(tmp_path):
+    """Killed after the previous folder was moved aside and before the new one took its
+    place: the next write (or remove_stale_folders) puts the previous one back first."""
+    from lpp.formats.files import remove_stale_folders
+    old = tmp_path / ".out.0123abcd.old"
+    old.mkdir()
+    (old / "a.bin").write_bytes(b"complete")
+    (tmp_path / ".out.4567.tmp").mkdir()  # the new folder, perhaps complete, never swapped
+    (tmp_path / ".out.x.y.tmp").mkdir()  # another folder's ("out.x")
+    assert sorted(p.name for p in remove_stale_folders(tmp_path / "out")) == [
+        ".out.0123abcd.old", ".out.4567.tmp"]
+    assert (tmp_path / "out" / "a.bin").read_bytes() == b"complete"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.x.y.tmp", "out"]
+
+
+def test_a_link_out_of_a_folder_is_refused(tmp_path):
+    from lpp.formats.files import FormatError, MissingFileError, confined_file
+    (tmp_path / "in").mkdir()
+    (tmp_path / "secret.npz").write_bytes(b"x")
+    (tmp_path / "in" / "inner.npz").write_bytes(b"x")
+    (tmp_path / "in" / "link.npz").symlink_to(tmp_path / "secret.npz")
+    (tmp_path / "in" / "alias.npz").symlink_to("inner.npz")  # a link inside the folder is fine
+    meta = tmp_path / "in" / "meta.json"
+    assert confined_file(tmp_path / "in", "alias.npz", meta, "data_file").name == "alias.npz"
+    for name in ("../secret.npz", str(tmp_path / "secret.npz"), "link.npz", "", ".", 3):
+        with pytest.raises(FormatError, match="'data_file'"):
+            confined_file(tmp_path / "in", name, meta, "data_file")
+    with pytest.raises(MissingFileError, match="does not exist"):
+        confined_file(tmp_path / "in", "gone.npz", meta, "data_file")

@@ -229,3 +229,23 @@ def test_truncate():
     assert truncate(y_tilde).dtype == np.int64
     with pytest.raises(ValueError, match="integers"):
         truncate([0.5])
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_privatize_honours_a_masked_array(exact):
+    """Only the unmasked entries are noised; the result is masked where the input was, and what
+    lay under the mask (here a count of 10**9, and a NaN) is not released."""
+    y = np.ma.MaskedArray(np.array([[3.0, 1e9], [np.nan, 5.0]]),
+                          mask=[[False, True], [True, False]])
+    alpha = exact_alpha(1, 1) if exact else 0.5
+    out = privatize(y, alpha, rng=4, exact=exact)
+    assert isinstance(out, np.ma.MaskedArray) and out.dtype == np.int64
+    np.testing.assert_array_equal(np.ma.getmaskarray(out), np.ma.getmaskarray(y))
+    np.testing.assert_array_equal(out.data[y.mask], 0)
+    # the unmasked entries get the noise the same stream gives two plain entries
+    plain = privatize(np.array([3, 5]), alpha, rng=4, exact=exact)
+    np.testing.assert_array_equal(out.compressed(), plain)
+    per_row = privatize(y, np.array([[0.3], [0.6]]), rng=4)
+    np.testing.assert_array_equal(np.ma.getmaskarray(per_row), y.mask)
+    with pytest.raises(ValueError, match="non-negative"):
+        privatize(np.ma.MaskedArray([[-1, 2]], mask=[[False, True]]), 0.5, rng=1)

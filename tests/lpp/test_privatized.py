@@ -227,3 +227,193 @@ def test_system_randomness_leaves_nothing_to_regenerate(tmp_path):
     y = _counts()
     privatize_counts(y, tmp_path / "p", epsilon=1.0, N=1.0, source="toy", **IDS)
     assert _attack(tmp_path / "p", extra_candidates=range(100)) is None
+
+
+# ---- the careless operator: a private folder is written whole or not at all -----------------
+
+def test_a_rewrite_replaces_the_folder_whole_with_the_same_bytes(tmp_path, snapshot):
+    _privatize(tmp_path, "a", heldout=_counts() > 3)
+    _privatize(tmp_path, "b")
+    _privatize(tmp_path, "a")  # rewritten without its held-out mask
+    assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]  # no temporary left
+
+
+def test_a_failed_rewrite_leaves_the_previous_folder_byte_identical(tmp_path, monkeypatch,
+                                                                    snapshot):
+    _privatize(tmp_path)
+    before = snapshot(tmp_path / "p")
+    import lpp.formats.files as files
+    real = files.atomic_write_bytes
+
+    def fail_at_the_metadata(path, payload):
+        if path.name == META_FILE:
+            raise OSError("disk full")
+        real(path, payload)
+
+    monkeypatch.setattr(files, "atomic_write_bytes", fail_at_the_metadata)
+    with pytest.raises(OSError, match="disk full"):
+        _privatize(tmp_path, seed=(8, 0))
+    assert snapshot(tmp_path / "p") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+    assert load_privatized(tmp_path / "p").meta["randomness"] == "seeded"
+
+
+def test_a_failed_swap_puts_the_previous_folder_back(tmp_path, monkeypatch, snapshot):
+    _privatize(tmp_path)
+    before = snapshot(tmp_path / "p")
+    import lpp.formats.files as files
+    real, calls = files.os.rename, []
+
+    def fail_second(src, dst):  # the previous folder moved aside, then the new one fails
+        calls.append((src, dst))
+        if len(calls) == 2:
+            raise OSError("rename failed")
+        real(src, dst)
+
+    monkeypatch.setattr(files.os, "rename", fail_second)
+    with pytest.raises(OSError, match="rename failed"):
+        _privatize(tmp_path, seed=(8, 0))
+    monkeypatch.setattr(files.os, "rename", real)
+    assert snapshot(tmp_path / "p") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+def test_the_leftovers_of_a_killed_write_are_cleaned_up(tmp_path):
+    _privatize(tmp_path)
+    (tmp_path / ".p.k1ll3d.tmp").mkdir()  # a temporary folder of a killed write
+    (tmp_path / ".p.k1ll3d.tmp" / DATA_FILE).write_bytes(b"half")
+    (tmp_path / ".p.0ld.old").mkdir()  # a replaced folder a killed swap did not remove
+    _privatize(tmp_path, seed=(8, 0))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+def test_a_folder_of_other_files_is_not_replaced(tmp_path):
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "thesis.tex").write_text("years of work")
+    with pytest.raises(ValueError, match=r"thesis\.tex.*replaced whole"):
+        _privatize(tmp_path, "home")
+    assert (tmp_path / "home" / "thesis.tex").read_text() == "years of work"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
+# ---- the hostile analyst or careless script: nothing on disk is trusted ----------------------
+
+def _forged(tmp_path, forge, **changes):
+    _privatize(tmp_path, heldout=_counts() > 3)
+    forge(tmp_path / "p", data_file=DATA_FILE, meta_file=META_FILE, sha_key="data_sha256",
+          **changes)
+    return tmp_path / "p"
+
+
+def _refused(folder, *match):
+    with pytest.raises(ValueError) as info:
+        load_privatized(folder)
+    message = str(info.value)
+    assert str(folder) in message, message
+    for part in match:
+        assert part in message, message
+    return message
+
+
+def test_a_float_payload_is_refused_not_truncated(tmp_path, forge):
+    folder = _forged(tmp_path, forge, arrays={"y_tilde": _counts() + 0.5})
+    _refused(folder, DATA_FILE, "'y_tilde'", "float64")
+
+
+@pytest.mark.parametrize("values", [np.full((40, 30), 1e20),
+                                    np.full((40, 30), 2**64 - 1, dtype=np.uint64)])
+def test_a_payload_beyond_int64_is_refused_not_wrapped(tmp_path, forge, values):
+    folder = _forged(tmp_path, forge, arrays={"y_tilde": values})
+    _refused(folder, "'y_tilde'")
+
+
+@pytest.mark.parametrize("key, ids", [("row_ids", ["d0"]), ("column_ids", list("abcdefgh")),
+                                      ("row_ids", list(range(40)))])
+def test_ids_that_do_not_fit_the_shape_are_refused(tmp_path, forge, key, ids):
+    folder = _forged(tmp_path, forge, meta={key: ids})
+    _refused(folder, META_FILE, repr(key))
+
+
+@pytest.mark.parametrize("where", ["parent", "absolute", "symlink"])
+def test_a_data_file_outside_the_folder_is_refused(tmp_path, where):
+    _privatize(tmp_path, "elsewhere", seed=(9, 9))  # what a forged folder points a reader to
+    _privatize(tmp_path)
+    folder = tmp_path / "p"
+    target = tmp_path / "elsewhere" / DATA_FILE
+    meta = json.loads((folder / META_FILE).read_text())
+    if where == "symlink":
+        (folder / "link.npz").symlink_to(target)
+        meta["data_file"] = "link.npz"
+    else:
+        meta["data_file"] = "../elsewhere/y_tilde.npz" if where == "parent" else str(target)
+    meta["data_sha256"] = json.loads((tmp_path / "elsewhere" / META_FILE).read_text())[
+        "data_sha256"]
+    (folder / META_FILE).write_text(json.dumps(meta))
+    _refused(folder, "'data_file'")
+
+
+@pytest.mark.parametrize("meta, match", [
+    ({"has_heldout": ...}, "'has_heldout' is missing"),
+    ({"has_heldout": "yes"}, "'has_heldout' must be true or false"),
+    ({"has_heldout": False}, "y_tilde.npz: array 'heldout' is not part of this format"),
+    ({"shape": "40x30"}, "'shape' must be a list"),
+    ({"row_ids": ...}, "'row_ids' is missing"),
+    ({"data_file": ...}, "'data_file' is missing"),
+    ({"data_sha256": ...}, "'data_sha256' is missing"),
+    ({"epsilon": "one"}, "'epsilon' must be a finite number"),
+    ({"epsilon_over_n": 0.5}, "'epsilon_over_n'"),
+    ({"mechanism": "gaussian"}, "'mechanism' must be one of"),
+    ({"randomness": "urandom"}, "'randomness' must be one of"),
+])
+def test_metadata_a_reader_cannot_use_is_named_in_a_clear_error(tmp_path, forge, meta, match):
+    _refused(_forged(tmp_path, forge, meta=meta), match if DATA_FILE in match else META_FILE,
+             match)
+
+
+@pytest.mark.parametrize("text, match", [("{not json", "not a readable JSON"),
+                                         (b"\xff\xfe garbage", "not a readable JSON"),
+                                         ("", "not a readable JSON"),
+                                         ('{"epsilon": NaN}', "not a readable JSON"),
+                                         ("[1, 2]", "not an object")])
+def test_a_metadata_file_that_is_not_a_json_object_is_a_clear_error(tmp_path, text, match):
+    _privatize(tmp_path)
+    path = tmp_path / "p" / META_FILE
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    _refused(tmp_path / "p", META_FILE, match)
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"payload": b""}, "not a readable .npz"),
+    ({"payload": b"garbage"}, "not a readable .npz"),
+    ({"drop": ("alpha",)}, "'alpha' is missing"),
+    ({"drop": ("heldout",)}, "'heldout' is missing"),
+    ({"arrays": {"y": _counts()}}, "'y' is not part of this format"),  # true counts smuggled in
+    ({"arrays": {"y_tilde": np.ones(1200, dtype=np.int64)}}, "'y_tilde' has shape"),
+    ({"arrays": {"y_tilde": np.ones((40, 30), dtype=bool)}}, "'y_tilde' has dtype bool"),
+    ({"arrays": {"alpha": np.array(1.5)}}, "'alpha'"),
+    ({"arrays": {"alpha": np.array(np.nan)}}, "'alpha' holds NaN"),
+    ({"arrays": {"alpha": np.full((3, 1), 0.5)}}, "'alpha' has shape"),
+    ({"arrays": {"alpha": np.array("half")}}, "'alpha' has dtype"),
+    ({"arrays": {"heldout": np.zeros((40, 30), dtype=np.int8)}}, "'heldout' must be a boolean"),
+])
+def test_a_payload_a_reader_cannot_use_is_named_in_a_clear_error(tmp_path, forge, change, match):
+    _refused(_forged(tmp_path, forge, **change), DATA_FILE, match)
+
+
+def test_a_missing_folder_is_a_file_not_found_and_a_value_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_privatized(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="no meta.json"):
+        load_privatized(tmp_path / "nowhere")
+
+
+def test_a_masked_array_is_refused_before_anything_is_written(tmp_path):
+    y = np.ma.MaskedArray(_counts(), mask=_counts() > 4)
+    with pytest.raises(TypeError, match="masked array"):
+        privatize_counts(y, tmp_path / "p", epsilon=1.0, N=1.0, seed=[7, 0], source="toy",
+                         **IDS)
+    with pytest.raises(TypeError, match="masked array"):
+        save_privatized(tmp_path / "p", y, 0.5, epsilon=1, N=1, randomness="seeded",
+                        mechanism="fast", source="x", **IDS)
+    assert not (tmp_path / "p").exists()

@@ -84,3 +84,151 @@ def test_refusals(tmp_path):
     with pytest.raises(ValueError, match="seed"):
         privatize_blocks([np.ones((1, 3), dtype=int)], tmp_path / "e", n_cols=3, epsilon=1,
                          N=1, seed=-1, source="x", column_ids=list("abc"))
+
+
+# ---- the careless operator: a block folder is written whole or not at all -------------------
+
+def _blocks(n_blocks, rows=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.poisson(2.0, size=(rows, 5)) for _ in range(n_blocks)]
+
+
+def _privatize(folder, blocks, seed=11):
+    return privatize_blocks(blocks, folder, n_cols=5, epsilon=1.0, N=1.0, seed=seed,
+                            source="toy", column_ids=list("abcde"))
+
+
+def test_a_rewrite_with_fewer_blocks_leaves_no_stale_block(tmp_path):
+    _privatize(tmp_path / "p", _blocks(4))
+    data = _privatize(tmp_path / "p", _blocks(2), seed=12)
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == [
+        "block_00000.npz", "block_00001.npz", "meta.json"]
+    assert data.n_blocks == 2 and data.shape == (6, 5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+def test_a_failed_rewrite_leaves_the_previous_folder_byte_identical(tmp_path, monkeypatch,
+                                                                    snapshot):
+    _privatize(tmp_path / "p", _blocks(4))
+    before = snapshot(tmp_path / "p")
+    import lpp.formats.privatized_blocks as blocks_module
+    real, written = blocks_module.atomic_write_bytes, []
+
+    def fail_at_the_second_block(path, payload):
+        written.append(path.name)
+        if len(written) == 2:
+            raise OSError("disk full")
+        real(path, payload)
+
+    monkeypatch.setattr(blocks_module, "atomic_write_bytes", fail_at_the_second_block)
+    with pytest.raises(OSError, match="disk full"):
+        _privatize(tmp_path / "p", _blocks(3, seed=1), seed=12)
+    assert snapshot(tmp_path / "p") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+    assert PrivatizedBlocks(tmp_path / "p").n_blocks == 4
+
+
+def test_an_aborted_run_leaves_the_previous_folder_and_no_block(tmp_path, snapshot):
+    _privatize(tmp_path / "p", _blocks(2))
+    before = snapshot(tmp_path / "p")
+
+    def blocks_then_failure():
+        yield from _blocks(3, seed=1)
+        raise KeyboardInterrupt  # Ctrl-C while the owners noise the fourth block
+
+    with pytest.raises(KeyboardInterrupt):
+        _privatize(tmp_path / "p", blocks_then_failure(), seed=12)
+    with pytest.raises(KeyboardInterrupt):
+        _privatize(tmp_path / "new", blocks_then_failure(), seed=12)
+    assert snapshot(tmp_path / "p") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+def test_a_writer_never_closed_shows_nothing_and_is_cleaned_up(tmp_path):
+    writer = PrivatizedBlockWriter(tmp_path / "p", n_cols=5, epsilon=1, N=1, randomness="seeded",
+                                   mechanism="fast", source="x", column_ids=list("abcde"))
+    writer.write(np.ones((2, 5), dtype=int), 0.5, ["0", "1"])
+    assert not (tmp_path / "p").exists()  # a killed process leaves its temporary folder...
+    _privatize(tmp_path / "p", _blocks(1))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]  # ...which the next run removes
+    with pytest.raises(ValueError, match="was removed"):  # one writer of a folder at a time
+        writer.write(np.ones((2, 5), dtype=int), 0.5, ["0", "1"])
+    with pytest.raises(ValueError, match="closed or aborted"):
+        writer.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+# ---- nothing on disk is trusted ----------------------------------------------------------------
+
+def _forged(tmp_path, forge, *, block=0, **changes):
+    _privatize(tmp_path / "p", _blocks(2))
+    folder = tmp_path / "p"
+    meta = json.loads((folder / "meta.json").read_text())
+    if changes.get("arrays") or changes.get("drop") or "payload" in changes:
+        sha = list(meta["block_sha256"])
+        forge(folder, data_file=f"block_{block:05d}.npz", meta_file="meta.json",
+              sha_key="block_sha256", **changes)
+        new = json.loads((folder / "meta.json").read_text())
+        sha[block] = new["block_sha256"]
+        new["block_sha256"] = sha
+        (folder / "meta.json").write_text(json.dumps(new))
+    else:
+        meta.update(changes.get("meta", {}))
+        for key in [k for k, v in meta.items() if v is ...]:
+            del meta[key]
+        (folder / "meta.json").write_text(json.dumps(meta))
+    return folder
+
+
+def _refused(folder, *match):
+    with pytest.raises(ValueError) as info:
+        PrivatizedBlocks(folder).to_dense()
+    message = str(info.value)
+    assert str(folder) in message, message
+    for part in match:
+        assert part in message, message
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"arrays": {"y_tilde": np.ones((3, 5)) + 0.5}}, "'y_tilde' has dtype float64"),
+    ({"arrays": {"y_tilde": np.full((3, 5), 1e20)}}, "'y_tilde' has dtype float64"),
+    ({"arrays": {"y_tilde": np.full((3, 5), 2**64 - 1, dtype=np.uint64)}}, "beyond int64"),
+    ({"arrays": {"alpha": np.full((3, 1), 1.5)}}, "'alpha'"),
+    ({"arrays": {"alpha": np.full((3, 1), np.nan)}}, "'alpha' holds NaN"),
+    ({"drop": ("alpha",)}, "'alpha' is missing"),
+    ({"payload": b"garbage"}, "not a readable .npz"),
+    ({"meta": {"bounds": ...}}, "'bounds' is missing"),
+    ({"meta": {"bounds": [0, 4, 3, 6]}}, "'bounds' must rise strictly"),
+    ({"meta": {"bounds": [0, 2.5, 6]}}, "'bounds' must be a list of non-negative integers"),
+    ({"meta": {"block_sha256": ["0" * 64]}}, "'block_sha256' has 1 entries, expected 2"),
+    ({"meta": {"row_ids": ["0"]}}, "'row_ids' has 1 entries, expected 6"),
+    ({"meta": {"column_ids": ...}}, "'column_ids' is missing"),
+    ({"meta": {"shape": [6, -5]}}, "'shape' must be a list of non-negative integers"),
+    ({"meta": {"epsilon": "one"}}, "'epsilon' must be a finite number"),
+])
+def test_a_block_folder_a_reader_cannot_use_is_named_in_a_clear_error(tmp_path, forge, change,
+                                                                      match):
+    _refused(_forged(tmp_path, forge, **change), match)
+
+
+@pytest.mark.parametrize("how", ["symlink", "missing"])
+def test_a_block_outside_the_folder_or_missing_is_refused(tmp_path, how):
+    folder = _forged(tmp_path, None)
+    _privatize(tmp_path / "other", _blocks(2))
+    block = folder / "block_00001.npz"
+    block.unlink()
+    if how == "symlink":  # the same bytes, from another folder: the sha256 agrees
+        (tmp_path / "other" / "block_00001.npz").write_bytes(
+            (tmp_path / "p" / "block_00000.npz").read_bytes())
+        meta = json.loads((folder / "meta.json").read_text())
+        block.symlink_to(tmp_path / "other" / "block_00001.npz")
+        meta["block_sha256"][1] = meta["block_sha256"][0]
+        (folder / "meta.json").write_text(json.dumps(meta))
+    _refused(folder, "block_00001.npz", "outside" if how == "symlink" else "does not exist")
+
+
+def test_a_masked_block_is_refused(tmp_path):
+    y = np.ma.MaskedArray(np.ones((2, 5), dtype=int), mask=np.eye(2, 5, dtype=bool))
+    with pytest.raises(TypeError, match="masked array"):
+        _privatize(tmp_path / "p", [y])
+    assert not (tmp_path / "p").exists()

@@ -199,3 +199,68 @@ def test_a_killed_write_leaves_nothing_the_next_run_keeps(saved):
     assert _resume(y_tilde, alpha, path).iterations_done == 12  # the checkpoint is intact
     assert sorted(p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")) == [
         other.name]
+
+
+# ---- a forger who recomputes the digest: the content is checked all the same ------------------
+
+
+
+@pytest.mark.parametrize("name", ["state__theta", "log_joint", "samples__phi", "mu_sum"])
+def test_nan_in_a_checkpoint_with_a_matching_digest_is_refused(saved, name):
+    y_tilde, alpha, path = saved
+    with np.load(path) as z:
+        value = z[name].copy()
+    value.flat[0] = np.nan
+    _rewrite(path, **{name: value})  # the digest recomputed
+    with pytest.raises(ValueError, match=rf"checkpoint {path}: array '{name}' holds NaN"):
+        _resume(y_tilde, alpha, path)
+
+
+@pytest.mark.parametrize("arrays, match", [
+    ({"mu_sum": np.ones(751)}, "do not fit its model"),
+    ({"mu_sum": np.ones((2, 2, 2))}, "do not fit its model"),
+    ({"mu_sum": np.ones((31, 25))}, "is not that of its model"),
+    ({"samples__theta": np.ones((2, 2, 2))}, "saved draws of 'theta' have shape"),
+    ({"state__phi": np.ones((3, 26))}, "saved draws of 'phi' have shape"),
+    ({"evil__x": np.ones(2)}, "array 'evil__x' is not part of a checkpoint"),
+    ({"iter_seconds": np.full(6, np.inf)}, "infinite seconds"),
+    ({"state__theta": np.full((30, 3), "x")}, "'state__theta' has dtype"),
+])
+def test_arrays_of_the_wrong_shape_or_kind_are_refused_though_the_digest_matches(saved, arrays,
+                                                                                  match):
+    y_tilde, alpha, path = saved
+    _rewrite(path, **arrays)
+    with pytest.raises(ValueError, match=rf"checkpoint {path}: .*{match}"):
+        _resume(y_tilde, alpha, path)
+
+
+@pytest.mark.parametrize("arrays, match", [
+    ({"aux__lam_plus": np.ones((2, 2))}, "arrays of the data's shape disagree"),
+    ({"aux__lam_minus": np.full((30, 25), np.inf)}, "'aux__lam_minus' holds NaN"),
+])
+def test_a_forged_auxiliary_state_is_refused(topic_data, tmp_path, arrays, match):
+    _, _, y_tilde, alpha = topic_data
+    path = tmp_path / "b.npz"
+    fit_private(y_tilde, alpha, TopicModel(3), method="bessel", rng=5, checkpoint=path,
+                **{**RUN, "n_iter": 6})
+    _rewrite(path, **arrays)
+    with pytest.raises(ValueError, match=rf"checkpoint {path}: .*{match}"):
+        fit_private(y_tilde, alpha, TopicModel(3), method="bessel", checkpoint=path,
+                    resume=True, **RUN)
+
+
+def test_a_forged_seed_is_refused(saved):
+    y_tilde, alpha, path = saved
+    _rewrite(path, meta={"seed": "five"})
+    with pytest.raises(ValueError, match=rf"checkpoint {path}: its seed 'five'"):
+        _resume(y_tilde, alpha, path)
+
+
+def test_a_timing_not_booked_is_no_fault(saved):
+    """An iteration interrupted before its time was booked records NaN seconds: resumable."""
+    y_tilde, alpha, path = saved
+    with np.load(path) as z:
+        seconds = z["iter_seconds"].copy()
+    seconds[-1] = np.nan
+    _rewrite(path, iter_seconds=seconds)
+    assert _resume(y_tilde, alpha, path).iterations_done == 12
