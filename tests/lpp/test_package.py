@@ -219,3 +219,12 @@ def test_lpp_works_with_numpy_scipy_and_numba_alone():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_tests_mirror_the_package_folders():
+    """Every package of lpp has its tests in the same place under tests/lpp."""
+    packages = sorted(p.parent.relative_to(ROOT / "lpp")
+                      for p in (ROOT / "lpp").rglob("__init__.py") if p.parent != ROOT / "lpp")
+    missing = [str(p) for p in packages
+               if not any((ROOT / "tests" / "lpp" / p).glob("test_*.py"))]
+    assert packages and missing == []
