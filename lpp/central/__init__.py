@@ -4,8 +4,10 @@ The local model of the rest of ``lpp`` noises every count before it leaves its o
 trusted curator holds the data and releases either
 
 * the model's aggregate sufficient statistics once, with Laplace noise calibrated to their L1
-  sensitivity and projected back onto valid statistics (:mod:`lpp.central.mechanisms`); any
-  posterior computation on them afterwards is free post-processing; or
+  sensitivity — the exact discrete Laplace, drawn with integer arithmetic, since the
+  statistics are counts — and projected back onto valid statistics
+  (:mod:`lpp.central.mechanisms`); any posterior computation on them afterwards is free
+  post-processing; or
 * one posterior sample at temperature ``T = 2 Delta / epsilon`` from a truncated posterior
   (the "one posterior sample", OPS, exponential mechanism; :mod:`lpp.central.conjugate`).
 

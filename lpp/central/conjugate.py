@@ -386,7 +386,7 @@ def ops_beta_bernoulli(n_pos, n_neg, epsilon, a0, *, prior=(1.0, 1.0), size=None
 
 
 def laplace_beta_bernoulli(n_pos, n_neg, epsilon, *, relation="replace", project="clip",
-                           prior=(1.0, 1.0), rng=None, exact=False):
+                           prior=(1.0, 1.0), rng=None):
     """Posterior parameters from Laplace-privatised ``(n_+, n_-)``.
 
     The statistics are released once (:func:`lpp.central.mechanisms.privatize_counts`,
@@ -399,9 +399,9 @@ def laplace_beta_bernoulli(n_pos, n_neg, epsilon, *, relation="replace", project
         True counts, >= 0, same shape (one data set per entry).
     epsilon : float
         > 0.
-    relation, project, exact
+    relation, project
         As in :func:`lpp.central.mechanisms.privatize_counts` (``project="clip"``, the
-        paper's projection, by default).
+        paper's projection, by default); the noise is the exact discrete Laplace.
     prior : (float, float), keyword-only
     rng : keyword-only
 
@@ -419,7 +419,7 @@ def laplace_beta_bernoulli(n_pos, n_neg, epsilon, *, relation="replace", project
     stats = np.stack([p, n], axis=-1)
     released = mechanisms.privatize_counts(np.round(stats).astype(np.int64) if np.all(
         stats == np.round(stats)) else stats, epsilon, relation=relation, project=project,
-        rng=rng, exact=exact)
+        rng=rng)
     return posterior_beta_bernoulli(released[..., 0], released[..., 1], prior)
 
 

@@ -89,7 +89,7 @@ def chain_neighbours(chain):
     return prev, nxt
 
 
-def release_laplace(counts, epsilon, *, rng=None, exact=False):
+def release_laplace(counts, epsilon, *, rng=None):
     """Laplace release of every field's per-step counts, ``epsilon / D`` per field.
 
     Each record adds one to one cell of each field's ``(n_steps, K_d)`` table, so one field's
@@ -102,20 +102,21 @@ def release_laplace(counts, epsilon, *, rng=None, exact=False):
     counts : sequence of array_like
         True integer counts per field, ``(n_steps, K_d)``.
     epsilon : float
-        Total privacy level, > 0.
-    rng, exact
-        As in :func:`lpp.central.mechanisms.laplace_mechanism`.
+        Total privacy level, > 0 (each field's share is exactly ``epsilon / D``).
+    rng
+        As in :func:`lpp.central.mechanisms.laplace_mechanism`; the fields draw from one
+        stream (:func:`lpp.central.mechanisms.release_source`).
 
     Returns
     -------
     tuple of ndarray
-        Released (clipped) counts per field.
+        Released (clipped) counts per field, float64 holding integers.
     """
     fields = check_fields(counts, integer=True)
-    eps = mechanisms.check_epsilon(epsilon) / len(fields)
-    gen = rng if isinstance(rng, str) else as_generator(rng)
+    eps = mechanisms.split_epsilon(epsilon, len(fields))
+    gen = mechanisms.release_source(rng)
     return tuple(mechanisms.privatize_counts(f.astype(np.int64), eps, relation="replace",
-                                             project="clip", rng=gen, exact=exact)
+                                             project="clip", rng=gen)
                  for f in fields)
 
 

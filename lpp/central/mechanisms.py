@@ -3,11 +3,11 @@
 A trusted curator holds the records. Two ways to release something ``epsilon``-differentially
 private about a conjugate exponential-family model:
 
-* **Laplace route** — add ``Laplace(Delta_S / epsilon)`` noise to each coordinate of the
-  aggregate sufficient statistics ``S(X) = sum_i S(x_i)`` (``Delta_S`` their L1 sensitivity),
-  then project back onto valid statistics (non-negative counts, optionally with a public
-  total). Everything computed from the released statistics afterwards (posteriors, Gibbs
-  chains, any prior) is post-processing and costs nothing more.
+* **Laplace route** — add Laplace noise of scale ``Delta_S / epsilon`` to each coordinate of
+  the aggregate sufficient statistics ``S(X) = sum_i S(x_i)`` (``Delta_S`` their L1
+  sensitivity), then project back onto valid statistics (non-negative counts, optionally with
+  a public total). Everything computed from the released statistics afterwards (posteriors,
+  Gibbs chains, any prior) is post-processing and costs nothing more.
 * **OPS route** (one posterior sample; the exponential mechanism with utility
   ``log p(theta, X)``) — draw once from the posterior at temperature
   ``T = 2 Delta_logp / epsilon``, where ``Delta_logp`` bounds how much one record can change
@@ -23,33 +23,125 @@ Neighbouring relation. Each function says which one it assumes:
 For one categorical field (one-hot statistics) replacing a record moves one count down and
 another up: L1 sensitivity 2; adding or removing one moves one count: sensitivity 1.
 
-Floating-point Laplace noise (the default) is fine for research and simulation but not for a
-formal privacy claim (Mironov 2012). ``exact=True`` adds the discrete Laplace
-(two-sided geometric with ``alpha = exp(-epsilon / Delta)``) to integer statistics with the
-integer-arithmetic sampler of :func:`lpp.mechanism.sample_two_sided_geometric`; that is
-``epsilon``-DP for integer statistics of integer L1 sensitivity ``Delta``.
+The noise is exact. The statistics are counts, so the Laplace route adds the *discrete*
+Laplace — the two-sided geometric ``P(tau) = (1 - alpha)/(1 + alpha) alpha^|tau|`` with
+
+    alpha = exp(-epsilon / Delta)  =  exp(-1 / b),   b = Delta / epsilon the Laplace scale,
+
+(:func:`discrete_laplace_alpha`, :func:`laplace_scale`) — drawn with integer arithmetic only
+by the sampler of the local mechanism, :func:`lpp.mechanism.sample_two_sided_geometric`
+(``exact=True``; Canonne, Kamath & Steinke 2020), from the operating system's CSPRNG unless a
+seed is given. It is ``epsilon``-DP for integer statistics of L1 sensitivity ``Delta``
+(Ghosh, Roughgarden & Sundararajan 2009), with no floating-point step between the statistics
+and the noise. Floating-point Laplace noise is not offered: it is open to Mironov's
+least-significant-bit attack (CCS 2012), and at large counts it rounds away (a count of
+2**56 came back unchanged for every seed). A real-valued statistic is refused: discretise it
+(and its sensitivity) first. Statistics beyond ``MAX_STATISTIC = 2**53`` in magnitude are
+refused too: the projections and every posterior read the released counts as float64, which
+holds every integer only up to 2**53.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 
 import numpy as np
 
 from lpp.randomness import as_generator
-from lpp.validation import check_int, integer_array, positive_float, real_array
-from lpp.mechanism import exact_alpha, sample_two_sided_geometric
+from lpp.validation import check_int, numeric_array, positive_float, real_array
+from lpp.mechanism import ExactAlpha, exact_alpha, sample_two_sided_geometric
 
-__all__ = ["RELATIONS", "check_epsilon", "count_sensitivity", "laplace_mechanism",
+__all__ = ["RELATIONS", "MAX_STATISTIC", "check_epsilon", "split_epsilon", "release_source",
+           "count_sensitivity", "laplace_scale", "discrete_laplace_alpha", "laplace_mechanism",
            "project_counts", "privatize_counts", "ops_sensitivity_beta",
-           "ops_sensitivity_dirichlet", "ops_temperature", "ops_epsilon",
-           "gibbs_scan_epsilon", "gibbs_chain_epsilon"]
+           "ops_sensitivity_dirichlet", "ops_temperature", "ops_epsilon", "gibbs_scan_epsilon",
+           "gibbs_chain_epsilon"]
 
 #: the neighbouring relations the functions of this module know
 RELATIONS = ("replace", "add_remove")
+#: the largest magnitude of a statistic the Laplace route releases: float64, which the
+#: projections and the posteriors read the released counts in, holds every integer up to it
+MAX_STATISTIC = 2**53
 
 
 def check_epsilon(epsilon) -> float:
     """``epsilon`` as a float; ValueError unless it is finite and > 0."""
     return positive_float(epsilon, "epsilon")
+
+
+def split_epsilon(epsilon, parts: int) -> Fraction:
+    """``epsilon / parts`` as an exact rational: ``parts`` releases at this level compose
+    (sequentially) to exactly ``epsilon`` (a float ``epsilon`` is taken at its binary value)."""
+    check_epsilon(epsilon)
+    return Fraction(epsilon) / check_int(parts, "parts", minimum=1)
+
+
+def release_source(rng):
+    """The random source that several releases share: ``"system"`` (the operating system's
+    CSPRNG) for None or ``"system"``, else one numpy Generator (``as_generator(rng)``), so
+    successive releases draw from one reproducible stream."""
+    if rng is None or isinstance(rng, str):
+        return "system" if rng is None else rng
+    return as_generator(rng)
+
+
+def laplace_scale(epsilon, sensitivity) -> float:
+    """The Laplace mechanism's scale ``b = sensitivity / epsilon`` (both > 0, finite)."""
+    eps = check_epsilon(epsilon)
+    return positive_float(sensitivity, "sensitivity") / eps
+
+
+def discrete_laplace_alpha(epsilon, sensitivity) -> ExactAlpha:
+    """The discrete Laplace release's ``alpha = exp(-epsilon / sensitivity)``, exactly.
+
+    The two-sided geometric ``P(tau) ∝ alpha^|tau|`` with this alpha is the integer
+    counterpart of the Laplace distribution of scale ``b = sensitivity / epsilon``
+    (:func:`laplace_scale`): ``alpha = exp(-1 / b)``, and its density ratio at neighbouring
+    integer statistics ``S``, ``S'`` with ``||S - S'||_1 <= sensitivity`` is at most
+    ``exp(epsilon)``. ``epsilon`` and ``sensitivity`` are read as exact rationals (a float at
+    its exact binary value, a ``Fraction`` such as ``Fraction(1, 10)`` exactly).
+
+    Returns
+    -------
+    lpp.mechanism.ExactAlpha
+        ``float()`` of it is the (rounded) alpha.
+
+    Raises
+    ------
+    ValueError
+        ``epsilon`` or ``sensitivity`` not positive and finite, or ``epsilon / sensitivity``
+        below ``1e-15`` (the noise would not fit in 64-bit integers).
+    TypeError
+        Either of them not a number.
+    """
+    check_epsilon(epsilon)
+    positive_float(sensitivity, "sensitivity")
+    return exact_alpha(epsilon, sensitivity)
+
+
+def _integer_statistics(values, name: str = "statistics") -> np.ndarray:
+    """``values`` as int64: integers of magnitude at most :data:`MAX_STATISTIC`; a ValueError
+    naming ``name`` otherwise (a real-valued release is refused)."""
+    arr = numeric_array(values, name)
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contain NaN or infinity")
+        if np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold integers: the central Laplace route releases "
+                             "integer statistics with exact discrete Laplace noise and refuses "
+                             "a real-valued release (floating-point Laplace noise is open to "
+                             "Mironov's attack, CCS 2012): discretise the statistic and its "
+                             "sensitivity first")
+        beyond = np.abs(arr) > MAX_STATISTIC
+    else:  # compared as integers: exact, and no abs() to wrap at -2**63
+        beyond = (arr > MAX_STATISTIC) | ((arr < -MAX_STATISTIC) if arr.dtype.kind == "i"
+                                          else False)
+    if np.any(beyond):
+        largest = arr.reshape(-1)[np.flatnonzero(beyond)[0]]
+        raise ValueError(f"{name} beyond MAX_STATISTIC = 2**53 in magnitude are refused (e.g. "
+                         f"{largest}): the released counts are read as float64, which holds "
+                         "every integer only up to 2**53, so the noise would round away; "
+                         "scale the statistics down")
+    return arr.astype(np.int64)
 
 
 def _check_relation(relation):
@@ -84,49 +176,45 @@ def count_sensitivity(relation="replace", n_fields=1) -> int:
     return (2 if relation == "replace" else 1) * check_int(n_fields, "n_fields", minimum=1)
 
 
-def laplace_mechanism(statistics, epsilon, sensitivity, *, rng=None, exact=False):
-    """``S + Y`` with iid ``Y_j ~ Laplace(sensitivity / epsilon)`` (eq. 3 of Foulds et al.).
+def laplace_mechanism(statistics, epsilon, sensitivity, *, rng=None):
+    """``S + Y`` with iid discrete Laplace ``Y_j``: the exact eq. 3 of Foulds et al. for counts.
 
-    The relation is whichever ``sensitivity`` was computed for (see
-    :func:`count_sensitivity`); the mechanism itself is relation-agnostic.
+    ``P(Y_j = y) = (1 - alpha)/(1 + alpha) alpha^|y|`` with ``alpha = exp(-epsilon /
+    sensitivity)`` (:func:`discrete_laplace_alpha`; the Laplace scale
+    ``b = sensitivity / epsilon`` gives ``alpha = exp(-1 / b)``), drawn with integer
+    arithmetic only (:func:`lpp.mechanism.sample_two_sided_geometric`, ``exact=True``). The
+    relation is whichever ``sensitivity`` was computed for (see :func:`count_sensitivity`); the
+    mechanism itself is relation-agnostic.
 
     Parameters
     ----------
-    statistics : array_like
-        The aggregate statistics (any shape); integers when ``exact``.
-    epsilon : float
-        Privacy level, > 0.
-    sensitivity : float or int
-        L1 sensitivity of ``statistics`` under the chosen relation, > 0; a positive integer
-        (or rational) when ``exact``.
-    rng : Generator, int, None, or "system" (exact only), keyword-only
-        Random source. ``"system"`` uses the OS CSPRNG, what a formal claim should use.
-    exact : bool
-        False: float64 Laplace noise (numpy). True: discrete Laplace with
-        ``alpha = exp(-epsilon / sensitivity)`` drawn with integer arithmetic only, int64 out.
+    statistics : array_like of int
+        The aggregate statistics (any shape): integers (an integer array, or floats holding
+        whole numbers) of magnitude at most :data:`MAX_STATISTIC` (2**53).
+    epsilon : float or Fraction
+        Privacy level, > 0 (read exactly: a float at its binary value).
+    sensitivity : int, float or Fraction
+        L1 sensitivity of ``statistics`` under the chosen relation, > 0 (read exactly).
+    rng : None, "system", Generator or int, keyword-only
+        None (default) or ``"system"``: the operating system's CSPRNG, what a formal privacy
+        claim needs. A Generator or an int seed: a reproducible stream, for simulation only
+        (whoever holds the seed can regenerate the noise).
 
     Returns
     -------
-    ndarray
-        The noisy statistics, same shape (float64, or int64 when ``exact``).
+    ndarray of int64
+        The noisy statistics, same shape.
 
     Raises
     ------
     ValueError
-        ``epsilon <= 0``, ``sensitivity <= 0``, non-finite statistics, or non-integer
-        statistics with ``exact=True``.
+        ``epsilon <= 0``, ``sensitivity <= 0``, statistics that are not integers (a
+        real-valued release is refused), non-finite, or beyond :data:`MAX_STATISTIC`.
     """
-    eps = check_epsilon(epsilon)
-    if exact:
-        stats = integer_array(statistics, "statistics")
-        alpha = exact_alpha(epsilon, sensitivity)
-        return stats + sample_two_sided_geometric(alpha, size=stats.shape, rng=rng, exact=True)
-    delta = float(real_array(sensitivity, "sensitivity", low=0.0, low_open=True))
-    stats = real_array(statistics, "statistics")
-    if isinstance(rng, str):
-        raise ValueError("rng='system' is only for exact=True")
-    gen = as_generator(rng)
-    return stats + gen.laplace(0.0, delta / eps, size=stats.shape)
+    alpha = discrete_laplace_alpha(epsilon, sensitivity)
+    stats = _integer_statistics(statistics)
+    return stats + sample_two_sided_geometric(alpha, size=stats.shape,
+                                              rng="system" if rng is None else rng, exact=True)
 
 
 def _project_simplex(v, total):
@@ -177,17 +265,17 @@ def project_counts(noisy, total=None):
     return _project_simplex(v, t)
 
 
-def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng=None,
-                     exact=False):
+def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng=None):
     """Release the category counts of one categorical field with the Laplace mechanism.
 
     Each record adds 1 to exactly one category of its row (e.g. its state, or its time
-    step), so the whole array has L1 sensitivity :func:`count_sensitivity` ``(relation)``.
+    step), so the whole array has L1 sensitivity :func:`count_sensitivity` ``(relation)``;
+    the noise is the exact discrete Laplace of :func:`laplace_mechanism`.
 
     Parameters
     ----------
     counts : array_like of int
-        Non-negative counts, categories along the last axis.
+        Non-negative counts, categories along the last axis, at most :data:`MAX_STATISTIC`.
     epsilon : float
         Privacy level of this release, > 0.
     relation : {"replace", "add_remove"}
@@ -199,27 +287,27 @@ def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng
         ``"add_remove"``. ``"clip"``: clip at zero
         only (what Foulds et al. describe, under either relation). ``"none"``: the raw
         noisy counts.
-    rng, exact
+    rng
         As in :func:`laplace_mechanism`.
 
     Returns
     -------
     ndarray
-        Released statistics, float64 when projected (int64 raw noisy counts with ``exact``
-        and ``project="none"``).
+        Released statistics: float64 when projected, the int64 noisy counts with
+        ``project="none"``.
 
     Raises
     ------
     ValueError
-        Negative or non-integer counts, ``epsilon <= 0``, an unknown relation.
+        Negative, non-integer or too large counts, ``epsilon <= 0``, an unknown relation.
     """
     _check_relation(relation)
     if project not in ("auto", "clip", "none"):
         raise ValueError(f"project must be 'auto', 'clip' or 'none', got {project!r}")
-    y = integer_array(counts, "counts")
+    y = _integer_statistics(counts, "counts")
     if np.any(y < 0):
         raise ValueError("counts must be non-negative")
-    noisy = laplace_mechanism(y, epsilon, count_sensitivity(relation), rng=rng, exact=exact)
+    noisy = laplace_mechanism(y, epsilon, count_sensitivity(relation), rng=rng)
     if project == "none":
         return noisy
     if project == "auto" and relation == "replace":

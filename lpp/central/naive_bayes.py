@@ -35,7 +35,7 @@ def field_totals(counts):
     return tuple(out)
 
 
-def release_laplace(totals, epsilon, *, rng=None, exact=False):
+def release_laplace(totals, epsilon, *, rng=None):
     """Laplace release of the per-field totals, ``epsilon / D`` each (relation ``"replace"``).
 
     Parameters
@@ -43,19 +43,20 @@ def release_laplace(totals, epsilon, *, rng=None, exact=False):
     totals : sequence of array_like of int
         True category totals per field.
     epsilon : float
-        Total privacy level, > 0.
-    rng, exact
-        As in :func:`lpp.central.mechanisms.laplace_mechanism`.
+        Total privacy level, > 0 (each field's share is exactly ``epsilon / D``).
+    rng
+        As in :func:`lpp.central.mechanisms.laplace_mechanism`; the fields draw from one
+        stream (:func:`lpp.central.mechanisms.release_source`).
 
     Returns
     -------
     tuple of ndarray
         Released totals (clipped at zero).
     """
-    eps = mechanisms.check_epsilon(epsilon) / len(totals)
-    gen = rng if isinstance(rng, str) else as_generator(rng)
+    eps = mechanisms.split_epsilon(epsilon, len(totals))
+    gen = mechanisms.release_source(rng)
     return tuple(mechanisms.privatize_counts(np.asarray(t), eps, relation="replace",
-                                             project="clip", rng=gen, exact=exact)
+                                             project="clip", rng=gen)
                  for t in totals)
 
 

@@ -1,14 +1,15 @@
-"""Central-model mechanisms: sensitivities, Laplace noise (float and exact), projections,
-OPS sensitivity and temperature on hand-computed cases, Gibbs-scan costs, clear errors."""
+"""Central-model mechanisms: sensitivities, the exact discrete Laplace noise and its scale,
+projections, OPS sensitivity and temperature on hand-computed cases, Gibbs-scan costs, clear
+errors."""
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from lpp.central import mechanisms as m
 from lpp.distributions import two_sided_geometric_logpmf
-from lpp.testing import FALSE_ALARM, chisquare_gof
+from lpp.testing import chisquare_gof
 
 
 # ---------------------------------------------------------------- sensitivities, T, costs
@@ -93,7 +94,7 @@ def test_statistics_outside_support():
     with pytest.raises(ValueError, match="integers"):
         m.privatize_counts([3, 1.5], 1.0)
     with pytest.raises(ValueError, match="integers"):
-        m.laplace_mechanism([0.5], 1.0, 1, exact=True)
+        m.laplace_mechanism([0.5], 1.0, 1)
     with pytest.raises(ValueError, match="NaN"):
         m.laplace_mechanism([np.nan], 1.0, 1)
 
@@ -123,41 +124,116 @@ def test_bad_options():
     with pytest.raises(ValueError, match="n_fields"):
         m.count_sensitivity("replace", n_fields=0)
     with pytest.raises(ValueError, match="system"):
-        m.laplace_mechanism([1], 1.0, 1, rng="system")
+        m.laplace_mechanism([1], 1.0, 1, rng="urandom")
 
 
 # ---------------------------------------------------------------- noise laws
 
 
-def test_float_laplace_noise_is_laplace():
-    noise = m.laplace_mechanism(np.zeros(50_000), 0.5, 2, rng=11)
-    assert stats.kstest(noise, stats.laplace(scale=4.0).cdf).pvalue > FALSE_ALARM
-    # power: the wrong scale is rejected
-    assert stats.kstest(noise, stats.laplace(scale=3.6).cdf).pvalue < FALSE_ALARM
-
-
-def test_exact_noise_is_discrete_laplace():
-    eps, delta = 1.0, 2
-    noise = m.laplace_mechanism(np.zeros(20_000, dtype=np.int64), eps, delta, rng=12,
-                                exact=True)
-    assert noise.dtype == np.int64
-    alpha = math.exp(-eps / delta)
-    support = np.arange(-60, 61)
+def _pmf(alpha, support):
     pmf = np.exp(two_sided_geometric_logpmf(support, alpha))
     pmf[-1] += 1 - pmf.sum()
-    assert chisquare_gof(noise, support, pmf)
-    wrong = np.exp(two_sided_geometric_logpmf(support, math.exp(-1.2 * eps / delta)))
-    wrong[-1] += 1 - wrong.sum()
-    assert not chisquare_gof(noise, support, wrong)
+    return pmf
 
 
-def test_reproducible():
-    a = m.privatize_counts([[3, 7], [1, 1]], 1.0, rng=5)
-    b = m.privatize_counts([[3, 7], [1, 1]], 1.0, rng=5)
-    np.testing.assert_array_equal(a, b)
-    c = m.privatize_counts([3, 7], 1.0, rng=5, exact=True, project="none")
-    d = m.privatize_counts([3, 7], 1.0, rng=5, exact=True, project="none")
+@pytest.mark.parametrize("eps, delta", [(1.0, 2), (0.5, 1), (Fraction(1, 10), 2)])
+def test_central_noise_is_the_exact_discrete_laplace_and_the_test_has_power(eps, delta):
+    """The noise fits the pmf of the two-sided geometric with alpha = exp(-eps / delta); the
+    same test rejects a sampler whose scale is 10% off, and the float Laplace rounded to
+    integers (a different law: too few zeros)."""
+    n = 20_000
+    noise = m.laplace_mechanism(np.zeros(n, dtype=np.int64), eps, delta, rng=12)
+    assert noise.dtype == np.int64
+    alpha = math.exp(-float(eps) / delta)
+    scale = delta / float(eps)
+    support = np.arange(-int(60 * scale) - 10, int(60 * scale) + 11)
+    assert chisquare_gof(noise, support, _pmf(alpha, support))
+    wider = m.laplace_mechanism(np.zeros(n, dtype=np.int64), eps, 1.1 * delta, rng=12)
+    assert not chisquare_gof(wider, support, _pmf(alpha, support))
+    narrower = m.laplace_mechanism(np.zeros(n, dtype=np.int64), eps, delta / 1.1, rng=12)
+    assert not chisquare_gof(narrower, support, _pmf(alpha, support))
+    if scale <= 2:  # the rounded float Laplace differs most where the scale is small
+        rounded = np.round(np.random.default_rng(12).laplace(0.0, scale, n)).astype(np.int64)
+        assert not chisquare_gof(rounded, support, _pmf(alpha, support))
+
+
+def test_laplace_scale_and_geometric_alpha_map_onto_each_other():
+    """Laplace scale b = delta / eps; the discrete Laplace's alpha = exp(-eps / delta) =
+    exp(-1 / b), held exactly; its variance 2 alpha / (1 - alpha)^2 approaches the Laplace's
+    2 b^2 as b grows, and the sampler's variance is that of its alpha."""
+    assert m.laplace_scale(0.5, 2) == 4.0
+    alpha = m.discrete_laplace_alpha(0.5, 2)
+    assert alpha.epsilon_over_n == Fraction(1, 4)
+    assert float(alpha) == pytest.approx(math.exp(-1 / m.laplace_scale(0.5, 2)), rel=1e-15)
+    assert m.discrete_laplace_alpha(Fraction(1, 10), 2).epsilon_over_n == Fraction(1, 20)
+    assert m.discrete_laplace_alpha(0.1, 2).epsilon_over_n == Fraction(0.1) / 2  # binary value
+    for b in (4.0, 40.0, 400.0):
+        a = math.exp(-1 / b)
+        assert 2 * a / (1 - a) ** 2 == pytest.approx(2 * b * b, rel=1 / (2 * b))
+    noise = m.laplace_mechanism(np.zeros(40_000, dtype=np.int64), 0.5, 2, rng=3)
+    a = float(alpha)
+    var = 2 * a / (1 - a) ** 2
+    # the sample variance's standard error: sqrt((kurtosis - 1) / n) var, kurtosis about 6
+    assert noise.var() == pytest.approx(var, rel=5 * math.sqrt(5 / 40_000))
+    with pytest.raises(ValueError, match="sensitivity"):
+        m.laplace_scale(1.0, 0)
+    with pytest.raises(ValueError, match="epsilon"):
+        m.discrete_laplace_alpha(0.0, 1)
+
+
+def test_a_count_of_2_56_is_refused_with_the_limit_named():
+    """Float Laplace noise at a count of 2**56 rounded away (the output equalled the input for
+    every seed); the exact route refuses statistics beyond 2**53, where float64 (the
+    projections' and posteriors' type) stops holding every integer."""
+    for big in ([2**56], np.array([2**56], dtype=np.uint64), [2.0**56], [-(2**56)],
+                [2**53 + 1]):
+        with pytest.raises(ValueError, match=r"MAX_STATISTIC = 2\*\*53"):
+            m.laplace_mechanism(big, 1.0, 1, rng=1)
+    with pytest.raises(ValueError, match=r"counts beyond MAX_STATISTIC = 2\*\*53"):
+        m.privatize_counts([[2**56, 3]], 1.0, rng=1)
+    assert m.MAX_STATISTIC == 2**53
+
+
+def test_counts_at_the_limit_are_noised_exactly():
+    """At 2**53 - 100 the noise is added in integers and survives the float64 projection: the
+    released minus the true counts is the discrete Laplace, entry for entry."""
+    n, top = 20_000, 2**53 - 100
+    raw = m.privatize_counts(np.full((n, 1), top), 1.0, relation="add_remove", project="none",
+                             rng=5)
+    noise = raw - top
+    support = np.arange(-40, 41)
+    assert chisquare_gof(noise.ravel(), support, _pmf(math.exp(-1.0), support))
+    clipped = m.privatize_counts(np.full((n, 1), top), 1.0, relation="add_remove",
+                                 project="clip", rng=5)
+    assert clipped.dtype == np.float64
+    np.testing.assert_array_equal(clipped.astype(np.int64), raw)
+    assert (clipped != top).mean() > 0.5  # P(noise != 0) = 2 alpha / (1 + alpha) = 0.54
+
+
+def test_a_real_valued_release_is_refused():
+    with pytest.raises(ValueError, match="real-valued release"):
+        m.laplace_mechanism([0.5, 2.0], 1.0, 1)
+    with pytest.raises(ValueError, match="real-valued release"):
+        m.privatize_counts([[0.5, 2.0]], 1.0)
+
+
+def test_system_randomness_by_default_and_seeds_reproduce():
+    a, b = (m.laplace_mechanism(np.zeros(200, dtype=np.int64), 1.0, 1) for _ in range(2))
+    assert not np.array_equal(a, b)  # the OS CSPRNG: equal with probability ~0.46**200
+    c = m.privatize_counts([[3, 7], [1, 1]], 1.0, rng=5)
+    d = m.privatize_counts([[3, 7], [1, 1]], 1.0, rng=5)
     np.testing.assert_array_equal(c, d)
+    e = m.privatize_counts([3, 7], 1.0, rng=5, project="none")
+    assert e.dtype == np.int64
+    np.testing.assert_array_equal(e, m.privatize_counts([3, 7], 1.0, rng=5, project="none"))
+
+
+def test_a_budget_split_over_fields_composes_to_it_exactly():
+    share = m.split_epsilon(0.1, 3)
+    assert 3 * share == Fraction(0.1)
+    assert m.release_source(None) == "system" and m.release_source("system") == "system"
+    gen = m.release_source(4)
+    assert m.release_source(gen) is gen
 
 
 # ---------------------------------------------------------------- projections
