@@ -260,7 +260,7 @@ def best_aligned_topics(fit, true_phi) -> tuple[np.ndarray, float]:
 
     Parameters
     ----------
-    fit : FitResult or SavedFit
+    fit : ChainResult or SavedFit
         A topic-model fit with saved samples ``samples["phi"]`` (S x K x V) and ``log_joint``.
     true_phi : array_like
         The true topics (K x V, rows need not be normalised).

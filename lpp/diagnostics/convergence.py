@@ -100,7 +100,7 @@ def fit_diagnostics(result, *, n_entries: int = 4):
 
     Parameters
     ----------
-    result : lpp.inference.ChainsResult
+    result : lpp.inference.FitResult
         A fit of several chains; entries outside its ``exclude`` (the fit's mask) are followed.
     n_entries : int
         The rates followed besides the log joint and the total rate: those of the

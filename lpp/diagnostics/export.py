@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from lpp.formats.fits import SavedFit
-from lpp.inference import FitResult, model_from_params
+from lpp.inference import ChainResult, FitResult, model_from_params
 
 __all__ = ["QUANTITIES", "as_fits", "as_inference_data", "chain_quantities", "default_entries",
            "entry_labels", "rate_samples", "require_arviz", "to_inference_data"]
@@ -26,14 +26,21 @@ def require_arviz():
     return arviz
 
 
-def _check_fit(fit) -> None:
-    if not isinstance(fit, (FitResult, SavedFit)):
-        raise TypeError(f"a fit must be an lpp.inference.FitResult or lpp.formats.fits.SavedFit; "
-                        f"got {type(fit).__name__}")
+def _chain(fit):
+    """The one chain ``fit`` holds (a chain, a saved chain, or a fit of one chain), checked."""
+    if isinstance(fit, FitResult):
+        if fit.n_chains != 1:
+            raise TypeError(f"a fit of {fit.n_chains} chains: pass one of its chains "
+                            "(result.chains[c]) or give all of them to to_inference_data")
+        fit = fit.chains[0]
+    if not isinstance(fit, (ChainResult, SavedFit)):
+        raise TypeError(f"a fit must be an lpp.inference.FitResult, ChainResult or "
+                        f"lpp.formats.fits.SavedFit; got {type(fit).__name__}")
     if np.size(fit.log_joint) == 0:
         raise ValueError("the fit saved no sample: nothing to diagnose")
     if not fit.samples:
         raise ValueError("the fit saved no latents (save_latents=False): its rates are unknown")
+    return fit
 
 
 def _state(fit, s: int) -> dict:
@@ -45,7 +52,7 @@ def rate_samples(fit) -> Iterator[np.ndarray]:
 
     Parameters
     ----------
-    fit : lpp.inference.FitResult or lpp.formats.fits.SavedFit
+    fit : lpp.inference.ChainResult or lpp.formats.fits.SavedFit
         A fit that saved its latents.
 
     Yields
@@ -59,7 +66,7 @@ def rate_samples(fit) -> Iterator[np.ndarray]:
     TypeError, ValueError
         For an object that is not a fit, or a fit without saved samples or latents.
     """
-    _check_fit(fit)
+    fit = _chain(fit)
     model = model_from_params(fit.model)
     for s in range(np.size(fit.log_joint)):
         yield model.rate(_state(fit, s))
@@ -85,7 +92,7 @@ def default_entries(fit, n: int = 4, *, exclude=None) -> np.ndarray:
 
     Parameters
     ----------
-    fit : lpp.inference.FitResult or lpp.formats.fits.SavedFit
+    fit : lpp.inference.ChainResult or lpp.formats.fits.SavedFit
     n : int
         How many entries.
     exclude : array_like of bool, optional
@@ -102,7 +109,7 @@ def default_entries(fit, n: int = 4, *, exclude=None) -> np.ndarray:
     ValueError
         If ``n`` is not in ``[1, number of eligible entries]`` or ``exclude`` has another shape.
     """
-    _check_fit(fit)
+    fit = _chain(fit)
     mu_hat = np.asarray(fit.mu_hat)
     eligible = np.ones(mu_hat.shape, dtype=bool)
     if exclude is not None:
@@ -137,7 +144,7 @@ def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
 
     Parameters
     ----------
-    fit : lpp.inference.FitResult or lpp.formats.fits.SavedFit
+    fit : lpp.inference.ChainResult or lpp.formats.fits.SavedFit
     entries : array_like of int
         ``n x ndim`` indices of the followed entries (e.g. :func:`default_entries`).
 
@@ -150,7 +157,7 @@ def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
     TypeError, ValueError
         For a bad fit or entries outside the data.
     """
-    _check_fit(fit)
+    fit = _chain(fit)
     model = model_from_params(fit.model)
     entries = _as_entries(entries, np.shape(fit.mu_hat))
     n_saved = np.size(fit.log_joint)
@@ -163,15 +170,13 @@ def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
 
 
 def as_fits(fits) -> list:
-    if isinstance(fits, (FitResult, SavedFit)):
+    if isinstance(fits, (ChainResult, SavedFit)):
         return [fits]
-    if hasattr(fits, "chains"):  # a fit of several chains (ChainsResult, SavedChains)
+    if hasattr(fits, "chains"):  # a fit (FitResult) or a saved fit of several (SavedChains)
         fits = fits.chains
     if not isinstance(fits, Sequence) or not fits:
         raise TypeError("fits must be a fit or a non-empty sequence of fits (one per chain)")
-    fits = list(fits)
-    for fit in fits:
-        _check_fit(fit)
+    fits = [_chain(fit) for fit in fits]
     first = fits[0]
     model = model_from_params(first.model).params()
     for c, fit in enumerate(fits[1:], start=1):
@@ -226,9 +231,9 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4, names=None):
 
     Parameters
     ----------
-    fits : FitResult, SavedFit, a fit of several chains, or a sequence of fits
+    fits : ChainResult, SavedFit, a fit (FitResult, SavedChains), or a sequence of chains
         One fit per chain, typically the same run with different seeds, or a fit of several
-        chains (:class:`lpp.inference.ChainsResult`, :class:`lpp.formats.fits.SavedChains`). They
+        chains (:class:`lpp.inference.FitResult`, :class:`lpp.formats.fits.SavedChains`). They
         must share the model, the data's shape and the saved iterations.
     entries : array_like of int, optional
         ``n x ndim`` indices of the entries whose rates are followed; by default the
@@ -260,7 +265,7 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4, names=None):
     labels = entry_labels(entries, names)
     arviz = require_arviz()
     methods = [fit.method for fit in fits]
-    seeds = [int(fit.seed if isinstance(fit, FitResult) else fit.meta["seed"]) for fit in fits]
+    seeds = [int(fit.seed if isinstance(fit, ChainResult) else fit.meta["seed"]) for fit in fits]
     return arviz.from_dict(
         posterior=posterior,
         sample_stats={"lp": posterior["log_joint"].copy()},

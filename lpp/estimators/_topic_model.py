@@ -116,7 +116,7 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     factors_ : dict of ndarray
         The posterior mean of every latent by name: ``"theta"`` (n_samples x K, the training
         documents) and ``"phi"`` (``components_``); ``E_q`` for a variational fit.
-    fit_ : lpp.inference.FitResult, lpp.inference.ChainsResult or lpp.vi.VIResult
+    fit_ : lpp.inference.FitResult or lpp.vi.VIResult
         The fit itself: the chain's saved draws (``fit_.samples``), log joint, timings.
     mu_hat_ : ndarray of shape (n_samples, n_features_in_)
         The posterior mean of the training documents' Poisson rates.

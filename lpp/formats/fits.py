@@ -13,7 +13,7 @@ A fit directory holds
     ``data_fingerprint``: the chain's digest of its data, mask and noise levels, with the
     ``engine`` that ran it, where the fit recorded them).
 
-A fit of several chains (:class:`lpp.inference.ChainsResult`) is written as format version 2:
+A fit of several chains (:class:`lpp.inference.FitResult` with ``n_chains > 1``) is written as format version 2:
 ``fit.json`` has the same keys (those of chain 0, with ``iterations_done`` the least and
 ``interrupted`` any chain's, ``seconds_total`` the sum) plus ``n_chains``, ``chains`` (each
 chain's seed, iterations, saved samples and seconds) and ``diagnostics`` (ArviZ's split R-hat
@@ -67,7 +67,7 @@ class SavedFit:
 
     @property
     def model(self) -> dict:
-        """The model's ``params()``, as :attr:`lpp.inference.FitResult.model` holds them
+        """The model's ``params()``, as :attr:`lpp.inference.ChainResult.model` holds them
         (:func:`lpp.inference.model_from_params` rebuilds the model)."""
         return self.meta["model"]
 
@@ -129,8 +129,9 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None,
 
     Parameters
     ----------
-    result : lpp.inference.FitResult or lpp.inference.ChainsResult
-        One chain (format version 1) or several (version 2, with their diagnostics).
+    result : lpp.inference.FitResult or lpp.inference.ChainResult
+        A fit of one chain, or a chain, is written as format version 1; a fit of several
+        chains as version 2, with their diagnostics.
     out_dir : path-like
         The fit directory (created).
     data : str
@@ -147,10 +148,12 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None,
     pathlib.Path
         ``out_dir``.
     """
-    if getattr(result, "chains", [result])[0] is not result:  # a fit of several chains
+    chains = getattr(result, "chains", [result])  # a fit, or one chain (a ChainResult)
+    if len(chains) > 1:
         return _save_chains(result, out_dir, data=data, extra=extra, diagnostics=diagnostics)
     if diagnostics is not None:
         raise ValueError("diagnostics are recorded for a fit of several chains only")
+    result = chains[0]
     arrays = _arrays(result)
     meta = _meta(result, data, extra)
     return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,

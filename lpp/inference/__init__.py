@@ -3,7 +3,8 @@
 * :func:`fit_private` — posterior inference from privatized counts ``y_tilde`` and the
   mechanism's ``alpha`` only; :func:`fit_nonprivate` — the same models fitted to true counts
   (the reference method). ``n_chains=m`` runs m chains on seeds derived from ``rng``
-  (:class:`ChainsResult`; :mod:`lpp.diagnostics` gives ArviZ's R-hat and ESS);
+  (:class:`FitResult`, one :class:`ChainResult` per chain; :mod:`lpp.diagnostics` gives
+  ArviZ's R-hat and ESS);
   ``init=lpp.vi.dispersed_start`` starts each from a draw around a CAVI fit, in a different
   place per seed.
 * Two kinds of plug-in, side by side and unaware of each other: **models**
@@ -44,11 +45,11 @@ from lpp.inference.privacy import (
     make_privacy_step,
     sample_true_counts,
 )
-from lpp.inference.result import ChainsResult, FitResult
+from lpp.inference.result import ChainResult, FitResult
 from lpp.inference.runner import RunOptions
 
 __all__ = [
-    "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel", "ChainsResult",
+    "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel", "ChainResult",
     "CollapsedPrivacy", "CommunityModel", "FitResult", "FixedTopicModel", "GibbsSampler",
     "NaivePrivacy", "Observed",
     "PoissonFactorization", "PrivacyStep", "RunOptions", "TopicModel", "checkpoint_from_fit",

@@ -16,7 +16,7 @@ import numpy as np
 from lpp.formats.privatized_blocks import META_FILE, PrivatizedBlocks
 from lpp.inference.chain import GibbsSampler
 from lpp.inference.models import make_model
-from lpp.inference.result import ChainsResult, FitResult, Record
+from lpp.inference.result import ChainResult, FitResult, Record
 from lpp.inference.runner import RunOptions, run_chain
 from lpp.randomness import chain_seeds, replay_seed
 from lpp.validation import check_int
@@ -31,21 +31,21 @@ def chain_checkpoint(checkpoint, chain: int):
 
 
 def _fit_chains(fit_one, n_chains: int, *, rng, run: RunOptions, mask):
-    """``fit_one(seed, run)`` once for one chain (on ``rng`` as given), or once per chain, one
-    after the other, each on its own seed (:func:`lpp.randomness.chain_seeds`) and checkpoint
-    (:meth:`RunOptions.for_chain`)."""
+    """The fit of ``fit_one(seed, run)`` run once for one chain (on ``rng`` as given), or once
+    per chain, one after the other, each on its own seed (:func:`lpp.randomness.chain_seeds`)
+    and checkpoint (:meth:`RunOptions.for_chain`)."""
+    exclude = None if mask is None else np.asarray(np.ma.getdata(mask), dtype=bool)
     if check_int(n_chains, "n_chains", minimum=1) == 1:
-        return fit_one(rng, run)
+        return FitResult([fit_one(rng, run)], exclude=exclude)
     if run.resume and rng is None:
         raise ValueError("resuming a fit of several chains needs its base seed: pass rng= the "
                          "seed of the run (result.seed)")
     seeds = chain_seeds(replay_seed(rng), n_chains)
     chains = [fit_one(seed, run.for_chain(c)) for c, seed in enumerate(seeds)]
-    exclude = None if mask is None else np.asarray(np.ma.getdata(mask), dtype=bool)
-    return ChainsResult(chains, exclude=exclude)
+    return FitResult(chains, exclude=exclude)
 
 
-def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> FitResult:
+def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> ChainResult:
     run = run.checked()
     n_iter, burn_in, thin = run.n_iter, run.burn_in, run.thin
     names = list(sampler.state) if run.save_latents else []
@@ -58,7 +58,7 @@ def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> FitResult:
                             callback=run.callback, desc=f"{sampler.model.name}/{sampler.method}")
     arrays = rec.arrays()
     n_saved = arrays["saved_iterations"].size
-    return FitResult(
+    return ChainResult(
         method=sampler.method, model=sampler.model.params(), seed=sampler.seed, n_iter=n_iter,
         burn_in=burn_in, thin=thin, iterations_done=sampler.iteration, interrupted=interrupted,
         saved_iterations=arrays["saved_iterations"],
@@ -159,9 +159,11 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
 
     Returns
     -------
-    FitResult or ChainsResult
-        A :class:`FitResult` for one chain; for several a :class:`ChainsResult` (their list,
-        pooled rates and ArviZ's R-hat / ESS of label-invariant quantities).
+    FitResult
+        The fit's chains (:class:`ChainResult` each: draws, log joint, timings, last point)
+        and their pooled rates ``mu_hat``; a fit of one chain also offers its chain's
+        attributes as its own (``result.samples``). :mod:`lpp.diagnostics` gives ArviZ's
+        R-hat / ESS of a fit of several.
 
     Raises
     ------
@@ -227,7 +229,7 @@ save_counts, progress, checkpoint, checkpoint_every, resume, callback, n_chains
 
     Returns
     -------
-    FitResult or ChainsResult
+    FitResult
         As for :func:`fit_private`.
     """
     run = RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,

@@ -11,8 +11,9 @@ import numpy as np
 
 
 @dataclass
-class FitResult:
-    """Output of :func:`~lpp.inference.fit_private` / :func:`~lpp.inference.fit_nonprivate`.
+class ChainResult:
+    """One chain of a fit (an item of :attr:`FitResult.chains`): its draws, log joint,
+    timings and last point.
 
     Attributes
     ----------
@@ -73,38 +74,40 @@ class FitResult:
         return int(self.saved_iterations.size)
 
     @property
-    def chains(self) -> list:
-        """The fit's chains: this one. Every fit reads as a list of chains, one chain or
-        several (:class:`ChainsResult`), so callers never need to tell them apart."""
-        return [self]
-
-    @property
-    def n_chains(self) -> int:
-        return 1
-
-    @property
     def complete(self) -> bool:
         return self.iterations_done >= self.n_iter
 
 
-@dataclass
-class ChainsResult:
-    """Several chains of one fit: :func:`~lpp.inference.fit_private` /
-    :func:`~lpp.inference.fit_nonprivate` with ``n_chains > 1``.
+#: what each chain has of its own; a fit of one chain offers them as its own attributes
+PER_CHAIN = ("saved_iterations", "samples", "log_joint", "iter_seconds", "state", "aux",
+             "data_fingerprint", "iterations_done", "n_saved")
 
-    The chains are the fit's statistical unit: each is a full :class:`FitResult` of the same
+
+@dataclass
+class FitResult:
+    """The result of :func:`~lpp.inference.fit_private` / :func:`~lpp.inference.fit_nonprivate`:
+    the fit's chains, one or several (``n_chains``).
+
+    The chains are the fit's statistical unit: each is a :class:`ChainResult` of the same
     model, data and schedule with its own random streams (:func:`chain_seeds`). Their
     components are labelled independently (a topic model is invariant to permuting its
     topics), so only label-invariant quantities are compared or pooled across chains: the
     rates ``mu_hat``, the log joint, the total rate (:func:`lpp.diagnostics.fit_diagnostics`).
 
+    What every chain shares (``seed`` of chain 0, ``method``, ``model``, ``n_iter``,
+    ``burn_in``, ``thin``, ``engine``) and what is pooled (``mu_hat``, ``interrupted``,
+    ``complete``) are attributes of the fit. What each chain has of its own
+    (:data:`PER_CHAIN`: ``samples``, ``log_joint``, ``state``, ...) is read from
+    ``chains[c]``; a fit of one chain also offers it as its own attribute
+    (``result.samples`` is ``result.chains[0].samples``), a fit of several refuses to pick one.
+
     Attributes
     ----------
-    chains : list of FitResult
-        One per chain; chain 0 is the run a single-chain fit with the same ``rng`` gives.
+    chains : list of ChainResult
+        One per chain; chain 0 runs on the fit's ``rng``.
     exclude : ndarray of bool or None
-        Entries never followed by :func:`lpp.diagnostics.fit_diagnostics` (the fit's mask: the data say nothing
-        there, so chains may disagree for reasons that are not mixing).
+        Entries never followed by :func:`lpp.diagnostics.fit_diagnostics` (the fit's mask:
+        the data say nothing there, so chains may disagree for reasons that are not mixing).
     """
 
     chains: list
@@ -133,10 +136,25 @@ class ChainsResult:
     @property
     def mu_hat(self) -> np.ndarray | None:
         """The posterior mean rates pooled over the chains (each chain's mean, averaged; None
-        while a chain has no saved sample)."""
+        while a chain has no saved sample); a fit of one chain gives its chain's as it is."""
+        if self.n_chains == 1:
+            return self.chains[0].mu_hat
         if any(c.mu_hat is None for c in self.chains):
             return None
         return sum(np.asarray(c.mu_hat) for c in self.chains) / self.n_chains
+
+    def _own(self, name: str):
+        if self.n_chains != 1:
+            raise AttributeError(f"a fit of {self.n_chains} chains has one {name} per chain: "
+                                 f"read result.chains[c].{name}")
+        return getattr(self.chains[0], name)
+
+
+for _name in PER_CHAIN:
+    setattr(FitResult, _name, property(
+        lambda self, _name=_name: self._own(_name),
+        doc=f"``chains[0].{_name}`` of a fit of one chain (see :class:`ChainResult`)."))
+del _name
 
 
 class Entry(tuple):

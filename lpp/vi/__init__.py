@@ -3,7 +3,7 @@
 * :func:`fit_variational` — from privatized counts: the exact collapsed CAVI (``"collapsed"``),
   the CAVI of Schofield et al. (``"bessel"``), or standard CAVI on ``max(y_tilde, 0)``
   (``"naive"``) — each named, as on the Gibbs side, after the privacy step it is built on.
-  The result is a :class:`lpp.inference.FitResult` (:class:`VIResult`), so a variational and
+  The result is a :class:`lpp.inference.ChainResult` (:class:`VIResult`), so a variational and
   a Gibbs fit save, score and diagnose through the same calls;
 * :func:`fit_variational_nonprivate` — standard CAVI on true counts;
 * :func:`collapsed_bound` — the exact bound of any Gamma factors, to compare methods;

@@ -35,7 +35,7 @@ from lpp.validation import (
 from lpp.inference import Observed
 from lpp.inference.chain import observed_entries
 from lpp.inference.privacy import NoiseLevels, noise_levels
-from lpp.inference.result import FitResult
+from lpp.inference.result import ChainResult
 from lpp.inference.runner import run_chain
 from lpp.vi.adapters import TopicVI, VariationalModel, variational_model
 from lpp.vi.engines import DenseCounts, SparseTopicCounts
@@ -55,12 +55,12 @@ SPARSE_MAX_SHARE = 0.5
 
 
 @dataclass
-class VIResult(FitResult):
-    """A variational fit: a :class:`lpp.inference.FitResult` whose one saved "sample" is the
+class VIResult(ChainResult):
+    """A variational fit: a :class:`lpp.inference.ChainResult` whose one saved "sample" is the
     variational means, so that it saves, scores and diagnoses through the same calls as a
     Gibbs fit; plus what only an optimiser has.
 
-    As a FitResult: ``method`` is the privacy step the CAVI is built on (``"collapsed"``,
+    As a chain: ``method`` is the privacy step the CAVI is built on (``"collapsed"``,
     ``"bessel"`` for the paper's CAVI, ``"naive"``) or ``"nonprivate"``; ``n_iter`` and
     ``iterations_done`` are the iterations run, the last one the saved iteration
     (``burn_in = n_iter - 1``, ``thin = 1``); ``samples`` and ``state`` hold ``E_q`` of each

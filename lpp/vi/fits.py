@@ -1,6 +1,6 @@
 """A variational fit under the pipeline's name, its wall time with the start.
 
-A :class:`lpp.vi.VIResult` is a :class:`lpp.inference.FitResult` already (its Gamma factors'
+A :class:`lpp.vi.VIResult` is a :class:`lpp.inference.ChainResult` already (its Gamma factors'
 means stand in as a single "sample", ``mu_hat`` is ``E_q[mu]``, the log joint of that sample
 is the final objective: the tracked bound for the collapsed CAVI, the authors' surrogate for
 theirs). The pipeline saves it under a name of its own, so that the variational and Gibbs
@@ -12,7 +12,7 @@ from dataclasses import fields
 
 import numpy as np
 
-from lpp.inference.result import FitResult
+from lpp.inference.result import ChainResult
 from lpp.vi.driver import VIResult
 
 #: the pipeline's names of the variational methods (distinct from the Gibbs methods' names)
@@ -27,8 +27,8 @@ def _iteration_times(result: VIResult) -> np.ndarray:
     return times
 
 
-def as_fit_result(result: VIResult, method: str) -> FitResult:
-    """``result`` as a :class:`lpp.inference.FitResult` with one saved "sample" (the means).
+def as_fit_result(result: VIResult, method: str) -> ChainResult:
+    """``result`` as a :class:`lpp.inference.ChainResult` with one saved "sample" (the means).
 
     Parameters
     ----------
@@ -58,6 +58,6 @@ def as_fit_result(result: VIResult, method: str) -> FitResult:
         raise ValueError("method must be a non-empty string")
     if result.iterations < 1:
         raise ValueError("the variational fit ran no iteration: nothing to save")
-    own = {f.name: getattr(result, f.name) for f in fields(FitResult)}
-    return FitResult(**{**own, "method": method, "mu_hat": np.asarray(result.mu_hat),
+    own = {f.name: getattr(result, f.name) for f in fields(ChainResult)}
+    return ChainResult(**{**own, "method": method, "mu_hat": np.asarray(result.mu_hat),
                         "iter_seconds": _iteration_times(result), "state": {}, "aux": {}})

@@ -55,7 +55,7 @@ def invalid(res, kwargs):
     mu = res.mu_hat
     if mu is None or not np.all(np.isfinite(mu)) or np.any(mu < 0):
         return f"mu_hat {mu!r}"
-    if isinstance(res, VIResult):  # a FitResult too, whose iterations stop at convergence
+    if isinstance(res, VIResult):  # a chain too, whose iterations stop at convergence
         if np.any(np.isnan(res.objective)):
             return f"objective {res.objective!r}"
     elif isinstance(res, FitResult):

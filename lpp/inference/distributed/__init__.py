@@ -60,7 +60,7 @@ from lpp.inference.models.topics import (
     TopicModel,
 )
 from lpp.inference.privacy import make_privacy_step
-from lpp.inference.result import FitResult, Entry, Record
+from lpp.inference.result import ChainResult, Entry, Record
 from lpp.inference.runner import RunOptions, checkpoint_path, run_chain
 from lpp.formats.privatized_blocks import PrivatizedBlocks
 from lpp.inference.distributed.chain import ENGINE, NO_WORKER_SECONDS, DistributedChain, NoWorkersError, _lazy_mu_hat
@@ -72,7 +72,7 @@ __all__ = ["CONNECT_SECONDS", "DEFAULT_WORKERS", "DistributedChain", "ENGINE", "
 def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAULT_WORKERS,
                             alpha=None, method="collapsed", n_components=None, a0=None,
                             b0=None, rng=None, mask=None, init="data", sparse=None,
-                            run: RunOptions | None = None, **run_settings) -> FitResult:
+                            run: RunOptions | None = None, **run_settings) -> ChainResult:
     """The topic model's collapsed sparse chain on a Dask cluster, over row-block data.
 
     The implementation of ``lpp.inference.fit_private(..., cluster=...)``: call that. For the
@@ -122,8 +122,8 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
 
     Returns
     -------
-    FitResult
-        ``engine="sparse-distributed"``; ``samples`` holds ``theta`` and ``phi``; ``mu_hat`` is
+    ChainResult
+        The chain (``fit_private`` makes it a fit): ``engine="sparse-distributed"``; ``samples`` holds ``theta`` and ``phi``; ``mu_hat`` is
         a lazy ``dask.array`` in row blocks (``numpy.asarray`` it for small data, or compute it
         block by block).
 
@@ -208,7 +208,7 @@ def _explain_lost_workers(exc: NoWorkersError, path, chain: DistributedChain) ->
                           f"resume=True")
 
 
-def _run(chain: DistributedChain, run: RunOptions, *, path, rng) -> FitResult:
+def _run(chain: DistributedChain, run: RunOptions, *, path, rng) -> ChainResult:
     n_iter, burn_in, thin = run.n_iter, run.burn_in, run.thin
     rec = _FactorRecord(["theta", "phi"], burn_in, thin)
     interrupted = run_chain(chain, rec, n_iter=n_iter, burn_in=burn_in, thin=thin,
@@ -220,7 +220,7 @@ def _run(chain: DistributedChain, run: RunOptions, *, path, rng) -> FitResult:
     theta_s, phi_s = out["samples__theta"], out["samples__phi"]
     mu_hat = (_lazy_mu_hat(theta_s, phi_s, chain.rows, chain.shape[1])
               if out["saved_iterations"].size else None)
-    return FitResult(
+    return ChainResult(
         method="collapsed", model=chain.model.params(), seed=chain.seed, n_iter=n_iter,
         burn_in=burn_in, thin=thin, iterations_done=chain.iteration, interrupted=interrupted,
         saved_iterations=out["saved_iterations"], samples={"theta": theta_s, "phi": phi_s},

@@ -107,7 +107,7 @@ def test_trace_figure(chains):
 
 
 def test_bad_input(chains, corpus):
-    with pytest.raises(TypeError, match="FitResult or lpp.formats.fits.SavedFit"):
+    with pytest.raises(TypeError, match="ChainResult or lpp.formats.fits.SavedFit"):
         diagnostics.to_inference_data([chains[0], "chain"])
     with pytest.raises(TypeError, match="non-empty sequence"):
         diagnostics.to_inference_data([])

@@ -24,7 +24,7 @@ from lpp.metrics import align_topics, topic_distances
 from lpp.simulate import make_private_factorization, make_topics
 from lpp.vi import VIResult
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ALPHA_1 = float(np.exp(-1.0))  # epsilon / N = 1
 
 

@@ -11,7 +11,7 @@ from lpp.diagnostics import (
     fit_diagnostics,
 )
 from lpp.formats.fits import SavedChains, SavedFit, load_chains, load_fit, save_fit
-from lpp.inference import ChainsResult, FitResult, TopicModel, fit_nonprivate, fit_private
+from lpp.inference import ChainResult, FitResult, TopicModel, fit_nonprivate, fit_private
 from lpp.inference.fit import chain_checkpoint
 from lpp.mechanism import privatize
 from lpp.randomness import chain_seeds
@@ -30,7 +30,8 @@ def test_one_chain_is_the_plain_fit(data, tmp_path, same_chain):
     _, y_tilde = data
     plain = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, **SCHEDULE)
     one = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=1, **SCHEDULE)
-    assert type(one) is FitResult
+    assert type(one) is FitResult and one.n_chains == 1
+    assert type(one.chains[0]) is ChainResult and one.samples is one.chains[0].samples
     same_chain(plain, one)
     save_fit(plain, tmp_path / "plain", data="d")
     save_fit(one, tmp_path / "one", data="d")
@@ -46,7 +47,9 @@ def test_chains_run_on_their_own_seeds_and_repeat(data, same_chain):
     _, y_tilde = data
     res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=3, **SCHEDULE)
     again = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=3, **SCHEDULE)
-    assert isinstance(res, ChainsResult) and res.n_chains == 3
+    assert isinstance(res, FitResult) and res.n_chains == 3
+    with pytest.raises(AttributeError, match="one samples per chain"):
+        res.samples  # a fit of several chains does not pick one
     assert res.seeds == chain_seeds(3, 3) and res.seeds[0] == 3 and len(set(res.seeds)) == 3
     for a, b in zip(res.chains, again.chains):
         same_chain(a, b)  # bit-identical on rerun

@@ -65,11 +65,11 @@ def test_bad_input(fit):
 
 def test_a_variational_and_a_gibbs_fit_go_through_the_same_calls(problem, fit, tmp_path):
     from lpp.diagnostics import chain_quantities
-    from lpp.inference import FitResult, fit_private, model_from_params
+    from lpp.inference import ChainResult, fit_private, model_from_params
 
     gibbs = fit_private(problem.y_tilde, problem.alpha, TopicModel(3), n_iter=6, burn_in=3,
                         rng=1, progress=False)
-    assert isinstance(fit, FitResult) and fit.method == "collapsed"
+    assert isinstance(fit, ChainResult) and fit.method == "collapsed"
     for name, result in (("vi", fit), ("gibbs", gibbs)):
         save_fit(result, tmp_path / name, data="somewhere")
         back = load_fit(tmp_path / name)
