@@ -29,7 +29,8 @@ CONDA_TO_PYPI = {"matplotlib-base": "matplotlib", "seaborn-base": "seaborn", "da
 CONDA_ONLY = {"python", "pip"}
 PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s;#]+)\s*$")
 #: pyproject extras that requirements.txt and environment.yml install as well
-INSTALLED_EXTRAS = ("progress", "distributed", "diagnostics", "compendium", "test", "pipeline")
+INSTALLED_EXTRAS = ("progress", "distributed", "diagnostics", "compendium", "test", "pipeline",
+                    "docs")
 #: the Python versions the library supports: requires-python admits them, the classifiers name them
 SUPPORTED_PYTHONS = ("3.11", "3.12", "3.13")
 
@@ -112,6 +113,7 @@ def test_the_library_needs_numpy_scipy_and_numba_only():
     extras = project["optional-dependencies"]
     assert "pytest" in {Requirement(s).name for s in extras["test"]}
     assert "dvc" in {Requirement(s).name for s in extras["pipeline"]}
+    assert "sphinx" in {Requirement(s).name for s in extras["docs"]}
 
 
 def test_pyproject_declares_ranges_not_pins():
