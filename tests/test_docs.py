@@ -59,7 +59,7 @@ def public_modules(package="lpp"):
 
 
 def test_the_docs_build_with_warnings_as_errors(html):
-    for page in ("index.html", "api.html", "design.html"):
+    for page in ("index.html", "quickstart.html", "api.html", "design.html"):
         assert (html / page).is_file(), page
 
 
