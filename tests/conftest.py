@@ -1,6 +1,92 @@
 """Suite-wide settings: property tests are derandomized, so every run (CI's included) tries
-the same examples, and keep no example database in the work tree."""
+the same examples, and keep no example database in the work tree.
+
+The library's own tests (``tests/lpp``) also run where only ``pip install lpp[test]`` is
+installed, without the extras and the compendium's packages (CI's second step, on the newest
+Python). Two things make that possible:
+
+* a warning filter that names a class of an optional package is added here, only where that
+  package is installed (in ``pyproject.toml`` it would need the package to start pytest);
+* ``--skip-missing-extras`` turns a test that fails for want of an optional package into a
+  skip that names the package: an import of a package that is not installed, anywhere in the
+  failure's chain of exceptions, or lpp's own request to ``pip install lpp[<extra>]``. A
+  missing module of a package that *is* installed (``lpp`` itself included) still fails.
+  Without the option nothing is skipped: the full suite needs every package.
+"""
+import importlib.util
+import re
+
+import pytest
 from hypothesis import settings
 
 settings.register_profile("lpp", derandomize=True, database=None, deadline=None)
 settings.load_profile("lpp")
+
+#: warning filters of the compendium's stack, each applied only where its package is installed
+OPTIONAL_FILTERS = {
+    "pandas": "ignore::pandas.errors.Pandas4Warning",   # seaborn 0.13.2 against pandas 3
+}
+#: lpp's message when an optional feature is used without its extra
+EXTRA_REQUEST = re.compile(r"pip install lpp\[(\w+)\]")
+#: pytest's report of a test module that could not be imported
+NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--skip-missing-extras", action="store_true", default=False,
+        help="skip (naming the package) the tests that need an optional package that is not "
+             "installed, as where only lpp[test] is",
+    )
+
+
+def pytest_configure(config):
+    for package, line in OPTIONAL_FILTERS.items():
+        if importlib.util.find_spec(package) is not None:
+            config.addinivalue_line("filterwarnings", line)
+
+
+def _not_installed(module: str) -> bool:
+    return importlib.util.find_spec(module.partition(".")[0]) is None
+
+
+def missing_extra(exc):
+    """The optional package whose absence made ``exc``, or None for any other failure."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ModuleNotFoundError) and exc.name and _not_installed(exc.name):
+            return exc.name.partition(".")[0]
+        request = EXTRA_REQUEST.search(str(exc))
+        if request:
+            return f"lpp[{request.group(1)}]"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _skip(report, path, lineno, reason):
+    report.outcome = "skipped"
+    report.longrepr = (str(path), lineno, f"Skipped: {reason}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None \
+            and item.config.getoption("--skip-missing-extras"):
+        missing = missing_extra(call.excinfo.value)
+        if missing:
+            _skip(report, item.path, item.location[1] or 0, f"{item.name} needs {missing}, which is not installed")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and isinstance(collector, pytest.Module) \
+            and collector.config.getoption("--skip-missing-extras"):
+        names = NO_MODULE.findall(str(report.longrepr))
+        if names and _not_installed(names[-1]):
+            _skip(report, collector.path, 0, f"needs {names[-1].partition('.')[0]}, "
+                                          f"which is not installed")
