@@ -105,7 +105,7 @@ class Tag:
     PRIVACY = 3
     MODEL = 4
     CHAINS = 5  # the seeds of a fit's further chains (chain_seeds)
-    INIT_FIT = 6  # the deterministic fit of a dispersed start (init="dispersed")
+    INIT_FIT = 6  # the deterministic fit of a dispersed start (lpp.vi.dispersed_start)
     INIT_DRAW = 7  # the start's draw around that fit
     # inside the privacy step (from the PRIVACY seed)
     COUNTS = 11

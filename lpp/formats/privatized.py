@@ -32,7 +32,7 @@ argument for them, and :func:`privatize_counts` is the one function that reads t
 and writes this format (the data owners' side of the boundary). The held-out mask of the
 link-prediction experiment depends on the true counts through the identity of the top
 senders and recipients; the paper treats it as part of the experimental design, and so do
-we (see the README).
+we (docs/pipeline.md, *Who sees what*).
 
 Whoever holds the noise seed can regenerate the noise and subtract it, so the seed is the data
 owners' secret: nothing in this format records it. By default the noise comes from the
