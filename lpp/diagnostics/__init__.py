@@ -1,8 +1,10 @@
 """Convergence diagnostics of Gibbs chains with ArviZ: InferenceData, R-hat, ESS, trace plots.
 
 Several chains of the same model on the same data (different seeds) are exported to
-``arviz.InferenceData``, so that the field's standard diagnostics apply unchanged: split
-R-hat (Vehtari et al. 2021) and the bulk and tail effective sample sizes.
+``arviz.InferenceData`` (ArviZ 0.x; an ``xarray.DataTree`` of the same groups under ArviZ
+1.x), so that the field's standard diagnostics apply unchanged: split R-hat (Vehtari et al.
+2021) and the bulk and tail effective sample sizes. Both ArviZ lines give the same numbers
+(how: :mod:`~lpp.diagnostics.export`).
 
 Only quantities that do not depend on how the components are labelled are exported: a
 topic or community model is invariant to permuting its components, so chains that land on
@@ -36,6 +38,7 @@ from lpp.diagnostics.convergence import (
     DRIFT_FALSE_ALARM,
     MODE_RHAT,
     MODE_SEPARATION,
+    TAIL_PROB,
     agreement_of,
     chain_agreement,
     chains_summary,
@@ -47,15 +50,18 @@ from lpp.diagnostics.convergence import (
 )
 from lpp.diagnostics.export import (
     QUANTITIES,
+    arviz_major,
     chain_quantities,
     default_entries,
     entry_labels,
+    is_inference_data,
     rate_samples,
     to_inference_data,
 )
 from lpp.diagnostics.traces import plot_traces
 
-__all__ = ["DRIFT_FALSE_ALARM", "MODE_RHAT", "MODE_SEPARATION", "QUANTITIES", "agreement_of",
-           "chain_agreement", "chain_quantities", "chains_summary", "convergence_summary",
-           "default_entries", "diagnostics_record", "entry_labels", "fit_diagnostics",
-           "geweke_z", "plot_traces", "rate_samples", "to_inference_data", "worst_rhat"]
+__all__ = ["DRIFT_FALSE_ALARM", "MODE_RHAT", "MODE_SEPARATION", "QUANTITIES", "TAIL_PROB",
+           "agreement_of", "arviz_major", "chain_agreement", "chain_quantities",
+           "chains_summary", "convergence_summary", "default_entries", "diagnostics_record",
+           "entry_labels", "fit_diagnostics", "geweke_z", "is_inference_data", "plot_traces",
+           "rate_samples", "to_inference_data", "worst_rhat"]

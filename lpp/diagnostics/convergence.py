@@ -1,9 +1,12 @@
 """Whether chains have converged: ArviZ's split R-hat and bulk / tail ESS of the exported
 quantities, Geweke's (1992) z of each chain's drift, and the verdict of the chains' agreement
-(agree, drifting, modes, unclear) with the numbers behind it."""
-from __future__ import annotations
+(agree, drifting, modes, unclear) with the numbers behind it.
 
-import warnings
+Only ``arviz.rhat`` and ``arviz.ess`` are called, on an ``xarray.Dataset`` or plain arrays,
+with every setting that differs between ArviZ 0.x and 1.x given explicitly (the tail ESS's
+quantiles, :data:`TAIL_PROB`), so both give the same numbers (see
+:mod:`lpp.diagnostics.export`)."""
+from __future__ import annotations
 
 import numpy as np
 
@@ -12,11 +15,12 @@ from lpp.diagnostics.export import (
     as_fits,
     as_inference_data,
     default_entries,
+    posterior_of,
     require_arviz,
     to_inference_data,
 )
 
-__all__ = ["DRIFT_FALSE_ALARM", "MODE_RHAT", "MODE_SEPARATION", "agreement_of",
+__all__ = ["DRIFT_FALSE_ALARM", "MODE_RHAT", "MODE_SEPARATION", "TAIL_PROB", "agreement_of",
            "chain_agreement", "chains_summary", "convergence_summary", "diagnostics_record",
            "fit_diagnostics", "geweke_z", "worst_rhat"]
 
@@ -32,6 +36,9 @@ DRIFT_FALSE_ALARM = 0.05
 #: MODE_RHAT) make stationary chains "modes": short chains of one mode rarely get this far
 #: apart, chains in different modes hardly overlap
 MODE_SEPARATION = 2.0
+#: the quantiles whose indicator chains give the tail ESS (its minimum over the two): ArviZ
+#: 0.x's default, stated because ArviZ 1.x's summary takes them from ``stats.ci_prob`` (0.89)
+TAIL_PROB = (0.05, 0.95)
 
 
 def convergence_summary(data, **kwargs):
@@ -39,32 +46,49 @@ def convergence_summary(data, **kwargs):
 
     Parameters
     ----------
-    data : arviz.InferenceData or fits
-        An InferenceData from :func:`to_inference_data`, or the fits themselves (then
+    data : arviz.InferenceData, xarray.DataTree or fits
+        What :func:`to_inference_data` returned, or the fits themselves (then
         ``kwargs`` go to :func:`to_inference_data`). R-hat needs at least 2 chains.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``r_hat``, ``ess_bulk``, ``ess_tail`` (ArviZ's rank-normalised split R-hat
-        and ESS), indexed by quantity (``mu[i,j]`` for the followed entries).
+        and ESS; the tail ESS at the quantiles :data:`TAIL_PROB`), indexed by quantity
+        (``mu[i,j]`` for the followed entries), as ArviZ 0.x's ``arviz.summary`` gives them.
 
     Raises
     ------
     ValueError
         With fewer than 2 chains, or fewer than 4 draws per chain (split R-hat halves them).
     """
-    idata = as_inference_data(data, **kwargs)
-    posterior = idata.posterior
+    posterior = posterior_of(as_inference_data(data, **kwargs))[list(QUANTITIES)]
     if posterior.sizes["chain"] < 2:
         raise ValueError("R-hat compares chains: give at least 2 (fits with different seeds)")
     if posterior.sizes["draw"] < 4:
         raise ValueError("need at least 4 saved samples per chain for split R-hat and ESS")
+    return _diagnostics_table(posterior)
+
+
+def _diagnostics_table(posterior):
+    """R-hat, bulk and tail ESS of each scalar in ``posterior`` (a Dataset of QUANTITIES), the
+    table ``arviz.summary(kind="diagnostics")`` of ArviZ 0.x gives, under any ArviZ."""
+    import pandas as pd
+
     arviz = require_arviz()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        return arviz.summary(idata, kind="diagnostics", var_names=list(QUANTITIES),
-                             round_to="none")[["r_hat", "ess_bulk", "ess_tail"]]
+    columns = {"r_hat": arviz.rhat(posterior),
+               "ess_bulk": arviz.ess(posterior, method="bulk"),
+               "ess_tail": arviz.ess(posterior, method="tail", prob=TAIL_PROB)}
+    index = []
+    for name in QUANTITIES:
+        if posterior[name].ndim == 2:
+            index.append(name)
+        else:
+            index.extend(f"{name}[{label}]" for label in map(str, posterior["entry"].values))
+    return pd.DataFrame({column: np.concatenate([np.ravel(np.asarray(values[name].values,
+                                                                      dtype=np.float64))
+                                                 for name in QUANTITIES])
+                         for column, values in columns.items()}, index=index)
 
 
 def chains_summary(fits, *, exclude=None, n_entries: int = 4):
@@ -213,7 +237,7 @@ def chain_agreement(data, **kwargs):
 
     Parameters
     ----------
-    data : arviz.InferenceData or fits
+    data : arviz.InferenceData, xarray.DataTree or fits
         As for :func:`convergence_summary` (at least 2 chains of at least 4 draws).
 
     Returns
@@ -253,7 +277,7 @@ def _agreement(idata, summary):
     """:func:`chain_agreement` of ``idata`` given its :func:`convergence_summary`."""
     import pandas as pd
 
-    posterior = idata.posterior
+    posterior = posterior_of(idata)
     rows = {}
     for name in QUANTITIES:
         values = posterior[name].values  # chain x draw (x entry)

@@ -1,7 +1,33 @@
 """Saved chains as ArviZ's ``InferenceData``: the label-invariant quantities of each saved
 sample (log joint, total rate, the rates of a few followed entries), one ArviZ chain per
 chain. ArviZ is imported on first use (it costs about a second), so ``import lpp`` does not
-pay for it."""
+pay for it.
+
+**ArviZ 0.x and 1.x.** ``lpp.diagnostics`` works with both ArviZ lines (the compendium
+pins 0.23.4; ``pip install lpp[diagnostics]`` may give 1.x) and gives the same numbers
+under both. Everything that
+depends on the installed ArviZ lives here:
+
+* :func:`arviz_major` says which line is installed (``arviz.__version__``);
+* :func:`to_inference_data` builds the object with that line's ``arviz.from_dict``: 0.x takes
+  the groups as keywords (``posterior=..., sample_stats=..., posterior_attrs=...``) and returns
+  an ``arviz.InferenceData``; 1.x takes one dict of groups (``{"posterior": ...}``, the
+  attributes as ``attrs={"posterior": ...}``) and returns an ``xarray.DataTree``. Both hold
+  the same ``posterior`` and ``sample_stats`` groups, so ``data.posterior[name]``,
+  ``.sizes`` and ``.attrs`` read the same;
+* :func:`is_inference_data` recognises either object (and a DataTree under 0.x) without
+  touching ``arviz.InferenceData`` under 1.x, where that name is only a shim that warns
+  (``arviz.MigrationWarning``); :func:`posterior_of` gives the posterior as an
+  ``xarray.Dataset`` whichever it is.
+
+The diagnostics themselves (:mod:`~lpp.diagnostics.convergence`) call only what both lines
+share with the same meaning: ``arviz.rhat`` and ``arviz.ess`` on that Dataset or on plain
+arrays. They do not call ``arviz.summary``: under 1.x its ``ess_tail`` takes its tail
+quantiles from ``rcParams["stats.ci_prob"]`` (0.89, so 5.5 % and 94.5 %) where 0.x uses 5 %
+and 95 %; the tail ESS is therefore asked for with those quantiles explicitly
+(:data:`~lpp.diagnostics.convergence.TAIL_PROB`). R-hat, ESS and the verdicts then agree
+between the two lines to rounding (about 1e-14 relative).
+"""
 from __future__ import annotations
 
 import warnings
@@ -12,18 +38,54 @@ import numpy as np
 from lpp.formats.fits import SavedFit
 from lpp.inference import ChainResult, FitResult, model_from_params
 
-__all__ = ["QUANTITIES", "as_fits", "as_inference_data", "chain_quantities", "default_entries",
-           "entry_labels", "rate_samples", "require_arviz", "to_inference_data"]
+__all__ = ["QUANTITIES", "arviz_major", "as_fits", "as_inference_data", "chain_quantities",
+           "default_entries", "entry_labels", "is_inference_data", "posterior_of",
+           "rate_samples", "require_arviz", "to_inference_data"]
 
 #: the exported quantities with their per-sample dimensions
 QUANTITIES = ("log_joint", "total_rate", "mu")
 
+
 def require_arviz():
+    """The ``arviz`` module (imported on first use)."""
     with warnings.catch_warnings():
-        # arviz announces its coming refactor once a day with a FutureWarning at import
+        # arviz 0.23 announces its coming refactor once a day with a FutureWarning at import
         warnings.simplefilter("ignore", FutureWarning)
         import arviz
     return arviz
+
+
+def arviz_major() -> int:
+    """The installed ArviZ's major version: 0 (``InferenceData``) or 1 and later (DataTree)."""
+    return int(require_arviz().__version__.partition(".")[0])
+
+
+def _data_tree_class():
+    """``xarray.DataTree`` where this xarray has it (2024.10 and later), else None."""
+    import xarray
+
+    return getattr(xarray, "DataTree", None)
+
+
+def is_inference_data(data) -> bool:
+    """Whether ``data`` is already exported: an ``arviz.InferenceData`` (ArviZ 0.x) or an
+    ``xarray.DataTree`` (what ArviZ 1.x uses instead; also accepted under 0.x).
+
+    Never looks up ``arviz.InferenceData`` under ArviZ 1.x, where it warns.
+    """
+    tree = _data_tree_class()
+    if tree is not None and isinstance(data, tree):
+        return True
+    return arviz_major() < 1 and isinstance(data, require_arviz().InferenceData)
+
+
+def posterior_of(data):
+    """The ``posterior`` group of an exported object as an ``xarray.Dataset`` (ArviZ 0.x's
+    InferenceData holds one; a DataTree holds a node, converted here)."""
+    posterior = data.posterior
+    tree = _data_tree_class()
+    return posterior.to_dataset() if tree is not None and isinstance(posterior, tree) \
+        else posterior
 
 
 def _chain(fit):
@@ -246,10 +308,11 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4, names=None):
 
     Returns
     -------
-    arviz.InferenceData
+    arviz.InferenceData (ArviZ 0.x) or xarray.DataTree (ArviZ 1.x)
         ``posterior`` with ``log_joint``, ``total_rate`` (chain, draw) and ``mu`` (chain, draw,
         entry); ``sample_stats`` with ``lp`` (the log joint). The posterior's attributes record
-        the model and each chain's method and seed.
+        the model and each chain's method and seed. The two objects hold the same groups,
+        variables, coordinates and attributes (see the module's notes).
 
     Raises
     ------
@@ -266,18 +329,19 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4, names=None):
     arviz = require_arviz()
     methods = [fit.method for fit in fits]
     seeds = [int(fit.seed if isinstance(fit, ChainResult) else fit.meta["seed"]) for fit in fits]
-    return arviz.from_dict(
-        posterior=posterior,
-        sample_stats={"lp": posterior["log_joint"].copy()},
-        coords={"draw": np.asarray(fits[0].saved_iterations, dtype=np.int64), "entry": labels},
-        dims={"mu": ["entry"]},
-        posterior_attrs={"model": str(model_from_params(fits[0].model).params()),
-                         "methods": ",".join(methods), "seeds": ",".join(map(str, seeds))},
-    )
+    groups = {"posterior": posterior, "sample_stats": {"lp": posterior["log_joint"].copy()}}
+    coords = {"draw": np.asarray(fits[0].saved_iterations, dtype=np.int64), "entry": labels}
+    dims = {"mu": ["entry"]}
+    attrs = {"model": str(model_from_params(fits[0].model).params()),
+             "methods": ",".join(methods), "seeds": ",".join(map(str, seeds))}
+    if arviz_major() >= 1:  # one dict of groups, a DataTree back
+        return arviz.from_dict(groups, coords=coords, dims=dims, attrs={"posterior": attrs})
+    return arviz.from_dict(**groups, coords=coords, dims=dims, posterior_attrs=attrs)
 
 
 def as_inference_data(data, **kwargs):
-    arviz = require_arviz()
-    if isinstance(data, arviz.InferenceData):
+    """``data`` itself if already exported (:func:`is_inference_data`), else
+    :func:`to_inference_data` of the fits with ``kwargs``."""
+    if is_inference_data(data):
         return data
     return to_inference_data(data, **kwargs)

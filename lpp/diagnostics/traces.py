@@ -2,7 +2,7 @@
 sweep."""
 from __future__ import annotations
 
-from lpp.diagnostics.export import QUANTITIES, as_inference_data
+from lpp.diagnostics.export import QUANTITIES, as_inference_data, posterior_of
 
 __all__ = ["plot_traces"]
 
@@ -17,7 +17,7 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
 
     Parameters
     ----------
-    data : arviz.InferenceData or fits
+    data : arviz.InferenceData, xarray.DataTree or fits
         As for :func:`convergence_summary` (one chain is enough here).
     var_names : sequence of str
         Which quantities to draw.
@@ -42,7 +42,7 @@ def plot_traces(data, *, var_names=("log_joint", "total_rate", "mu"), title=None
     unknown = set(var_names) - set(QUANTITIES)
     if unknown or not var_names:
         raise ValueError(f"unknown quantities {sorted(unknown)}; choose from {QUANTITIES}")
-    posterior = as_inference_data(data, **kwargs).posterior
+    posterior = posterior_of(as_inference_data(data, **kwargs))
     sweeps = posterior["draw"].values
     figure, axes = plt.subplots(len(var_names), 2, figsize=(10, 2.4 * len(var_names)),
                                 gridspec_kw={"width_ratios": [1, 2.5]}, squeeze=False)

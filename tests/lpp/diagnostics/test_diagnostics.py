@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lpp import diagnostics
+from lpp.diagnostics.export import as_inference_data
 from lpp.formats.fits import SavedFit, load_fit, save_fit
 from lpp.inference import TopicModel, fit_nonprivate
 from lpp.simulate import make_topics
@@ -244,3 +245,73 @@ def test_chain_agreement_tabulates_every_quantity_with_its_numbers():
     assert table.loc["total_rate", "separation"] > diagnostics.MODE_SEPARATION
     with pytest.raises(ValueError, match="at least 2"):
         diagnostics.chain_agreement(same[0])
+
+
+# --- ArviZ 0.x and 1.x: the same object's groups, the same numbers, no warnings ------------------
+def _wave_chains(n_chains=3, n_draws=200):
+    """Chains of deterministic, slightly different traces (no random stream, so the numbers
+    below hold under any NumPy): entry (i, j) of chain c at draw t."""
+    t = np.arange(n_draws)[:, None, None]
+    i, j = np.arange(2)[None, :, None], np.arange(2)[None, None, :]
+    return [_fake_chain(5.0 + 2 * i + j + np.sin(0.7 * t + c + i)
+                        + 0.5 * np.cos(2.3 * t * (c + 1) + j) + 0.2 * c, c)
+            for c in range(n_chains)]
+
+
+#: ArviZ 0.23.4's summary of the total rate of _wave_chains() (R-hat, bulk ESS, tail ESS); ArviZ
+#: 1.3's summary gives a tail ESS of 400.27 (quantiles 5.5 % and 94.5 %)
+TOTAL_RATE_R_HAT, TOTAL_RATE_ESS_BULK, TOTAL_RATE_ESS_TAIL = (
+    1.0318670466127673, 260.0802892346037, 395.21955482136804)
+
+
+def test_exported_data_give_the_diagnostics_of_the_raw_arrays_without_warnings():
+    """Whatever the ArviZ line (0.x: InferenceData, 1.x: DataTree), the table is ArviZ's R-hat
+    and ESS of the exported arrays themselves, the tail ESS at the 5 % and 95 % quantiles (1.x's
+    summary would take 5.5 % and 94.5 %), and nothing warns (1.x warns on arviz.InferenceData)."""
+    import warnings
+
+    import arviz
+    import xarray
+
+    fits = _wave_chains()
+    entries = np.array([[0, 0], [1, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        idata = diagnostics.to_inference_data(fits, entries=entries)
+        assert diagnostics.is_inference_data(idata)
+        if diagnostics.arviz_major() >= 1:
+            assert isinstance(idata, xarray.DataTree)
+        else:
+            assert isinstance(idata, arviz.InferenceData)
+        summary = diagnostics.convergence_summary(idata)
+        table = diagnostics.chain_agreement(idata)
+        figure = diagnostics.plot_traces(idata)
+        plt.close(figure)
+        # fits and their export give the same table
+        np.testing.assert_array_equal(diagnostics.convergence_summary(fits, entries=entries),
+                                      summary)
+        raw = {"log_joint": np.stack([f.log_joint for f in fits]),
+               "total_rate": np.stack([f.samples["theta"].sum(axis=(1, 2)) for f in fits])}
+        for e, (i, j) in enumerate(entries):
+            raw[f"mu[{i},{j}]"] = np.stack([f.samples["theta"][:, i, j] for f in fits])
+        assert list(summary.index) == list(raw)
+        for name, x in raw.items():
+            assert summary.loc[name, "r_hat"] == pytest.approx(float(arviz.rhat(x)), rel=1e-12)
+            assert summary.loc[name, "ess_bulk"] == pytest.approx(float(arviz.ess(x)), rel=1e-12)
+            tail = float(arviz.ess(x, method="tail", prob=diagnostics.TAIL_PROB))
+            assert summary.loc[name, "ess_tail"] == pytest.approx(tail, rel=1e-12)
+    np.testing.assert_allclose(table.r_hat, summary.r_hat, rtol=1e-12)
+    # ArviZ 0.23.4's numbers (arviz.summary, kind="diagnostics"), which 1.x must reproduce
+    assert summary.loc["total_rate"].tolist() == pytest.approx(
+        [TOTAL_RATE_R_HAT, TOTAL_RATE_ESS_BULK, TOTAL_RATE_ESS_TAIL], rel=1e-9)
+
+
+def test_exported_objects_pass_through_and_others_are_not_taken_for_them():
+    fits = _wave_chains(2, 20)
+    idata = diagnostics.to_inference_data(fits)
+    assert as_inference_data(idata) is idata
+    assert not diagnostics.is_inference_data(fits)
+    assert not diagnostics.is_inference_data({"posterior": {}})
+    assert idata.posterior.attrs["seeds"] == "0,1" and idata.posterior.attrs["methods"] == "fake,fake"
+    np.testing.assert_array_equal(idata.sample_stats["lp"].values,
+                                  idata.posterior["log_joint"].values)
