@@ -38,6 +38,7 @@ from data_prep.streams import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, ReadOptions
 from data_prep.tokens import Tokenizer
 from data_prep.topics import (BagOfWordsDocuments, TextDocuments, TopicCounts,
                               build_topic_counts, check_topic_params)
+from data_prep.vocabulary import read_word_list
 
 TEXT_FORMATS = ("text-dir", "text-lines", "text-csv")
 EMAIL_FORMATS = ("emails-csv", "mbox", "maildir", "email-dir", "email-tar")
@@ -133,10 +134,10 @@ def _read_options(encoding, max_member_bytes, max_archive_bytes) -> tuple[ReadOp
     return options, ({} if encoding is None else {"encoding": encoding})
 
 
-def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str = "text",
-                   id_column: str | None = None, message_column: str = "message",
-                   sha256: str | None = None, encoding: str | None = None,
-                   max_member_bytes: int = MAX_MEMBER_BYTES,
+def prepare_topics(source, out=None, *, fmt: str, vocab=None, public_vocab=None,
+                   text_column: str = "text", id_column: str | None = None,
+                   message_column: str = "message", sha256: str | None = None,
+                   encoding: str | None = None, max_member_bytes: int = MAX_MEMBER_BYTES,
                    max_archive_bytes: int = MAX_ARCHIVE_BYTES, **settings) -> TopicCounts:
     """Build (and, if ``out`` is given, write) a document-by-word matrix.
 
@@ -146,6 +147,12 @@ def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str =
     ``params.yaml``. ``sha256`` pins the input file's checksum. ``encoding``,
     ``max_member_bytes`` and ``max_archive_bytes`` say how inputs are read
     (:class:`data_prep.streams.ReadOptions`).
+
+    ``public_vocab``: a file of words, one per line (:func:`data_prep.vocabulary.read_word_list`),
+    fixed before the counts are read: the columns are its words in alphabetical order, and
+    ``vocab_size`` and ``max_df`` choose nothing, so the vocabulary says nothing of the counts
+    (docs/privacy.md). Without it the vocabulary is the paper's rule, chosen from the counts.
+    ``vocab`` is the ``uci`` format's word table (word ids to words), nothing else.
     """
     unknown = set(settings) - set(TOPIC_DEFAULTS)
     if unknown:
@@ -161,10 +168,18 @@ def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str =
     if params["body_rule"] not in BODY_RULES:
         raise ValueError(f"prepare_topics.body_rule must be one of {BODY_RULES}, got "
                          f"{params['body_rule']!r}")
+    if vocab is not None and fmt != "uci":
+        raise ValueError(f"prepare_topics.vocab (--vocab) is the uci format's word table, and "
+                         f"the {fmt} format has none: set it to none; for a vocabulary fixed "
+                         "in advance set prepare_topics.public_vocab (--public-vocab)")
     tokenizer = Tokenizer.from_params(params["min_token_length"], params["stop_words"])
     inputs = {"input": formats.input_record(source, sha256)}
     if vocab is not None:
         inputs["vocab"] = formats.input_record(vocab)
+    public_words = None
+    if public_vocab is not None:
+        public_words = read_word_list(public_vocab)
+        inputs["public_vocab"] = formats.input_record(public_vocab)
     documents, corpus_stats = load_documents(
         fmt, source, tokenizer=tokenizer, body_rule=params["body_rule"], vocab=vocab,
         text_column=text_column, id_column=id_column, message_column=message_column,
@@ -172,10 +187,13 @@ def prepare_topics(source, out=None, *, fmt: str, vocab=None, text_column: str =
     result = build_topic_counts(documents, n_docs=params["n_docs"],
                                 min_tokens=params["min_tokens"],
                                 vocab_size=params["vocab_size"], max_df=params["max_df"],
-                                seed=params["seed"], extra_summary=corpus_stats)
+                                seed=params["seed"], extra_summary=corpus_stats,
+                                public_vocabulary=public_words)
     if out is not None:
         record = {"format": fmt, **params, "text_column": text_column, "id_column": id_column,
                   "message_column": message_column, **read_record}
+        if public_vocab is not None:  # recorded only when set: other outputs keep their bytes
+            record["public_vocab"] = str(public_vocab)
         write_topics(out, result, params=record, inputs=inputs)
     return result
 
@@ -342,6 +360,9 @@ def _parser() -> argparse.ArgumentParser:
     topics.add_argument("--input", required=True, help="file or folder")
     topics.add_argument("--out", required=True, help="output folder")
     topics.add_argument("--vocab", type=_optional, help="vocab file of the uci format")
+    topics.add_argument("--public-vocab", type=_optional,
+                        help="a file of words, one per line, fixed in advance: the columns "
+                             "(vocab-size and max-df then choose nothing), or 'none'")
     topics.add_argument("--text-column", default="text", help="text-csv: the text column")
     topics.add_argument("--message-column", default="message",
                         help="emails-csv: the raw-message column")
@@ -413,9 +434,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "topics":
             result = prepare_topics(
                 args.input, args.out, fmt=args.format, vocab=args.vocab,
-                text_column=args.text_column, id_column=args.id_column,
-                message_column=args.message_column, sha256=args.sha256, n_docs=args.n_docs,
-                min_tokens=args.min_tokens, vocab_size=args.vocab_size, max_df=args.max_df,
+                public_vocab=args.public_vocab, text_column=args.text_column,
+                id_column=args.id_column, message_column=args.message_column,
+                sha256=args.sha256, n_docs=args.n_docs, min_tokens=args.min_tokens,
+                vocab_size=args.vocab_size, max_df=args.max_df,
                 min_token_length=args.min_token_length, stop_words=args.stop_words,
                 body_rule=args.body_rule, seed=args.seed, **reading)
         else:

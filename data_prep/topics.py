@@ -11,7 +11,9 @@ Order of operations (every number is a parameter):
    ``seed``); rows keep corpus order. ``n_docs=None`` (``all`` in ``params.yaml``) keeps them
    all.
 4. Choose the vocabulary on the sample (:mod:`data_prep.vocabulary`) and restrict the counts
-   to it. Documents may lose tokens here; the summary reports both token counts.
+   to it. Documents may lose tokens here; the summary reports both token counts. With a
+   public vocabulary (``public_vocabulary``: words fixed in advance) the columns are its words
+   in alphabetical order and ``vocab_size`` and ``max_df`` choose nothing.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import scipy.sparse as sp
 from lpp.validation import check_int
 from data_prep.summary import topic_summary
 from data_prep.tokens import Tokenizer
-from data_prep.vocabulary import bag_of_words, select_vocabulary
+from data_prep.vocabulary import bag_of_words, public_columns, select_vocabulary
 from lpp.randomness import as_generator
 
 
@@ -58,6 +60,7 @@ class BagOfWordsDocuments:
             raise ValueError(f"counts of shape {counts.shape} for {len(ids)} documents and "
                              f"{len(types)} word types")
         keep = np.array([tokenizer.keeps(t) for t in types], dtype=bool)
+        self.tokenizer = tokenizer
         self.ids = [str(i) for i in ids]
         self.types = [t for t, k in zip(types, keep) if k]
         self.counts = counts[:, np.flatnonzero(keep)].tocsr()
@@ -80,7 +83,8 @@ class TopicCounts:
         The sampled documents' ids, in corpus order (how each format names its documents:
         :mod:`data_prep.formats`).
     vocabulary : list of str
-        The word types of the columns, most frequent in the sample first.
+        The word types of the columns, most frequent in the sample first (a public
+        vocabulary: its words, in alphabetical order).
     summary : dict
         Statistics of the matrix and of the sample it was cut from (written as
         ``summary.json``; :func:`data_prep.summary.topic_summary`).
@@ -122,21 +126,48 @@ def sample_documents(lengths: np.ndarray, *, n_docs: int | None, min_tokens: int
     return np.sort(as_generator(rng).choice(eligible, size=n_docs, replace=False))
 
 
+def check_public_vocabulary(words: Sequence[str],
+                            documents: TextDocuments | BagOfWordsDocuments) -> None:
+    """Every word of a public vocabulary must be one the documents' tokenizer can give: a
+    lower-case ``[a-z]+`` run for text (a bag of words: any type) of at least the minimum
+    length, not a stop word; otherwise its column would be empty by construction."""
+    tokenizer = documents.tokenizer
+    text = isinstance(documents, TextDocuments)
+    bad = [w for w in words if not (tokenizer(w) == [w] if text else tokenizer.keeps(w))]
+    if bad:
+        raise ValueError(f"the public vocabulary (prepare_topics.public_vocab) lists "
+                         f"{len(bad)} word(s) the tokenizer never gives, e.g. {bad[:5]}: words "
+                         "are lower-case runs of a-z at least prepare_topics.min_token_length "
+                         "long and not in prepare_topics.stop_words")
+
+
 def build_topic_counts(documents: TextDocuments | BagOfWordsDocuments, *, n_docs: int | None,
                        min_tokens: int, vocab_size: int | None, max_df: float, seed,
-                       extra_summary: dict | None = None) -> TopicCounts:
-    """Sample documents and build their document-by-word counts (module docstring)."""
+                       extra_summary: dict | None = None,
+                       public_vocabulary: Sequence[str] | None = None) -> TopicCounts:
+    """Sample documents and build their document-by-word counts (module docstring).
+
+    ``public_vocabulary``: the columns' words, fixed in advance (in the order given: use
+    :func:`data_prep.vocabulary.read_word_list`, which sorts them); ``vocab_size`` and
+    ``max_df`` then choose nothing.
+    """
     check_topic_params(n_docs=n_docs, min_tokens=min_tokens, vocab_size=vocab_size,
                        max_df=max_df)
     if len(documents.ids) == 0:
         raise ValueError("the corpus is empty: no documents were read (check "
                          "prepare_topics.input and prepare_topics.format)")
+    if public_vocabulary is not None:
+        check_public_vocabulary(public_vocabulary, documents)
     rows = sample_documents(documents.lengths, n_docs=n_docs, min_tokens=min_tokens, rng=seed)
     sample_counts, types = documents.counts_for(rows)
-    columns = select_vocabulary(sample_counts, types, size=vocab_size, max_df=max_df)
-    counts = sample_counts[:, columns].tocsr()
-    counts.sort_indices()
-    vocabulary = [types[c] for c in columns]
+    if public_vocabulary is not None:
+        vocabulary = [str(w) for w in public_vocabulary]
+        counts = public_columns(sample_counts, types, vocabulary)
+    else:
+        columns = select_vocabulary(sample_counts, types, size=vocab_size, max_df=max_df)
+        counts = sample_counts[:, columns].tocsr()
+        counts.sort_indices()
+        vocabulary = [types[c] for c in columns]
     summary = topic_summary(
         counts, sample_counts=sample_counts, corpus_lengths=documents.lengths,
         n_eligible=int(np.count_nonzero(documents.lengths >= min_tokens)), max_df=max_df,

@@ -4,11 +4,18 @@ Vocabulary rule (Schein et al. 2019, §5): among the word types of the *sampled*
 documents, keep those whose document frequency (the fraction of sampled documents that
 contain the type) is strictly below ``max_df``; of these, take the ``size`` with the most
 tokens in the sample. Ties in token count are broken alphabetically, and the columns are in
-that order (most frequent first).
+that order (most frequent first). That vocabulary is chosen from the true counts: which words
+made the cut is a release no privacy level covers (the private folders record it as such, and
+put the columns in alphabetical order: docs/privacy.md).
+
+A *public* vocabulary (:func:`read_word_list`) is a list of words fixed before the counts
+are read: nothing about the counts chooses it, and its columns are its words in alphabetical
+order, whether or not they occur.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,3 +77,49 @@ def select_vocabulary(counts: sp.csr_array, types: Sequence[str], *, size: int |
     order = np.lexsort((names.astype(str), -frequency[eligible]))  # last key is primary
     chosen = eligible[order]
     return chosen if size is None else chosen[:size]
+
+
+def read_word_list(path) -> list[str]:
+    """The words of a public vocabulary file, in alphabetical order.
+
+    One word per line; surrounding whitespace is stripped, and blank lines and lines that
+    start with ``#`` are skipped. Raises ``ValueError`` naming the file and the line for a
+    line with more than one word or a word listed twice, and for a file without words;
+    ``FileNotFoundError`` when there is no such file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"prepare_topics.public_vocab: no file {path}")
+    words, seen = [], {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        word = line.strip()
+        if not word or word.startswith("#"):
+            continue
+        if len(word.split()) != 1:
+            raise ValueError(f"{path}, line {number}: one word per line, got {word!r:.60}")
+        if word in seen:
+            raise ValueError(f"{path}, line {number}: {word!r} is listed twice (first on line "
+                             f"{seen[word]})")
+        seen[word] = number
+        words.append(word)
+    if not words:
+        raise ValueError(f"{path} lists no word (prepare_topics.public_vocab)")
+    return sorted(words)
+
+
+def public_columns(counts: sp.csr_array, types: Sequence[str],
+                   words: Sequence[str]) -> sp.csr_array:
+    """The columns of ``counts`` (over ``types``) for ``words``, in the order of ``words``: a
+    word that no document holds gives a column of zeros (int64 CSR, sorted indices)."""
+    index = {t: i for i, t in enumerate(types)}
+    pairs = [(j, index[w]) for j, w in enumerate(words) if w in index]
+    target = np.array([j for j, _ in pairs], dtype=np.int64)
+    source = np.array([i for _, i in pairs], dtype=np.int64)
+    picked = sp.csr_array(counts)[:, source].tocoo() if pairs else None
+    if picked is None or picked.nnz == 0:
+        return sp.csr_array((counts.shape[0], len(words)), dtype=np.int64)
+    out = sp.coo_array((picked.data.astype(np.int64), (picked.row, target[picked.col])),
+                       shape=(counts.shape[0], len(words))).tocsr()
+    out.sum_duplicates()
+    out.sort_indices()
+    return out

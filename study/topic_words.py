@@ -66,7 +66,8 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
         A folder of topic-model fit directories (``lpp.formats.fits`` format), one of them named
         ``reference``; a fit of several chains is shown by its first chain.
     vocabulary : sequence of str
-        The words, in the order of the counts' columns (``data_prep.load_counts(...).column_ids``).
+        The words, in the order of the fits' columns: the private folders' canonical order
+        (``lpp.formats.privatized.canonical_counts(load_counts(...)).column_ids``).
     n_words : int
         Top words listed per topic.
     reference : str

@@ -101,6 +101,121 @@ def test_private_inference_never_depends_on_true_counts(graph):
         assert any(d.startswith("data/private/") for d in graph[stage][0])
 
 
+#: the evaluator's stages: owner-side evaluation, which by design reads the true counts and
+#: the analyst's fits of every privatized copy (docs/privacy.md, *Who sees what*); every other
+#: stage downstream of privatize is the analyst's and reads exactly one copy
+EVALUATOR_STAGES = ("report_topics", "report_network", "report_network_rows_cols", "diagnose",
+                    "claims")
+PRIVATE_ROOT = "data/private"
+
+
+def _private_copies(stage, graph, producers, seen=None):
+    """The privatized copies (``data/private/<data set>/<copy>`` folders) that ``stage``
+    reads, directly or through the outputs of other stages (never through privatize)."""
+    seen = set() if seen is None else seen
+    copies = set()
+    written = {o for o, p in producers.items() if p.split("@")[0] == BRIDGE
+               and _is_under(o, [PRIVATE_ROOT])}
+    for dep in graph[stage][0]:
+        if _is_under(dep, [PRIVATE_ROOT]):
+            # a copy, or a folder of copies (then every copy privatize writes under it)
+            copies |= {o for o in written if _is_under(o, [dep]) or _is_under(dep, [o])}
+            continue
+        for out, producer in producers.items():
+            related = _is_under(out, [dep]) or _is_under(dep, [out])
+            if not related or producer in seen or producer.split("@")[0] == BRIDGE:
+                continue
+            seen.add(producer)
+            copies |= _private_copies(producer, graph, producers, seen)
+    return copies
+
+
+def _span(copies):
+    """{data set: composed epsilon / N} of a reader of ``copies`` (folder paths
+    ``data/private/<data set>/eps<level>_rep<copy>``), by the ledger's basic composition."""
+    import re
+
+    from lpp.formats.ledger import Release, composed_epsilon
+
+    releases = []
+    for path in sorted(copies):
+        dataset, name = PurePosixPath(path).parts[2:4]
+        level, rep = re.fullmatch(r"eps([0-9.]+)_rep([0-9]+)", name).groups()
+        releases.append(Release(path=path, dataset_id=dataset, copy=int(rep),
+                                epsilon=float(level), N=1.0, epsilon_over_n=float(level),
+                                mechanism="fast", randomness="seeded", release_sha256=path,
+                                selection=None, source=dataset))
+    ledger = composed_epsilon(releases, warn=False)
+    return {name: d.epsilon_over_n for name, d in ledger.datasets.items()}
+
+
+def test_each_analyst_stage_reads_one_privatized_copy(graph):
+    """A reader of several copies of the same counts has spent their epsilons' sum (the median
+    of three copies at epsilon/N = 3 is the true count almost everywhere): every stage
+    downstream of privatize either fits exactly one copy (the analyst's), or is one of the
+    evaluator's stages, which read the true counts anyway and compare fits of every copy with
+    them. A new stage that reads several copies must be classified here."""
+    producers = _producers(graph)
+    private, evaluators = set(_private_stages(graph)), {}
+    for stage in graph:
+        if stage.split("@")[0] == BRIDGE:
+            continue
+        copies = _private_copies(stage, graph, producers)
+        if not copies:
+            assert stage not in private, f"{stage} reads no privatized copy"
+            continue
+        if stage in private:
+            assert len(copies) == 1, f"{stage} reads {len(copies)} privatized copies: {copies}"
+            continue
+        assert stage.split("@")[0] in EVALUATOR_STAGES, (
+            f"{stage} is downstream of privatize but neither an analyst's stage (one copy) nor "
+            f"the evaluator's: it reads {len(copies)} copies")
+        assert _reaches_true_counts(stage, graph, producers) or any(
+            _is_under(d, TRUE_COUNTS) for d in graph[stage][0]), \
+            f"{stage} reads several copies but is no owner-side evaluation of the true counts"
+        evaluators[stage] = copies
+    assert set(evaluators) == set(EVALUATOR_STAGES)
+    assert all(len(c) > 1 for c in evaluators.values())
+
+
+def test_the_evaluators_span_every_copy_of_their_data_sets(quick_graph):
+    """What the evaluator's stages span, by the ledger's composition: each report reads fits
+    of every level and copy of its counts (epsilon/N summed over them); the diagnosis reads
+    the folders of the topic and network fits, every copy of both; the claims, all of it."""
+    settings = yaml.safe_load((ROOT / "params.yaml").read_text())
+    levels, reps = settings["privacy"]["levels"], settings["privacy"]["replicates"]
+    full = sum(levels) * len(reps)
+    producers = _producers(quick_graph)
+    span = {stage: _span(_private_copies(stage, quick_graph, producers))
+            for stage in EVALUATOR_STAGES}
+    assert span["report_topics"] == {"topics": pytest.approx(full)}
+    assert span["report_network"] == {"network": pytest.approx(full)}
+    assert span["report_network_rows_cols"] == {"network_rows_cols": pytest.approx(full)}
+    assert span["diagnose"] == {"topics": pytest.approx(full), "network": pytest.approx(full)}
+    assert set(span["claims"]) == {"topics", "network", "network_rows_cols"}
+
+
+def test_the_copy_check_catches_a_reader_of_two_copies():
+    graph = {
+        "privatize@a-1": (["data/prepared/t"], ["data/private/t/eps1.0_rep0"]),
+        "privatize@a-2": (["data/prepared/t"], ["data/private/t/eps1.0_rep1"]),
+        "infer_private_x": (["data/private/t/eps1.0_rep0"], ["results/fits/x"]),
+        "infer_private_median": (["data/private/t"], ["results/fits/m"]),
+        "summary": (["results/fits/x", "results/fits/m"], ["results/s.csv"]),
+    }
+    producers = _producers(graph)
+    assert _private_copies("infer_private_x", graph, producers) == {"data/private/t/eps1.0_rep0"}
+    assert len(_private_copies("infer_private_median", graph, producers)) == 2
+    assert len(_private_copies("summary", graph, producers)) == 2
+    assert _span(_private_copies("summary", graph, producers)) == {"t": pytest.approx(2.0)}
+
+
+def test_each_private_folder_records_its_copy():
+    """privatize hands the notebook its replicate: the private folder's ledger records it."""
+    stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"][BRIDGE]
+    assert "-p replicate ${item.rep}" in " ".join(stage["cmd"].split())
+
+
 def test_the_unmasked_network_stages(quick_graph, paper_graph):
     """The arXiv design's runs: one private stage per method, level, copy and C of
     network.unmasked_C (under the privacy check above), one non-private stage per C; none

@@ -5,6 +5,8 @@ and read back only after its digest and fields are checked.
 * :mod:`lpp.formats.counts` — a count matrix with its row and column ids (``counts.npz``);
 * :mod:`lpp.formats.privatized` — a privatized data set, the only data a private method reads;
 * :mod:`lpp.formats.privatized_blocks` — the same, in row blocks for a fit on a cluster;
+* :mod:`lpp.formats.ledger` — what private folders release, and the epsilon a reader of
+  several has spent (basic composition);
 * :mod:`lpp.formats.fits` — a fitted model's samples and record (``fit.json``).
 
 The package imports none of its modules, so reading one format does not load the others.

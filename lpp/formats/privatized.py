@@ -11,8 +11,38 @@ A privatized directory holds
 ``meta.json``
     ``format``/``format_version``, ``epsilon``, ``N``, ``epsilon_over_n``, the mechanism
     (``fast`` or ``exact``), where the noise's randomness came from (``randomness``:
-    ``"system"`` or ``"seeded"``, never the seed itself), the row and column ids, the sha256 of
+    ``"system"`` or ``"seeded"``, never the seed itself), ``order`` (how rows and columns are
+    ordered: :data:`ORDER`), ``ledger`` (what the folder releases, for composition:
+    ``dataset_id``, ``copy``, ``release_sha256``; :mod:`lpp.formats.ledger`), ``selection``
+    (how the rows, the columns and the held-out mask were chosen, and whether from the true
+    counts; None where the writer did not say), the row and column ids, the sha256 of
     ``y_tilde.npz``, and the name of the data set it was made from (never its content).
+
+**Order.** Rows and columns are in the canonical order of their ids (:func:`canonical_key`:
+ids compared as text, digit runs by value), never in an order the data chose: a vocabulary
+ranked by frequency, kept in that order, would tell the analyst the rank of every word's true
+total. :func:`privatize_counts` sorts the counts, their ids and the held-out mask into that
+order before it draws the noise (so the noise, too, is drawn in canonical order, and the
+folder does not depend on the order the owners kept their counts in);
+:func:`save_privatized` and :func:`load_privatized` refuse ids out of that order, or
+repeated. The owners map the folder back to their own order by the ids
+(:func:`canonical_counts` puts prepared counts in the folder's order).
+
+**Ledger.** ``dataset_id`` names the counts a folder privatizes by a digest of its canonical
+row and column ids (:func:`dataset_id`) — never of the counts: a digest of the true counts
+would let an analyst confirm a guessed reconstruction exactly, a release no epsilon covers,
+while the ids are in the folder already, so their digest adds nothing. ``copy`` is the
+replicate (None where there is one copy), and ``release_sha256`` a digest of the released
+``y_tilde`` and ``alpha`` (public values: it tells two reads of the same release from two
+releases). :func:`lpp.formats.ledger.composed_epsilon` sums epsilon over the releases of the
+same counts that a reader holds.
+
+**Selection.** Rows, columns and the held-out mask may have been chosen from the true counts
+(the documents with enough tokens, the most frequent words, the actors above an activity
+threshold, the top senders): such a choice is itself a release, outside epsilon.
+``selection`` states it: a list of ``{"what": "rows" | "columns" | "heldout", "rule": text,
+"from_true_counts": bool, "epsilon": None or the epsilon of a private choice}``
+(:func:`check_selection`); the rules name settings, never statistics of the counts.
 
 A privatized directory is written whole or not at all: :func:`save_privatized` builds it
 beside its target and swaps it in by a rename (:func:`lpp.formats.files.atomic_folder`), so a
@@ -23,8 +53,9 @@ not replaced.
 
 :func:`load_privatized` trusts nothing in the folder (its sha256 catches damage, not a forgery
 that recomputed it): the payload must be integers (a float is refused, never truncated), the
-ids must fit the shape, the data file must lie in the folder (no ``..``, no absolute path, no
-link out of it), ``alpha`` must be a valid noise level; every refusal is a
+ids must fit the shape and be in canonical order, the ledger's digests must match the ids and
+the payload, the data file must lie in the folder (no ``..``, no absolute path, no link out
+of it), ``alpha`` must be a valid noise level; every refusal is a
 :class:`lpp.formats.files.FormatError` (a ``ValueError``) naming the file and the field.
 
 The true counts never enter this format, by construction: :func:`save_privatized` has no
@@ -32,7 +63,7 @@ argument for them, and :func:`privatize_counts` is the one function that reads t
 and writes this format (the data owners' side of the boundary). The held-out mask of the
 link-prediction experiment depends on the true counts through the identity of the top
 senders and recipients; the paper treats it as part of the experimental design, and so do
-we (docs/pipeline.md, *Who sees what*).
+we, and ``selection`` says so (docs/privacy.md).
 
 Whoever holds the noise seed can regenerate the noise and subtract it, so the seed is the data
 owners' secret: nothing in this format records it. By default the noise comes from the
@@ -41,8 +72,12 @@ reproducible, which a simulation study needs and a deployment must not use.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
 import numbers
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,11 +85,14 @@ import numpy as np
 
 from lpp.validation import noise_level_array, non_negative_int
 from lpp.formats.files import (FormatError, atomic_folder, finite_member, integer_member,
-                               meta_field, npz_bytes, read_npz, read_verified, write_verified)
+                               meta_field, npz_bytes, read_meta, read_npz, read_verified,
+                               write_verified)
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
 FORMAT_NAME = "lpp.formats.privatized"
-FORMAT_VERSION = 2  # 1 recorded the noise seed (a leak); such folders are refused
+#: 1 recorded the noise seed (a leak); 2 kept the order the owners gave (a vocabulary ranked by
+#: frequency, say: a leak) and stated no ledger; such folders are refused
+FORMAT_VERSION = 3
 DATA_FILE = "y_tilde.npz"
 META_FILE = "meta.json"
 _SIGNED_TYPES = (np.int8, np.int16, np.int32, np.int64)
@@ -74,6 +112,182 @@ class PrivatizedData:
     row_ids: list[str]
     column_ids: list[str]
     meta: dict
+
+
+# ---- order, ledger and selection: what a private folder may say about itself --------------
+
+#: how a private folder orders its rows and columns (``meta.json``'s ``order``)
+ORDER = "canonical ids"
+_DIGIT_RUN = re.compile(r"([0-9]+)")
+
+
+def canonical_key(identifier) -> tuple:
+    """The sort key of the canonical order: an id's text, its digit runs compared by value.
+
+    ``"d2"`` comes before ``"d10"`` (the documents' natural order), and ``"a"`` before
+    ``"b"``. Ids that compare equal as values (``"07"``, ``"7"``) are ordered by their text.
+    The key depends on the id alone, so the order it gives carries nothing of the counts.
+    """
+    text = str(identifier)
+    parts = []
+    for part in _DIGIT_RUN.split(text):
+        if not part:
+            continue
+        if _DIGIT_RUN.fullmatch(part):
+            digits = part.lstrip("0") or "0"
+            parts.append((0, len(digits), digits, ""))  # by value, without int()'s size limit
+        else:
+            parts.append((1, 0, "", part))
+    return tuple(parts), text
+
+
+def canonical_order(ids, what: str = "ids") -> np.ndarray:
+    """The permutation that puts ``ids`` in canonical order: ``ids[order]`` is sorted by
+    :func:`canonical_key`.
+
+    Raises
+    ------
+    ValueError
+        If an id repeats: the order of two equal ids would be the order they were given in,
+        which may come from the counts.
+    """
+    ids = [str(i) for i in ids]
+    if len(set(ids)) != len(ids):
+        seen, repeated = set(), []
+        for i in ids:
+            if i in seen and i not in repeated:
+                repeated.append(i)
+            seen.add(i)
+        raise ValueError(f"{what} repeat ({repeated[:5]}): a private folder needs distinct ids, "
+                         "so that their canonical order is the ids' alone")
+    return np.asarray(sorted(range(len(ids)), key=lambda k: canonical_key(ids[k])),
+                      dtype=np.int64)
+
+
+def is_canonical(ids) -> bool:
+    """Whether ``ids`` are distinct and in canonical order (:func:`canonical_key`)."""
+    keys = [canonical_key(i) for i in ids]
+    return all(a < b for a, b in zip(keys, keys[1:]))
+
+
+def _check_canonical(ids, what: str, error=ValueError, where: str = "") -> None:
+    if not is_canonical(ids):
+        raise error(f"{where}{what} are not distinct and in canonical order (sorted by "
+                    "lpp.formats.privatized.canonical_key): an order the owners chose, such as "
+                    "a vocabulary ranked by frequency, tells the analyst the rank of each true "
+                    "total. privatize_counts sorts rows and columns itself; to write y_tilde "
+                    "yourself, put them in canonical_order first")
+
+
+def dataset_id(row_ids, column_ids) -> str:
+    """The identifier of the counts a private folder privatizes: the sha256 of its rows' and
+    columns' ids in canonical order (``ids-sha256:<hex>``).
+
+    Folders over the same rows and columns are copies of the same counts to
+    :func:`lpp.formats.ledger.composed_epsilon`. It is a digest of the ids, never of the
+    counts: a digest of the true counts would let whoever holds a guess of them confirm it
+    exactly (a release no epsilon covers), while the ids are in the folder already, so their
+    digest releases nothing new.
+    """
+    rows = [str(r) for r in row_ids]
+    cols = [str(c) for c in column_ids]
+    rows = [rows[k] for k in canonical_order(rows, "row ids")]
+    cols = [cols[k] for k in canonical_order(cols, "column ids")]
+    text = json.dumps({"row_ids": rows, "column_ids": cols}, ensure_ascii=True,
+                      separators=(",", ":"))
+    return "ids-sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def release_sha256(y_tilde, alpha) -> str:
+    """A digest of the released values (``y_tilde`` as int64 and ``alpha`` as float64, with
+    their shapes): two folders with the same digest hold the same release, read twice."""
+    h = hashlib.sha256()
+    for name, array in (("y_tilde", np.ascontiguousarray(y_tilde, dtype=np.int64)),
+                        ("alpha", np.ascontiguousarray(alpha, dtype=np.float64))):
+        h.update(f"{name}{list(array.shape)}".encode())
+        h.update(array.tobytes())
+    return h.hexdigest()
+
+
+#: what a selection entry may say was chosen
+SELECTED = ("rows", "columns", "heldout")
+_SELECTION_KEYS = ("what", "rule", "from_true_counts", "epsilon")
+
+
+def check_selection(selection, error=ValueError, where: str = "") -> list | None:
+    """``selection`` checked: None (not stated) or a list of entries
+    ``{"what": "rows" | "columns" | "heldout", "rule": str, "from_true_counts": bool,
+    "epsilon": None | number > 0}`` with no other key; a copy as plain JSON values.
+
+    ``epsilon`` is None for a choice no privacy mechanism made (e.g. the most frequent words),
+    or the epsilon of a differentially private choice, which the ledger then adds once per
+    data set. A choice from the true counts with ``epsilon`` None is a non-private release.
+    """
+    if selection is None:
+        return None
+    if not isinstance(selection, (list, tuple)):
+        raise error(f"{where}selection must be a list of entries or None, got "
+                    f"{type(selection).__name__}")
+    checked = []
+    for k, entry in enumerate(selection):
+        if not isinstance(entry, dict) or set(entry) != set(_SELECTION_KEYS):
+            raise error(f"{where}selection[{k}] must have exactly the keys "
+                        f"{list(_SELECTION_KEYS)}, got {entry!r:.120}")
+        if entry["what"] not in SELECTED:
+            raise error(f"{where}selection[{k}]['what'] must be one of {SELECTED}, got "
+                        f"{entry['what']!r:.40}")
+        if not isinstance(entry["rule"], str) or not entry["rule"]:
+            raise error(f"{where}selection[{k}]['rule'] must be a non-empty string")
+        if not isinstance(entry["from_true_counts"], bool):
+            raise error(f"{where}selection[{k}]['from_true_counts'] must be true or false")
+        eps = entry["epsilon"]
+        if eps is not None and (isinstance(eps, bool) or not isinstance(eps, numbers.Real)
+                                or not math.isfinite(eps) or eps <= 0):
+            raise error(f"{where}selection[{k}]['epsilon'] must be None or a finite number > 0, "
+                        f"got {eps!r:.40}")
+        checked.append({"what": entry["what"], "rule": entry["rule"],
+                        "from_true_counts": entry["from_true_counts"],
+                        "epsilon": None if eps is None else float(eps)})
+    return checked
+
+
+def canonical_counts(data):
+    """Prepared counts (a :class:`lpp.formats.counts.CountData`) in the order of the private
+    folders made from them: rows and columns sorted by :func:`canonical_key`.
+
+    The owners' evaluation scores fits of private folders against the true counts; those fits
+    are in canonical order, so the truth must be too. The counts, the ids, every extra array
+    of the matrix's shape (the held-out mask) and the network's per-actor records
+    (``meta["actors"]``) are permuted alike; ``meta["order"]`` records :data:`ORDER`.
+    Applying it twice changes nothing.
+
+    Raises
+    ------
+    ValueError
+        If an id repeats, or an extra array does not have the matrix's shape (no rule says
+        how to order it).
+    """
+    rows = canonical_order(data.row_ids, "row ids")
+    cols = canonical_order(data.column_ids, "column ids")
+    shape = tuple(data.counts.shape)
+    arrays = {}
+    for name, array in data.arrays.items():
+        if tuple(np.shape(array)) != shape:
+            raise ValueError(f"extra array {name!r} has shape {np.shape(array)}, not the "
+                             f"matrix's {shape}: no rule puts it in canonical order")
+        arrays[name] = np.asarray(array)[np.ix_(rows, cols)]
+    counts = data.counts[rows][:, cols]
+    if hasattr(counts, "sort_indices"):
+        counts = counts.tocsr()
+        counts.sort_indices()
+    meta = {**data.meta, "order": ORDER,
+            "row_ids": [data.row_ids[k] for k in rows],
+            "column_ids": [data.column_ids[k] for k in cols]}
+    actors = data.meta.get("actors")
+    if isinstance(actors, list) and len(actors) == shape[0]:
+        meta["actors"] = [actors[k] for k in rows]
+    return dataclasses.replace(data, counts=counts, row_ids=meta["row_ids"],
+                               column_ids=meta["column_ids"], meta=meta, arrays=arrays)
 
 
 def _smallest_signed(y_tilde: np.ndarray) -> np.ndarray:
@@ -176,12 +390,26 @@ def _refuse_masked(values, name):
                         "held out of inference go in heldout=)")
 
 
+def _check_copy(copy, error=ValueError, where: str = ""):
+    if copy is None:
+        return None
+    if isinstance(copy, bool) or not isinstance(copy, numbers.Integral) or copy < 0:
+        raise error(f"{where}copy (the replicate) must be None or an integer >= 0, got {copy!r}")
+    return int(copy)
+
+
 def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mechanism: str,
-                    source: str, row_ids, column_ids, heldout=None) -> Path:
+                    source: str, row_ids, column_ids, heldout=None, copy=None,
+                    selection=None) -> Path:
     """Write a privatized data set (``y_tilde.npz`` and ``meta.json``) as a whole folder.
 
     ``randomness`` (``"system"`` or ``"seeded"``) says where the noise came from; there is
-    deliberately no argument for the seed itself. The folder is built beside ``out_dir`` and
+    deliberately no argument for the seed itself. ``row_ids`` and ``column_ids`` must be
+    distinct and in canonical order (:func:`canonical_order`; ValueError otherwise), so that
+    the order of the rows and columns says nothing of the counts. ``copy`` is the replicate
+    (None: the one copy) and ``selection`` how the rows, columns and held-out mask were chosen
+    (:func:`check_selection`; None: not stated); both go to the ledger with
+    :func:`dataset_id` and :func:`release_sha256`. The folder is built beside ``out_dir`` and
     swapped in by a rename (:func:`lpp.formats.files.atomic_folder`): on any failure
     ``out_dir`` is left as it was; an existing ``out_dir`` that holds files other than these
     two is refused. A ``numpy.ma`` masked array is refused (TypeError).
@@ -197,6 +425,11 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mec
     if (len(row_ids), len(column_ids)) != (n_rows, n_cols):
         raise ValueError(f"{len(row_ids)} row ids and {len(column_ids)} column ids for a "
                          f"{y_tilde.shape} matrix")
+    row_ids, column_ids = [str(r) for r in row_ids], [str(c) for c in column_ids]
+    _check_canonical(row_ids, "row ids")
+    _check_canonical(column_ids, "column ids")
+    copy = _check_copy(copy)
+    selection = check_selection(selection)
     alpha = noise_level_array(alpha)
     if alpha.shape not in ((), (n_rows, 1)):
         raise ValueError(f"alpha must be a scalar or have shape ({n_rows}, 1), got {alpha.shape}")
@@ -212,8 +445,11 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mec
         "shape": [n_rows, n_cols], "data_file": DATA_FILE, "data_sha256": None,
         "epsilon": float(epsilon), "N": float(N), "epsilon_over_n": float(epsilon) / float(N),
         "mechanism": mechanism, "randomness": randomness, "source": str(source),
-        "has_heldout": heldout is not None,
-        "row_ids": [str(r) for r in row_ids], "column_ids": [str(c) for c in column_ids],
+        "has_heldout": heldout is not None, "order": ORDER,
+        "ledger": {"dataset_id": dataset_id(row_ids, column_ids), "copy": copy,
+                   "release_sha256": release_sha256(y_tilde, alpha)},
+        "selection": selection,
+        "row_ids": row_ids, "column_ids": column_ids,
     }
     payload = npz_bytes(arrays)
     with atomic_folder(out_dir, owns=_owns) as tmp:
@@ -242,6 +478,46 @@ def check_meta_settings(meta: dict, path) -> None:
     meta_field(meta, "source", path, "str")
 
 
+def check_meta_release(meta: dict, path, row_ids, column_ids) -> dict:
+    """The order, ledger and selection recorded in a private folder's ``meta.json``: the ids
+    in canonical order, ``ledger.dataset_id`` the digest of these ids, ``ledger.copy`` None or
+    an integer, ``ledger.release_sha256`` a hex digest (the caller compares it with the data),
+    ``selection`` as :func:`check_selection` takes it. Returns the ledger."""
+    meta_field(meta, "order", path, "str", choices=(ORDER,))
+    _check_canonical(row_ids, "field 'row_ids': the row ids", FormatError, f"{path}: ")
+    _check_canonical(column_ids, "field 'column_ids': the column ids", FormatError, f"{path}: ")
+    ledger = meta_field(meta, "ledger", path, "dict")
+    where = f"{path} (ledger)"
+    if set(ledger) != {"dataset_id", "copy", "release_sha256"}:
+        raise FormatError(f"{where}: must hold exactly dataset_id, copy and release_sha256, got "
+                          f"{sorted(ledger)}")
+    if meta_field(ledger, "dataset_id", where, "str") != dataset_id(row_ids, column_ids):
+        raise FormatError(f"{where}: field 'dataset_id' is not the digest of the folder's ids")
+    _check_copy(ledger["copy"], FormatError, f"{where}: ")
+    digest = meta_field(ledger, "release_sha256", where, "str")
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise FormatError(f"{where}: field 'release_sha256' must be a sha256 hex digest")
+    if "selection" not in meta:
+        raise FormatError(f"{path}: field 'selection' is missing")
+    check_selection(meta["selection"], FormatError, f"{path}: field 'selection': ")
+    return ledger
+
+
+def load_privatized_meta(path) -> dict:
+    """A private folder's ``meta.json``, checked as :func:`load_privatized` checks it, without
+    reading the data (the ledger's ``release_sha256`` is not compared with the payload: use
+    :func:`load_privatized` for that). What :func:`lpp.formats.ledger.read_release` reads."""
+    meta, meta_path = read_meta(path, meta_file=META_FILE, format_name=FORMAT_NAME,
+                                format_version=FORMAT_VERSION)
+    n_rows, n_cols = meta_field(meta, "shape", meta_path, "int_list", length=2)
+    row_ids = meta_field(meta, "row_ids", meta_path, "str_list", length=n_rows)
+    column_ids = meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
+    meta_field(meta, "has_heldout", meta_path, "bool")
+    check_meta_settings(meta, meta_path)
+    check_meta_release(meta, meta_path, row_ids, column_ids)
+    return meta
+
+
 def load_privatized(path) -> PrivatizedData:
     """Load and validate a privatized directory (or its ``meta.json``).
 
@@ -253,8 +529,10 @@ def load_privatized(path) -> PrivatizedData:
         Anything else that is not as this format writes it, naming the file and the field:
         another format or version, a data file outside the folder or not matching its
         sha256, a payload that is not an integer matrix of the recorded shape, ids whose
-        number disagrees with it, an alpha outside (0, 1), a held-out mask that is not a
-        boolean matrix of that shape, arrays the format never holds.
+        number disagrees with it or that are not in canonical order, a ledger whose digests
+        do not match the ids and the payload, a selection of another form, an alpha outside
+        (0, 1), a held-out mask that is not a boolean matrix of that shape, arrays the format
+        never holds.
     """
     meta, data_path, payload = read_verified(
         path, meta_file=META_FILE, format_name=FORMAT_NAME, format_version=FORMAT_VERSION,
@@ -265,6 +543,7 @@ def load_privatized(path) -> PrivatizedData:
     column_ids = meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
     has_heldout = meta_field(meta, "has_heldout", meta_path, "bool")
     check_meta_settings(meta, meta_path)
+    ledger = check_meta_release(meta, meta_path, row_ids, column_ids)
     arrays = read_npz(payload, data_path, required=("y_tilde", "alpha")
                       + (("heldout",) if has_heldout else ()))
     y_tilde = integer_member(arrays, "y_tilde", data_path, shape=(n_rows, n_cols))
@@ -272,6 +551,9 @@ def load_privatized(path) -> PrivatizedData:
     if alpha.shape not in ((), (n_rows, 1)):
         raise FormatError(f"{data_path}: array 'alpha' has shape {alpha.shape}, expected () or "
                           f"({n_rows}, 1)")
+    if release_sha256(y_tilde, alpha) != ledger["release_sha256"]:
+        raise FormatError(f"{meta_path} (ledger): field 'release_sha256' does not match "
+                          f"{data_path}'s y_tilde and alpha")
     heldout = None
     if has_heldout:
         heldout = arrays["heldout"]
@@ -282,23 +564,56 @@ def load_privatized(path) -> PrivatizedData:
                           heldout=heldout, row_ids=row_ids, column_ids=column_ids, meta=meta)
 
 
+def _permuted(values, rows, cols):
+    """``values[rows][:, cols]`` for a dense array, a scipy sparse matrix or anything
+    ``numpy.asarray`` reads (a sparse matrix stays sparse)."""
+    if hasattr(values, "tocsr") and hasattr(values, "nnz"):
+        return values.tocsr()[rows][:, cols]
+    return np.asarray(values)[np.ix_(rows, cols)]
+
+
 def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, column_ids,
-                     heldout=None, exact: bool = False, seed=None) -> PrivatizedData:
+                     heldout=None, exact: bool = False, seed=None, copy=None,
+                     selection=None) -> PrivatizedData:
     """Noise true ``counts`` with the geometric mechanism and save the result.
 
     This is the data owners' side of the boundary: each entry gets independent
     ``2Geo(exp(-epsilon/N))`` noise. ``exact=True`` uses the integer-only sampler (epsilon and
     N are then read as exact rationals); the default is the fast floating-point one.
 
+    The rows and columns (their ids, the counts and ``heldout``) are first put in canonical
+    order (:func:`canonical_order`; ids must be distinct), and the noise is drawn in that
+    order: the folder is the same whatever order the owners kept their counts in, and its
+    order tells the analyst nothing of them. Map it back by the ids.
+
     ``seed=None`` (the default) draws the noise from system randomness and keeps no trace of
     it: use it for real data. An int or a list of ints (e.g. :func:`noise_seed`) makes the
     noise reproducible for simulation studies; anyone who learns that seed can remove the
     noise, so it is never written to the output (see :func:`noise_source`). ``exact=True``
-    with ``seed=None`` is the setting for a formal privacy claim.
+    with ``seed=None`` is the setting for a formal privacy claim. ``copy`` (the replicate)
+    and ``selection`` (how rows, columns and mask were chosen) go to the ledger
+    (:func:`save_privatized`).
     Returns what :func:`load_privatized` would read back. A ``numpy.ma`` masked array is
     refused (TypeError): the format has no missing entries.
     """
     _refuse_masked(counts, "counts")
+    shape = tuple(np.shape(counts)) if not hasattr(counts, "nnz") else tuple(counts.shape)
+    if len(shape) != 2 or shape != (len(row_ids), len(column_ids)):
+        raise ValueError(f"{len(row_ids)} row ids and {len(column_ids)} column ids for counts "
+                         f"of shape {shape}")
+    rows = canonical_order(row_ids, "row ids")
+    cols = canonical_order(column_ids, "column ids")
+    counts = _permuted(counts, rows, cols)
+    row_ids = [str(row_ids[k]) for k in rows]
+    column_ids = [str(column_ids[k]) for k in cols]
+    if heldout is not None:
+        heldout = np.asarray(heldout)
+        if heldout.shape != shape:
+            raise ValueError(f"heldout must be a boolean {shape} matrix, got {heldout.dtype} "
+                             f"{heldout.shape}")
+        heldout = heldout[np.ix_(rows, cols)]
+    copy = _check_copy(copy)
+    selection = check_selection(selection)
     rng, randomness = noise_source(seed, exact=exact)
     if exact:
         alpha_exact = exact_alpha(epsilon, N)
@@ -309,5 +624,5 @@ def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, colum
         y_tilde = privatize(counts, alpha, rng=rng)
     save_privatized(out_dir, y_tilde, alpha, epsilon=epsilon, N=N, randomness=randomness,
                     mechanism="exact" if exact else "fast", source=source, row_ids=row_ids,
-                    column_ids=column_ids, heldout=heldout)
+                    column_ids=column_ids, heldout=heldout, copy=copy, selection=selection)
     return load_privatized(out_dir)

@@ -10,8 +10,16 @@ of millions of documents does not fit one machine's memory. Here a directory hol
 ``meta.json``
     ``format``/``format_version``, ``shape``, ``bounds`` (the D + 1 ... row boundaries, i.e.
     block b holds rows ``bounds[b]:bounds[b + 1]``), the sha256 of every block file, the
-    mechanism's settings and the row and column ids. Written last: a directory without it is
-    an unfinished write.
+    mechanism's settings, ``order``, ``ledger`` and ``selection`` as in the single-file
+    format (``ledger.release_sha256`` is here the digest of the bounds and the blocks'
+    sha256s), and the row and column ids. Written last: a directory without it is an
+    unfinished write.
+
+Rows and columns are in canonical order, as in the single-file format (its module docstring,
+*Order*): the column ids given to the writer, and the row ids of the blocks one after
+another, must be distinct and sorted by :func:`lpp.formats.privatized.canonical_key`, or the
+write is refused; :func:`privatize_blocks` puts the columns of every block in that order
+itself (rows arrive a block at a time, so their order is the caller's to keep).
 
 The directory is written whole or not at all: :class:`PrivatizedBlockWriter` writes its blocks
 into a temporary folder beside the target and :meth:`~PrivatizedBlockWriter.close` swaps it in
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -43,11 +52,16 @@ from lpp.formats.files import (FormatError, MissingFileError, atomic_folder, ato
                                confined_file, finite_member, integer_member, json_bytes,
                                meta_field, npz_bytes, read_bytes, read_meta, read_npz)
 from lpp.mechanism import alpha_from_epsilon, privatize
-from lpp.formats.privatized import (RANDOMNESS, _refuse_masked, _smallest_signed,
-                                    check_meta_settings, check_noise_level, noise_source)
+from lpp.formats.privatized import (ORDER, RANDOMNESS, _check_canonical, _check_copy,
+                                    _refuse_masked, _smallest_signed, canonical_key,
+                                    canonical_order, check_meta_release, check_meta_settings,
+                                    check_noise_level, check_selection, dataset_id,
+                                    noise_source)
 
 FORMAT_NAME = "lpp.formats.privatized_blocks"
-FORMAT_VERSION = 2  # 1 recorded the noise seed (a leak); such folders are refused
+#: 1 recorded the noise seed (a leak); 2 kept the order the writer gave and stated no ledger;
+#: such folders are refused
+FORMAT_VERSION = 3
 META_FILE = "meta.json"
 
 
@@ -80,25 +94,33 @@ class PrivatizedBlockWriter:
     mechanism, source : str
         ``"fast"`` or ``"exact"``; the name of the data set the blocks were made from.
     column_ids : sequence of str
-        One id per column.
+        One id per column, distinct and in canonical order.
+    copy : int, optional
+        The replicate (the ledger's ``copy``; None: the one copy).
+    selection : list of dict, optional
+        How the rows, columns and held-out mask were chosen
+        (:func:`lpp.formats.privatized.check_selection`; None: not stated).
 
     Use as a context manager: on an exception the write is aborted (:meth:`abort`) and the
     previous directory, if any, is untouched; the new one appears, whole, at :meth:`close`.
     """
 
     def __init__(self, out_dir, *, n_cols: int, epsilon, N, randomness: str, mechanism: str,
-                 source: str, column_ids):
+                 source: str, column_ids, copy=None, selection=None):
         if randomness not in RANDOMNESS:
             raise ValueError(f"randomness must be one of {RANDOMNESS}, got {randomness!r}")
         if len(column_ids) != n_cols:
             raise ValueError(f"{len(column_ids)} column ids for {n_cols} columns")
+        column_ids = [str(c) for c in column_ids]
+        _check_canonical(column_ids, "column ids")
         self.out_dir = Path(out_dir)
         self.n_cols = int(n_cols)
         self._meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
                       "epsilon": float(epsilon), "N": float(N),
                       "epsilon_over_n": float(epsilon) / float(N), "mechanism": mechanism,
-                      "randomness": randomness, "source": str(source),
-                      "column_ids": [str(c) for c in column_ids]}
+                      "randomness": randomness, "source": str(source), "order": ORDER,
+                      "copy": _check_copy(copy), "selection": check_selection(selection),
+                      "column_ids": column_ids}
         self._bounds, self._sha, self._row_ids = [0], [], []
         self._swap = atomic_folder(self.out_dir, owns=_owns)
         self._tmp = self._swap.__enter__()  # the folder the blocks go to until close()
@@ -113,13 +135,13 @@ class PrivatizedBlockWriter:
         alpha : float or array_like, shape (rows, 1)
             The mechanism's parameter of each row, in (0, 1).
         row_ids : sequence of str
-            One id per row.
+            One id per row: distinct, in canonical order, after those of the blocks before.
 
         Raises
         ------
         ValueError
             For a block of the wrong shape or type, alpha outside (0, 1), ids that do not fit,
-            or a writer already closed or aborted.
+            ids out of canonical order, or a writer already closed or aborted.
         TypeError
             For a ``numpy.ma`` masked array (the format has no missing entries).
         """
@@ -134,13 +156,19 @@ class PrivatizedBlockWriter:
             raise ValueError("a block must hold at least one row")
         if len(row_ids) != n_rows:
             raise ValueError(f"{len(row_ids)} row ids for a block of {n_rows} rows")
+        row_ids = [str(r) for r in row_ids]
+        _check_canonical(row_ids, f"row ids of block {len(self._sha)}")
+        if self._row_ids and not canonical_key(self._row_ids[-1]) < canonical_key(row_ids[0]):
+            raise ValueError(f"block {len(self._sha)} starts with row id {row_ids[0]!r}, not after "
+                             f"the previous block's last {self._row_ids[-1]!r}: the rows of a "
+                             "private folder are in canonical order")
         alpha = np.broadcast_to(noise_level_array(alpha), (n_rows, 1))
         payload = npz_bytes({"y_tilde": _smallest_signed(y_tilde),
                              "alpha": np.ascontiguousarray(alpha)})
         atomic_write_bytes(self._tmp / _block_name(len(self._sha)), payload)
         self._sha.append(hashlib.sha256(payload).hexdigest())
         self._bounds.append(self._bounds[-1] + n_rows)
-        self._row_ids += [str(r) for r in row_ids]
+        self._row_ids += row_ids
 
     def _check_open(self) -> None:
         if self._swap is None:
@@ -160,8 +188,15 @@ class PrivatizedBlockWriter:
         self._check_open()
         if not self._sha:
             raise ValueError("no block was written")
-        meta = {**self._meta, "shape": [self._bounds[-1], self.n_cols], "bounds": self._bounds,
-                "block_sha256": self._sha, "row_ids": self._row_ids}
+        settings = {k: v for k, v in self._meta.items()
+                    if k not in ("copy", "selection", "column_ids")}
+        ledger = {"dataset_id": dataset_id(self._row_ids, self._meta["column_ids"]),
+                  "copy": self._meta["copy"],
+                  "release_sha256": blocks_release_sha256(self._bounds, self._sha)}
+        meta = {**settings, "shape": [self._bounds[-1], self.n_cols], "bounds": self._bounds,
+                "block_sha256": self._sha, "ledger": ledger,
+                "selection": self._meta["selection"], "row_ids": self._row_ids,
+                "column_ids": self._meta["column_ids"]}
         swap, self._swap = self._swap, None
         try:
             atomic_write_bytes(self._tmp / META_FILE, json_bytes(meta))
@@ -217,10 +252,14 @@ class PrivatizedBlocks:
             raise FormatError(f"{meta_path}: field 'bounds' must rise strictly from 0 to the "
                               f"{n_rows} rows of 'shape', got {bounds[:8]}"
                               f"{' ...' if len(bounds) > 8 else ''}")
-        meta_field(meta, "block_sha256", meta_path, "str_list", length=len(bounds) - 1)
-        meta_field(meta, "row_ids", meta_path, "str_list", length=n_rows)
-        meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
+        shas = meta_field(meta, "block_sha256", meta_path, "str_list", length=len(bounds) - 1)
+        row_ids = meta_field(meta, "row_ids", meta_path, "str_list", length=n_rows)
+        column_ids = meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
         check_meta_settings(meta, meta_path)
+        ledger = check_meta_release(meta, meta_path, row_ids, column_ids)
+        if ledger["release_sha256"] != blocks_release_sha256(bounds, shas):
+            raise FormatError(f"{meta_path} (ledger): field 'release_sha256' does not match the "
+                              "bounds and the blocks' sha256")
         self.meta = meta
         self.shape = (n_rows, n_cols)
         self.bounds = np.asarray(bounds, dtype=np.int64)
@@ -265,8 +304,18 @@ class PrivatizedBlocks:
         return y_tilde, alpha
 
 
+def blocks_release_sha256(bounds, block_sha256) -> str:
+    """The ledger's ``release_sha256`` of a block folder: a digest of its row bounds and its
+    blocks' sha256 (each block holds ``y_tilde`` and ``alpha`` only, so these name the
+    release)."""
+    text = json.dumps({"bounds": [int(b) for b in bounds], "blocks": list(block_sha256)},
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: str,
-                     column_ids, row_ids=None, seed=None) -> PrivatizedBlocks:
+                     column_ids, row_ids=None, seed=None, copy=None,
+                     selection=None) -> PrivatizedBlocks:
     """Noise blocks of true counts with the geometric mechanism and write the block format.
 
     The data owners' side of the boundary, one block in memory at a time: every block gets
@@ -276,7 +325,9 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
     ``numpy.random.default_rng([seed, b])``, so the result does not depend on how many blocks
     are noised at once or where.
 
-    The directory is replaced whole once every block is written (see
+    The columns of every block are put in canonical order of ``column_ids`` before the noise
+    is drawn; the rows must come in canonical order (``row_ids``; the default ids
+    ``"0", "1", ...`` are). The directory is replaced whole once every block is written (see
     :class:`PrivatizedBlockWriter`): if noising or writing any block fails, ``out_dir`` is left
     as it was.
 
@@ -289,10 +340,13 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
     epsilon, N : float
     source : str
     column_ids : sequence of str
+        Distinct; any order (the blocks' columns are sorted by them).
     row_ids : sequence of str, optional
-        Default ``"0", "1", ...``.
+        Default ``"0", "1", ...``; distinct and in canonical order.
     seed : int, optional
         None (default): system randomness. A non-negative int: reproducible noise.
+    copy, selection : optional
+        The ledger's replicate and the selection record (:class:`PrivatizedBlockWriter`).
 
     Returns
     -------
@@ -301,13 +355,21 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
     seed = None if seed is None else non_negative_int(seed, "seed")
     alpha = float(alpha_from_epsilon(epsilon, N))
     randomness = "system" if seed is None else "seeded"
+    if len(column_ids) != n_cols:
+        raise ValueError(f"{len(column_ids)} column ids for {n_cols} columns")
+    cols = canonical_order(column_ids, "column ids")
+    column_ids = [str(column_ids[k]) for k in cols]
     with PrivatizedBlockWriter(out_dir, n_cols=n_cols, epsilon=epsilon, N=N, randomness=randomness,
-                               mechanism="fast", source=source,
-                               column_ids=column_ids) as writer:
+                               mechanism="fast", source=source, column_ids=column_ids,
+                               copy=copy, selection=selection) as writer:
         lo = 0
         for b, counts in enumerate(count_blocks):
             _refuse_masked(counts, f"block {b} of the counts")
             counts = np.asarray(counts)
+            if counts.ndim != 2 or counts.shape[1] != n_cols:
+                raise ValueError(f"block {b} of the counts must be a matrix with {n_cols} "
+                                 f"columns, got shape {counts.shape}")
+            counts = counts[:, cols]
             rng, _ = noise_source(None if seed is None else [int(seed), b], exact=False)
             ids = (row_ids[lo:lo + counts.shape[0]] if row_ids is not None
                    else [str(r) for r in range(lo, lo + counts.shape[0])])

@@ -1,4 +1,5 @@
 """study.reports: every saved fit of a case study scored into a table, written and drawn."""
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -260,3 +261,84 @@ def test_each_chain_of_a_fit_is_scored_with_the_fits_rhat(tmp_path):
     assert table[table.method.isin(["zeros", "oracle"])].chain.isna().all()
     text = write_table(table, tmp_path / "t.csv").read_text().splitlines()
     assert text[0].endswith(",chain,rhat") and text[-1].endswith(",,")
+
+
+# ---- the order of the fits: private folders are in canonical order, the prepared counts not --
+
+def _prepared(tmp_path, kind, y, row_ids, column_ids, heldout=None):
+    from lpp.formats.counts import load_counts, write_counts
+
+    write_counts(tmp_path / f"prepared_{kind}", y, row_ids=row_ids, column_ids=column_ids,
+                 kind=kind, params={}, inputs={}, summary={},
+                 arrays={} if heldout is None else {"heldout": heldout})
+    return load_counts(tmp_path / f"prepared_{kind}")
+
+
+def _permuted_back(fit, rows, cols, row_factor="theta", column_factor=None):
+    """The same fit in the prepared order: its rates and row (column) factors permuted."""
+    samples = dict(fit.samples)
+    samples[row_factor] = samples[row_factor][:, rows]
+    if column_factor is not None:
+        samples[column_factor] = samples[column_factor][:, :, cols]
+    return dataclasses.replace(fit, mu_hat=fit.mu_hat[np.ix_(rows, cols)], samples=samples)
+
+
+@pytest.mark.parametrize("kind", ["topics", "communities"])
+def test_a_fit_of_a_private_folder_scores_as_the_same_fit_in_the_prepared_order(tmp_path, kind):
+    """The pipeline's fits are in the private folders' canonical order; the report scores them
+    against the true counts put in that order (canonical_counts). The scores are those of the
+    same fit, its rows and columns permuted back to the prepared order, against the prepared
+    counts as they are."""
+    from lpp.formats.privatized import canonical_counts, privatize_counts
+    from lpp.inference import fit_private
+
+    rng = np.random.default_rng(8)
+    n_rows, n_cols = (30, 16) if kind == "topics" else (14, 14)
+    y = rng.poisson(rng.gamma(0.5, 2.0, (n_rows, n_cols)))
+    # the prepared order: columns by decreasing total (the ranked vocabulary), rows shuffled
+    names = [f"w{j}" for j in range(n_cols)] if kind == "topics" else None
+    col_order = np.argsort(-y.sum(axis=0), kind="stable")
+    row_order = rng.permutation(n_rows)
+    if kind == "topics":
+        row_ids = [f"d{i}" for i in row_order]
+        column_ids = [names[j] for j in col_order]
+        y_prep, heldout = y[np.ix_(row_order, col_order)], None
+    else:  # one order for the actors' rows and columns
+        row_ids = column_ids = [f"a{i}" for i in col_order]
+        y_prep = y[np.ix_(col_order, col_order)]
+        heldout = np.zeros_like(y_prep, dtype=bool)
+        heldout[:3, :3] = True
+    prepared = _prepared(tmp_path, "topics" if kind == "topics" else "network", y_prep,
+                         row_ids, column_ids, heldout)
+    private = privatize_counts(prepared.counts, tmp_path / "private", epsilon=1.0, N=1.0,
+                               source="x", row_ids=prepared.row_ids,
+                               column_ids=prepared.column_ids, heldout=heldout, seed=[4, 0])
+    fit = fit_private(private.y_tilde, private.alpha, kind, n_components=2, n_iter=30,
+                      burn_in=10, thin=5, rng=1, mask=private.heldout, progress=False)
+    save_fit(fit, tmp_path / "canonical" / "collapsed_eps1.0_rep0", data="private",
+             extra={"epsilon_over_n": 1.0})
+    # where each prepared row (column) sits in the private folder
+    rows = np.array([private.row_ids.index(r) for r in prepared.row_ids])
+    cols = np.array([private.column_ids.index(c) for c in prepared.column_ids])
+    back = _permuted_back(fit, rows, cols, "theta", "phi" if kind == "topics" else None)
+    save_fit(back, tmp_path / "prepared" / "collapsed_eps1.0_rep0", data="prepared",
+             extra={"epsilon_over_n": 1.0})
+    truth = canonical_counts(prepared)
+    assert np.array_equal(truth.counts.toarray(), y_prep[np.ix_(np.argsort(rows),
+                                                               np.argsort(cols))])
+    if kind == "topics":
+        ours = score_topic_fits(tmp_path / "canonical", truth.counts, n_top=4)
+        theirs = score_topic_fits(tmp_path / "prepared", prepared.counts, n_top=4)
+        measures = ["mae", "npmi", "npmi_zero", "coherence", "loglik"]
+    else:
+        ours = score_community_fits(tmp_path / "canonical", truth.counts,
+                                    truth.arrays["heldout"])
+        theirs = score_community_fits(tmp_path / "prepared", prepared.counts,
+                                      prepared.arrays["heldout"])
+        measures = ["mae", "offdiag_mae", "heldout_mae", "heldout_loglik"]
+    assert ours[measures].to_numpy() == pytest.approx(theirs[measures].to_numpy(), rel=1e-9,
+                                                      nan_ok=True)
+    # scored against the prepared order as it is, the private fit's scores are wrong
+    if kind == "topics":
+        wrong = score_topic_fits(tmp_path / "canonical", prepared.counts, n_top=4)
+        assert wrong.mae.iloc[0] != pytest.approx(ours.mae.iloc[0], rel=1e-6)

@@ -5,8 +5,9 @@ import pytest
 from scipy import stats
 
 from lpp.distributions import two_sided_geometric_logpmf
-from lpp.formats.privatized import (DATA_FILE, META_FILE, load_privatized, noise_seed, privatize_counts,
-                            save_privatized)
+from lpp.formats.privatized import (DATA_FILE, META_FILE, canonical_counts, canonical_key,
+                                   canonical_order, is_canonical, load_privatized, noise_seed,
+                                   privatize_counts, save_privatized)
 from lpp.testing import FALSE_ALARM, chisquare_gof
 
 IDS = dict(row_ids=[f"d{i}" for i in range(40)], column_ids=[f"w{j}" for j in range(30)])
@@ -417,3 +418,88 @@ def test_a_masked_array_is_refused_before_anything_is_written(tmp_path):
         save_privatized(tmp_path / "p", y, 0.5, epsilon=1, N=1, randomness="seeded",
                         mechanism="fast", source="x", **IDS)
     assert not (tmp_path / "p").exists()
+
+
+# ---- the order of rows and columns: the ids', never the counts' -----------------------------
+
+def test_canonical_order_sorts_ids_as_text_with_digit_runs_by_value():
+    ids = ["d10", "d2", "b", "a7", "a07", "d1", "A"]
+    assert [ids[k] for k in canonical_order(ids)] == ["A", "a07", "a7", "b", "d1", "d2", "d10"]
+    assert is_canonical(["w1", "w2", "w10"]) and not is_canonical(["w2", "w1"])
+    assert not is_canonical(["w1", "w1"])
+    assert canonical_key("x" + "9" * 5000) > canonical_key("x" + "9" * 4999)  # no int() limit
+    with pytest.raises(ValueError, match="repeat"):
+        canonical_order(["a", "b", "a"])
+
+
+def test_privatize_counts_puts_rows_and_columns_in_canonical_order(tmp_path, snapshot):
+    """Counts kept in any order give the same private folder, byte for byte: the rows, the
+    columns, the held-out mask and the noise are all in the canonical order of the ids."""
+    y, heldout = _counts(), _counts(1) > 3
+    rng = np.random.default_rng(3)
+    rows, cols = rng.permutation(40), rng.permutation(30)
+    shuffled = dict(row_ids=[IDS["row_ids"][r] for r in rows],
+                    column_ids=[IDS["column_ids"][c] for c in cols])
+    a = privatize_counts(y, tmp_path / "a", epsilon=1.0, N=1.0, seed=[7, 0], source="toy",
+                         heldout=heldout, **IDS)
+    b = privatize_counts(y[np.ix_(rows, cols)], tmp_path / "b", epsilon=1.0, N=1.0,
+                         seed=[7, 0], source="toy", heldout=heldout[np.ix_(rows, cols)],
+                         **shuffled)
+    assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
+    assert b.row_ids == IDS["row_ids"] and b.column_ids == IDS["column_ids"]
+    assert b.meta["order"] == "canonical ids" and np.array_equal(b.heldout, heldout)
+    words = [f"w{j}" for j in (5, 12, 3, 0)]  # the analyst's order is the ids', in any case
+    c = privatize_counts(y[:, :4], tmp_path / "c", epsilon=1.0, N=1.0, source="toy",
+                         row_ids=IDS["row_ids"], column_ids=words)
+    assert c.column_ids == ["w0", "w3", "w5", "w12"]
+
+
+@pytest.mark.parametrize("row_ids, column_ids, match", [
+    (["b", "a"], ["u", "v"], "row ids are not distinct and in canonical order"),
+    (["a", "b"], ["v", "u"], "column ids are not distinct and in canonical order"),
+    (["a", "a"], ["u", "v"], "row ids are not distinct"),
+])
+def test_ids_out_of_canonical_order_are_refused_before_writing(tmp_path, row_ids, column_ids,
+                                                               match):
+    with pytest.raises(ValueError, match=match):
+        save_privatized(tmp_path / "out", np.array([[1, -1], [0, 2]]), 0.5, epsilon=1, N=1,
+                        randomness="seeded", mechanism="fast", source="x", row_ids=row_ids,
+                        column_ids=column_ids)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_whose_ids_were_reordered_is_refused(tmp_path, forge):
+    """A forger (or an old writer) that orders the ids by the counts, with every digest
+    recomputed: the reader refuses the order itself."""
+    _privatize(tmp_path)
+    folder = tmp_path / "p"
+    meta = json.loads((folder / META_FILE).read_text())
+    forge(folder, data_file=DATA_FILE, meta_file=META_FILE, sha_key="data_sha256",
+          meta={"column_ids": meta["column_ids"][::-1]})
+    with pytest.raises(ValueError, match="column ids are not distinct and in canonical order"):
+        load_privatized(folder)
+
+
+def test_canonical_counts_maps_prepared_counts_to_the_private_order(tmp_path):
+    from lpp.formats.counts import load_counts, write_counts
+
+    y = _counts()
+    cols = np.random.default_rng(5).permutation(30)
+    heldout = y > 3
+    write_counts(tmp_path / "prepared", y[:, cols], row_ids=IDS["row_ids"],
+                 column_ids=[IDS["column_ids"][c] for c in cols], kind="network", params={},
+                 inputs={}, summary={}, arrays={"heldout": heldout[:, cols]},
+                 extra_meta={"actors": [{"id": r} for r in IDS["row_ids"]]})
+    prepared = load_counts(tmp_path / "prepared")
+    truth = canonical_counts(prepared)
+    assert truth.column_ids == IDS["column_ids"] and np.array_equal(truth.counts.toarray(), y)
+    assert np.array_equal(truth.arrays["heldout"], heldout)
+    assert truth.meta["actors"] == [{"id": r} for r in IDS["row_ids"]]
+    again = canonical_counts(truth)
+    assert again.column_ids == truth.column_ids
+    assert np.array_equal(again.counts.toarray(), y)
+    private = privatize_counts(prepared.counts, tmp_path / "p", epsilon=1.0, N=1.0, source="x",
+                               row_ids=prepared.row_ids, column_ids=prepared.column_ids,
+                               heldout=prepared.arrays["heldout"])
+    assert private.column_ids == truth.column_ids
+    assert np.array_equal(private.heldout, truth.arrays["heldout"])

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from lpp.mechanism import alpha_from_epsilon
-from lpp.formats.privatized_blocks import PrivatizedBlocks, PrivatizedBlockWriter, privatize_blocks
+from lpp.formats.privatized_blocks import (PrivatizedBlocks, PrivatizedBlockWriter,
+                                          blocks_release_sha256, privatize_blocks)
 
 
 def _write(tmp_path, blocks, alpha=0.5):
@@ -171,6 +172,8 @@ def _forged(tmp_path, forge, *, block=0, **changes):
         new = json.loads((folder / "meta.json").read_text())
         sha[block] = new["block_sha256"]
         new["block_sha256"] = sha
+        # the forger recomputes every digest, the ledger's digest of the release too
+        new["ledger"]["release_sha256"] = blocks_release_sha256(new["bounds"], sha)
         (folder / "meta.json").write_text(json.dumps(new))
     else:
         meta.update(changes.get("meta", {}))
@@ -223,6 +226,8 @@ def test_a_block_outside_the_folder_or_missing_is_refused(tmp_path, how):
         meta = json.loads((folder / "meta.json").read_text())
         block.symlink_to(tmp_path / "other" / "block_00001.npz")
         meta["block_sha256"][1] = meta["block_sha256"][0]
+        meta["ledger"]["release_sha256"] = blocks_release_sha256(meta["bounds"],
+                                                                 meta["block_sha256"])
         (folder / "meta.json").write_text(json.dumps(meta))
     _refused(folder, "block_00001.npz", "outside" if how == "symlink" else "does not exist")
 
@@ -232,3 +237,30 @@ def test_a_masked_block_is_refused(tmp_path):
     with pytest.raises(TypeError, match="masked array"):
         _privatize(tmp_path / "p", [y])
     assert not (tmp_path / "p").exists()
+
+
+def test_blocks_are_in_the_canonical_order_of_their_ids(tmp_path):
+    """The column ids given in any order: privatize_blocks sorts every block's columns by them;
+    the writer refuses columns, or rows within or across blocks, out of canonical order."""
+    counts = np.arange(60).reshape(12, 5) % 4
+    shuffled = ["w3", "w0", "w10", "w2", "w1"]
+    data = privatize_blocks([counts[:7], counts[7:]], tmp_path / "p", n_cols=5, epsilon=2.0,
+                            N=1.0, seed=11, source="toy", column_ids=shuffled, copy=2)
+    assert data.meta["column_ids"] == ["w0", "w1", "w2", "w3", "w10"]
+    assert data.meta["order"] == "canonical ids" and data.meta["ledger"]["copy"] == 2
+    again = privatize_blocks([counts[:7][:, [1, 4, 3, 0, 2]], counts[7:][:, [1, 4, 3, 0, 2]]],
+                             tmp_path / "q", n_cols=5, epsilon=2.0, N=1.0, seed=11,
+                             source="toy", column_ids=["w0", "w1", "w2", "w3", "w10"])
+    assert np.array_equal(again.to_dense()[0], data.to_dense()[0])
+    with pytest.raises(ValueError, match="column ids are not distinct and in canonical order"):
+        PrivatizedBlockWriter(tmp_path / "a", n_cols=3, epsilon=1, N=1, randomness="seeded",
+                              mechanism="fast", source="x", column_ids=["b", "a", "c"])
+    with PrivatizedBlockWriter(tmp_path / "b", n_cols=3, epsilon=1, N=1, randomness="seeded",
+                               mechanism="fast", source="x", column_ids=list("abc")) as w:
+        with pytest.raises(ValueError, match="row ids of block 0 are not distinct"):
+            w.write(np.ones((2, 3), dtype=int), 0.5, ["r2", "r1"])
+        w.write(np.ones((2, 3), dtype=int), 0.5, ["r1", "r2"])
+        with pytest.raises(ValueError, match="not after the previous block's last 'r2'"):
+            w.write(np.ones((1, 3), dtype=int), 0.5, ["r0"])
+        w.write(np.ones((1, 3), dtype=int), 0.5, ["r10"])
+    assert PrivatizedBlocks(tmp_path / "b").meta["row_ids"] == ["r1", "r2", "r10"]
