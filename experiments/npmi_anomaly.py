@@ -209,8 +209,10 @@ def main(argv=()) -> dict:
         fits, references = quick_inputs()
     else:
         from lpp.formats.counts import load_counts
+        from lpp.formats.privatized import canonical_counts
 
-        counts = load_counts(args.counts)
+        # the fits are in the private folders' canonical order: the truth must be too
+        counts = canonical_counts(load_counts(args.counts))
         references = {"fitted": ReferenceCorpus(counts.counts)}
         if args.raw.exists():
             references.update(extended_references(
