@@ -87,7 +87,21 @@ def _outside_literals(line, rewrite):
                    for part in LITERAL.split(line))
 
 
+def _foreign_module(obj, name):
+    """The package an object lpp re-exports comes from, where that is not lpp (e.g. tqdm's bar,
+    which :mod:`lpp.progress` passes on): its docstring is that package's, not ours to parse."""
+    module = getattr(obj, "__module__", None)
+    if not isinstance(module, str) or not name.startswith("lpp."):
+        return None
+    top = module.split(".")[0]
+    return None if top in ("lpp", "builtins", "typing", "abc") else module
+
+
 def fix_docstring_markup(app, what, name, obj, options, lines):
+    foreign = _foreign_module(obj, name)
+    if foreign is not None and what in ("class", "function", "method", "property", "attribute"):
+        lines[:] = [f"Re-exported from ``{foreign}``: see that package's documentation."]
+        return
     if what in ("data", "attribute") and _is_type_doc(obj, lines):
         lines[:] = []  # a constant re-exported by a package would show int's or dict's docstring
         return
