@@ -7,7 +7,7 @@ or models.
   chain the fit functions run), ``geweke_test`` compares them;
 * :mod:`lpp.testing.model_contract` — ``check_model`` checks that a Poisson factorization
   model meets the contract of the samplers, Geweke test included;
-* :mod:`lpp.testing.time_limit` — ``time_limit`` turns a hang into a failure.
+* :mod:`lpp.testing.guards` — ``time_limit`` turns a hang into a failure.
 
 (Geweke's 1992 convergence z of one chain's trace is a diagnostic of saved chains:
 :func:`lpp.diagnostics.geweke_z`.)
@@ -19,7 +19,7 @@ about ``FALSE_ALARM`` for the seed drawn — and, the seeds being fixed, never f
 from lpp.testing.geweke import GewekeResult, geweke_simulations, geweke_test
 from lpp.testing.goodness_of_fit import FALSE_ALARM, GofResult, chisquare_gof
 from lpp.testing.model_contract import check_model
-from lpp.testing.time_limit import time_limit
+from lpp.testing.guards import time_limit
 
 __all__ = ["FALSE_ALARM", "GewekeResult", "GofResult", "check_model", "chisquare_gof",
            "geweke_simulations", "geweke_test", "time_limit"]
