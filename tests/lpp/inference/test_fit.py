@@ -258,6 +258,7 @@ def test_privacy_step_is_model_agnostic():
 
 
 def test_progress_bar_can_be_shown(topic_data, capsys):
+    pytest.importorskip("tqdm", reason="the bar is tqdm's (lpp[progress])")
     _, y, _, _ = topic_data
     fit_nonprivate(y, TopicModel(2), n_iter=3, progress=True)
     assert "topics/nonprivate" in capsys.readouterr().err
