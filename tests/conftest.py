@@ -16,6 +16,8 @@ Python). Two things make that possible:
 import importlib.util
 import re
 
+import types
+
 import pytest
 from hypothesis import settings
 
@@ -90,3 +92,18 @@ def pytest_make_collect_report(collector):
         if names and _not_installed(names[-1]):
             _skip(report, collector.path, 0, f"needs {names[-1].partition('.')[0]}, "
                                           f"which is not installed")
+
+
+@pytest.fixture(scope="session")
+def toy_topic_chains():
+    """A small simulated corpus and two short non-private topic chains of it (seeds 11 and
+    12; ``schedule`` their ``n_iter``, ``burn_in``, ``thin``), shared by the tests of the
+    chains' diagnostics (lpp.diagnostics) and of the pipeline's diagnosis (study.diagnose)."""
+    from lpp.inference import fit_nonprivate
+    from lpp.simulate import make_topics
+
+    corpus = make_topics(rng=4, n_docs=24, n_topics=2, n_words=10)
+    schedule = {"n_iter": 14, "burn_in": 4, "thin": 2}
+    chains = [fit_nonprivate(corpus.y, "topics", n_components=2, rng=seed, progress=False,
+                             **schedule) for seed in (11, 12)]
+    return types.SimpleNamespace(corpus=corpus, chains=chains, schedule=schedule)

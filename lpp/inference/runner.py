@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lpp.inference.checkpoint import CHECKPOINT_VERSION, open_checkpoint, write_checkpoint
@@ -84,9 +84,6 @@ class RunOptions:
             return self
         path = Path(self.checkpoint)
         return replace(self, checkpoint=path.with_name(f"{path.stem}.chain{chain}{path.suffix}"))
-
-    def as_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def checkpoint_path(checkpoint, resume: bool) -> Path | None:

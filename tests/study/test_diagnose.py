@@ -7,21 +7,20 @@ import pytest
 from lpp import diagnostics
 from lpp.formats.fits import save_fit
 from lpp.inference import fit_nonprivate
-from lpp.simulate import make_topics
 from study.diagnose import CASE_COLUMNS, diagnose_cases
 
+#: the shared chains' schedule (tests/conftest.py, toy_topic_chains)
 N_ITER, BURN_IN, THIN = 14, 4, 2
 
 
 @pytest.fixture(scope="module")
-def corpus():
-    return make_topics(rng=4, n_docs=24, n_topics=2, n_words=10)
+def corpus(toy_topic_chains):
+    return toy_topic_chains.corpus
 
 
 @pytest.fixture(scope="module")
-def chains(corpus):
-    return [fit_nonprivate(corpus.y, "topics", n_components=2, n_iter=N_ITER, burn_in=BURN_IN,
-                           thin=THIN, rng=seed, progress=False) for seed in (11, 12)]
+def chains(toy_topic_chains):
+    return toy_topic_chains.chains
 
 
 def test_diagnose_cases_tabulates_saved_chains(chains, tmp_path):
