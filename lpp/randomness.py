@@ -121,6 +121,7 @@ class Tag:
     # inside the fused sparse engine (from the PRIVACY seed)
     PASS1 = 41
     PASS2 = 42
+    NEGATIVE_TOTALS = 43  # the GPU engine's topic totals of the non-positive entries
 
 
 def chain_seeds(seed: int, n_chains: int) -> list[int]:

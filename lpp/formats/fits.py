@@ -172,6 +172,8 @@ def _meta(result, data, extra) -> dict:
         "extra": _jsonable(extra or {}),
         **({"engine": result.engine, "data_fingerprint": result.data_fingerprint}
            if getattr(result, "data_fingerprint", None) else {}),
+        # recorded off the CPU only: a CPU fit's record is unchanged
+        **({"device": result.device} if getattr(result, "device", "cpu") != "cpu" else {}),
     }
 
 

@@ -21,6 +21,8 @@ from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.privacy import NoiseLevels, PrivacyStep, make_privacy_step, noise_levels
 from lpp.inference.count_sources import PrivateCounts, TrueCounts
 
+#: where a chain's sweeps run: ``"cuda"`` needs ``lpp[gpu]`` and a GPU
+DEVICES = ("cpu", "cuda")
 #: expectation sweeps of ``init="em"`` (each costs about three dense products of the data's size)
 EM_INIT_SWEEPS = 200
 
@@ -91,6 +93,11 @@ class GibbsSampler:
         self.model, self.source, self.observed, self.method = model, source, observed, method
         self._fused = fused
         self.engine = "dense" if fused is None else fused.name
+        backend = getattr(fused, "backend", None)
+        #: where the sweeps run: "cpu", or the GPU's name
+        self.device = "cpu" if backend is None else backend.describe()
+        # a GPU engine forms the rates on its device; otherwise the model does
+        self._rate = getattr(fused, "rates", model.rate)
         self.seed = seed
         shape = observed.shape
         y0 = source.initial_counts()
@@ -115,16 +122,17 @@ class GibbsSampler:
             raise ValueError("init must be 'data', 'em', 'prior', a dict of latent arrays or a "
                              "callable start(model, source, observed, seed) such as "
                              f"lpp.vi.dispersed_start, got {init!r}")
-        self._snap = _Snapshot(state, source.init_aux(seed), y0, 0, model.rate)
+        self._snap = _Snapshot(state, source.init_aux(seed), y0, 0, self._rate)
 
     # ----- construction ---------------------------------------------------------------------
     @classmethod
     def private(cls, y_tilde, alpha, model, *, method="collapsed", rng=None, mask=None,
-                init="data", sparse=None) -> "GibbsSampler":
+                init="data", sparse=None, device="cpu") -> "GibbsSampler":
         """Chain for privatized counts (arguments as for :func:`lpp.inference.fit_private`).
 
         ``sparse``: None uses a fused engine where one applies, False never, True requires one
-        (ValueError where none applies).
+        (ValueError where none applies). ``device="cuda"`` requires a GPU engine
+        (:mod:`lpp.inference.engines.cuda`).
         """
         model = make_model(model)
         step = make_privacy_step(method)
@@ -136,25 +144,26 @@ class GibbsSampler:
         fused = _fused_engine(model, step, noise, source, observed, sparse,
                               "method='collapsed' or 'naive', the built-in TopicModel and (for "
                               "'collapsed') an alpha that is constant within rows (scalar or "
-                              "shape (D, 1))")
+                              "shape (D, 1))", device)
         return cls(model, source, observed, step.name, replay_seed(rng), init, fused)
 
     @classmethod
-    def nonprivate(cls, y, model, *, rng=None, mask=None, init="data",
-                   sparse=None) -> "GibbsSampler":
-        """Chain for the true counts ``y``: the non-private reference. ``sparse`` as for
-        :meth:`private`."""
+    def nonprivate(cls, y, model, *, rng=None, mask=None, init="data", sparse=None,
+                   device="cpu") -> "GibbsSampler":
+        """Chain for the true counts ``y``: the non-private reference. ``sparse`` and
+        ``device`` as for :meth:`private`."""
         model = make_model(model)
         y, mask = masked_input(y, mask, "y")
         y = count_array(y, "y", signed=False)
         observed = observed_entries(model, y.shape, mask)
         source = TrueCounts(y)
         fused = _fused_engine(model, source, None, source, observed, sparse,
-                              "a model with row/column factors (the built-in TopicModel)")
+                              "a model with row/column factors (the built-in TopicModel)", device)
         return cls(model, source, observed, "nonprivate", replay_seed(rng), init, fused)
 
     # ----- state ------------------------------------------------------------------------------
-    state = property(lambda self: self._snap.state)
+    # a GPU engine's point stays on the device until it is read
+    state = property(lambda self: _host_state(self._snap.state))
     aux = property(lambda self: self._snap.aux)
     y = property(lambda self: self._snap.y)
     mu = property(lambda self: self._snap.mu)
@@ -164,8 +173,7 @@ class GibbsSampler:
         """Put the chain at a saved point (used when resuming a checkpoint)."""
         state = self.model.check_state(state, self.observed.shape)
         aux = {k: np.array(v, order="C", copy=True) for k, v in aux.items()}
-        self._snap = _Snapshot(state, aux, self.source.initial_counts(), iteration,
-                               self.model.rate)
+        self._snap = _Snapshot(state, aux, self.source.initial_counts(), iteration, self._rate)
 
     def replace_data(self, data: np.ndarray) -> None:
         """Swap in new data of the same shape (privatized counts for a private chain, true
@@ -181,7 +189,11 @@ class GibbsSampler:
         else:
             self.source = TrueCounts(data)
         if self._fused is not None:
-            self._fused = self._fused.for_source(self.source, self.observed.is_observed)
+            backend = getattr(self._fused, "backend", None)
+            self._fused = (self._fused.for_source(self.source, self.observed.is_observed)
+                           if backend is None else
+                           self._fused.for_source(self.source, self.observed.is_observed, backend))
+            self._rate = getattr(self._fused, "rates", self.model.rate)
 
     def sweep(self) -> None:
         """One iteration: privacy step, allocation, factor updates, rates."""
@@ -196,11 +208,13 @@ class GibbsSampler:
         else:
             y, aux = self.source.sample(snap.mu, self.observed, snap.aux, privacy_seed, t)
             state = self.model.step(snap.state, y, self.observed, model_seed, t)
-        self._snap = _Snapshot(state, aux, y, t + 1, self.model.rate)  # the sweep's commit point
+        self._snap = _Snapshot(state, aux, y, t + 1, self._rate)  # the sweep's commit point
 
     def log_joint(self) -> float:
         """log p(Z, y, y_tilde) of the current point (``log p(Z, y)`` without a noise model)."""
         snap = self._snap
+        if hasattr(self._fused, "log_joint"):  # a GPU engine: summed on its device
+            return self._fused.log_joint(self.model, snap.state, snap.counts)
         return (self.model.log_joint(snap.state, snap.y, self.observed, snap.mu)
                 + self.source.log_noise(snap.y, self.observed))
 
@@ -209,11 +223,22 @@ class GibbsSampler:
         return self.source.fingerprint(self.observed)
 
 
-def _fused_engine(model, step, noise, source, observed: Observed, sparse, needs: str):
+def _host_state(state):
+    """``state`` as a dict of host arrays (a GPU engine's point is copied back once)."""
+    return state if isinstance(state, dict) else state.to_host()
+
+
+def _fused_engine(model, step, noise, source, observed: Observed, sparse, needs: str,
+                  device: str = "cpu"):
     """The fused engine of the chain (None for the plain sweep): ``sparse`` None takes one
-    where one applies, False never, True requires one (ValueError naming ``needs``)."""
+    where one applies, False never, True requires one (ValueError naming ``needs``); on
+    ``device="cuda"`` the GPU engine, which must apply."""
     if sparse not in (None, True, False):
         raise TypeError(f"sparse must be None, True or False, got {sparse!r}")
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
+    if device == "cuda":
+        return _cuda_engine(model, step, noise, source, observed, sparse)
     engine = select_engine(model, step, noise) if sparse is not False else None
     if sparse and engine is None:
         raise ValueError(f"sparse=True needs {needs}")
@@ -221,6 +246,24 @@ def _fused_engine(model, step, noise, source, observed: Observed, sparse, needs:
         raise ValueError("collapse_theta=True runs in the fused topic engines only (sparse=None "
                          f"or True with {needs}), not in the dense sweep")
     return engine.for_source(source, observed.is_observed) if engine is not None else None
+
+
+def _cuda_engine(model, step, noise, source, observed: Observed, sparse):
+    """The GPU engine of the chain; ValueError naming what keeps it from applying."""
+    if sparse is False:
+        raise ValueError("device='cuda' runs the GPU's fused topic engines; sparse=False asks "
+                         "for the dense CPU sweep")
+    # the GPU's door: numba-cuda is imported only when a chain asks for device='cuda'
+    from lpp.inference.engines.cuda import backend, select_cuda_engine  # noqa: PLC0415
+
+    engine = select_cuda_engine(model, step, noise)
+    if engine is None:
+        raise ValueError(
+            "device='cuda' runs the built-in TopicModel (collapse_theta=False) with "
+            "method='collapsed' (alpha constant within rows: a scalar or shape (D, 1)), "
+            f"'naive' or the non-private chain; got the {model.name!r} model with "
+            f"{getattr(step, 'name', 'the true counts')!r}")
+    return engine.for_source(source, observed.is_observed, backend())
 
 
 def _noise_for(step: PrivacyStep, alpha, shape) -> NoiseLevels | None:

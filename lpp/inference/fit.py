@@ -66,7 +66,7 @@ def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> ChainResult:
         mu_hat=arrays["mu_sum"] / n_saved if n_saved else None,
         log_joint=arrays["log_joint"], iter_seconds=arrays["iter_seconds"],
         state=sampler.state, aux=sampler.aux, engine=sampler.engine,
-        data_fingerprint=sampler.fingerprint())
+        data_fingerprint=sampler.fingerprint(), device=sampler.device)
 
 
 def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None, a0=None,
@@ -74,7 +74,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
                 mask=None, init="data", save_latents: bool = True, save_counts: bool = False,
                 progress=None, checkpoint=None, checkpoint_every: int = 100,
                 resume: bool = False, sparse=None, cluster=None, callback=None,
-                n_chains: int = 1):
+                n_chains: int = 1, device: str = "cpu"):
     """Locally private posterior inference from privatized counts only.
 
     Parameters
@@ -156,6 +156,14 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         :func:`chain_checkpoint`; resuming needs ``rng`` (the base seed). Start the chains
         dispersed (``init=lpp.vi.dispersed_start``, or any start that draws from the seed) so
         that their disagreement means something.
+    device : {"cpu", "cuda"}
+        Where the sweeps run. ``"cuda"`` runs the topic model (``method="collapsed"`` with
+        alpha constant within rows, or ``"naive"``) on a GPU with numba-cuda
+        (``pip install 'lpp[gpu]'``; :mod:`lpp.inference.engines.cuda`): the same posterior,
+        other random streams, so the chain equals a CPU chain in distribution, not bit for bit;
+        the same seed on the same GPU repeats it bit for bit. Without numba-cuda or a GPU it is
+        an error (no silent fallback). Fully observed data only (no ``mask``), not with
+        ``cluster``.
 
     Returns
     -------
@@ -175,6 +183,9 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     run = RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                      save_counts=save_counts, progress=progress, checkpoint=checkpoint,
                      checkpoint_every=checkpoint_every, resume=resume, callback=callback)
+    if cluster is not None and device != "cpu":
+        raise ValueError("device='cuda' runs in this process; a cluster's chain runs on the "
+                         "workers' CPUs (pass cluster=None)")
     if cluster is not None and callable(init):
         raise ValueError("a callable init (such as lpp.vi.dispersed_start) reads the data in "
                          "this process, which the cluster's row-block data are not: compute "
@@ -196,7 +207,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
                 sparse=sparse, run=chain_run)
         sampler = GibbsSampler.private(y_tilde, alpha, make_model(model, n_components, a0, b0),
                                        method=method, rng=seed, mask=mask, init=init,
-                                       sparse=sparse)
+                                       sparse=sparse, device=device)
         return _run(sampler, chain_run, rng=seed)
 
     return _fit_chains(fit_one, n_chains, rng=rng, run=run, mask=mask)
@@ -211,7 +222,7 @@ def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int
                    burn_in: int = 0, thin: int = 1, rng=None, mask=None, init="data",
                    save_latents: bool = True, save_counts: bool = False, progress=None,
                    checkpoint=None, checkpoint_every: int = 100, resume: bool = False,
-                   callback=None, sparse=None, n_chains: int = 1):
+                   callback=None, sparse=None, n_chains: int = 1, device: str = "cpu"):
     """Non-private Poisson factorization of the true counts ``y`` (the reference method).
 
     Parameters
@@ -226,6 +237,9 @@ save_counts, progress, checkpoint, checkpoint_every, resume, callback, n_chains
         None (default) allocates only the observed non-zero counts, laid out once, where the
         model has row/column factors (the topic model); False always scans the dense matrix;
         True requires the former. Both draw the same chain, bit for bit.
+    device : {"cpu", "cuda"}
+        As for :func:`fit_private` (the non-private chain runs on the GPU's known-counts
+        engine).
 
     Returns
     -------
@@ -238,7 +252,7 @@ save_counts, progress, checkpoint, checkpoint_every, resume, callback, n_chains
 
     def fit_one(seed, chain_run):
         sampler = GibbsSampler.nonprivate(y, make_model(model, n_components, a0, b0), rng=seed,
-                                          mask=mask, init=init, sparse=sparse)
+                                          mask=mask, init=init, sparse=sparse, device=device)
         return _run(sampler, chain_run, rng=seed)
 
     return _fit_chains(fit_one, n_chains, rng=rng, run=run, mask=mask)

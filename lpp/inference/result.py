@@ -45,6 +45,8 @@ class ChainResult:
         The chain's last point.
     engine : str
         ``"dense"`` or the name of the fused engine that ran the sweeps.
+    device : str
+        ``"cpu"``, or the name of the GPU that ran them.
     data_fingerprint : str or None
         A digest of the data, mask and noise levels the chain ran on (what its checkpoints
         are tied to; :func:`lpp.inference.checkpoint_from_fit` checks it before continuing a
@@ -68,6 +70,7 @@ class ChainResult:
     aux: dict = field(repr=False)
     engine: str = "dense"
     data_fingerprint: str | None = None
+    device: str = "cpu"
 
     @property
     def n_saved(self) -> int:
@@ -130,6 +133,7 @@ class FitResult:
     burn_in = property(lambda self: self.chains[0].burn_in)
     thin = property(lambda self: self.chains[0].thin)
     engine = property(lambda self: self.chains[0].engine)
+    device = property(lambda self: self.chains[0].device)
     interrupted = property(lambda self: any(c.interrupted for c in self.chains))
     complete = property(lambda self: all(c.complete for c in self.chains))
 

@@ -47,7 +47,7 @@ class TopicModel(PoissonFactorization):
 
     name = "topics"
     data_ndim = 2
-    capabilities = frozenset({"row_column_factors"})
+    capabilities = frozenset({"row_column_factors", "gamma_factors"})
 
     def __init__(self, n_components: int, *, a0: float = 0.1, b0: float = 1.0,
                  collapse_theta: bool = False):

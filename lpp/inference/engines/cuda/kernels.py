@@ -1,0 +1,362 @@
+"""The GPU engine's kernels: one thread per item (an entry, a row, or a cell of a factor), its
+work written once as a *thread body* and launched by a backend.
+
+:class:`~lpp.inference.engines.cuda.device.CudaBackend` launches each body as a ``numba.cuda`` kernel (on a GPU, or in numba-cuda's
+simulator); :class:`HostBackend` runs the same bodies on the CPU with ``numba.njit``, one item
+after another, where atomic additions become plain ones. The two run the same arithmetic on
+the same streams; integer counts add up alike in any order. So the host backend is the GPU
+engine's statistical twin, cheap enough for the Geweke and posterior tests, and the simulator
+tests check that the CUDA kernels draw what it draws.
+
+What makes a run independent of the launch configuration: every random draw is named by its
+item (:mod:`lpp.inference.engines.cuda.functions`); counts are integers added atomically;
+every floating-point sum is made by one thread in a fixed order, over fixed segments
+(:data:`SEGMENTS`) where a sum is split — never by a tree over the threads of a block.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from types import SimpleNamespace
+
+import numpy as np
+from numba import njit
+
+from lpp.inference.engines.cuda.functions import UNDERFLOW, build_functions
+
+__all__ = ["BODIES", "RESIDUAL_RECOMPUTE", "SCRATCH", "SEGMENTS", "HostBackend", "build_bodies"]
+
+#: a factor's column sums and the topics' cumulative word weights are split into this many
+#: segments of rows, each summed by one thread in order, then the segments in order
+SEGMENTS = 64
+#: as the CPU engine: recompute a row's residual topic mass by an explicit sum when the
+#: subtraction keeps fewer digits than this
+RESIDUAL_RECOMPUTE = 1e-4
+#: error codes a kernel leaves in ``errors[0]``
+ERROR_RATE = 1  # a Poisson rate that is NaN or above 2**53
+ERROR_LATENT = 2  # a Gamma draw that is not a positive finite number
+
+
+def build_bodies(jit, add2, n_topics: int):
+    """The thread bodies for ``n_topics`` topics, compiled with ``jit``; ``add2(arr, i, j, x)``
+    adds ``x`` to ``arr[i, j]`` (atomically on a GPU)."""
+    F = build_functions(jit)
+    uniform, two_piece, gamma_rate = F.uniform, F.two_piece, F.gamma_rate
+    pick, split_count, contains = F.pick, F.split_count, F.contains
+    K = n_topics
+
+    @jit
+    def topic_prefix(theta, d, phi_t, v, cum):
+        acc = 0.0
+        for k in range(K):
+            acc += theta[d, k] * phi_t[v, k]
+            cum[k] = acc
+        return acc
+
+    @jit
+    def topic_prefix_log(theta, d, phi_t, v, cum):
+        """The weights relative to the largest, when their plain sum underflows."""
+        top = -math.inf
+        for k in range(K):
+            w = math.log(theta[d, k]) + math.log(phi_t[v, k])
+            if w > top:
+                top = w
+        acc = 0.0
+        for k in range(K):
+            acc += math.exp(math.log(theta[d, k]) + math.log(phi_t[v, k]) - top)
+            cum[k] = acc
+        return acc
+
+    @jit
+    def allocate(count, d, v, theta, phi_t, mu, k0, k1, item, iteration, index,
+                 doc_topic, word_topic, cum, hits):
+        """Split ``count`` over topics (``cum`` holds the prefix sums of total ``mu``)."""
+        total = mu
+        if not total > UNDERFLOW:
+            total = topic_prefix_log(theta, d, phi_t, v, cum)
+        split_count(count, cum, total, hits, k0, k1, item, iteration, index)
+        for k in range(K):
+            h = hits[k]
+            if h:
+                add2(doc_topic, d, k, h)
+                add2(word_topic, v, k, h)
+
+    @jit
+    def collapsed_entry(i, rows, cols, values, alpha_rows, theta, phi_t, k0, k1, iteration,
+                        pos_y, doc_topic, word_topic, errors, cum, hits):
+        """Entry ``i`` of E (positive or unobserved): the exact conditional of ``y`` given
+        ``y_tilde`` and the rate, then its split over topics."""
+        y_tilde = values[i]
+        if y_tilde <= 0:  # unobserved: no likelihood, no count
+            pos_y[i] = 0
+            return
+        d = rows[i]
+        v = cols[i]
+        mu = topic_prefix(theta, d, phi_t, v, cum)
+        alpha = alpha_rows[d]
+        y, index = two_piece(y_tilde, mu / alpha, mu * alpha, k0, k1, i, iteration, 0)
+        if y < 0:
+            errors[0] = ERROR_RATE
+            y = 0
+        pos_y[i] = y
+        if y > 0:
+            allocate(y, d, v, theta, phi_t, mu, k0, k1, i, iteration, index, doc_topic,
+                     word_topic, cum, hits)
+
+    @jit
+    def known_entry(i, rows, cols, values, theta, phi_t, k0, k1, iteration, doc_topic,
+                    word_topic, cum, hits):
+        """Non-zero entry ``i`` of known counts, split over topics."""
+        d = rows[i]
+        v = cols[i]
+        mu = topic_prefix(theta, d, phi_t, v, cum)
+        allocate(values[i], d, v, theta, phi_t, mu, k0, k1, i, iteration, 0, doc_topic,
+                 word_topic, cum, hits)
+
+    @jit
+    def excluded_mass(t, indptr, cols, phi_t, out):
+        """``out[d, k] = sum over E(d) of phi[k, v]`` (cell ``t = d K + k``)."""
+        d = t // K
+        k = t % K
+        acc = 0.0
+        for idx in range(indptr[d], indptr[d + 1]):
+            acc += phi_t[cols[idx], k]
+        out[d, k] = acc
+
+    @jit
+    def negative_totals(t, indptr, cols, alpha_rows, theta, phi_t, phi_sums, excluded, k0, k1,
+                        iteration, neg_counts, doc_topic, errors):
+        """Cell ``t = d K + k``: the tokens of topic k on the row's non-positive entries,
+        ``Pois(alpha_d theta[d, k] R[d, k])`` with ``R[d, k] = sum over Neg(d) of phi[k, v]``."""
+        d = t // K
+        k = t % K
+        residual = phi_sums[k] - excluded[d, k]
+        if residual < RESIDUAL_RECOMPUTE * phi_sums[k]:
+            lo = indptr[d]
+            hi = indptr[d + 1]
+            residual = 0.0
+            for v in range(phi_t.shape[0]):
+                if lo < hi and cols[lo] == v:
+                    lo += 1
+                else:
+                    residual += phi_t[v, k]
+        rate = alpha_rows[d] * theta[d, k] * residual
+        n, _ = two_piece(0, rate, rate, k0, k1, t, iteration, 0)
+        if n < 0:
+            errors[0] = ERROR_RATE
+            n = 0
+        neg_counts[d, k] = n
+        doc_topic[d, k] += n
+
+    @jit
+    def negative_tokens(t, indptr, cols, cum_phi, neg_counts, k0, k1, iteration, counts,
+                        to_dense):
+        """Cell ``t = d K + k``: the columns of its tokens, drawn from ``phi[k, :]`` and
+        rejected on E(d); each adds 1 to ``counts[v, k]`` (the topic-word counts) or, with
+        ``to_dense``, to ``counts[d, v]`` (the dense draw of y)."""
+        d = t // K
+        k = t % K
+        n = neg_counts[d, k]
+        if n == 0:
+            return
+        row = cum_phi[k]
+        total = row[row.size - 1]
+        lo = indptr[d]
+        hi = indptr[d + 1]
+        index = 0
+        got = 0
+        while got < n:
+            u = uniform(k0, k1, t, iteration, index)
+            index += 1
+            v = pick(row, total, u)
+            if contains(cols, lo, hi, v):
+                continue
+            got += 1
+            if to_dense:
+                add2(counts, d, v, 1)
+            else:
+                add2(counts, v, k, 1)
+
+    @jit
+    def segment_sums(t, mat, out):
+        """``out[k, s]``: column k of ``mat`` summed over segment s of its rows
+        (``t = k SEGMENTS + s``)."""
+        k = t // SEGMENTS
+        s = t % SEGMENTS
+        n = mat.shape[0]
+        length = (n + SEGMENTS - 1) // SEGMENTS
+        acc = 0.0
+        for r in range(s * length, min((s + 1) * length, n)):
+            acc += mat[r, k]
+        out[k, s] = acc
+
+    @jit
+    def segment_offsets(k, partial, offsets, totals):
+        """The segments' starting sums (exclusive scan) and the column's total, in order."""
+        acc = 0.0
+        for s in range(SEGMENTS):
+            offsets[k, s] = acc
+            acc += partial[k, s]
+        totals[k] = acc
+
+    @jit
+    def segment_prefix(t, mat, offsets, cum):
+        """``cum[k, r] = sum_{j <= r} mat[j, k]``, segment by segment from its offset."""
+        k = t // SEGMENTS
+        s = t % SEGMENTS
+        n = mat.shape[0]
+        length = (n + SEGMENTS - 1) // SEGMENTS
+        acc = offsets[k, s]
+        for r in range(s * length, min((s + 1) * length, n)):
+            acc += mat[r, k]
+            cum[k, r] = acc
+
+    @jit
+    def gamma_cell(t, counts, a0, b0, sums, k0, k1, iteration, out, errors):
+        """``out[r, k] ~ Gamma(a0 + counts[r, k], b0 + sums[k])`` (cell ``t = r K + k``)."""
+        r = t // K
+        k = t % K
+        x, _ = gamma_rate(a0 + counts[r, k], b0 + sums[k], k0, k1, t, iteration, 0)
+        if not (x > 0.0 and x < math.inf):
+            errors[0] = ERROR_LATENT
+        out[r, k] = x
+
+    @jit
+    def rate_cell(t, theta, phi_t, out):
+        """``out[d, v] = sum_k theta[d, k] phi[k, v]`` in topic order."""
+        n_cols = phi_t.shape[0]
+        d = t // n_cols
+        v = t % n_cols
+        acc = 0.0
+        for k in range(K):
+            acc += theta[d, k] * phi_t[v, k]
+        out[d, v] = acc
+
+    @jit
+    def scatter_entry(i, rows, cols, pos_y, dense):
+        dense[rows[i], cols[i]] = pos_y[i]
+
+    @jit
+    def dense_row_loglik(d, dense, theta, phi_t, out):
+        """``sum_v y log mu - log y!`` over the row's positive counts (the ``-mu`` terms are
+        added on the host from the factors' sums)."""
+        acc = 0.0
+        for v in range(dense.shape[1]):
+            y = dense[d, v]
+            if y > 0:
+                mu = 0.0
+                for k in range(K):
+                    mu += theta[d, k] * phi_t[v, k]
+                acc += y * math.log(mu) - math.lgamma(y + 1.0)
+        out[d] = acc
+
+    @jit
+    def sparse_row_loglik(d, indptr, cols, values, theta, phi_t, out):
+        """As :func:`dense_row_loglik`, over the non-zero entries of a CSR layout."""
+        acc = 0.0
+        for idx in range(indptr[d], indptr[d + 1]):
+            y = values[idx]
+            v = cols[idx]
+            mu = 0.0
+            for k in range(K):
+                mu += theta[d, k] * phi_t[v, k]
+            acc += y * math.log(mu) - math.lgamma(y + 1.0)
+        out[d] = acc
+
+    @jit
+    def row_noise_distance(d, indptr, values, pos_y, neg_counts, neg_tilde_sums, out):
+        """``sum over observed v of |y_tilde - y|`` for row d: the positive entries one by
+        one; on Neg(d), where ``y >= 0 >= y_tilde``, the row's tokens less the fixed
+        ``sum over Neg(d) of y_tilde``."""
+        acc = 0.0
+        for idx in range(indptr[d], indptr[d + 1]):
+            y_tilde = values[idx]
+            if y_tilde > 0:
+                acc += abs(y_tilde - pos_y[idx])
+        tokens = 0
+        for k in range(K):
+            tokens += neg_counts[d, k]
+        out[d] = acc + tokens - neg_tilde_sums[d]
+
+    return SimpleNamespace(
+        collapsed_entry=collapsed_entry, known_entry=known_entry, excluded_mass=excluded_mass,
+        negative_totals=negative_totals, negative_tokens=negative_tokens,
+        segment_sums=segment_sums, segment_offsets=segment_offsets,
+        segment_prefix=segment_prefix, gamma_cell=gamma_cell, rate_cell=rate_cell,
+        scatter_entry=scatter_entry, dense_row_loglik=dense_row_loglik,
+        sparse_row_loglik=sparse_row_loglik, row_noise_distance=row_noise_distance)
+
+
+#: the bodies that need the per-thread scratch of K weights and K hit counts
+SCRATCH = ("collapsed_entry", "known_entry")
+BODIES = ("collapsed_entry", "known_entry", "excluded_mass", "negative_totals",
+           "negative_tokens", "segment_sums", "segment_offsets", "segment_prefix", "gamma_cell",
+           "rate_cell", "scatter_entry", "dense_row_loglik", "sparse_row_loglik",
+           "row_noise_distance")
+
+
+# ---------------------------------------------------------------------------------------------
+# backends: how arrays live and how a body is launched over its items
+# ---------------------------------------------------------------------------------------------
+
+@njit
+def _host_add2(arr, i, j, x):
+    arr[i, j] += x
+
+
+def _host_launcher(body, scratch: bool, n_topics: int):
+    """``run(n, *args)``: ``body(i, *args)`` for i = 0..n-1, in order, in one compiled loop."""
+    if scratch:
+        @njit
+        def run(n, *args):
+            cum = np.empty(n_topics)
+            hits = np.empty(n_topics, dtype=np.int64)
+            for i in range(n):
+                body(i, *args, cum, hits)
+    else:
+        @njit
+        def run(n, *args):
+            for i in range(n):
+                body(i, *args)
+    return run
+
+
+class HostBackend:
+    """The thread bodies run on the CPU with numba, one item after another (the statistical
+    twin of the GPU engine; see the module docstring)."""
+
+    name = "host"
+
+    def __init__(self):
+        self.threads_per_block = None
+
+    @staticmethod
+    @lru_cache(maxsize=16)
+    def kernels(n_topics: int):
+        bodies = build_bodies(njit, _host_add2, n_topics)
+        return SimpleNamespace(**{name: _host_launcher(getattr(bodies, name), name in SCRATCH,
+                                                       n_topics)
+                                  for name in BODIES})
+
+    def launch(self, kernels, name: str, n: int, *args) -> None:
+        if n > 0:
+            getattr(kernels, name)(n, *args)
+
+    to_device = staticmethod(lambda arr: np.array(arr, order="C", copy=True))
+    to_host = staticmethod(lambda arr: np.array(arr, order="C", copy=True))
+
+    @staticmethod
+    def zeros(shape, dtype):
+        return np.zeros(shape, dtype=dtype)
+
+    @staticmethod
+    def fill_zero(arr) -> None:
+        arr.fill(0)
+
+    @staticmethod
+    def free_bytes():
+        return None
+
+    @staticmethod
+    def describe() -> str:
+        return "the CPU (host emulation of the CUDA kernels)"
