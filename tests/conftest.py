@@ -12,14 +12,22 @@ Python). Two things make that possible:
   failure's chain of exceptions, or lpp's own request to ``pip install lpp[<extra>]``. A
   missing module of a package that *is* installed (``lpp`` itself included) still fails.
   Without the option nothing is skipped: the full suite needs every package.
+
+The GPU engine's tests run its CUDA kernels in numba-cuda's simulator (set here, before numba
+is imported) unless ``NUMBA_ENABLE_CUDASIM=0`` asks for the machine's GPU.
 """
 import importlib.util
+import os
 import re
 
 import types
 
 import pytest
 from hypothesis import settings
+
+# the GPU engine's kernels run in numba-cuda's simulator unless a run asks for the real device
+# (NUMBA_ENABLE_CUDASIM=0 on a machine with a GPU); read when numba.cuda is first imported
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 settings.register_profile("lpp", derandomize=True, database=None, deadline=None)
 settings.load_profile("lpp")
