@@ -35,6 +35,7 @@ from bench.sweep import _median_sweep, cpu_model, text_data
 from lpp.formats.files import write_json
 from lpp.inference import GibbsSampler, TopicModel, fit_private
 from lpp.inference.engines.cuda import functions, launch_settings
+from lpp.inference.engines.cuda.device import CudaBackend
 
 _uniform = functions.build_functions(cuda.jit(device=True)).uniform
 
@@ -95,6 +96,36 @@ def reproducibility(n: int, k: int, sweeps: int) -> dict:
         "n": n, "K": k, "sweeps": sweeps}
 
 
+class _PhaseTimer(CudaBackend):
+    """The GPU backend with a synchronisation after every launch, timing each kernel."""
+
+    def __init__(self):
+        super().__init__()
+        self.seconds = {}
+
+    def launch(self, kernels, name, n, *args):
+        cuda.synchronize()
+        t0 = time.perf_counter()
+        super().launch(kernels, name, n, *args)
+        cuda.synchronize()
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+
+
+def phases(y_tilde, alpha, k, sweeps) -> dict:
+    """Seconds per sweep of each kernel of the collapsed sweep (each launch synchronised)."""
+    chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1, device="cuda")
+    timer = _PhaseTimer()
+    chain._fused.backend = timer
+    chain.sweep()
+    timer.seconds.clear()
+    t0 = time.perf_counter()
+    for _ in range(sweeps):
+        chain.sweep()
+    per_sweep = {name: sec / sweeps for name, sec in sorted(timer.seconds.items(),
+                                                            key=lambda kv: -kv[1])}
+    return {"sweep_synchronised": (time.perf_counter() - t0) / sweeps, "kernels": per_sweep}
+
+
 def _device_in_use() -> int:
     free, total = cuda.current_context().get_memory_info()
     return int(total - free) if np.isfinite(total) else 0
@@ -151,6 +182,7 @@ def main(argv=None):
                 chain.log_joint()
                 peak = max(peak, _device_in_use())
                 row["engine_device_bytes"] = chain._fused.device_bytes(k)
+                row["phases"] = phases(y_tilde, alpha, k, timed)
                 del floor
             del chain
         if eps == 1.0:
@@ -189,6 +221,11 @@ def main(argv=None):
     print(f"peak device memory in use: {peak / 2**30:.2f} GiB; kernels compiled in "
           f"{compile_seconds:.1f} s; {fit_iter}-sweep fit (burn-in {fit_burn}, thin {fit_thin}): "
           f"{fit_record['seconds']:.1f} s")
+    for r in rows:
+        kernels = ", ".join(f"{name} {sec * 1e3:.2f}" for name, sec in
+                            r["phases"]["kernels"].items())
+        print(f"eps/N = {r['epsilon_over_n']:g}, collapsed sweep by kernel (ms, synchronised): "
+              f"{kernels}")
     print(f"same seed, {repro['sweeps']} sweeps at {repro['n']}^2: bit-identical "
           + ", ".join(f"{key[10:]}: {val}" for key, val in repro.items()
                       if key.startswith("identical_")))

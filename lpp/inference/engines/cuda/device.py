@@ -6,35 +6,47 @@ simulator swaps that global for its own emulation when it runs them.
 """
 from __future__ import annotations
 
+import inspect
+import warnings
 from functools import lru_cache
 from types import SimpleNamespace
 
 import numpy as np
 from numba import config as numba_config
 from numba import cuda, float64, int64
+from numba.core.errors import NumbaPerformanceWarning
 
 from lpp.inference.engines.cuda.kernels import BODIES, SCRATCH, build_bodies
 
 __all__ = ["CudaBackend"]
 
 
+#: a kernel per body, its parameters spelled out: numba-cuda compiles a kernel for the types
+#: of its arguments and does not take ``*args``
+_KERNEL_SOURCE = """
+def kernel(n, {params}):
+    i = cuda.grid(1)
+    if i < n:
+{scratch}        body(i, {params}{extra})
+"""
+_SCRATCH_SOURCE = """        cum = cuda.local.array(n_topics, float64)
+        hits = cuda.local.array(n_topics, int64)
+"""
+
+
 def _cuda_kernel(body, scratch: bool, n_topics: int):
-    """A ``numba.cuda`` kernel running ``body`` for item ``cuda.grid(1)`` when below ``n``."""
+    """A ``numba.cuda`` kernel running ``body`` for item ``cuda.grid(1)`` when below ``n``
+    (with ``K``-long scratch arrays where the body takes them)."""
+    names = list(inspect.signature(body.py_func).parameters)[1:]  # less the item
     if scratch:
-        @cuda.jit
-        def kernel(n, *args):
-            i = cuda.grid(1)
-            if i < n:
-                cum = cuda.local.array(n_topics, float64)
-                hits = cuda.local.array(n_topics, int64)
-                body(i, *args, cum, hits)
-    else:
-        @cuda.jit
-        def kernel(n, *args):
-            i = cuda.grid(1)
-            if i < n:
-                body(i, *args)
-    return kernel
+        names = names[:-2]  # cum, hits: the kernel's own
+    source = _KERNEL_SOURCE.format(params=", ".join(names),
+                                   scratch=_SCRATCH_SOURCE if scratch else "",
+                                   extra=", cum, hits" if scratch else "")
+    namespace = {"cuda": cuda, "body": body, "float64": float64, "int64": int64,
+                 "n_topics": n_topics}
+    exec(compile(source, f"<lpp cuda kernel {body.py_func.__name__}>", "exec"), namespace)
+    return cuda.jit(namespace["kernel"])
 
 
 class CudaBackend:
@@ -52,7 +64,10 @@ class CudaBackend:
     def launch(self, kernels, name: str, n: int, *args) -> None:
         if n > 0:
             tpb = self.threads_per_block
-            getattr(kernels, name)[(n + tpb - 1) // tpb, tpb](n, *args)
+            with warnings.catch_warnings():
+                # a launch over few items (K topics, a small matrix) is meant to be small
+                warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                getattr(kernels, name)[(n + tpb - 1) // tpb, tpb](n, *args)
 
     def to_device(self, arr):
         return cuda.to_device(np.ascontiguousarray(arr))
@@ -70,7 +85,9 @@ class CudaBackend:
         flat = arr.reshape(arr.size)
         if flat.size:
             tpb = self.threads_per_block
-            _fill_kernel()[(flat.size + tpb - 1) // tpb, tpb](flat)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                _fill_kernel()[(flat.size + tpb - 1) // tpb, tpb](flat)
 
     def free_bytes(self):
         free, _ = cuda.current_context().get_memory_info()

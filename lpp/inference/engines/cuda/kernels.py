@@ -32,6 +32,9 @@ SEGMENTS = 64
 #: as the CPU engine: recompute a row's residual topic mass by an explicit sum when the
 #: subtraction keeps fewer digits than this
 RESIDUAL_RECOMPUTE = 1e-4
+#: counts up to this are added to the topic totals token by token (two atomic additions each);
+#: larger ones are tallied per topic first
+FEW_TOKENS = 8
 #: error codes a kernel leaves in ``errors[0]``
 ERROR_RATE = 1  # a Poisson rate that is NaN or above 2**53
 ERROR_LATENT = 2  # a Gamma draw that is not a positive finite number
@@ -70,10 +73,19 @@ def build_bodies(jit, add2, n_topics: int):
     @jit
     def allocate(count, d, v, theta, phi_t, mu, k0, k1, item, iteration, index,
                  doc_topic, word_topic, cum, hits):
-        """Split ``count`` over topics (``cum`` holds the prefix sums of total ``mu``)."""
+        """Split ``count`` over topics (``cum`` holds the prefix sums of total ``mu``): the
+        same uniforms and picks either way, so the counts do not depend on the path."""
         total = mu
         if not total > UNDERFLOW:
             total = topic_prefix_log(theta, d, phi_t, v, cum)
+        if count <= FEW_TOKENS:  # token by token: no tally of K hits to clear and sweep
+            for _ in range(count):
+                u = uniform(k0, k1, item, iteration, index)
+                index += 1
+                k = pick(cum, total, u)
+                add2(doc_topic, d, k, 1)
+                add2(word_topic, v, k, 1)
+            return
         split_count(count, cum, total, hits, k0, k1, item, iteration, index)
         for k in range(K):
             h = hits[k]
