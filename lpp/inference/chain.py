@@ -213,8 +213,9 @@ class GibbsSampler:
     def log_joint(self) -> float:
         """log p(Z, y, y_tilde) of the current point (``log p(Z, y)`` without a noise model)."""
         snap = self._snap
-        if hasattr(self._fused, "log_joint"):  # a GPU engine: summed on its device
-            return self._fused.log_joint(self.model, snap.state, snap.counts)
+        fused = self._fused
+        if hasattr(fused, "log_joint") and fused.sums_log_joint(snap.counts):
+            return fused.log_joint(self.model, snap.state, snap.counts)  # on the GPU
         return (self.model.log_joint(snap.state, snap.y, self.observed, snap.mu)
                 + self.source.log_noise(snap.y, self.observed))
 

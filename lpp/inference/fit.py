@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from lpp.formats.privatized_blocks import META_FILE, PrivatizedBlocks
-from lpp.inference.chain import GibbsSampler
+from lpp.inference.chain import DEVICES, GibbsSampler
 from lpp.inference.models import make_model
 from lpp.inference.result import ChainResult, FitResult, Record
 from lpp.inference.runner import RunOptions, run_chain
@@ -183,6 +183,8 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     run = RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
                      save_counts=save_counts, progress=progress, checkpoint=checkpoint,
                      checkpoint_every=checkpoint_every, resume=resume, callback=callback)
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
     if cluster is not None and device != "cpu":
         raise ValueError("device='cuda' runs in this process; a cluster's chain runs on the "
                          "workers' CPUs (pass cluster=None)")

@@ -44,10 +44,12 @@ from lpp.validation import positive_int, prior_parameter
 #: variational adapter rely on it), ``membership_factors`` (``mu_ij = theta_i pi theta_j``) and
 #: ``cp_factors`` (``mu`` a sum of rank-one tensors), on which the variational adapters of the
 #: community and CP models rely; ``gamma_factors`` (row/column factors with iid Gamma(a0, b0)
-#: priors, drawn phi then theta from their conditionals: the GPU engine redoes these updates)
+#: priors, the counts allocated by topic, then phi and theta drawn from their conditionals: the
+#: GPU engines redo all of it on the device)
 CAPABILITY_METHODS = {"row_column_factors": ("rate", "allocate", "row_column_factors"),
-                      "gamma_factors": ("rate", "row_column_factors", "update_latents",
-                                        "update_step", "log_prior", "latent_shapes"),
+                      "gamma_factors": ("rate", "allocate", "row_column_factors",
+                                        "update_latents", "update_step", "log_prior",
+                                        "latent_shapes"),
                       "membership_factors": ("rate", "allocate"),
                       "cp_factors": ("rate", "allocate")}
 

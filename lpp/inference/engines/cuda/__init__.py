@@ -67,7 +67,7 @@ def backend():
         return HostBackend()
     if importlib.util.find_spec("numba_cuda") is None:
         raise ImportError("device='cuda' needs numba-cuda, which is not installed: "
-                          "pip install 'lpp[gpu]' (numba-cuda with the CUDA 12 toolkit wheels)")
+                          "pip install lpp[gpu] (numba-cuda with the CUDA 12 toolkit wheels)")
     # the GPU's door: numba.cuda is imported only when a chain asks for device='cuda'
     from numba import cuda  # noqa: PLC0415
 

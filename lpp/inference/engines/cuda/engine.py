@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from numba import njit
 
 from lpp.inference.engines.cuda.kernels import ERROR_LATENT, ERROR_RATE, SEGMENTS
 from lpp.inference.engines.known_topics import KnownCountsLayout
@@ -48,6 +49,18 @@ def _key(seed: int):
 def _rows_of(indptr: np.ndarray) -> np.ndarray:
     """The row of every entry of a CSR layout (int32)."""
     return np.repeat(np.arange(indptr.size - 1, dtype=np.int32), np.diff(indptr))
+
+
+@njit(cache=True)
+def _layout_bitmap(indptr, cols, n_cols):
+    """One bit per cell, set on the entries of E: ``bitmap[d, v >> 5] >> (v & 31) & 1``."""
+    n_rows = indptr.size - 1
+    bitmap = np.zeros((n_rows, (n_cols + 31) // 32), dtype=np.uint32)
+    for d in range(n_rows):
+        for idx in range(indptr[d], indptr[d + 1]):
+            v = cols[idx]
+            bitmap[d, v >> 5] |= np.uint32(1) << np.uint32(v & 31)
+    return bitmap
 
 
 class DeviceState(Mapping):
@@ -108,10 +121,10 @@ class DeviceCounts:
     def device_dense(self):
         """The dense draw as a device array (formed once)."""
         eng = self._engine
+        if eng.draw_generation != self._generation:
+            raise RuntimeError("this draw of y was overwritten on the device by a later "
+                               "sweep; read it before sweeping on")
         if self._device is None:
-            if eng.draw_generation != self._generation:
-                raise RuntimeError("this draw of y was overwritten on the device by a later "
-                                   "sweep; read it before sweeping on")
             self._device = eng.dense_counts(self.iteration, self._token_key)
         return self._device
 
@@ -280,6 +293,10 @@ class _DeviceTopicEngine:
         rows = self._row_loglik(point, counts)
         return model.log_prior(host) + rows - sum_mu + self._log_noise(counts)
 
+    def sums_log_joint(self, counts) -> bool:
+        """Whether :meth:`log_joint` takes ``counts`` (the draw of a sweep on this device)."""
+        raise NotImplementedError
+
     def _row_loglik(self, point, counts) -> float:
         raise NotImplementedError
 
@@ -318,13 +335,17 @@ class CudaSparseTopicEngine(_DeviceTopicEngine):
         self._cols = b.to_device(lay.cols)
         self._values = b.to_device(lay.values)
         self._rows = b.to_device(_rows_of(lay.indptr))
+        self._bitmap = b.to_device(_layout_bitmap(lay.indptr, lay.cols, y_tilde.shape[1]))
         self._alpha_rows = b.to_device(alpha)
         self._neg_tilde = b.to_device(negative)
 
     def _data_bytes(self, n_topics: int) -> int:
         n_rows, n_cols = self.shape
-        # layout (cols, values, rows: 4 bytes each; pos_y 8) and the draw's buffers
-        return 20 * self.nnz + 8 * (3 * n_rows * n_topics + n_topics * n_cols + 3 * n_rows)
+        # layout (cols, values, rows: 4 bytes each; pos_y 8; a bit per cell) and the draw's
+        # buffers (the guide table: 4 bytes per topic and column)
+        return (20 * self.nnz + 4 * n_rows * ((n_cols + 31) // 32)
+                + 8 * (3 * n_rows * n_topics + n_topics * n_cols + 3 * n_rows)
+                + 4 * n_topics * n_cols)
 
     def _allocate_draw(self, n_topics: int) -> None:
         b = self.backend
@@ -333,6 +354,7 @@ class CudaSparseTopicEngine(_DeviceTopicEngine):
         self._excluded = b.zeros((n_rows, n_topics), np.float64)
         self.neg_counts = b.zeros((n_rows, n_topics), np.int64)
         self._cum_phi = b.zeros((n_topics, n_cols), np.float64)
+        self._guide = b.zeros((n_topics, n_cols), np.int32)
         self._old_phi_sums = b.zeros(n_topics, np.float64)
         self._dense = None
 
@@ -353,7 +375,8 @@ class CudaSparseTopicEngine(_DeviceTopicEngine):
                      *_key(derive_seed(privacy_seed, Tag.NEGATIVE_TOTALS)), iteration,
                      self.neg_counts, self.doc_topic, self.errors)
         token_key = _key(derive_seed(privacy_seed, Tag.PASS2))
-        self._launch("negative_tokens", n_rows * k, self._indptr, self._cols, self._cum_phi,
+        self._launch("guide_cells", k * self.shape[1], self._cum_phi, self._guide)
+        self._launch("negative_tokens", n_rows * k, self._bitmap, self._cum_phi, self._guide,
                      self.neg_counts, *token_key, iteration, self.word_topic, False)
         self.draw_generation = self.generation + 1
         return DeviceCounts(self, self.draw_generation, iteration, token_key)
@@ -367,9 +390,12 @@ class CudaSparseTopicEngine(_DeviceTopicEngine):
         else:
             self.backend.fill_zero(self._dense)
         self._launch("scatter_entry", self.nnz, self._rows, self._cols, self.pos_y, self._dense)
-        self._launch("negative_tokens", n_rows * self._n_topics, self._indptr, self._cols,
-                     self._cum_phi, self.neg_counts, *token_key, iteration, self._dense, True)
+        self._launch("negative_tokens", n_rows * self._n_topics, self._bitmap, self._cum_phi,
+                     self._guide, self.neg_counts, *token_key, iteration, self._dense, True)
         return self._dense
+
+    def sums_log_joint(self, counts) -> bool:
+        return isinstance(counts, DeviceCounts)  # not the start's counts, before a sweep
 
     def _row_loglik(self, point, counts) -> float:
         n_rows, _ = self.shape
@@ -422,6 +448,9 @@ class CudaKnownTopicEngine(_DeviceTopicEngine):
                      *_key(derive_seed(model_seed, Tag.ALLOCATE)), iteration, self.doc_topic,
                      self.word_topic)
         return self.counts
+
+    def sums_log_joint(self, counts) -> bool:
+        return True  # the known counts, laid out on the device
 
     def _row_loglik(self, point, counts) -> float:
         self._launch("sparse_row_loglik", self.shape[0], self._indptr, self._cols, self._values,

@@ -28,10 +28,9 @@ _M1 = np.uint64(0xCD9E8D57)
 _W0 = np.uint64(0x9E3779B9)
 _W1 = np.uint64(0xBB67AE85)
 _S32 = np.uint64(32)
-_S5 = np.uint64(5)
 _S6 = np.uint64(6)
 _S26 = np.uint64(26)
-_TWO53_INV = 1.0 / 9007199254740992.0
+_TWO52_INV = 1.0 / 4503599627370496.0
 
 #: a series is summed until what it leaves out is below this fraction of its total
 SERIES_TOL = 1e-17
@@ -67,13 +66,13 @@ def build_functions(jit):
 
     @jit
     def uniform(k0, k1, item, iteration, index):
-        """A double in (0, 1) with 53 random bits: draw ``index`` of ``item`` at
-        ``iteration``."""
+        """A double in (0, 1) with 52 random bits, ``(m + 1/2) / 2**52``: draw ``index`` of
+        ``item`` at ``iteration``. (With 53 bits the largest value would round to 1.)"""
         it = np.uint64(item)
         x0, x1, _, _ = philox(k0, k1, it & _MASK32, it >> _S32, np.uint64(iteration),
                               np.uint64(index))
-        m = ((x0 >> _S5) << _S26) | (x1 >> _S6)
-        return (np.float64(m) + 0.5) * _TWO53_INV
+        m = ((x0 >> _S6) << _S26) | (x1 >> _S6)
+        return (np.float64(m) + 0.5) * _TWO52_INV
 
     @jit
     def ratio(y, y_tilde, lam_low, lam_high):
@@ -100,6 +99,14 @@ def build_functions(jit):
             return -1, index
         if lam_high <= 0.0:
             return 0, index
+        if lam_low < 1.0:
+            # every ratio w_y / w_(y-1) is at most lam_low, so the total is below
+            # 1 / (1 - lam_low): a uniform below 1 - lam_low is located in w_0 whatever the
+            # total (the same uniform and the same draw as the full inversion below; the
+            # common case of noise entries, decided without a series)
+            u = uniform(k0, k1, item, iteration, index)
+            if u < 1.0 - lam_low:
+                return 0, index + 1
         y_tilde = max(y_tilde, 0)
         if y_tilde >= 1 and math.floor(lam_low) < y_tilde:
             mode = int(math.floor(lam_low))

@@ -45,7 +45,7 @@ def build_bodies(jit, add2, n_topics: int):
     adds ``x`` to ``arr[i, j]`` (atomically on a GPU)."""
     F = build_functions(jit)
     uniform, two_piece, gamma_rate = F.uniform, F.two_piece, F.gamma_rate
-    pick, split_count, contains = F.pick, F.split_count, F.contains
+    pick, split_count = F.pick, F.split_count
     K = n_topics
 
     @jit
@@ -161,7 +161,36 @@ def build_bodies(jit, add2, n_topics: int):
         doc_topic[d, k] += n
 
     @jit
-    def negative_tokens(t, indptr, cols, cum_phi, neg_counts, k0, k1, iteration, counts,
+    def guide_cells(t, cum_phi, guide):
+        """``guide[k, b]``: the first column whose cumulative weight in topic k exceeds the
+        fraction ``b / G`` of the total (``t = k G + b``, G columns of ``guide``)."""
+        n_guide = guide.shape[1]
+        k = t // n_guide
+        b = t % n_guide
+        row = cum_phi[k]
+        guide[k, b] = pick(row, row[row.size - 1], b / n_guide)
+
+    @jit
+    def guided_pick(row, guide_row, u):
+        """``pick(row, total, u)`` by the guide table (Chen and Asau's indexed search): start
+        at the guide's cell of ``u`` and step to the first column whose cumulative weight
+        exceeds ``u * total`` — the same column, in O(1) steps on average."""
+        last = row.size - 1
+        target = u * row[last]
+        v = guide_row[min(int(u * guide_row.size), guide_row.size - 1)]
+        while v > 0 and row[v - 1] > target:
+            v -= 1
+        while v < last and row[v] <= target:
+            v += 1
+        return v
+
+    @jit
+    def in_layout(bitmap, d, v):
+        """Whether column ``v`` of row ``d`` is in E(d) (one bit per cell)."""
+        return (np.int64(bitmap[d, v >> 5]) >> (v & 31)) & 1
+
+    @jit
+    def negative_tokens(t, bitmap, cum_phi, guide, neg_counts, k0, k1, iteration, counts,
                         to_dense):
         """Cell ``t = d K + k``: the columns of its tokens, drawn from ``phi[k, :]`` and
         rejected on E(d); each adds 1 to ``counts[v, k]`` (the topic-word counts) or, with
@@ -172,16 +201,14 @@ def build_bodies(jit, add2, n_topics: int):
         if n == 0:
             return
         row = cum_phi[k]
-        total = row[row.size - 1]
-        lo = indptr[d]
-        hi = indptr[d + 1]
+        guide_row = guide[k]
         index = 0
         got = 0
         while got < n:
             u = uniform(k0, k1, t, iteration, index)
             index += 1
-            v = pick(row, total, u)
-            if contains(cols, lo, hi, v):
+            v = guided_pick(row, guide_row, u)
+            if in_layout(bitmap, d, v):
                 continue
             got += 1
             if to_dense:
@@ -292,7 +319,7 @@ def build_bodies(jit, add2, n_topics: int):
 
     return SimpleNamespace(
         collapsed_entry=collapsed_entry, known_entry=known_entry, excluded_mass=excluded_mass,
-        negative_totals=negative_totals, negative_tokens=negative_tokens,
+        negative_totals=negative_totals, negative_tokens=negative_tokens, guide_cells=guide_cells,
         segment_sums=segment_sums, segment_offsets=segment_offsets,
         segment_prefix=segment_prefix, gamma_cell=gamma_cell, rate_cell=rate_cell,
         scatter_entry=scatter_entry, dense_row_loglik=dense_row_loglik,
@@ -302,7 +329,7 @@ def build_bodies(jit, add2, n_topics: int):
 #: the bodies that need the per-thread scratch of K weights and K hit counts
 SCRATCH = ("collapsed_entry", "known_entry")
 BODIES = ("collapsed_entry", "known_entry", "excluded_mass", "negative_totals",
-           "negative_tokens", "segment_sums", "segment_offsets", "segment_prefix", "gamma_cell",
+           "negative_tokens", "guide_cells", "segment_sums", "segment_offsets", "segment_prefix", "gamma_cell",
            "rate_cell", "scatter_entry", "dense_row_loglik", "sparse_row_loglik",
            "row_noise_distance")
 
