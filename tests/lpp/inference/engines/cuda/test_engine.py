@@ -22,6 +22,7 @@ from scipy import integrate, stats
 from lpp.formats.fits import load_chains, load_fit, save_fit
 from lpp.inference import (
     CommunityModel,
+    FixedTopicModel,
     GibbsSampler,
     TopicModel,
     checkpoint_from_fit,
@@ -373,6 +374,50 @@ def test_what_the_gpu_does_not_run_is_refused_naming_why(data):
             fit(device="gpu", n_iter=2, **QUIET)
 
 
+class _OwnRates(TopicModel):
+    """Overrides ``rate``: the model no longer vouches for row/column Gamma factors."""
+
+    def rate(self, state):
+        return super().rate(state)
+
+
+class _OwnAllocation(TopicModel):
+    """Overrides ``allocate`` (here with the same draws; a user's would differ): the GPU
+    engine, which allocates by TopicModel's rule, must not run it."""
+
+    def allocate(self, state, y, observed, seed, iteration):
+        return super().allocate(state, y, observed, seed, iteration)
+
+
+def test_models_that_do_not_vouch_for_gamma_factors_are_refused(data):
+    y, y_tilde = data
+    phi = np.ones((2, y.shape[1]))
+    for model in (_OwnRates(2), FixedTopicModel(phi)):
+        assert "gamma_factors" not in model.capabilities
+        with pytest.raises(ValueError, match="device='cuda' runs the built-in TopicModel"):
+            GibbsSampler.private(y_tilde, 0.5, model, rng=1, device="cuda")
+        with pytest.raises(ValueError, match="device='cuda' runs the built-in TopicModel"):
+            GibbsSampler.nonprivate(y, model, rng=1, device="cuda")
+
+
+@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason=(
+    "lpp/inference/engines/cuda/engine.py, CudaSparseTopicEngine.applies and "
+    "CudaKnownTopicEngine.applies test only 'gamma_factors', whose methods "
+    "(lpp/inference/models/base.py CAPABILITY_METHODS) do not include 'allocate': a TopicModel "
+    "subclass that overrides allocate loses 'row_column_factors' (the CPU then runs the dense "
+    "sweep, which calls it) but keeps 'gamma_factors', so device='cuda' builds cuda-sparse / "
+    "cuda-known and silently allocates by TopicModel's rule instead of refusing"))
+def test_a_model_with_its_own_allocation_is_refused(data):
+    y, y_tilde = data
+    model = _OwnAllocation(2)
+    assert "row_column_factors" not in model.capabilities
+    assert GibbsSampler.private(y_tilde, 0.5, model, rng=1).engine == "dense"
+    with pytest.raises(ValueError, match="device='cuda'"):
+        GibbsSampler.private(y_tilde, 0.5, model, rng=1, device="cuda")
+    with pytest.raises(ValueError, match="device='cuda'"):
+        GibbsSampler.nonprivate(y, model, rng=1, device="cuda")
+
+
 def test_a_row_constant_alpha_runs_on_the_gpu(data):
     """alpha of shape (D, 1) is constant within rows: the collapsed GPU engine applies."""
     _, y_tilde = data
@@ -547,7 +592,7 @@ def test_the_emulation_is_the_backend_under_launch_settings():
     assert select(TopicModel(2), make_privacy_step("bessel"), noise) is None
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "lpp/inference/engines/cuda/__init__.py (backend) and fit_private's docstring tell users to "
     "`pip install 'lpp[gpu]'`, but pyproject.toml's [project.optional-dependencies] declares no "
     "'gpu' extra (only progress, distributed, ...), so that command installs no numba-cuda"))
