@@ -400,13 +400,6 @@ def test_models_that_do_not_vouch_for_gamma_factors_are_refused(data):
             GibbsSampler.nonprivate(y, model, rng=1, device="cuda")
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason=(
-    "lpp/inference/engines/cuda/engine.py, CudaSparseTopicEngine.applies and "
-    "CudaKnownTopicEngine.applies test only 'gamma_factors', whose methods "
-    "(lpp/inference/models/base.py CAPABILITY_METHODS) do not include 'allocate': a TopicModel "
-    "subclass that overrides allocate loses 'row_column_factors' (the CPU then runs the dense "
-    "sweep, which calls it) but keeps 'gamma_factors', so device='cuda' builds cuda-sparse / "
-    "cuda-known and silently allocates by TopicModel's rule instead of refusing"))
 def test_a_model_with_its_own_allocation_is_refused(data):
     y, y_tilde = data
     model = _OwnAllocation(2)
@@ -513,11 +506,6 @@ def test_the_log_joint_is_the_cpu_formula(data, case):
     assert (chain.source.log_noise(y, chain.observed) != 0.0) == (kind == "collapsed")
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "lpp/inference/engines/cuda/engine.py, CudaSparseTopicEngine._row_loglik / _log_noise: "
-    "they call counts.device_dense(), but before the first sweep and after restore() the "
-    "chain's counts are the host array of initial counts (chain.py _Snapshot), so "
-    "GibbsSampler.log_joint() raises AttributeError where the CPU chain returns the formula"))
 @pytest.mark.parametrize("when", ["before the first sweep", "after restore"])
 def test_the_log_joint_of_a_point_not_drawn_on_the_device(data, when):
     chain = _chain("collapsed", data, rng=7)
@@ -592,10 +580,6 @@ def test_the_emulation_is_the_backend_under_launch_settings():
     assert select(TopicModel(2), make_privacy_step("bessel"), noise) is None
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "lpp/inference/engines/cuda/__init__.py (backend) and fit_private's docstring tell users to "
-    "`pip install 'lpp[gpu]'`, but pyproject.toml's [project.optional-dependencies] declares no "
-    "'gpu' extra (only progress, distributed, ...), so that command installs no numba-cuda"))
 def test_the_extra_the_error_names_is_declared():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "gpu" in meta["project"]["optional-dependencies"]

@@ -127,14 +127,14 @@ def _uniform_for_words(x0, x1):
 
 
 def test_a_uniform_is_named_by_its_item_iteration_and_index():
-    """53 bits of the first two Philox words, counter (item low, item high, iteration, index)."""
+    """52 bits of the first two Philox words, counter (item low, item high, iteration, index)."""
     item = (7 << 32) | 123
     x0, x1, _, _ = philox_reference((int(KEY[0]), int(KEY[1])), (123, 7, 9, 4))
-    expected = (((x0 >> 5) << 26 | (x1 >> 6)) + 0.5) / 2.0**53
+    expected = (((x0 >> 6) << 26 | (x1 >> 6)) + 0.5) / 2.0**52
     assert uniform(*KEY, np.uint64(item), 9, 4) == expected
     draws = {uniform(*KEY, np.uint64(i), t, j) for i, t, j in itertools.product(range(3), repeat=3)}
     assert len(draws) == 27
-    assert _uniform_for_words(0, 0) == 0.5 / 2.0**53  # the smallest
+    assert _uniform_for_words(0, 0) == 0.5 / 2.0**52  # the smallest
 
 
 def test_uniforms_are_uniform_on_the_open_interval():
@@ -147,12 +147,8 @@ def test_uniforms_are_uniform_on_the_open_interval():
     assert stats.kstest(_uniforms(N, *KEY, 3, 1), "uniform").pvalue > FALSE_ALARM
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "lpp/inference/engines/cuda/functions.py, uniform: (float64(m) + 0.5) * 2**-53 rounds to "
-    "exactly 1.0 for m = 2**53 - 1 (2**53 - 0.5 is a tie, rounded to the even 2**53), so the "
-    "documented open interval (0, 1) is left once in 2**53 draws"))
 def test_the_largest_uniform_is_below_one():
-    assert _uniform_for_words(MASK, MASK) < 1.0
+    assert _uniform_for_words(MASK, MASK) == 1.0 - 0.5 / 2.0**52
 
 
 # --- the two-piece sampler -----------------------------------------------------------------------
