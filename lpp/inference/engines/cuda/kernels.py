@@ -49,6 +49,14 @@ def build_bodies(jit, add2, n_topics: int):
     K = n_topics
 
     @jit
+    def topic_dot(theta, d, phi_t, v):
+        """``mu = sum_k theta[d, k] phi[k, v]``, in the order of :func:`topic_prefix`."""
+        acc = 0.0
+        for k in range(K):
+            acc += theta[d, k] * phi_t[v, k]
+        return acc
+
+    @jit
     def topic_prefix(theta, d, phi_t, v, cum):
         acc = 0.0
         for k in range(K):
@@ -104,15 +112,16 @@ def build_bodies(jit, add2, n_topics: int):
             return
         d = rows[i]
         v = cols[i]
-        mu = topic_prefix(theta, d, phi_t, v, cum)
+        mu = topic_dot(theta, d, phi_t, v)
         alpha = alpha_rows[d]
         y, index = two_piece(y_tilde, mu / alpha, mu * alpha, k0, k1, i, iteration, 0)
         if y < 0:
             errors[0] = ERROR_RATE
             y = 0
         pos_y[i] = y
-        if y > 0:
-            allocate(y, d, v, theta, phi_t, mu, k0, k1, i, iteration, index, doc_topic,
+        if y > 0:  # most noise entries draw 0: only now the prefix sums (the same total)
+            total = topic_prefix(theta, d, phi_t, v, cum)
+            allocate(y, d, v, theta, phi_t, total, k0, k1, i, iteration, index, doc_topic,
                      word_topic, cum, hits)
 
     @jit
