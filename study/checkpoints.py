@@ -4,7 +4,8 @@ chains instead of starting them over.
 A fit's chains checkpoint to ``<out_dir>.checkpoints/<key>.npz`` (chain c >= 1 beside it, see
 :func:`lpp.inference.fit.chain_checkpoint`). The key is a digest of everything that decides the
 chain apart from its length: the data's files, the model, the method, the start, the seed, the
-schedule's burn-in and thinning, and whether the held-out mask is used. A stage rerun with the
+schedule's burn-in and thinning, whether the held-out mask is used, and the device the sweeps
+run on. A stage rerun with the
 same key continues where the interrupted run stopped, bit for bit (``fit_private(...,
 resume=True)``), and may run its chains longer (a larger ``n_iter``); a stage whose settings or
 data changed gets another key, and the checkpoints of the old key are removed, never resumed.

@@ -9,8 +9,9 @@ README's commands). So:
   pyproject.toml gives that package, and the pinned Python in ``requires-python``;
 * requirements.txt and environment.yml pin the same packages at the same versions: conda
   cannot be solved on our machines, so this comparison is what keeps environment.yml honest;
-* requirements.txt installs the runtime dependencies and every extra but ``interactive``,
-  and the lock pins each of them at the version requirements.txt does.
+* requirements.txt installs the runtime dependencies and every extra but ``interactive``
+  (``gpu``'s numba-cuda without its ``cu12`` toolkit wheels: the tests need only its
+  simulator), and the lock pins each of them at the version requirements.txt does.
 """
 import re
 import tomllib
@@ -29,8 +30,8 @@ CONDA_TO_PYPI = {"matplotlib-base": "matplotlib", "seaborn-base": "seaborn", "da
 CONDA_ONLY = {"python", "pip"}
 PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s;#]+)\s*$")
 #: pyproject extras that requirements.txt and environment.yml install as well
-INSTALLED_EXTRAS = ("progress", "distributed", "diagnostics", "compendium", "test", "pipeline",
-                    "docs")
+INSTALLED_EXTRAS = ("progress", "distributed", "diagnostics", "gpu", "compendium", "test",
+                    "pipeline", "docs")
 #: the Python versions the library supports: requires-python admits them, the classifiers name them
 SUPPORTED_PYTHONS = ("3.11", "3.12", "3.13")
 

@@ -59,3 +59,30 @@ def test_pipeline_runs_notebooks_with_parameters_they_define():
 def test_a_misspelt_parameter_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no parameter"):
         collect_parameters(NOTEBOOKS[0], None, [("no_such_parameter", "1")])
+
+
+#: the stages whose notebooks fit the topic model by Gibbs sampling: the only ones that take
+#: the ``topics.device`` setting (the network, VI, synthetic and central stages run on the CPU)
+TOPIC_FIT_STAGES = {"infer_private_topics", "infer_nonprivate_topics",
+                    "infer_private_chains_topics", "infer_nonprivate_chains_topics"}
+
+
+def test_the_device_setting_reaches_the_topic_fits_only():
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    passed = {}
+    for name, stage in stages.items():
+        words = shlex.split(stage["cmd"])
+        passed[name] = {words[i + 1]: words[i + 2] for i, word in enumerate(words[:-2])
+                        if word == "-p"}
+    topic_fits = {name for name, params in passed.items()
+                  if params.get("model") == "topics" and "notebooks/infer_" in stages[name]["cmd"]
+                  and "infer_vi" not in stages[name]["cmd"]}
+    assert topic_fits == TOPIC_FIT_STAGES
+    with_device = {name: params["device"] for name, params in passed.items()
+                   if "device" in params}
+    assert with_device == dict.fromkeys(TOPIC_FIT_STAGES, "${topics.device}")
+    # both profiles run them on the CPU unless asked: the default changes no output
+    for profile in ("params.yaml", "profiles/paper.yaml"):
+        assert yaml.safe_load((ROOT / profile).read_text())["topics"]["device"] == "cpu"
+    for notebook in ("infer_private.ipynb", "infer_nonprivate.ipynb"):
+        assert "device" in parameter_names(ROOT / "notebooks" / notebook)

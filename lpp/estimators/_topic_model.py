@@ -14,6 +14,7 @@ from lpp.inference import (
     make_model,
     model_from_params,
 )
+from lpp.inference.chain import DEVICES
 from lpp.mechanism import ExactAlpha
 from lpp.validation import noise_level_array
 from lpp.vi import (
@@ -108,6 +109,13 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Seed of every random stream; an int repeats a fit (and a transform) bit for bit.
     progress : bool or None, default=False
         Show a progress bar (None: on interactive terminals only).
+    device : {"cpu", "cuda"}, default="cpu"
+        Gibbs only: where :meth:`fit` runs its sweeps (:func:`lpp.inference.fit_private`'s
+        ``device``). ``"cuda"`` runs them on a GPU with numba-cuda (``pip install
+        'lpp[gpu]'``) for ``method="collapsed"``, ``"naive"`` and ``"nonprivate"``, without
+        ``mask``: the same posterior, other random streams (a GPU fit equals a CPU fit in
+        distribution, not bit for bit; the same ``random_state`` on the same GPU repeats it).
+        :meth:`transform` and :meth:`score` run on the CPU whatever the setting.
 
     Attributes
     ----------
@@ -117,7 +125,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         The posterior mean of every latent by name: ``"theta"`` (n_samples x K, the training
         documents) and ``"phi"`` (``components_``); ``E_q`` for a variational fit.
     fit_ : lpp.inference.FitResult or lpp.vi.VIResult
-        The fit itself: the chain's saved draws (``fit_.samples``), log joint, timings.
+        The fit itself: the chain's saved draws (``fit_.samples``), log joint, timings;
+        ``fit_.device`` and ``fit_.engine`` name where and by which engine a Gibbs fit ran.
     mu_hat_ : ndarray of shape (n_samples, n_features_in_)
         The posterior mean of the training documents' Poisson rates.
     n_iter_ : int
@@ -167,7 +176,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def __init__(self, n_components=10, *, alpha=None, method="collapsed", inference="gibbs",
                  n_iter=1000, burn_in=0, thin=1, init="data", n_chains=1, max_iter=None,
-                 tol=None, a0=0.1, b0=1.0, normalize=True, random_state=None, progress=False):
+                 tol=None, a0=0.1, b0=1.0, normalize=True, random_state=None, progress=False,
+                 device="cpu"):
         self.n_components = n_components
         self.alpha = alpha
         self.method = method
@@ -184,6 +194,7 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self.normalize = normalize
         self.random_state = random_state
         self.progress = progress
+        self.device = device
 
     # ----- fitting ------------------------------------------------------------------------------
     def fit(self, X, y=None, *, mask=None):
@@ -207,10 +218,14 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Raises
         ------
         ValueError, TypeError
-            For an unknown ``inference``, ``method`` or ``init``, settings out of range, an
-            ``alpha`` that is missing (private methods), given (``"nonprivate"``) or outside
-            (0, 1), or ``X`` that is not a 2-D matrix of whole numbers (each names the
-            setting).
+            For an unknown ``inference``, ``method``, ``init`` or ``device``, settings out of
+            range, an ``alpha`` that is missing (private methods), given (``"nonprivate"``)
+            or outside (0, 1), ``X`` that is not a 2-D matrix of whole numbers (each names
+            the setting), or ``device="cuda"`` with what the GPU does not run (a variational
+            fit, ``method="bessel"``, a ``mask``).
+        ImportError, RuntimeError
+            For ``device="cuda"`` without numba-cuda (``pip install 'lpp[gpu]'``) or without
+            a usable GPU.
 
         Examples
         --------
@@ -228,7 +243,11 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         if self.inference != "gibbs" and self.n_chains != 1:
             raise ValueError("n_chains > 1 runs several Gibbs chains; a variational fit is one "
                              "optimisation: set n_chains=1 or inference='gibbs'")
-        fit = self._infer(counts, alpha, mask, model, n_chains=self.n_chains)
+        if self.inference != "gibbs" and self.device != "cpu":
+            raise ValueError(f"device={self.device!r} runs Gibbs sweeps; a variational fit runs "
+                             "on the CPU: set device='cpu' or inference='gibbs'")
+        fit = self._infer(counts, alpha, mask, model, n_chains=self.n_chains,
+                          device=self.device)
         # topics are labelled independently in each chain: the factors are chain 0's, the
         # rates (label-invariant) are pooled over the chains
         first = fit.chains[0] if hasattr(fit, "chains") else fit
@@ -249,7 +268,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         ``components_`` samples the documents' ``theta`` only. Variational: the CAVI of
         :class:`lpp.vi.FixedTopicVI` updates ``q(theta)`` with ``q(phi)`` held at the fit's
         factor. The method, iteration settings, ``alpha`` and ``random_state`` are the
-        estimator's current parameters; the prior is the fit's.
+        estimator's current parameters; the prior is the fit's. It runs on the CPU, also
+        after a fit with ``device="cuda"``.
 
         Parameters
         ----------
@@ -423,12 +443,14 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             return tags
 
     # ----- the engines ----------------------------------------------------------------------------
-    def _infer(self, counts, alpha, mask, model, n_chains=1, **vi_options):
-        """Run the engine the settings name on ``model`` (a model, or a VI adapter)."""
+    def _infer(self, counts, alpha, mask, model, n_chains=1, device="cpu", **vi_options):
+        """Run the engine the settings name on ``model`` (a model, or a VI adapter); a Gibbs
+        chain's sweeps on ``device`` (the fit's setting; the fixed-topic chains of transform
+        and score run on the CPU)."""
         if self.inference == "gibbs":
             settings = dict(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin,
                             rng=self.random_state, mask=mask, init=chain_start(self.init),
-                            progress=self.progress, n_chains=n_chains)
+                            progress=self.progress, n_chains=n_chains, device=device)
             if alpha is not None:
                 return fit_private(counts, alpha, model, method=self.method, **settings)
             return fit_nonprivate(counts, model, **settings)
@@ -470,7 +492,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def _check_params(self):
         """The settings the engines do not check themselves (they check the numbers); returns
         the noise level as a float, or None for ``method="nonprivate"``."""
-        for name, choices in (("inference", INFERENCES), ("method", METHODS), ("init", INITS)):
+        for name, choices in (("inference", INFERENCES), ("method", METHODS), ("init", INITS),
+                              ("device", DEVICES)):
             value = getattr(self, name)
             if not isinstance(value, str) or value not in choices:
                 raise ValueError(f"{name} must be one of {choices}, got {value!r}")

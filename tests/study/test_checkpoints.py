@@ -14,8 +14,9 @@ from study import checkpoints
 from study.notebook import main
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+#: the infer notebook's checkpoint settings, at the values the tests below run it with
 SETTINGS = dict(model="topics", n_components=2, method="collapsed", burn_in=2, thin=2, seed=1,
-                init="data", use_heldout=True)  # the infer notebook's, at the values below
+                init="data", use_heldout=True, device="cpu")
 
 
 def _data(folder: Path, value: int) -> Path:

@@ -59,6 +59,27 @@ def test_executed_notebook_records_the_parameters(pipeline):
     assert nb["metadata"]["papermill"]["parameters"]["n_iter"] == 6
 
 
+@pytest.mark.cuda
+def test_the_device_parameter_reaches_the_topic_fits(pipeline, tmp_path):
+    """``-p device cuda`` (the pipeline's ``topics.device``) runs the private and the
+    non-private topic fit on the GPU engines, here in numba-cuda's simulator (the kernel
+    inherits NUMBA_ENABLE_CUDASIM from tests/conftest.py); the saved fits record it."""
+    root, _ = pipeline
+    runs = {"private": ("infer_private.ipynb", "private_dir", root / "private", "cuda-sparse"),
+            "nonprivate": ("infer_nonprivate.ipynb", "counts_dir", root / "prepared",
+                           "cuda-known")}
+    for name, (notebook, data_arg, data_dir, engine) in runs.items():
+        out = tmp_path / name
+        assert main([str(NOTEBOOKS / notebook), str(tmp_path / f"{name}.ipynb"),
+                     "-p", data_arg, str(data_dir), "-p", "out_dir", str(out),
+                     "-p", "n_components", "2", "-p", "n_iter", "4", "-p", "burn_in", "2",
+                     "-p", "thin", "1", "-p", "device", "cuda"]) == 0
+        meta = load_fit(out).meta
+        assert (meta["engine"], meta["device"]) == (engine, "numba-cuda's simulator"), name
+    # the default runs on the CPU, and a CPU fit's record names no device
+    assert "device" not in load_fit(root / "fit").meta
+
+
 def test_a_failing_notebook_exits_non_zero(tmp_path, capsys):
     assert main([str(NOTEBOOKS / "infer_private.ipynb"), str(tmp_path / "o.ipynb"),
                  "-p", "private_dir", str(tmp_path / "missing")]) == 1

@@ -79,6 +79,16 @@ def test_repr_shows_the_parameters_that_differ_from_their_defaults():
     assert repr(GeometricMechanism(0.5)) == "GeometricMechanism(alpha=0.5)"
 
 
+def test_the_device_is_a_parameter_checked_at_fit(small):
+    est = PrivateTopicModel(2, alpha=small.alpha, device="gpu")  # stored as given
+    assert est.device == "gpu" and PrivateTopicModel().get_params()["device"] == "cpu"
+    with pytest.raises(ValueError, match=r"device must be one of \('cpu', 'cuda'\), got 'gpu'"):
+        est.fit(small.y_tilde)
+    assert est.set_params(device="cuda") is est and est.get_params()["device"] == "cuda"
+    copy = type(est)(**est.get_params())
+    assert copy.device == "cuda" and "device='cuda'" in repr(copy)
+
+
 def test_the_constructor_only_stores_so_bad_settings_fail_at_fit(small):
     est = PrivateTopicModel(n_components=-1, method="bogus", n_iter=0)  # no error yet
     assert est.method == "bogus"
@@ -185,6 +195,48 @@ def test_a_mask_leaves_entries_out_of_the_likelihood(small):
     changed[0, :3] += 50  # what a masked entry holds cannot matter
     np.testing.assert_array_equal(est.fit(changed, mask=mask).components_, masked)
     assert est.transform(small.y_tilde[:4], mask=mask[:4]).shape == (4, 2)
+
+
+def test_a_gpu_fit_runs_the_gpu_engine_and_transform_stays_on_the_cpu(small, monkeypatch):
+    """device="cuda" under the CPU emulation of the GPU engine's thread code: the fit records
+    the device and engine, and transform and score run on the CPU (no GPU backend is asked
+    for)."""
+    from lpp.inference.engines import cuda
+
+    fits = {}
+    with cuda.launch_settings(emulate=True):
+        for method, alpha, data, engine in (("collapsed", small.alpha, small.y_tilde,
+                                             "cuda-sparse"),
+                                            ("naive", small.alpha, small.y_tilde, "cuda-known"),
+                                            ("nonprivate", None, small.y, "cuda-known")):
+            est = tiny(alpha=alpha, method=method, device="cuda", random_state=4).fit(data[:12])
+            assert est.fit_.engine == engine and est.fit_.device != "cpu", method
+            assert est.components_.shape == (2, 9) and np.isfinite(est.mu_hat_).all()
+            fits[method] = est, data
+        # the same seed repeats a GPU fit bit for bit
+        again = tiny(alpha=small.alpha, device="cuda", random_state=4).fit(small.y_tilde[:12])
+        np.testing.assert_array_equal(again.components_, fits["collapsed"][0].components_)
+        with pytest.raises(ValueError, match="mask"):
+            tiny(alpha=small.alpha, device="cuda").fit(
+                small.y_tilde, mask=np.eye(16, 9, dtype=bool))
+
+    def no_gpu():
+        raise AssertionError("transform asked for the GPU")
+
+    monkeypatch.setattr(cuda, "backend", no_gpu)
+    for est, data in fits.values():
+        assert est.transform(data[12:]).shape == (4, 2)
+        assert np.isfinite(est.score(data[12:]))
+    # transform is the CPU's fixed-topic chain whatever the device: the same numbers
+    cpu = fits["collapsed"][0]
+    expected = clone_params(cpu, device="cpu").transform(small.y_tilde[12:])
+    np.testing.assert_array_equal(cpu.transform(small.y_tilde[12:]), expected)
+
+
+def clone_params(est, **params):
+    """A copy of the fitted ``est`` (its fitted state copied) with ``params`` set."""
+    copy = pickle.loads(pickle.dumps(est))
+    return copy.set_params(**params)
 
 
 # ----- transform ---------------------------------------------------------------------------------
@@ -383,6 +435,11 @@ def test_an_unfitted_estimator_says_so(small):
     ({"inference": "variational", "max_iter": 0}, ValueError, "max_iter"),
     ({"inference": "variational", "tol": -1.0}, ValueError, "tol"),
     ({"normalize": "yes"}, TypeError, "normalize"),
+    ({"device": "gpu"}, ValueError, "device must be one of"),
+    ({"device": None}, ValueError, "device must be one of"),
+    ({"device": "cuda", "inference": "variational"}, ValueError,
+     "variational fit runs on the CPU"),
+    ({"device": "cuda", "method": "bessel"}, ValueError, "device='cuda' runs"),
     ({"alpha": None}, ValueError, "needs alpha"),
     ({"alpha": 1.5}, ValueError, "alpha"),
     ({"alpha": np.full(16, 0.5)}, ValueError, "one number"),

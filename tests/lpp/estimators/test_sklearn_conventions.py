@@ -101,6 +101,7 @@ def test_clone_gives_an_unfitted_copy_with_the_same_parameters():
     assert type(copy) is PrivateTopicModel and copy is not est
     assert copy.get_params().keys() == est.get_params().keys()
     assert copy.alpha == est.alpha and not hasattr(copy, "components_")
+    assert clone(model(device="cuda")).get_params()["device"] == "cuda"
     mech = clone(GeometricMechanism(ALPHA_1, exact=False, random_state=3))
     assert mech.get_params() == {"alpha": ALPHA_1, "exact": False, "random_state": 3}
 
