@@ -1,4 +1,4 @@
-"""The GPU backend: the thread bodies (:mod:`.kernels`) as ``numba.cuda`` kernels, arrays in
+"""The GPU backend: the thread bodies (:mod:`lpp.inference.engines.cuda.kernels`) as ``numba.cuda`` kernels, arrays in
 device memory. Imported only when a chain asks for ``device="cuda"`` and numba-cuda is installed.
 
 The kernels name ``cuda`` as this module's global (not a closure variable): numba-cuda's
