@@ -22,6 +22,7 @@ SCRIPTS = {
     "tables": lambda m: m.main(),
     "vi": lambda m: m.main(["--quick"]),
     "central_runtime": lambda m: m.main(["--quick"]),
+    "gpu": lambda m: m.main(["--quick"]),   # the CUDA kernels in numba-cuda's simulator
 }
 #: modules of bench/ that are not run here, and why
 NOT_RUN = {
