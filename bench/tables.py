@@ -1,6 +1,6 @@
 """Markdown tables of the committed benchmark results, for ``bench/README.md``.
 
-``python -m bench.tables`` reads ``bench/results/sweep.json`` and ``accuracy.json`` and prints
+``python -m bench.tables`` reads ``bench/results/sweep.json``, ``accuracy.json`` and ``gpu.json`` and prints
 the tables; nothing is measured and nothing is written, so the README's numbers can be
 regenerated rather than copied by hand. Parts missing from the results are skipped.
 """
@@ -29,6 +29,15 @@ def numpy_table(sweep):
             for r in part["rows"]]
     title = (f"NumPy baseline: {part['D']} × {part['V']}, K = {part['K']}, ε/N = "
              f"{part['epsilon_over_n']:g}, {part['data']} data, {part['threads']} threads")
+    # the paper's topic design: 5 copies x 2 chains x 7,500 sweeps of ours and naive at each
+    # level, and 2 chains of the non-private reference
+    design = 7500 * (10 * sum(r["cuda_collapsed"] + r["cuda_naive"] for r in gpu["rows"])
+                     + 2 * first["cuda_nonprivate"])
+    notes += (f" At ε/N = {first['epsilon_over_n']:g} a GPU sweep is "
+              f"{first['cpu_over_cuda_collapsed']:.0f} times faster than the CPU engine's on "
+              f"{first['cpu_threads']} threads; at these times the paper's topic design (5 "
+              f"copies × {len(gpu['rows'])} levels × {{ours, naive}} × 2 chains × 7,500 sweeps, "
+              f"and the non-private reference) takes {design / 3600:.1f} hours of the GPU.")
     return title + "\n\n" + _rows(("sampler", "s / sweep", "speed-up"), rows)
 
 
@@ -122,6 +131,43 @@ def accuracy_table(acc):
     return "\n\n".join(out)
 
 
+def gpu_table(gpu):
+    """``bench.gpu``'s sweeps side by side (docs/gpu.md quotes this table as printed)."""
+    def ms(row, key):
+        return f"{row[key] * 1e3:.1f}" if key in row else "–"
+
+    rows = [(f"{r['epsilon_over_n']:g}", f"{100 * r['positive_fraction']:.1f} %",
+             f"{r['cpu_collapsed'] * 1e3:.0f}" if "cpu_collapsed" in r else "–",
+             ms(r, "cuda_floor"), ms(r, "cuda_collapsed"), ms(r, "cuda_naive"),
+             ms(r, "cuda_nonprivate"), f"{r['collapsed_over_floor']:.1f}")
+            for r in gpu["rows"]]
+    first = gpu["rows"][0]
+    kernels = ", ".join(f"{name} {sec * 1e3:.1f}" for name, sec in
+                        first["phases"]["kernels"].items() if sec * 1e3 >= 0.5)
+    repro = all(v for k, v in gpu["reproducibility"].items() if k.startswith("identical_"))
+    fit = gpu["fit"]
+    title = (f"{gpu['D']:,} × {gpu['V']:,}, K = {gpu['K']}, {gpu['data']}; GPU: {gpu['device']}; "
+             f"CPU: {first['cpu_threads']} threads of {gpu['cpu']}; milliseconds per sweep")
+    notes = (f"The collapsed sweep at ε/N = {first['epsilon_over_n']:g} by kernel (ms, each "
+             f"launch synchronised): {kernels}. A {fit['n_iter']:,}-sweep fit (burn-in "
+             f"{fit['burn_in']}, every {fit['thin']}th sweep saved): {fit['seconds']:.1f} s. "
+             f"Device memory in use at its peak: {gpu['device_memory_peak_bytes'] / 2**30:.1f} "
+             f"GiB. The same seed repeats the chain bit for bit with 128, 32 and 512 threads per "
+             f"block: {'yes' if repro else 'NO'}.")
+    # the paper's topic design: 5 copies x 2 chains x 7,500 sweeps of ours and naive at each
+    # level, and 2 chains of the non-private reference
+    design = 7500 * (10 * sum(r["cuda_collapsed"] + r["cuda_naive"] for r in gpu["rows"])
+                     + 2 * first["cuda_nonprivate"])
+    notes += (f" At ε/N = {first['epsilon_over_n']:g} a GPU sweep is "
+              f"{first['cpu_over_cuda_collapsed']:.0f} times faster than the CPU engine's on "
+              f"{first['cpu_threads']} threads; at these times the paper's topic design (5 "
+              f"copies × {len(gpu['rows'])} levels × {{ours, naive}} × 2 chains × 7,500 sweeps, "
+              f"and the non-private reference) takes {design / 3600:.1f} hours of the GPU.")
+    return title + "\n\n" + _rows(
+        ("ε/N", "positive entries", "CPU collapsed", "CUDA floor", "CUDA collapsed",
+         "CUDA naive", "CUDA non-private", "collapsed / floor"), rows) + "\n\n" + notes
+
+
 def main(argv=()):
     sweep, acc = _load("sweep"), _load("accuracy")
     parts = []
@@ -131,6 +177,9 @@ def main(argv=()):
             parts.append(make(sweep))
     if acc:
         parts.append(accuracy_table(acc))
+    gpu = _load("gpu")
+    if gpu:
+        parts.append(gpu_table(gpu))
     if not parts:
         print("no benchmark results in", RESULTS)
         return
