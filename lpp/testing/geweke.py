@@ -39,10 +39,10 @@ __all__ = ["GewekeResult", "geweke_simulations", "geweke_test"]
 
 class _Simulator:
     def __init__(self, model: PoissonFactorization, shape, method, alpha, mask, rng,
-                 sparse=None):
+                 sparse=None, device="cpu"):
         self.model = model
         self.shape = tuple(shape)
-        self.user_mask, self.sparse = mask, sparse
+        self.user_mask, self.sparse, self.device = mask, sparse, device
         self.observed = observed_entries(model, self.shape, mask)
         self.step = None if method == "nonprivate" else make_privacy_step(method)
         self.bessel = isinstance(self.step, BesselPrivacy)
@@ -107,11 +107,12 @@ class _Simulator:
         state, mu, y, aux, y_tilde = self.draw_joint()
         if self.step is None:
             sampler = GibbsSampler.nonprivate(y, self.model, rng=self.kernel_seed,
-                                              mask=self.user_mask, init=state, sparse=self.sparse)
+                                              mask=self.user_mask, init=state, sparse=self.sparse,
+                                              device=self.device)
         else:
             sampler = GibbsSampler.private(y_tilde, self.alpha_arg, self.model, method=self.step,
                                            rng=self.kernel_seed, mask=self.user_mask, init=state,
-                                           sparse=self.sparse)
+                                           sparse=self.sparse, device=self.device)
         sampler.restore(state, aux, 0)
         rows = []
         for _ in range(n):
@@ -130,17 +131,20 @@ class _Simulator:
 
 def geweke_simulations(model: PoissonFactorization, shape, *, method="collapsed", alpha=None,
                        n_forward: int = 10_000, n_chain: int = 10_000, thin: int = 1, mask=None,
-                       rng=None, sparse=None):
+                       rng=None, sparse=None, device="cpu"):
     """Draws of the test functions from both simulators: ``(forward, chain)`` dicts of arrays.
 
     ``shape``: data shape (keep it tiny); ``alpha``: noise level for the private methods;
     ``thin``: sampler sweeps between recorded chain values; ``mask``: True = missing;
     ``sparse``: as in :func:`~lpp.inference.fit_private` (None: a fused engine where one
-    applies, False: the plain sweep); ``rng``: int, Generator or None.
+    applies, False: the plain sweep); ``device``: where the chain's sweeps run (``"cuda"``: the
+    GPU engines, or their CPU emulation under
+    ``lpp.inference.engines.cuda.launch_settings(emulate=True)``); ``rng``: int, Generator or
+    None.
     Test functions: the model's :meth:`~PoissonFactorization.summaries`, the means of ``mu``,
     ``y`` and ``y^2``, of ``y_tilde^2`` and of the privacy step's auxiliary arrays.
     """
-    sim = _Simulator(model, shape, method, alpha, mask, rng, sparse)
+    sim = _Simulator(model, shape, method, alpha, mask, rng, sparse, device)
     return sim.forward(n_forward), sim.chain(n_chain, thin)
 
 

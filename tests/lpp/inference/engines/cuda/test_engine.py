@@ -94,8 +94,8 @@ def _chain(kind, data, **kw):
 # --- Geweke: the chains users run target the joint distribution ----------------------------------
 
 class _OnCuda:
-    """``GibbsSampler`` as lpp.testing.geweke builds it, on device='cuda' (its simulators take
-    no device): ``naive`` builds the naive chain where the non-private one is asked for (on
+    """``GibbsSampler`` as lpp.testing.geweke builds it (with its device): ``naive`` builds the
+    naive chain where the non-private one is asked for (on
     non-negative data the two target the same posterior); ``alpha`` overrides the noise level
     the private chain is told (a wrong one must fail)."""
 
@@ -104,13 +104,12 @@ class _OnCuda:
 
     def private(self, y_tilde, alpha, model, **kw):
         alpha = alpha if self.alpha is None else self.alpha
-        return self._made(GibbsSampler.private(y_tilde, alpha, model, device="cuda", **kw))
+        return self._made(GibbsSampler.private(y_tilde, alpha, model, **kw))
 
     def nonprivate(self, y, model, **kw):
         if self.naive:
-            return self._made(GibbsSampler.private(y, None, model, method="naive",
-                                                   device="cuda", **kw))
-        return self._made(GibbsSampler.nonprivate(y, model, device="cuda", **kw))
+            return self._made(GibbsSampler.private(y, None, model, method="naive", **kw))
+        return self._made(GibbsSampler.nonprivate(y, model, **kw))
 
     def _made(self, chain):
         self.made.append(chain)
@@ -121,10 +120,13 @@ GEWEKE_MODEL = TopicModel(2, a0=3.0, b0=3.0)  # as tests/lpp/inference/test_gewe
 
 
 def _geweke(monkeypatch, sampler, method, seed, alpha=0.7):
-    monkeypatch.setattr(geweke, "GibbsSampler", sampler)
+    """The Geweke test of ``device="cuda"`` chains; ``sampler`` (an :class:`_OnCuda`) where the
+    test needs what the simulators do not offer (the naive chain, a wrong alpha)."""
+    if sampler is not None:
+        monkeypatch.setattr(geweke, "GibbsSampler", sampler)
     forward, chain = geweke.geweke_simulations(
         GEWEKE_MODEL, (3, 4), method=method, alpha=None if method == "nonprivate" else alpha,
-        n_forward=10_000, n_chain=10_000, rng=seed)
+        n_forward=10_000, n_chain=10_000, rng=seed, device="cuda")
     return geweke_test(forward, chain)
 
 
@@ -132,13 +134,23 @@ def _geweke(monkeypatch, sampler, method, seed, alpha=0.7):
 @pytest.mark.parametrize("kind", ["collapsed", "collapsed per-row alpha", "naive", "nonprivate"])
 def test_the_gpu_chains_get_it_right(monkeypatch, kind):
     method = kind.split()[0]
-    sampler = _OnCuda(naive=method == "naive")
+    sampler = _OnCuda(naive=True) if method == "naive" else None
     alpha = np.array([[0.5], [0.7], [0.85]]) if "per-row" in kind else 0.7
+    made = []
+    monkeypatch.setattr(GibbsSampler, "sweep", _recording(GibbsSampler.sweep, made))
     result = _geweke(monkeypatch, sampler, "collapsed" if method == "collapsed" else "nonprivate",
                      seed=21, alpha=alpha)
-    (made,) = sampler.made
-    assert made.engine == ENGINE_OF[method] and made.method == method
+    assert {(chain.engine, chain.method) for chain in made} == {(ENGINE_OF[method], method)}
     assert result, f"\n{result}"
+
+
+def _recording(sweep, made):
+    """``GibbsSampler.sweep`` that notes each chain it advances (once)."""
+    def recorded(chain):
+        if not made or made[-1] is not chain:
+            made.append(chain)
+        return sweep(chain)
+    return recorded
 
 
 @pytest.mark.slow
