@@ -90,10 +90,16 @@ def standard_normal_nb():
 
 
 @njit(cache=True)
-def _standard_gamma_at_least_one(shape):
-    """Marsaglia and Tsang (2000): a transformed normal, accepted by a squeeze or its log test."""
+def marsaglia_tsang_constants(shape):
+    """``(d, c)`` of Marsaglia and Tsang's method for ``shape >= 1``: ``d = shape - 1/3``,
+    ``c = 1 / sqrt(9 d)``."""
     d = shape - 1.0 / 3.0
-    c = 1.0 / math.sqrt(9.0 * d)
+    return d, 1.0 / math.sqrt(9.0 * d)
+
+
+@njit(cache=True)
+def _marsaglia_tsang(d, c):
+    """Marsaglia and Tsang (2000): a transformed normal, accepted by a squeeze or its log test."""
     while True:
         while True:
             x = standard_normal_nb()
@@ -107,6 +113,12 @@ def _standard_gamma_at_least_one(shape):
             return d * v
         if math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
             return d * v
+
+
+@njit(cache=True)
+def _standard_gamma_at_least_one(shape):
+    d, c = marsaglia_tsang_constants(shape)
+    return _marsaglia_tsang(d, c)
 
 
 @njit(cache=True)
@@ -153,13 +165,27 @@ def gamma_rate_nb(shape, rate):
         return math.nan
     if shape >= 1.0:
         x = standard_gamma_nb(shape) / rate
+        if x < TINY:
+            return TINY
+        return x
+    d, c = marsaglia_tsang_constants(shape + 1.0)
+    return gamma_rate_below_one_nb(shape, d, c, rate)
+
+
+@njit(cache=True)
+def gamma_rate_below_one_nb(shape, d, c, rate):
+    """:func:`gamma_rate_nb` for ``0 < shape < 1`` given ``(d, c) =
+    marsaglia_tsang_constants(shape + 1)``: the same draw, for kernels that draw many variates
+    of one small shape and form the constants once. NaN for a rate that is NaN or not
+    positive."""
+    if not rate > 0.0:
+        return math.nan
+    g = _marsaglia_tsang(d, c)
+    log_power = math.log(np.random.random()) / shape
+    if log_power > _LOG_POWER_LINEAR:
+        x = g * math.exp(log_power) / rate
     else:
-        g = standard_gamma_nb(shape + 1.0)
-        log_power = math.log(np.random.random()) / shape
-        if log_power > _LOG_POWER_LINEAR:
-            x = g * math.exp(log_power) / rate
-        else:
-            x = math.exp(math.log(g) + log_power - math.log(rate))
+        x = math.exp(math.log(g) + log_power - math.log(rate))
     if x < TINY:
         return TINY
     return x

@@ -33,6 +33,7 @@ from lpp.distributions import (
     gamma_rate_nb,
     rescale_log_weights_nb,
 )
+from lpp.distributions._gamma_sampler import gamma_rate_below_one_nb, marsaglia_tsang_constants
 from lpp.inference.numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parallel_and_serial
 
 #: memory budget (bytes) of the per-chunk partial count arrays of one allocation kernel
@@ -49,15 +50,19 @@ def topic_entry_weights(theta, phi_t, d, v, weights) -> float:
     """The topic weights ``theta[d, k] * phi[k, v]`` of entry (d, v) into ``weights`` and their
     sum; log-weights rescaled where the products underflow.
 
-    One home for the dense allocation kernel and the known-counts engine: both draw the same
-    chain bit for bit because they form the weights by this same arithmetic. The sum in a fixed
+    The dense allocation kernel's arithmetic, which the known-counts engine's kernel writes out
+    (:func:`lpp.inference.engines.known_topics._allocate_rows`; the tests hold the two chains
+    equal bit for bit). The sum in a fixed
     order, the same on every CPU: eight running sums over the topics k = j (mod 8) in order,
     added pairwise ``((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))``, then the last
     ``K mod 8`` topics in order (as the sparse engine's
     :func:`lpp.inference.engines.sparse_topics._entry_weights`). Eight independent sums keep the
     loop fast (one running sum is a chain of K dependent additions) without letting the compiler
-    reassociate or fuse into FMAs, which it would do differently for each SIMD width. Written
-    out here rather than called: a call of a helper with the array cost about 10 ns per entry.
+    reassociate or fuse into FMAs, which it would do differently for each SIMD width.
+
+    Inlined by numba (``inline="always"``), it still costs each call an atomic increment and
+    decrement of the reference count of every array it takes (about 25 ns of a K = 20 entry,
+    measured); kernels where that matters write the loops out instead.
     """
     n_topics = weights.shape[0]
     for k in range(n_topics):
@@ -131,8 +136,9 @@ def allocate_entry_nb(count, d, v, n_topics, weights, total, order, uniforms, ce
     """Allocate the ``count`` tokens of entry ``(d, v)`` over topics in proportion to
     ``weights`` (their sum ``total``), adding them to ``row_topic[d]`` and ``col_topic[v]``.
 
-    The one allocation of every topic kernel (the dense kernel and both fused engines), so
-    that they draw the same numbers from the same stream: up to
+    The allocation of the topic kernels (the dense kernel and the sparse engine; the
+    known-counts engine writes the same draws out, see :func:`topic_entry_weights`), so that
+    they draw the same numbers from the same stream: up to
     :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw each, scanning the
     topics in ``order`` (:func:`row_topic_order`); more by
     :func:`lpp.distributions.allocate_count_nb`. Inlined into its callers.
@@ -324,9 +330,15 @@ def gamma_rows_per_block(n_rows: int, n_cols: int) -> int:
 @njit(cache=True)
 def _gamma_block(counts, a0, rate, seed, iteration, block, rows_per_block, out):
     seed_stream(seed, iteration, block)
+    # most cells of sparse counts are 0, of shape a0: below 1, its constants are formed once
+    small = 0.0 < a0 < 1.0
+    d_small, c_small = marsaglia_tsang_constants(a0 + 1.0) if small else (0.0, 0.0)
     for r in range(block * rows_per_block, min((block + 1) * rows_per_block, counts.shape[0])):
         for c in range(counts.shape[1]):
-            out[r, c] = gamma_rate_nb(a0 + counts[r, c], rate[r, c])
+            if small and counts[r, c] == 0:
+                out[r, c] = gamma_rate_below_one_nb(a0, d_small, c_small, rate[r, c])
+            else:
+                out[r, c] = gamma_rate_nb(a0 + counts[r, c], rate[r, c])
 
 
 def _gamma_matrix_loop(counts, a0, rate, seed, iteration, rows_per_block, out):

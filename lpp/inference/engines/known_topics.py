@@ -17,18 +17,27 @@ entries in column order, and sums an entry's weights and allocates it in the sam
 chain is therefore bit-identical to the dense sweep, and to itself for any number of numba
 threads (topic-word totals are summed per chunk of rows in integers).
 
+What a sweep costs (``python -m bench.lda``: the Enron counts, 1000 x 1000, 139,000 tokens in
+64,000 non-zero entries, one thread): per row a reseed of the generator (about 0.9 us); per
+entry its K products and their sum; per token a uniform and a scan of the running sums in the
+row's topic order (1.5-2.5 topics on average); then the Gamma draws of ``theta`` and ``phi``
+(``(D + V) K`` of them, 45 ns each). The kernel writes the dense kernel's helpers out (their
+inlining added atomic reference-count updates to every entry), puts the row's topics in order
+only as far as its tokens' scans reach, and adds into one partial count table per thread.
+
 :class:`KnownCountsTopicEngine` applies when the model declares ``"row_column_factors"`` and
 the count source declares ``"known_counts"`` (the naive privacy step; the true counts of a
 non-private chain).
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from lpp.inference.engines.prefetch import prefetch_row
 from lpp.randomness import Tag, derive_seed, seed_stream
-from lpp.distributions import FEW_TRIALS, LARGE_COUNT
+from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb, rescale_log_weights_nb
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.engines.sparse_topics import (
     PARTIAL_LIMIT,
@@ -36,17 +45,17 @@ from lpp.inference.engines.sparse_topics import (
     chunked_calls,
 )
 from lpp.inference.kernels import (
-    allocate_entry_nb,
+    _UNDERFLOW,
     n_chunks,
-    row_topic_order,
     sum_partials,
-    topic_entry_weights,
 )
 
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
 _LAYOUT_ROWS = 256
 #: hint the table rows of the entry this many places ahead (as in the sparse collapsed engine)
 _PREFETCH_AHEAD = 12
+#: topics a row's order gains at a time, when a scan reaches its end (one pass over the topics)
+_ORDER_BATCH = 16
 
 
 class KnownCountsLayout:
@@ -90,28 +99,134 @@ def _row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
+def _log_weights(theta, phi_t, d, v, weights):
+    """Entry (d, v)'s weights and their sum where the products underflowed: as
+    :func:`lpp.inference.kernels.topic_entry_weights` forms them (called where that happens,
+    seldom)."""
+    for k in range(weights.size):
+        weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
+    return rescale_log_weights_nb(weights)
+
+
+@njit(cache=True)
+def _allocate_large(count, d, v, weights, total, uniforms, cells, hits, doc_topic, col_partial):
+    """A count above :data:`lpp.distributions.FEW_TRIALS`, split as
+    :func:`lpp.inference.kernels.allocate_entry_nb` splits it."""
+    for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+        k = cells[i]
+        doc_topic[d, k] += hits[i]
+        col_partial[v, k] += hits[i]
+
+
+@njit(cache=True)
+def _next_topics(theta, d, placed, n_ordered, order):
+    """Place row d's next :data:`_ORDER_BATCH` topics (fewer at the end) at
+    ``order[n_ordered:]``, in one pass over the topics not yet placed: by decreasing
+    ``theta[d, k]``, the lower index first among equals, so ``order`` grows as a prefix of
+    :func:`lpp.inference.kernels.row_topic_order`'s permutation (for a row without NaN; a row
+    with a NaN never scans its topics: its weights' sum is NaN). Returns the new number placed.
+    """
+    n_topics = placed.size
+    end = min(n_ordered + _ORDER_BATCH, n_topics)
+    filled = n_ordered
+    for k in range(n_topics):  # in index order: an equal value goes after those before it
+        if placed[k]:
+            continue
+        x = theta[d, k]
+        if filled < end:
+            pos = filled
+            filled += 1
+        elif x > theta[d, order[end - 1]]:
+            pos = end - 1
+        else:
+            continue
+        while pos > n_ordered and x > theta[d, order[pos - 1]]:
+            order[pos] = order[pos - 1]
+            pos -= 1
+        order[pos] = k
+    for p in range(n_ordered, end):
+        placed[order[p]] = True
+    return end
+
+
+@njit(cache=True)
 def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, row_hi,
                    doc_topic, col_partial):
+    # The arithmetic and the draws of topic_entry_weights and allocate_entry_nb (the dense
+    # kernel's), written out: numba's IR inlining of a helper that takes arrays adds atomic
+    # reference-count updates of each array at every call (the weights' helper: 35 ns per
+    # entry inlined, 10 ns written out, at K = 20); the rare paths are calls.
     n_topics = theta.shape[1]
+    last = n_topics - 1
+    whole = n_topics - n_topics % 8
     weights = np.empty(n_topics)
+    order = np.empty(n_topics, dtype=np.int64)
+    placed = np.empty(n_topics, dtype=np.bool_)
+    running = np.empty(n_topics)
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
     last_entry = indptr[row_hi]
     for d in range(row_lo, row_hi):
         seed_stream(seed, iteration, d)
-        order = row_topic_order(theta, d)
+        # the row's topic order, placed as far as its tokens' scans reach (seldom all K)
+        placed[:] = False
+        n_ordered = 0
         for idx in range(indptr[d], indptr[d + 1]):
             if idx + _PREFETCH_AHEAD < last_entry:
                 ahead = cols[idx + _PREFETCH_AHEAD]
                 prefetch_row(phi_t, ahead)
                 prefetch_row(col_partial, ahead)
             v = cols[idx]
-            # the dense kernel's arithmetic (one shared function): the same draws
-            total = topic_entry_weights(theta, phi_t, d, v, weights)
+            # topic_entry_weights: the products, then eight running sums added pairwise
+            for k in range(n_topics):
+                weights[k] = theta[d, k] * phi_t[v, k]
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+            for k in range(0, whole, 8):
+                s0 += weights[k]
+                s1 += weights[k + 1]
+                s2 += weights[k + 2]
+                s3 += weights[k + 3]
+                s4 += weights[k + 4]
+                s5 += weights[k + 5]
+                s6 += weights[k + 6]
+                s7 += weights[k + 7]
+            total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+            for k in range(whole, n_topics):
+                total += weights[k]
+            if not total > _UNDERFLOW:
+                total = _log_weights(theta, phi_t, d, v, weights)
             count = values[idx]
-            allocate_entry_nb(count, d, v, n_topics, weights, total, order, uniforms, cells, hits,
-                              doc_topic, col_partial)
+            if count > FEW_TRIALS:
+                _allocate_large(count, d, v, weights, total, uniforms, cells, hits, doc_topic,
+                                col_partial)
+                continue
+            if not total > 0.0:
+                continue
+            # allocate_entry_nb: one categorical draw per token, the running sums of the
+            # weights in the row's topic order; each token scans them from the start, and the
+            # sums formed for one token serve the entry's next ones
+            formed = 0
+            acc = 0.0
+            for _ in range(count):
+                u = np.random.random() * total
+                p = 0
+                while True:
+                    if p == formed:
+                        if p == n_ordered:
+                            n_ordered = _next_topics(theta, d, placed, n_ordered, order)
+                        acc += weights[order[p]]
+                        running[p] = acc
+                        formed += 1
+                    if u < running[p] or p == last:
+                        break
+                    p += 1
+                k = order[p]
+                while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
+                    p -= 1
+                    k = order[p]
+                doc_topic[d, k] += 1
+                col_partial[v, k] += 1
 
 
 def _allocate_loop(indptr, cols, values, theta, phi_t, seed, iteration, starts, ends, doc_topic,
@@ -156,19 +271,26 @@ class KnownCountsTopicEngine:
         self._plan = None
 
     def _plan_for(self, n_topics: int):
-        """``(bounds, calls, partials)`` for ``n_topics``: the row chunks, the kernel calls of
-        bounded work and the chunks' topic-word partial counts (int32 unless a chunk's counts
-        could overflow it), made once and reused."""
-        if self._plan is None or self._plan[0] != n_topics:
+        """``(calls, partials)`` for ``n_topics``: the kernel calls of bounded work over the row
+        chunks and the chunks' topic-word partial counts (int32 unless a chunk's counts could
+        overflow it), made once per K and thread count and reused.
+
+        One chunk per numba thread (at most :func:`lpp.inference.kernels.n_chunks`): every
+        chunk adds its rows into its own V x K partial counts, which are zeroed and summed at
+        every sweep, so chunks beyond the threads only cost time. Chunks change no draw (rows
+        keep their streams; the partial counts are integers).
+        """
+        threads = numba.get_num_threads()
+        if self._plan is None or self._plan[0] != (n_topics, threads):
             lay = self.layout
             n_rows, n_cols = lay.shape
-            chunks = n_chunks(n_rows, n_cols * n_topics, cell_bytes=4)
+            chunks = min(n_chunks(n_rows, n_cols * n_topics, cell_bytes=4), threads)
             bounds = chunk_bounds(lay.indptr, n_topics, chunks)
             per_chunk = np.diff(np.concatenate(([0], np.cumsum(lay.row_counts)))[bounds])
             wide = per_chunk.max(initial=0) > PARTIAL_LIMIT
             partials = np.zeros((chunks, n_cols, n_topics), dtype=np.int64 if wide else np.int32)
             calls = chunked_calls(bounds, lay.row_steps(n_topics))
-            self._plan = (n_topics, calls, partials)
+            self._plan = ((n_topics, threads), calls, partials)
         return self._plan[1:]
 
     def allocate(self, theta: np.ndarray, phi: np.ndarray, seed: int, iteration: int):

@@ -15,7 +15,8 @@ from scipy import special, stats
 
 from lpp.randomness import seed_stream
 from lpp.distributions import TINY, gamma_rate_nb, standard_gamma_nb, standard_normal_nb
-from lpp.distributions._gamma_sampler import _R
+from lpp.distributions._gamma_sampler import (_R, gamma_rate_below_one_nb,
+                                              marsaglia_tsang_constants)
 from lpp.testing import FALSE_ALARM, chisquare_gof
 
 
@@ -106,6 +107,32 @@ def test_gamma_draws_match_scipy_with_rate_parameterisation(shape):
     assert stats.kstest(draws, stats.gamma(shape, scale=0.5).cdf).pvalue > FALSE_ALARM
     # the same test rejects the scale/rate mix-up, so it has power against it
     assert stats.kstest(draws, stats.gamma(shape, scale=2.0).cdf).pvalue < FALSE_ALARM
+
+
+@njit
+def _one_shape_gammas(shape, rates, seed):
+    """The same draws by gamma_rate_nb and by gamma_rate_below_one_nb on the same stream."""
+    out = np.empty((2, rates.size))
+    d, c = marsaglia_tsang_constants(shape + 1.0)
+    seed_stream(seed, 0, 0)
+    for i in range(rates.size):
+        out[0, i] = gamma_rate_nb(shape, rates[i])
+    seed_stream(seed, 0, 0)
+    for i in range(rates.size):
+        out[1, i] = gamma_rate_below_one_nb(shape, d, c, rates[i])
+    return out
+
+
+@pytest.mark.parametrize("shape", [1e-4, 0.1, 0.5, 0.999])
+def test_small_shapes_with_their_constants_formed_once_are_the_same_draws(shape):
+    """The Gamma kernels form the constants of the shape a0 < 1 of zero counts once per
+    block: the draws are gamma_rate_nb's bit for bit (the log-space branch, the floor, and NaN
+    for a rate that is not positive included)."""
+    rates = np.concatenate([np.random.default_rng(1).uniform(1e-3, 1e3, 20_000), [1e300],
+                            [0.0, -1.0, np.nan]])
+    out = _one_shape_gammas(shape, rates, 5)
+    assert np.array_equal(out[0], out[1], equal_nan=True)
+    assert np.isnan(out[1, -3:]).all()
 
 
 def test_tiny_shapes_are_floored_not_zero():

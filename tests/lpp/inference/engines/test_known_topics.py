@@ -48,6 +48,44 @@ def test_the_chain_is_the_dense_sweeps_bit_for_bit(mask_kind):
     _same(known, dense)
 
 
+@pytest.mark.parametrize("case", ["plain", "underflow", "nan", "ties", "zeros", "inf"])
+def test_the_allocation_is_the_dense_kernels_on_awkward_factors(case):
+    """The engine's kernel writes the dense kernel's arithmetic and draws out, and puts a row's
+    topics in order only as far as its scans reach: the same split as the dense kernel where
+    the products underflow (log-space weights), a factor is NaN or infinite, factors tie
+    (the order's ties), weights are zero (the walk back off zero-weight topics), and for
+    counts above FEW_TRIALS and above LARGE_COUNT."""
+    from lpp.distributions import FEW_TRIALS, LARGE_COUNT
+
+    rng = np.random.default_rng(3)
+    n_docs, n_words, k = 60, 50, 9
+    y = rng.poisson(3.0, (n_docs, n_words))
+    y[0, :4] = [FEW_TRIALS + 1, 200, LARGE_COUNT + 7, FEW_TRIALS]
+    observed = rng.random(y.shape) < 0.9
+    theta = rng.gamma(0.1, 1.0, (n_docs, k))
+    phi = rng.gamma(0.1, 1.0, (k, n_words))
+    if case == "underflow":
+        theta[:10] *= 1e-160
+        phi[:, :10] *= 1e-160
+    elif case == "nan":
+        theta[3, 2] = np.nan
+    elif case == "ties":
+        theta[5] = theta[5, 0]
+        theta[6, ::2] = theta[6, 1]
+    elif case == "zeros":
+        phi[:, 7] = 0.0
+        theta[6, :4] = 0.0
+        phi[:4, 8] = 0.0
+    elif case == "inf":
+        theta[8, 1] = np.inf
+    engine = KnownCountsTopicEngine(y, observed)
+    for iteration in range(3):
+        doc_topic, topic_word = engine.allocate(theta, phi, 77, iteration)
+        dense_doc, dense_word = kernels.allocate_matrix_kernel(
+            y, observed, theta, np.ascontiguousarray(phi.T), 77, iteration)
+        assert np.array_equal(doc_topic, dense_doc) and np.array_equal(topic_word, dense_word.T)
+
+
 def test_fixed_topics_run_on_it_alike():
     y, y_tilde, mask = _data()
     model = FixedTopicModel(np.random.default_rng(2).gamma(1.0, 1.0, (4, y.shape[1])))
