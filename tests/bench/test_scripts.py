@@ -24,6 +24,7 @@ SCRIPTS = {
     "vi": lambda m: m.main(["--quick"]),
     "central_runtime": lambda m: m.main(["--quick"]),
     "gpu": lambda m: m.main(["--quick"]),   # the CUDA kernels in numba-cuda's simulator
+    "threads": lambda m: m.main(["--quick"]),
 }
 #: modules of bench/ that are not run here, and why
 NOT_RUN = {

@@ -1,0 +1,167 @@
+"""How the topic sweeps use a machine's cores: thread scaling, and chains side by side.
+
+``python -m bench.threads [scaling] [side_by_side] [--n N] [--quick]`` (both parts by default),
+on the text-like data of :mod:`bench.sweep` (epsilon/N = 1, K = 50, N x N, default 10,000):
+
+* ``scaling`` — one process; for every power of two T up to the machine's cores (and the core
+  count itself), seconds per sweep of ours (``collapsed``), ``naive``, the non-private chain and
+  the floor kernel (:mod:`bench.floor`) with ``numba.set_num_threads(T)``. The thread counts
+  take turns sweep by sweep (after warm-up sweeps), so every count sees the same stretch of the
+  chains and of the machine's load; medians, and the speed-up over one thread.
+* ``side_by_side`` — for every P chains x T threads with P, T powers of two and P T up to the
+  cores: P processes, each its own chain of ours on its own copy of the data with T threads,
+  timed together after a common start; seconds per sweep of each chain and the sweeps per
+  second of all of them. Where the total stops growing with P T, memory traffic, not cores,
+  caps the machine.
+
+The load average before and after each part is recorded. Writes ``bench/results/threads.json``;
+``--quick`` runs tiny and writes nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import time
+
+import numba
+import numpy as np
+
+from bench import machine, write_results
+from bench.floor import FloorKernel
+from bench.sweep import _load, cpu_model, text_data
+from lpp.inference import GibbsSampler, TopicModel
+
+
+def powers_of_two(limit: int) -> list[int]:
+    """1, 2, 4, ... up to ``limit``, and ``limit`` itself."""
+    out = [1]
+    while out[-1] * 2 <= limit:
+        out.append(out[-1] * 2)
+    return out if out[-1] == limit else out + [limit]
+
+
+def part_scaling(n, k, rounds, warm):
+    threads = powers_of_two(numba.config.NUMBA_NUM_THREADS)
+    y = np.empty((n, n), dtype=np.int64)
+    y_tilde, alpha, _, _, info = text_data(n, k, 1.0, true_counts=y)
+    chains = {"collapsed": GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1),
+              "naive": GibbsSampler.private(y_tilde, alpha, TopicModel(k), method="naive",
+                                            rng=1),
+              "nonprivate": GibbsSampler.nonprivate(y, TopicModel(k), rng=1)}
+    floor = FloorKernel(y_tilde)
+    probe = chains["collapsed"]
+    sweeps = {name: chain.sweep for name, chain in chains.items()}
+    sweeps["floor"] = lambda: floor.sweep(probe.model, probe.state, probe.observed)
+    load_before = _load()
+    for t in threads:  # compile every kernel and leave the start's transient
+        numba.set_num_threads(t)
+        for sweep in sweeps.values():
+            for _ in range(warm):
+                sweep()
+    times = {(name, t): [] for name in sweeps for t in threads}
+    for _ in range(rounds):
+        for t in threads:
+            numba.set_num_threads(t)
+            for name, sweep in sweeps.items():
+                t0 = time.perf_counter()
+                sweep()
+                times[name, t].append(time.perf_counter() - t0)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    rows = []
+    for name in sweeps:
+        one = float(np.median(times[name, 1]))
+        for t in threads:
+            median = float(np.median(times[name, t]))
+            rows.append({"sweep": name, "threads": t, "seconds": median,
+                         "speedup": one / median, "all": times[name, t]})
+    return {"D": n, "V": n, "K": k, "epsilon_over_n": 1.0, **info, "rounds": rounds,
+            "warm_up_sweeps_per_thread_count": warm, "load_before": load_before,
+            "load_after": _load(), "rows": rows}
+
+
+def _side_chain(n, k, threads, warm, timed, start, out):
+    """One process of the side-by-side part: its own data and chain, ``threads`` threads."""
+    numba.set_num_threads(threads)
+    y_tilde, alpha, _, _, _ = text_data(n, k, 1.0)
+    chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1)
+    for _ in range(warm):
+        chain.sweep()
+    start.wait()
+    t0 = time.perf_counter()
+    times = []
+    for _ in range(timed):
+        s0 = time.perf_counter()
+        chain.sweep()
+        times.append(time.perf_counter() - s0)
+    out.put({"wall": time.perf_counter() - t0, "times": times})
+
+
+def part_side_by_side(n, k, warm, timed):
+    cores = os.cpu_count() or 1
+    context = multiprocessing.get_context("spawn")
+    load_before = _load()
+    cells = []
+    for p in powers_of_two(cores):
+        for t in powers_of_two(cores):
+            if p * t > cores:
+                continue
+            start, out = context.Barrier(p), context.Queue()
+            procs = [context.Process(target=_side_chain, args=(n, k, t, warm, timed, start, out))
+                     for _ in range(p)]
+            for proc in procs:
+                proc.start()
+            results = [out.get() for _ in procs]
+            for proc in procs:
+                proc.join()
+            wall = max(r["wall"] for r in results)
+            per_chain = float(np.median([np.median(r["times"]) for r in results]))
+            cells.append({"chains": p, "threads": t, "cores_used": p * t,
+                          "seconds_per_sweep": per_chain, "sweeps_per_second": p * timed / wall})
+    best_single = max(c["sweeps_per_second"] for c in cells if c["chains"] == 1)
+    for c in cells:
+        c["vs_one_chain_on_most_threads"] = c["sweeps_per_second"] / best_single
+    return {"D": n, "V": n, "K": k, "epsilon_over_n": 1.0, "warm_up_sweeps": warm,
+            "timed_sweeps": timed, "load_before": load_before, "load_after": _load(),
+            "cells": cells}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("parts", nargs="*", help="scaling, side_by_side (default: both)")
+    parser.add_argument("--n", type=int, default=None, help="rows = columns (default 10,000)")
+    parser.add_argument("--quick", action="store_true", help="a tiny run; writes nothing")
+    args = parser.parse_args(argv)
+    unknown = set(args.parts) - {"scaling", "side_by_side"}
+    if unknown:
+        parser.error(f"unknown parts {sorted(unknown)}: choose from scaling, side_by_side")
+    args.parts = args.parts or ["scaling", "side_by_side"]
+    n = args.n or (80 if args.quick else 10_000)
+    k = 5 if args.quick else 50
+    out = {"machine": {**machine(), "cpu_model": cpu_model()}}
+    if "scaling" in args.parts:
+        part = out["scaling"] = part_scaling(n, k, rounds=2 if args.quick else 5,
+                                             warm=1 if args.quick else 3)
+        print(f"seconds per sweep at {n} x {n}, K = {k}, eps/N = 1 (load "
+              f"{part['load_before']} -> {part['load_after']}); speed-up over one thread")
+        for row in part["rows"]:
+            print(f"  {row['sweep']:>10s} {row['threads']:3d} threads {row['seconds']:8.4f} s "
+                  f"{row['speedup']:6.2f}x")
+    if "side_by_side" in args.parts:
+        part = out["side_by_side"] = part_side_by_side(n, k, warm=1 if args.quick else 3,
+                                                       timed=2 if args.quick else 5)
+        print(f"chains of ours side by side at {n} x {n} (load {part['load_before']} -> "
+              f"{part['load_after']})")
+        for c in part["cells"]:
+            print(f"  {c['chains']:3d} chains x {c['threads']:3d} threads: "
+                  f"{c['seconds_per_sweep']:8.4f} s per sweep each, "
+                  f"{c['sweeps_per_second']:7.2f} sweeps/s in all "
+                  f"({c['vs_one_chain_on_most_threads']:.2f}x one chain on the most threads)")
+    if args.quick:
+        return out
+    print(f"wrote {write_results('threads', out)}")
+    return out
+
+
+if __name__ == "__main__":
+    main()
