@@ -29,15 +29,6 @@ def numpy_table(sweep):
             for r in part["rows"]]
     title = (f"NumPy baseline: {part['D']} × {part['V']}, K = {part['K']}, ε/N = "
              f"{part['epsilon_over_n']:g}, {part['data']} data, {part['threads']} threads")
-    # the paper's topic design: 5 copies x 2 chains x 7,500 sweeps of ours and naive at each
-    # level, and 2 chains of the non-private reference
-    design = 7500 * (10 * sum(r["cuda_collapsed"] + r["cuda_naive"] for r in gpu["rows"])
-                     + 2 * first["cuda_nonprivate"])
-    notes += (f" At ε/N = {first['epsilon_over_n']:g} a GPU sweep is "
-              f"{first['cpu_over_cuda_collapsed']:.0f} times faster than the CPU engine's on "
-              f"{first['cpu_threads']} threads; at these times the paper's topic design (5 "
-              f"copies × {len(gpu['rows'])} levels × {{ours, naive}} × 2 chains × 7,500 sweeps, "
-              f"and the non-private reference) takes {design / 3600:.1f} hours of the GPU.")
     return title + "\n\n" + _rows(("sampler", "s / sweep", "speed-up"), rows)
 
 
