@@ -255,7 +255,6 @@ class _Cluster:
             if unseen:
                 raise RuntimeError(f"the workers {unseen} do not see the work tree {root}: "
                                    "--cluster needs the workers to share its file system")
-            _pickle_by_value()
         except BaseException:
             self.client.close()
             raise
@@ -268,8 +267,8 @@ class _Cluster:
                f"({len(workers)} workers; {threads})"
 
     def submit(self, command: dict):
-        return self.client.submit(_run_on_worker, command, self._stop.name, self._kill.name,
-                                  self.threads, pure=False,
+        return self.client.submit(_ByValue(_run_on_worker), command, self._stop.name,
+                                  self._kill.name, self.threads, pure=False,
                                   key=f"stage-{command['stage']}-{uuid.uuid4().hex[:8]}")
 
     def stop(self) -> None:
@@ -286,13 +285,24 @@ def _threads(n: int) -> str:
     return f"{n} thread{'s' if n != 1 else ''}"
 
 
-def _pickle_by_value() -> None:
-    """This module is no package's: its functions travel to the workers by value."""
-    import cloudpickle
+class _ByValue:
+    """``function``, pickled by value: this file is no installed package's module, so a
+    worker could not import it by name (Dask pickles a task's function by reference where it
+    can)."""
 
-    module = sys.modules.get(__name__)
-    if module is not None and __name__ != "__main__":
-        cloudpickle.register_pickle_by_value(module)
+    def __init__(self, function):
+        self.function = function
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+    def __reduce__(self):
+        import cloudpickle
+
+        module = sys.modules.get(self.function.__module__)
+        if module is not None and module.__name__ != "__main__":  # __main__'s go by value
+            cloudpickle.register_pickle_by_value(module)
+        return cloudpickle.loads, (cloudpickle.dumps(self.function),)
 
 
 # ---------------------------------------------------------------------------------------------

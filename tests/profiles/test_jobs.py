@@ -313,3 +313,22 @@ def test_the_runs_of_a_command_line_and_its_interruption(tmp_path):
     kills = iter([False, True])
     result = jobs.run_command(command, kill=lambda: next(kills, True), poll=0.05)
     assert result["rc"] == -signal.SIGKILL and result["seconds"] < 5
+
+
+def test_the_profile_runner_runs_its_stages_with_jobs_or_on_a_cluster(toy, cluster):
+    """profiles/run.py --cluster and --jobs: the stages it names (a group member by member) and
+    what they need run through profiles/jobs.py, imported as run.py imports it (its functions
+    travel to the workers by value), and each stage's own seconds are recorded."""
+    spec = importlib.util.spec_from_file_location("profile_runner",
+                                                  ROOT / "profiles" / "run.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    runner.run_stages(toy, ["last"], cluster=cluster.scheduler_address)
+    made = {"first", *(f"each@{m}" for m in MEMBERS), "last"}
+    assert set(_lock(toy)["stages"]) == made
+    seconds = runner.recorded_stage_seconds(toy, lambda tree, stage: True)
+    assert set(seconds) == made and all(value >= 0 for value in seconds.values())
+    runner.run_stages(toy, ["solo", "tally"], jobs=2)
+    assert set(runner.recorded_stage_seconds(toy, lambda tree, stage: True)) == made | {
+        "solo", "tally"}
+    assert "up to date" in _dvc(toy, "status").stdout
