@@ -7,8 +7,10 @@ recording each in ``dvc.lock`` as ``dvc repro`` does.
     python profiles/jobs.py --cluster tcp://SCHEDULER:8786 infer_private_topics
     python profiles/run.py --jobs 4                           # a profile's stages (run.py)
 
-``dvc repro`` runs one stage at a time, and two of them cannot share a work tree: each holds
-the repository's lock while it plans and records. Here the pipeline is DVC's own, read with
+``dvc repro`` runs one stage at a time, and two of them do not share a work tree well: each
+takes the repository's lock to plan and to record a stage (a second one that cannot take it
+within seconds fails) and DVC's read/write lock of a running stage's paths, which the stages
+upstream of both targets share. Here the pipeline is DVC's own, read with
 DVC's Python API: its stage graph (foreach members and all), each stage's commands, what is up
 to date; nothing describes it a second time. A stage is *ready* when every stage it depends on
 is done (up to date, or run here), and ready stages run at the same time, each as DVC runs it:
@@ -28,6 +30,12 @@ repository's lock, with DVC's own calls in the order ``dvc repro`` makes them fo
 4. once it exits 0: ``Stage.save`` (the run cache too, unless an output is uncached, as
    ``dvc repro`` does), ``Stage.commit``, ``Stage.dump``, i.e. the same ``dvc.lock`` entry
    (params, command, the hashes of every dependency and output) as ``dvc repro``'s.
+
+Step 4 is not ``dvc commit --force STAGE``, which writes the same lock entry but also puts a
+stage's uncached (``cache: false``) outputs into the cache and the run cache, as ``dvc repro``
+does not. The calls above are DVC 3.67's (``requirements.lock``), some of them internal
+(``dvc.stage.run``'s command helpers, ``lock_repo``, ``get_active_graph``); the tests compare
+a run with ``dvc repro``'s lock, cache and run cache, so a DVC that changed them fails there.
 
 Stages with no command of their own (a ``.dvc`` data source, an import) and frozen stages are
 reproduced by DVC itself in this process when they are ready (``Stage.reproduce``); they run no

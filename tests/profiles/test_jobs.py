@@ -237,6 +237,9 @@ def test_a_failed_stage_stops_its_dependants_only(toy, capsys):
     assert (toy / "out" / "solo.json").exists() and (toy / "out" / "each-a.json").exists()
     status = json.loads(_dvc(toy, "status", "--json").stdout)
     assert set(status) == {"each@b", "last"}
+    # the command line's exit status says so too; what is done is not run again
+    assert jobs.main(["--repo", str(toy), "--jobs", "2"]) == 1
+    assert "stage each@b failed: exit 3" in capsys.readouterr().err
     # mended, the next run makes only what is missing
     _behave(toy)
     assert set(jobs.run_pipeline(toy, jobs=2)) == {"each@b", "last"}
