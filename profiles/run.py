@@ -7,6 +7,8 @@
     python profiles/run.py --diagnose          # then the convergence diagnosis of its fits
     python profiles/run.py --synthetic         # the synthetic figures, tables, central model
     python profiles/run.py --continue-chains   # longer chains: the finished fits' chains run on
+    python profiles/run.py --jobs 4            # 4 stages at a time, the CPUs shared out
+    python profiles/run.py --cluster tcp://HOST:8786   # the stages' commands on a Dask cluster
 
 DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
 quick one without overwriting its lock. This script runs the profile in a separate git work
@@ -22,6 +24,17 @@ other tables' provenance as it was. Re-running resumes: DVC skips the stages who
 not change. With ``--continue-chains``, the inference stages that DVC would rerun on the data
 their fits were made from (a longer ``n_iter`` or burn-in in the profile, newer code) run their
 finished fits' chains on instead of starting them over (:func:`set_aside_fits`).
+
+With ``--jobs N`` (N > 1) the stages whose inputs are ready run N at a time, each with the
+machine's CPUs divided by N as its threads (``--threads-per-job`` to choose), and with
+``--cluster ADDRESS`` as tasks of that Dask scheduler's workers (which must share the work
+tree's file system; ``--jobs`` then does not apply): :mod:`jobs` (``profiles/jobs.py``) reads
+the stage graph from DVC and records each stage in ``dvc.lock`` as ``dvc repro`` does. Each
+stage's output goes to its log under the work tree's ``.dvc/tmp/jobs/`` (the tail is printed
+when it fails), and each stage that ran gets its own wall seconds. A failed stage stops the
+stages that need it, not the others (exit status 1, naming both); Ctrl-C interrupts the
+running stages as it would under ``dvc repro`` (their fits write checkpoints), and a rerun
+continues.
 """
 from __future__ import annotations
 
@@ -183,11 +196,16 @@ def _lock_entry(work: Path, stage: str):
     return (((_read_yaml(work / "dvc.lock") or {}).get("stages")) or {}).get(stage)
 
 
-def run_stages(work: Path, stages=STAGES, single: bool = False) -> None:
+def run_stages(work: Path, stages=STAGES, single: bool = False, jobs: int = 1,
+               cluster: str | None = None, threads_per_job: int | None = None) -> None:
     """``dvc repro`` each of ``stages`` (a group member by member) in ``work``, recording the
     wall seconds of each that ran in the work tree as it finishes (a stage that runs after
-    another it needs includes that one's time)."""
+    another it needs includes that one's time). With ``jobs`` > 1 or a ``cluster``, the
+    stages run several at a time instead (:func:`run_parallel`)."""
     items = stage_items(_dvc(work, "stage", "list", "--name-only").split(), stages)
+    if jobs > 1 or cluster:
+        run_parallel(work, items, single, jobs, cluster, threads_per_job)
+        return
     for stage in items:
         print(f"=== {stage}", flush=True)
         before = _lock_entry(work, stage)
@@ -200,6 +218,44 @@ def run_stages(work: Path, stages=STAGES, single: bool = False) -> None:
             seconds = round(time.perf_counter() - start, 1)
             record_stage_seconds(work, stage, seconds)
             print(f"=== {stage}: {seconds:.0f} s", flush=True)
+
+
+def _jobs():
+    """The scheduler of ``--jobs`` and ``--cluster`` (``profiles/jobs.py``, beside this file)."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import jobs
+
+    return jobs
+
+
+def run_parallel(work: Path, items, single: bool = False, jobs: int = 2,
+                 cluster: str | None = None, threads_per_job: int | None = None) -> None:
+    """Reproduce ``items`` (and what they need, unless ``single``) in ``work`` ``jobs`` at a
+    time or on the Dask cluster at ``cluster`` (:func:`jobs.run_pipeline`), recording the wall
+    seconds of each stage that ran, its own, as it is recorded in ``dvc.lock``. Raises
+    ``jobs.StagesFailed`` after a failed stage, KeyboardInterrupt after Ctrl-C."""
+    _jobs().run_pipeline(work, items, single_item=single, jobs=jobs, cluster=cluster,
+                         threads_per_job=threads_per_job,
+                         on_done=lambda stage, s: record_stage_seconds(work, stage, round(s, 1)))
+
+
+def _run_in_parallel(work: Path, stages, single: bool, jobs: int, cluster, threads) -> int:
+    """:func:`run_stages` several at a time; the exit status: 0, 1 after a failed stage (named
+    with the stages it stopped), 130 after Ctrl-C."""
+    scheduler = _jobs()
+    try:
+        run_stages(work, stages, single, jobs, cluster, threads)
+    except scheduler.StagesFailed as failed:
+        print(f"{failed}\nnothing collected (--collect-only copies what is up to date)",
+              file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: run again to continue (DVC skips the stages that are done)",
+              file=sys.stderr, flush=True)
+        return scheduler.INTERRUPTED
+    return 0
 
 
 def recorded_stage_seconds(work: Path, up_to_date) -> dict[str, float]:
@@ -358,12 +414,25 @@ def main(argv=None) -> int:
                         help="run the papers' synthetic experiments (Figs. 1 and 3, the VI "
                              "paper's Fig. 1 and appendix E table) and the central-model "
                              "comparison (Foulds et al.) instead of the case studies")
+    parser.add_argument("--jobs", "-j", type=int, default=1,
+                        help="stages run at a time, each with the CPUs divided by this many "
+                             "threads (default 1: one dvc repro after another)")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the stages' commands on the workers of this Dask scheduler "
+                             "(they must share the work tree's file system)")
+    parser.add_argument("--threads-per-job", type=int, default=None,
+                        help="threads of each stage of --jobs or --cluster")
     parser.add_argument("--collect-only", action="store_true")
     parser.add_argument("--continue-chains", action="store_true",
                         help="inference stages rerun on their fits' own data (more sweeps, a "
                              "longer burn-in, newer code) continue the fits' chains instead of "
                              "starting them over")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    if args.cluster and args.jobs != 1:
+        parser.error("--cluster and --jobs exclude each other: the cluster's workers decide how "
+                     "many stages run at once")
 
     work = args.work_tree.resolve()
     if not args.collect_only:
@@ -377,7 +446,13 @@ def main(argv=None) -> int:
             stages = list(SYNTHETIC_STAGES)
         if args.continue_chains:
             set_aside_fits(work, stages)
-        run_stages(work, stages, single)
+        if args.jobs > 1 or args.cluster:
+            status = _run_in_parallel(work, stages, single, args.jobs, args.cluster,
+                                      args.threads_per_job)
+            if status:
+                return status
+        else:
+            run_stages(work, stages, single)
     collect(work, args.results, args.figures)
     return 0
 

@@ -684,6 +684,47 @@ def test_the_paper_run_times_only_the_stages_dvc_reran(tmp_path, monkeypatch):
     assert 0 <= recorded["fit@a"] < 99.0
 
 
+def test_the_paper_run_with_jobs_hands_the_stages_to_the_scheduler(tmp_path, monkeypatch):
+    """run_stages with jobs > 1 (or a cluster) runs no ``dvc repro``: profiles/jobs.py gets
+    the stages, a group member by member, and each stage's own seconds are recorded as it
+    is; the exit status names a failure (1) or Ctrl-C (130), and the options are checked."""
+    runner = _profile_runner()
+    scheduler = runner._jobs()
+    work = tmp_path
+    calls = []
+
+    def fake_pipeline(root, targets, **options):
+        calls.append((root, targets, {k: v for k, v in options.items() if k != "on_done"}))
+        options["on_done"]("fit@a", 12.34)
+        return {"fit@a": 12.34}
+
+    monkeypatch.setattr(runner, "_dvc", lambda tree, *args: "fit@a\nfit@b\nother\n")
+    monkeypatch.setattr(runner.subprocess, "run", lambda *a, **k: pytest.fail("dvc repro ran"))
+    monkeypatch.setattr(scheduler, "run_pipeline", fake_pipeline)
+    runner.run_stages(work, ["fit", "other"], True, jobs=3, threads_per_job=2)
+    assert calls == [(work, ["fit@a", "fit@b", "other"],
+                      {"single_item": True, "jobs": 3, "cluster": None, "threads_per_job": 2})]
+    assert runner.recorded_stage_seconds(work, lambda tree, stage: True) == {"fit@a": 12.3}
+    runner.run_stages(work, ["fit"], cluster="tcp://host:8786")
+    assert calls[-1][2]["cluster"] == "tcp://host:8786" and calls[-1][2]["jobs"] == 1
+
+    def failing(root, targets, **options):
+        raise scheduler.StagesFailed({"fit@a": "exit 1"}, {"other": "fit@a"})
+
+    monkeypatch.setattr(scheduler, "run_pipeline", failing)
+    assert runner._run_in_parallel(work, ["fit"], False, 2, None, None) == 1
+
+    def interrupted(root, targets, **options):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scheduler, "run_pipeline", interrupted)
+    assert runner._run_in_parallel(work, ["fit"], False, 2, None, None) == 130
+    for wrong in (["--jobs", "0"], ["--jobs", "2", "--cluster", "tcp://host:8786"]):
+        with pytest.raises(SystemExit):
+            runner.main(["--work-tree", str(tmp_path / "never"), *wrong])
+    assert not (tmp_path / "never").exists()
+
+
 def test_the_merged_lock_takes_the_work_trees_entries_of_fresh_stages_only():
     runner = _profile_runner()
     committed = {"schema": "2.0", "stages": {"a": {"cmd": "old a"}, "b": {"cmd": "old b"}}}
