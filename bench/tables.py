@@ -159,6 +159,42 @@ def gpu_table(gpu):
          "CUDA naive", "CUDA non-private", "collapsed / floor"), rows) + "\n\n" + notes
 
 
+#: the paper's topic design (Schein et al., Enron topics): privatized copies, chains per fit and
+#: sweeps per chain, at each of its privacy levels, of ours and the naive method; and the chains
+#: of the non-private reference
+DESIGN_COPIES, DESIGN_CHAINS, DESIGN_SWEEPS, DESIGN_NONPRIVATE_CHAINS = 5, 2, 7500, 2
+
+
+def cost_model_table(sweep, gpu):
+    """Hours of the paper's topic design at 10,000², K = 50, from measured seconds per sweep:
+    on 2 cores (``bench.sweep large``), on a GPU (``bench.gpu``), and on k machines of either
+    kind (the design's fits are independent: k of them at a time)."""
+    def hours(levels, nonprivate):
+        private = sum(lv["collapsed"] + lv["naive"] for lv in levels)
+        return DESIGN_SWEEPS * (DESIGN_COPIES * DESIGN_CHAINS * private
+                                + DESIGN_NONPRIVATE_CHAINS * nonprivate) / 3600
+
+    cpu_levels = [{"collapsed": lv["collapsed"]["seconds"], "naive": lv["naive"]["seconds"]}
+                  for lv in sweep["large"]["levels"]]
+    cpu_nonprivate = sweep["large"]["levels"][0]["nonprivate"]["seconds"]
+    gpu_levels = [{"collapsed": r["cuda_collapsed"], "naive": r["cuda_naive"]}
+                  for r in gpu["rows"]]
+    fits = DESIGN_COPIES * DESIGN_CHAINS * 2 * len(cpu_levels) + DESIGN_NONPRIVATE_CHAINS
+    rows = []
+    for label, total in ((f"{sweep['machine']['cpu_count']} CPU cores (one fit at a time)",
+                          hours(cpu_levels, cpu_nonprivate)),
+                         (f"one GPU ({gpu['device']})",
+                          hours(gpu_levels, gpu["rows"][0]["cuda_nonprivate"]))):
+        rows.append((label, f"{total:,.1f}", f"{total / 4:,.1f}", f"{total / 16:,.1f}"))
+    title = (f"Hours of the paper's topic design ({DESIGN_COPIES} privatized copies × "
+             f"{len(cpu_levels)} levels × {{ours, naive}} × {DESIGN_CHAINS} chains × "
+             f"{DESIGN_SWEEPS:,} sweeps, and {DESIGN_NONPRIVATE_CHAINS} non-private chains: "
+             f"{fits} independent fits) at 10,000 × 10,000, K = 50, from the measured seconds "
+             "per sweep; k machines run k fits at a time (`profiles/run.py --jobs`, "
+             "`--cluster`)")
+    return title + "\n\n" + _rows(("one machine of", "k = 1", "k = 4", "k = 16"), rows)
+
+
 def main(argv=()):
     sweep, acc = _load("sweep"), _load("accuracy")
     parts = []
@@ -171,6 +207,8 @@ def main(argv=()):
     gpu = _load("gpu")
     if gpu:
         parts.append(gpu_table(gpu))
+    if gpu and "large" in sweep:
+        parts.append(cost_model_table(sweep, gpu))
     if not parts:
         print("no benchmark results in", RESULTS)
         return
