@@ -39,6 +39,7 @@ MAX_MEAN = 2.0**53
 #: the smallest normal double: the floor of a Gamma draw (see lpp.distributions.gamma_rate_nb)
 TINY = float(np.finfo(np.float64).tiny)
 #: below this a weight total is treated as underflowed and the weights are redone in log space
+#: (:mod:`lpp.inference.engines.cuda.kernels`)
 UNDERFLOW = 1e-280
 
 
@@ -190,28 +191,6 @@ def build_functions(jit):
         return x, index
 
     @jit
-    def topic_prefix(theta, d, phi_t, v, cum):
-        """``cum[k] = sum_{j <= k} theta[d, j] phi[j, v]`` in topic order; returns the total.
-        When it underflows, the weights are redone relative to their largest log."""
-        n_topics = cum.size
-        acc = 0.0
-        for k in range(n_topics):
-            acc += theta[d, k] * phi_t[v, k]
-            cum[k] = acc
-        if acc > UNDERFLOW:
-            return acc
-        top = -math.inf
-        for k in range(n_topics):
-            w = math.log(theta[d, k]) + math.log(phi_t[v, k])
-            if w > top:
-                top = w
-        acc = 0.0
-        for k in range(n_topics):
-            acc += math.exp(math.log(theta[d, k]) + math.log(phi_t[v, k]) - top)
-            cum[k] = acc
-        return acc
-
-    @jit
     def pick(cum, total, u):
         """The first ``k`` with ``cum[k] > u * total`` (binary search)."""
         target = u * total
@@ -237,29 +216,9 @@ def build_functions(jit):
             hits[pick(cum, total, u)] += 1
         return index
 
-    @jit
-    def contains(cols, lo, hi, v):
-        """Whether the sorted ``cols[lo:hi]`` holds ``v`` (binary search)."""
-        while lo < hi:
-            mid = (lo + hi) // 2
-            c = cols[mid]
-            if c == v:
-                return True
-            if c < v:
-                lo = mid + 1
-            else:
-                hi = mid
-        return False
-
-    @jit
-    def column_of(cum_row, total, u):
-        """The first ``v`` with ``cum_row[v] > u * total`` (binary search)."""
-        return pick(cum_row, total, u)
-
     return SimpleNamespace(
         philox=philox, uniform=uniform, two_piece=two_piece, standard_normal=standard_normal,
-        gamma_rate=gamma_rate, topic_prefix=topic_prefix, pick=pick, split_count=split_count,
-        contains=contains, column_of=column_of)
+        gamma_rate=gamma_rate, pick=pick, split_count=split_count)
 
 
 def philox_reference(key: tuple[int, int], counter: tuple[int, int, int, int]):

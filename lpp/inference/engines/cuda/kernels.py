@@ -273,12 +273,7 @@ def build_bodies(jit, add2, n_topics: int):
     def rate_cell(t, theta, phi_t, out):
         """``out[d, v] = sum_k theta[d, k] phi[k, v]`` in topic order."""
         n_cols = phi_t.shape[0]
-        d = t // n_cols
-        v = t % n_cols
-        acc = 0.0
-        for k in range(K):
-            acc += theta[d, k] * phi_t[v, k]
-        out[d, v] = acc
+        out[t // n_cols, t % n_cols] = topic_dot(theta, t // n_cols, phi_t, t % n_cols)
 
     @jit
     def scatter_entry(i, rows, cols, pos_y, dense):
@@ -292,10 +287,7 @@ def build_bodies(jit, add2, n_topics: int):
         for v in range(dense.shape[1]):
             y = dense[d, v]
             if y > 0:
-                mu = 0.0
-                for k in range(K):
-                    mu += theta[d, k] * phi_t[v, k]
-                acc += y * math.log(mu) - math.lgamma(y + 1.0)
+                acc += y * math.log(topic_dot(theta, d, phi_t, v)) - math.lgamma(y + 1.0)
         out[d] = acc
 
     @jit
@@ -304,11 +296,8 @@ def build_bodies(jit, add2, n_topics: int):
         acc = 0.0
         for idx in range(indptr[d], indptr[d + 1]):
             y = values[idx]
-            v = cols[idx]
-            mu = 0.0
-            for k in range(K):
-                mu += theta[d, k] * phi_t[v, k]
-            acc += y * math.log(mu) - math.lgamma(y + 1.0)
+            acc += (y * math.log(topic_dot(theta, d, phi_t, cols[idx]))
+                    - math.lgamma(y + 1.0))
         out[d] = acc
 
     @jit
@@ -332,7 +321,8 @@ def build_bodies(jit, add2, n_topics: int):
         segment_sums=segment_sums, segment_offsets=segment_offsets,
         segment_prefix=segment_prefix, gamma_cell=gamma_cell, rate_cell=rate_cell,
         scatter_entry=scatter_entry, dense_row_loglik=dense_row_loglik,
-        sparse_row_loglik=sparse_row_loglik, row_noise_distance=row_noise_distance)
+        sparse_row_loglik=sparse_row_loglik, row_noise_distance=row_noise_distance,
+        guided_pick=guided_pick, in_layout=in_layout)
 
 
 #: the bodies that need the per-thread scratch of K weights and K hit counts

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.cuda
 F = build_functions(njit)
 philox, uniform, two_piece = F.philox, F.uniform, F.two_piece
 standard_normal, gamma_rate = F.standard_normal, F.gamma_rate
-pick, split_count, contains = F.pick, F.split_count, F.contains
+pick, split_count = F.pick, F.split_count
 
 #: a phase key (two 32-bit words), as the engine derives one from a 63-bit seed
 KEY = (np.uint64(0x1234ABCD), np.uint64(0x0BADF00D))
@@ -289,12 +289,3 @@ def test_split_count_of_zero_tokens_clears_the_hits():
     index = split_count(0, np.array([1.0, 2.0, 3.0]), 3.0, hits, *KEY, 0, 0, 5)
     assert index == 5 and not hits.any()
 
-
-def test_contains_is_membership_in_a_sorted_slice():
-    rng = np.random.default_rng(2)
-    for _ in range(200):
-        cols = np.sort(rng.choice(40, size=rng.integers(0, 15), replace=False)).astype(np.int32)
-        lo = int(rng.integers(0, cols.size + 1))
-        hi = int(rng.integers(lo, cols.size + 1))
-        for v in range(-1, 41):
-            assert contains(cols, lo, hi, v) == (v in cols[lo:hi].tolist())

@@ -5,9 +5,20 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lpp.inference.engines.cuda.functions import UNDERFLOW
-from lpp.inference.engines.cuda.kernels import BODIES, SCRATCH, SEGMENTS, HostBackend
+from numba import njit
+
+from lpp.inference.engines.cuda.engine import _layout_bitmap
+from lpp.inference.engines.cuda.functions import UNDERFLOW, build_functions
+from lpp.inference.engines.cuda.kernels import (
+    BODIES,
+    SCRATCH,
+    SEGMENTS,
+    HostBackend,
+    build_bodies,
+)
 from lpp.testing import chisquare_gof
+
+_F = build_functions(njit)
 
 pytestmark = pytest.mark.cuda
 
@@ -110,3 +121,38 @@ def test_counts_are_split_by_the_topic_weights_even_where_they_underflow(kernels
     assert np.array_equal(word_topic[0], doc_topic.sum(axis=0))
     support = np.arange(4)
     assert chisquare_gof(doc_topic[:, 0], support, stats.binom.pmf(support, 3, 0.25))
+
+
+def test_the_guide_table_picks_what_the_binary_search_picks():
+    """``guided_pick`` (Chen and Asau's indexed search) starts from a guide cell and steps to
+    the first cumulative weight above ``u * total``: the column ``pick`` finds, for any guide
+    (here the engine's own, and one that is off by a few cells either way)."""
+    bodies = build_bodies(njit, None, 2)
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        weights = rng.gamma(0.3, 1.0, size=int(rng.integers(1, 60)))
+        weights[rng.random(weights.size) < 0.3] = 0.0  # empty columns are never picked
+        weights[-1] += 1e-3
+        cum = np.cumsum(weights)
+        guide = np.array([_F.pick(cum, cum[-1], b / cum.size) for b in range(cum.size)],
+                         dtype=np.int32)
+        shaken = np.clip(guide + rng.integers(-3, 4, guide.size), 0, cum.size - 1)
+        shaken = shaken.astype(np.int32)
+        for u in np.concatenate((rng.random(40), [0.5 / 2**52, 1.0 - 0.5 / 2**52])):
+            expected = _F.pick(cum, cum[-1], u)
+            assert bodies.guided_pick(cum, guide, u) == expected
+            assert bodies.guided_pick(cum, shaken, u) == expected
+            assert weights[expected] > 0.0
+
+
+def test_the_layout_bitmap_marks_the_entries_of_e():
+    """One bit per cell, set exactly on the entries of E (the tokens' rejection test)."""
+    bodies = build_bodies(njit, None, 2)
+    rng = np.random.default_rng(5)
+    dense = rng.random((7, 70)) < 0.2
+    indptr = np.concatenate(([0], np.cumsum(dense.sum(axis=1)))).astype(np.int64)
+    cols = np.nonzero(dense)[1].astype(np.int32)
+    bitmap = _layout_bitmap(indptr, cols, dense.shape[1])
+    marked = np.array([[bodies.in_layout(bitmap, d, v) for v in range(dense.shape[1])]
+                       for d in range(dense.shape[0])], dtype=bool)
+    assert np.array_equal(marked, dense)
