@@ -46,6 +46,7 @@ def _pass1_timer(layout, workspace, theta, phi):
     phi_t = np.ascontiguousarray(phi.T)
     phi_sums = phi.sum(axis=1)
     pos_y = np.empty(layout.nnz, dtype=np.int64)
+    row_drawn = np.empty(n_rows)
     neg_counts = np.empty((n_rows, n_topics), dtype=np.int64)
     doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
     seed = derive_seed(1, Tag.PASS1)
@@ -57,7 +58,7 @@ def _pass1_timer(layout, workspace, theta, phi):
         start = time.perf_counter()
         sparse_topics._pass1[False](layout.indptr, cols, values, layout.alpha_rows, theta, phi_t,
                                     phi_sums, seed, 0, 0, workspace.bounds[:-1],
-                                    workspace.bounds[1:], pos_y, neg_counts,
+                                    workspace.bounds[1:], pos_y, row_drawn, neg_counts,
                                     workspace.residual, doc_topic, workspace.col_partials,
                                     workspace.markers)
         return time.perf_counter() - start, int(np.count_nonzero(pos_y))

@@ -102,6 +102,57 @@ def row_topic_order(theta, d):
     return np.argsort(-theta[d], kind="mergesort")
 
 
+#: topics a row's order gains at a time in :func:`extend_topic_order` (one pass over the topics)
+ORDER_BATCH = 16
+
+
+@njit(cache=True)
+def extend_topic_order(theta, d, placed, n_ordered, order):
+    """Place row d's next :data:`ORDER_BATCH` topics (fewer at the end) at
+    ``order[n_ordered:]``, in one pass over the topics not yet placed: by decreasing
+    ``theta[d, k]``, the lower index first among equals, so ``order`` grows as a prefix of
+    :func:`row_topic_order`'s permutation (for a row without NaN; a row with a NaN never scans
+    its topics: its weights' sum is NaN). Returns the new number placed.
+
+    The kernels that write the token-by-token split out (the fused engines') start a row with
+    ``placed[:] = False`` and ``n_ordered = 0`` and call this when a scan reaches the end of
+    the topics placed so far: a row's scans seldom reach beyond its first few topics.
+    """
+    n_topics = placed.size
+    end = min(n_ordered + ORDER_BATCH, n_topics)
+    filled = n_ordered
+    for k in range(n_topics):  # in index order: an equal value goes after those before it
+        if placed[k]:
+            continue
+        x = theta[d, k]
+        if filled < end:
+            pos = filled
+            filled += 1
+        elif x > theta[d, order[end - 1]]:
+            pos = end - 1
+        else:
+            continue
+        while pos > n_ordered and x > theta[d, order[pos - 1]]:
+            order[pos] = order[pos - 1]
+            pos -= 1
+        order[pos] = k
+    for p in range(n_ordered, end):
+        placed[order[p]] = True
+    return end
+
+
+@njit(cache=True)
+def allocate_large_entry_nb(count, d, v, weights, total, uniforms, cells, hits, row_topic,
+                            col_topic):
+    """A count above :data:`lpp.distributions.FEW_TRIALS` split as :func:`allocate_entry_nb`
+    splits it (by :func:`lpp.distributions.allocate_count_nb`): the out-of-line path of the
+    kernels that write the split of small counts out."""
+    for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+        k = cells[i]
+        row_topic[d, k] += hits[i]
+        col_topic[v, k] += hits[i]
+
+
 def _twins(loop):
     """(parallel, serial) compilations of ``loop``, indexable by ``is_small``."""
     return parallel_and_serial(loop)
@@ -136,9 +187,9 @@ def allocate_entry_nb(count, d, v, n_topics, weights, total, order, uniforms, ce
     """Allocate the ``count`` tokens of entry ``(d, v)`` over topics in proportion to
     ``weights`` (their sum ``total``), adding them to ``row_topic[d]`` and ``col_topic[v]``.
 
-    The allocation of the topic kernels (the dense kernel and the sparse engine; the
-    known-counts engine writes the same draws out, see :func:`topic_entry_weights`), so that
-    they draw the same numbers from the same stream: up to
+    The allocation of the topic kernels (the dense kernel calls it; the fused engines write the
+    same draws out, see :func:`topic_entry_weights`), so that they draw the same numbers from
+    the same stream: up to
     :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw each, scanning the
     topics in ``order`` (:func:`row_topic_order`); more by
     :func:`lpp.distributions.allocate_count_nb`. Inlined into its callers.

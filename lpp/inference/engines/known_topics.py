@@ -37,7 +37,7 @@ from numba import njit, prange
 
 from lpp.inference.engines.prefetch import prefetch_row
 from lpp.randomness import Tag, derive_seed, seed_stream
-from lpp.distributions import FEW_TRIALS, LARGE_COUNT, allocate_count_nb, rescale_log_weights_nb
+from lpp.distributions import FEW_TRIALS, LARGE_COUNT, rescale_log_weights_nb
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.engines.sparse_topics import (
     PARTIAL_LIMIT,
@@ -46,6 +46,8 @@ from lpp.inference.engines.sparse_topics import (
 )
 from lpp.inference.kernels import (
     _UNDERFLOW,
+    allocate_large_entry_nb,
+    extend_topic_order,
     n_chunks,
     sum_partials,
 )
@@ -54,8 +56,6 @@ from lpp.inference.kernels import (
 _LAYOUT_ROWS = 256
 #: hint the table rows of the entry this many places ahead (as in the sparse collapsed engine)
 _PREFETCH_AHEAD = 12
-#: topics a row's order gains at a time, when a scan reaches its end (one pass over the topics)
-_ORDER_BATCH = 16
 
 
 class KnownCountsLayout:
@@ -109,47 +109,6 @@ def _log_weights(theta, phi_t, d, v, weights):
 
 
 @njit(cache=True)
-def _allocate_large(count, d, v, weights, total, uniforms, cells, hits, doc_topic, col_partial):
-    """A count above :data:`lpp.distributions.FEW_TRIALS`, split as
-    :func:`lpp.inference.kernels.allocate_entry_nb` splits it."""
-    for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
-        k = cells[i]
-        doc_topic[d, k] += hits[i]
-        col_partial[v, k] += hits[i]
-
-
-@njit(cache=True)
-def _next_topics(theta, d, placed, n_ordered, order):
-    """Place row d's next :data:`_ORDER_BATCH` topics (fewer at the end) at
-    ``order[n_ordered:]``, in one pass over the topics not yet placed: by decreasing
-    ``theta[d, k]``, the lower index first among equals, so ``order`` grows as a prefix of
-    :func:`lpp.inference.kernels.row_topic_order`'s permutation (for a row without NaN; a row
-    with a NaN never scans its topics: its weights' sum is NaN). Returns the new number placed.
-    """
-    n_topics = placed.size
-    end = min(n_ordered + _ORDER_BATCH, n_topics)
-    filled = n_ordered
-    for k in range(n_topics):  # in index order: an equal value goes after those before it
-        if placed[k]:
-            continue
-        x = theta[d, k]
-        if filled < end:
-            pos = filled
-            filled += 1
-        elif x > theta[d, order[end - 1]]:
-            pos = end - 1
-        else:
-            continue
-        while pos > n_ordered and x > theta[d, order[pos - 1]]:
-            order[pos] = order[pos - 1]
-            pos -= 1
-        order[pos] = k
-    for p in range(n_ordered, end):
-        placed[order[p]] = True
-    return end
-
-
-@njit(cache=True)
 def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, row_hi,
                    doc_topic, col_partial):
     # The arithmetic and the draws of topic_entry_weights and allocate_entry_nb (the dense
@@ -198,8 +157,8 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 total = _log_weights(theta, phi_t, d, v, weights)
             count = values[idx]
             if count > FEW_TRIALS:
-                _allocate_large(count, d, v, weights, total, uniforms, cells, hits, doc_topic,
-                                col_partial)
+                allocate_large_entry_nb(count, d, v, weights, total, uniforms, cells, hits,
+                                        doc_topic, col_partial)
                 continue
             if not total > 0.0:
                 continue
@@ -214,7 +173,7 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 while True:
                     if p == formed:
                         if p == n_ordered:
-                            n_ordered = _next_topics(theta, d, placed, n_ordered, order)
+                            n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)
                         acc += weights[order[p]]
                         running[p] = acc
                         formed += 1

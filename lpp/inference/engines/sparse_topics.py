@@ -34,8 +34,17 @@ them.
 
 Random streams: pass 1 (positive entries and topic totals) and pass 2 (token columns) each
 reseed per row with ``(seed, iteration, row)`` (:mod:`lpp.randomness`); topic-word totals are summed
-over fixed chunks of rows in integers. Results are therefore bit-identical for any number of
-numba threads. :class:`SparseTopicEngine` applies when the privacy step declares
+over chunks of rows (one per thread) in integers. Results are therefore bit-identical for any
+number of numba threads.
+
+What pass 1 costs, beyond the floor's dot product and uniform per positive entry
+(``bench/README.md``, *Pass 1 written out*): the excluded mass (K additions), the two-piece
+conditional of ``y`` and, for the entries drawn with ``y > 0``, their split over topics; per
+row a reseed and K Poisson topic totals. The kernel writes the definitions of an entry's rate
+(:func:`_entry_weights`), of the conditional's common case
+(:func:`lpp.inference.privacy.kernels.positive_by_inversion_at`) and of the split
+(:func:`lpp.inference.kernels.allocate_entry_nb`) out, arithmetic and draws unchanged (the tests
+hold it to a pass built from them); the rare paths are calls. :class:`SparseTopicEngine` applies when the privacy step declares
 ``"exact_conditional"`` (the collapsed step), the model declares ``"row_column_factors"`` (the
 topic model) and ``alpha`` is constant within rows; per-entry ``alpha`` breaks the row-constant
 factorisation and uses the dense sweep, as does the paper-faithful ``bessel`` step.
@@ -44,10 +53,11 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import njit, prange
 
-from lpp.inference.engines.prefetch import prefetch_row
+from lpp.inference.engines.prefetch import prefetch_cell, prefetch_row
 from lpp.randomness import Tag, derive_seed, seed_stream
 from lpp.distributions import (
     FEW_TRIALS,
@@ -58,8 +68,19 @@ from lpp.distributions import (
 )
 from lpp.inference import numerics
 from lpp.inference.numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
-from lpp.inference.kernels import allocate_entry_nb, n_chunks, row_topic_order, sum_partials
-from lpp.inference.privacy.kernels import sample_true_count_collapsed_nb
+from lpp.inference.kernels import (
+    allocate_large_entry_nb,
+    extend_topic_order,
+    n_chunks,
+    sum_partials,
+)
+from lpp.inference.privacy.kernels import (
+    _RECIPROCALS,
+    INVERSION_MAX_COUNT,
+    INVERSION_MAX_RATE,
+    positive_by_inversion_at,
+    sample_true_count_collapsed_nb,
+)
 from lpp.inference.privacy.steps import NoiseLevels
 
 #: recompute ``R[d, k]`` by an explicit sum when the subtraction keeps fewer digits than this
@@ -71,7 +92,7 @@ _LAYOUT_ROWS = 256
 _UNDERFLOW = 1e-280
 #: most tokens one chunk may hold while its topic-word partial counts are int32
 PARTIAL_LIMIT = 2**31 - 1
-#: pass 1 hints the table rows of the entry this many places ahead (measured: 28% less time per
+#: pass 1 hints the ``phi`` row of the entry this many places ahead (measured: 28% less time per
 #: entry at V = 10,000, where the tables exceed the L2 cache; flat between 10 and 24)
 _PREFETCH_AHEAD = 12
 #: a row's Neg(d) tokens of one topic are split over its columns by one multinomial (O(|Neg(d)|),
@@ -82,6 +103,13 @@ _PREFETCH_AHEAD = 12
 #: therefore token by token.
 BULK_MIN = LARGE_COUNT
 BULK_PER_COLUMN = 4
+#: pass 1 forms this many running sums of an allocated entry's weights at once (in the row's
+#: topic order) and places a token among them without a branch per topic
+_EAGER = 8
+#: pass 1 adds the topic-word counts of up to this many tokens at a time (see _pass1_rows)
+_PENDING = 4096
+#: ... hinting the cell of the token this many places ahead
+_SCATTER_AHEAD = 16
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,6 +235,10 @@ def _entry_weights(theta, phi_t, d, v, excluded, weights):
     then the last ``K mod 8`` topics in order. Eight independent sums keep the loop fast without
     letting the compiler reassociate or fuse into FMAs: it would do that differently for each
     SIMD width, and the last digit of the sum (so, rarely, a draw) would depend on the CPU.
+
+    The definition of an entry's rate: :func:`_pass1_rows` writes the same loops out (a call,
+    inlined or not, costs an atomic reference-count update of each array at every entry), and
+    the tests hold the kernel to a pass 1 built from this function.
     """
     n_topics = weights.size
     for k in range(n_topics):
@@ -247,45 +279,181 @@ def _complement_sums(row_cols, lo, hi, phi_t, marker, tag, need, out):
 
 
 @njit(cache=True)
+def _log_weights(theta, phi_t, d, v, weights):
+    """Entry (d, v)'s weights and their sum where the products underflowed (seldom): log-weights
+    rescaled by :func:`lpp.distributions.rescale_log_weights_nb`."""
+    for k in range(weights.size):
+        weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
+    return rescale_log_weights_nb(weights)
+
+
+@njit(cache=True)
+def _add_pending(col_partial, cols, topics, n):
+    """``col_partial[cols[i], topics[i]] += 1`` for ``i < n``, hinting the cells ahead."""
+    for i in range(n):
+        if i + _SCATTER_AHEAD < n:
+            prefetch_cell(col_partial, cols[i + _SCATTER_AHEAD], topics[i + _SCATTER_AHEAD])
+        col_partial[cols[i], topics[i]] += 1
+
+
+@njit(cache=True)
 def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
-                first_row, row_lo, row_hi, pos_y, neg_counts, residual, doc_topic, col_partial, marker):
+                first_row, row_lo, row_hi, pos_y, row_drawn, neg_counts, residual, doc_topic,
+                col_partial, marker):
+    # The arithmetic and the draws of _entry_weights and lpp.inference.kernels.allocate_entry_nb
+    # written out: numba's inlining of a helper that takes arrays (or a call of one) adds atomic
+    # reference-count updates of each array at every call; the rare paths are calls.
     n_topics = theta.shape[1]
+    last = n_topics - 1
+    whole = n_topics - n_topics % 8
     weights = np.empty(n_topics)
+    order = np.empty(n_topics, dtype=np.int64)
+    placed = np.empty(n_topics, dtype=np.bool_)
+    running = np.empty(n_topics)
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
     excluded = np.empty(n_topics)
     need = np.zeros(n_topics, dtype=np.bool_)
+    sums = np.empty(INVERSION_MAX_COUNT + 2)  # running sums of the inversion's pieces
+    sums[0] = 1.0
+    # the topic-word counts of the tokens split one by one, added to col_partial at the end of
+    # each row (a random row of a V x K table per token: added apart from the draws, with
+    # cache hints, instead of hinting the table row of every entry ahead)
+    pending_cols = np.empty(_PENDING, dtype=np.int64)
+    pending_topics = np.empty(_PENDING, dtype=np.int64)
+    n_pending = 0
     last_entry = indptr[row_hi]
     for d in range(row_lo, row_hi):
         seed_stream(seed, iteration, first_row + d)
-        order = row_topic_order(theta, d)
+        # the row's topic order (row_topic_order), placed as far as its tokens' scans reach
+        placed[:] = False
+        n_ordered = 0
         alpha = alpha_rows[d]
+        inversion_rate = INVERSION_MAX_RATE * alpha
         lo = indptr[d]
         hi = indptr[d + 1]
         for k in range(n_topics):
             excluded[k] = 0.0
+        drawn = 0.0  # the row's positive entries' counts, for the caller's check
+        failed = False
         for idx in range(lo, hi):
             if idx + _PREFETCH_AHEAD < last_entry:
-                ahead = cols[idx + _PREFETCH_AHEAD]
-                prefetch_row(phi_t, ahead)
-                prefetch_row(col_partial, ahead)
+                prefetch_row(phi_t, cols[idx + _PREFETCH_AHEAD])
             v = cols[idx]
-            total = _entry_weights(theta, phi_t, d, v, excluded, weights)
+            # _entry_weights: the products and the excluded mass, then eight running sums
+            # added pairwise
+            for k in range(n_topics):
+                f = phi_t[v, k]
+                excluded[k] += f
+                weights[k] = theta[d, k] * f
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+            for k in range(0, whole, 8):
+                s0 += weights[k]
+                s1 += weights[k + 1]
+                s2 += weights[k + 2]
+                s3 += weights[k + 3]
+                s4 += weights[k + 4]
+                s5 += weights[k + 5]
+                s6 += weights[k + 6]
+                s7 += weights[k + 7]
+            total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+            for k in range(whole, n_topics):
+                total += weights[k]
             y_tilde = values[idx]
             if y_tilde <= 0:  # an unobserved entry: no likelihood, no count
                 pos_y[idx] = 0
                 continue
-            y = sample_true_count_collapsed_nb(y_tilde, alpha, total)
+            if total > 0.0 and y_tilde <= INVERSION_MAX_COUNT and total <= inversion_rate:
+                # sample_true_count_collapsed_nb's inversion (positive_by_inversion_at), its
+                # common case written out: the pieces up to y_tilde summed, the upper tail
+                # bracketed by its first term and a geometric bound on the rest; the draw is
+                # the number of the pieces' running sums at or below u times the lower end
+                # (the first of them above it, found without a branch per piece), kept when
+                # that sum also lies above the upper end. Otherwise the whole inversion at
+                # the same u.
+                lam_low = total / alpha
+                lam_high = alpha * total
+                u = np.random.random()
+                low = 1.0
+                t = 1.0
+                for j in range(1, y_tilde + 1):
+                    t *= lam_low * _RECIPROCALS[j - 1]
+                    low += t
+                    sums[j] = low
+                ratio_rest = lam_high * _RECIPROCALS[y_tilde + 1]
+                first = t * (lam_high * _RECIPROCALS[y_tilde])
+                target_lo = u * (low + first)
+                target_hi = u * (low + first / (1.0 - ratio_rest))
+                y = 0
+                for j in range(y_tilde + 1):
+                    y += sums[j] <= target_lo
+                if not (ratio_rest < 1.0 and target_hi < low and sums[y] > target_hi):
+                    y = positive_by_inversion_at(y_tilde, alpha, total, u)
+            else:
+                y = sample_true_count_collapsed_nb(y_tilde, alpha, total)
             pos_y[idx] = y
-            if y == 0:
+            if y <= 0:  # none drawn, or the failure mark -1 (the caller refuses the sweep)
+                failed = failed or y < 0
                 continue
+            drawn += y
             if not total > _UNDERFLOW:
-                for k in range(n_topics):
-                    weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
-                total = rescale_log_weights_nb(weights)
-            allocate_entry_nb(y, d, v, n_topics, weights, total, order, uniforms, cells, hits,
-                              doc_topic, col_partial)
+                total = _log_weights(theta, phi_t, d, v, weights)
+            if y > FEW_TRIALS:
+                allocate_large_entry_nb(y, d, v, weights, total, uniforms, cells, hits,
+                                        doc_topic, col_partial)
+                continue
+            if not total > 0.0:
+                continue
+            # allocate_entry_nb: one categorical draw per token, the running sums of the
+            # weights in the row's topic order; each token scans them from the start, and the
+            # sums formed for one token serve the entry's next ones. The first _EAGER sums are
+            # formed at once and a token's place among them counted without a branch per
+            # topic (a token lands beyond them about one time in four on text)
+            if n_pending + FEW_TRIALS > _PENDING:
+                _add_pending(col_partial, pending_cols, pending_topics, n_pending)
+                n_pending = 0
+            if n_topics > _EAGER:
+                if n_ordered == 0:
+                    n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)
+                acc = 0.0
+                for q in range(_EAGER):
+                    acc += weights[order[q]]
+                    running[q] = acc
+                formed = _EAGER
+            else:
+                acc = 0.0
+                formed = 0
+            for _ in range(y):
+                u = np.random.random() * total
+                p = 0
+                if n_topics > _EAGER:
+                    for q in range(_EAGER):
+                        p += running[q] <= u
+                    scan = p == _EAGER
+                else:
+                    scan = True
+                while scan:
+                    if p == formed:
+                        if p == n_ordered:
+                            n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)
+                        acc += weights[order[p]]
+                        running[p] = acc
+                        formed += 1
+                    if u < running[p] or p == last:
+                        break
+                    p += 1
+                k = order[p]
+                while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
+                    p -= 1
+                    k = order[p]
+                doc_topic[d, k] += 1
+                pending_cols[n_pending] = v
+                pending_topics[n_pending] = k
+                n_pending += 1
+        row_drawn[d] = -1.0 if failed else drawn
+        _add_pending(col_partial, pending_cols, pending_topics, n_pending)
+        n_pending = 0
         any_need = False
         for k in range(n_topics):
             r = phi_sums[k] - excluded[k]
@@ -306,11 +474,11 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
 
 
 def _pass1_loop(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
-                first_row, starts, ends, pos_y, neg_counts, residual, doc_topic, col_partials,
-                markers):
+                first_row, starts, ends, pos_y, row_drawn, neg_counts, residual, doc_topic,
+                col_partials, markers):
     for ch in prange(starts.size):
         _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
-                    first_row, starts[ch], ends[ch], pos_y, neg_counts,
+                    first_row, starts[ch], ends[ch], pos_y, row_drawn, neg_counts,
                     residual, doc_topic, col_partials[ch], markers[ch])
 
 
@@ -360,6 +528,7 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                     bulk_counts[slot + c] += hits[i]
                     col_partial[bulk_cols[slot + c], k] += hits[i]
             elif residual[d, k] >= ALIAS_MIN_ACCEPTANCE * phi_sums[k]:
+                start = pos
                 for _ in range(n):
                     while True:  # alias draw from phi[k, :], rejecting columns in E(d)
                         u = np.random.random() * n_cols
@@ -370,8 +539,11 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                         if marker[v] != tag:
                             break
                     token_cols[pos] = v
-                    col_partial[v, k] += 1
                     pos += 1
+                # the counts added after the draws: the additions, apart from the draws' branches,
+                # overlap their cache misses
+                for t in range(start, pos):
+                    col_partial[token_cols[t], k] += 1
             else:  # most of topic k's mass sits on E(d): invert over Neg(d) explicitly
                 m = 0
                 acc = 0.0
@@ -468,11 +640,19 @@ def chunked_calls(bounds: np.ndarray, row_steps: np.ndarray) -> list:
 
 
 class Workspace:
-    """Buffers reused from sweep to sweep (sized by the problem, never by the thread count)."""
+    """Buffers reused from sweep to sweep.
+
+    One chunk of rows per numba thread (at most :func:`lpp.inference.kernels.n_chunks`): every
+    chunk adds its rows into its own V x K partial counts, which are zeroed and summed at every
+    sweep, so chunks beyond the threads only cost time (the parallel loops hand the threads
+    equal shares of the chunks). Chunks change no draw: rows keep their streams and the
+    partial counts are integers.
+    """
 
     def __init__(self, indptr, n_cols, n_topics):
         n_rows = indptr.size - 1
-        self.chunks = n_chunks(n_rows, n_cols * n_topics, cell_bytes=4)
+        self.threads = numba.get_num_threads()
+        self.chunks = min(n_chunks(n_rows, n_cols * n_topics, cell_bytes=4), self.threads)
         self.bounds = chunk_bounds(indptr, n_topics, self.chunks)
         # int32 halves the tables that pass 1 scatters into; a chunk with more tokens than
         # PARTIAL_LIMIT is redrawn into the int64 twin (same streams, same draw)
@@ -558,6 +738,9 @@ class TopicCountsDraw:
         n_rows, n_topics = theta.shape
         n_cols = lay.shape[1]
         pos_y = np.empty(lay.nnz, dtype=np.int64)
+        # per row, the sum of its positive entries' counts (-1 where one was marked -1): the
+        # check reads D numbers instead of every entry
+        row_drawn = np.empty(n_rows)
         neg_counts = np.empty((n_rows, n_topics), dtype=np.int64)
         doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
         partials.fill(0)
@@ -565,9 +748,9 @@ class TopicCountsDraw:
         for starts, ends in chunked_calls(ws.bounds, lay.row_steps(n_topics)):
             _pass1[small](lay.indptr, lay.cols, lay.values, lay.alpha_rows, theta, phi_t,
                           phi_sums, derive_seed(self.seed, Tag.PASS1), self.iteration,
-                          lay.first_row, starts, ends, pos_y, neg_counts, ws.residual,
-                          doc_topic, partials, ws.markers)
-        check_counts_drawn(pos_y, neg_counts)
+                          lay.first_row, starts, ends, pos_y, row_drawn, neg_counts,
+                          ws.residual, doc_topic, partials, ws.markers)
+        check_counts_drawn(row_drawn, neg_counts)
         n_free = n_cols - np.diff(lay.indptr)
         bulk = neg_counts > np.maximum(BULK_MIN, BULK_PER_COLUMN * n_free)[:, None]
         token_ptr = np.zeros(n_rows + 1, dtype=np.int64)
@@ -635,7 +818,8 @@ class SparseTopicPrivacy:
     def workspace(self, n_topics: int) -> Workspace:
         ws = self._workspace
         n_rows, n_cols = self.layout.shape
-        if ws is None or ws.prob.shape[0] != n_topics:
+        if (ws is None or ws.prob.shape[0] != n_topics
+                or ws.threads != numba.get_num_threads()):
             ws = self._workspace = Workspace(self.layout.indptr, n_cols, n_topics)
         return ws
 

@@ -28,7 +28,8 @@ from lpp.inference.numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parall
 from lpp.randomness import seed_stream
 
 __all__ = ["BLOCK_SIZE", "INVERSION_MAX_COUNT", "INVERSION_MAX_RATE", "bessel_counts_kernel",
-           "collapsed_kernel", "lambda_kernel", "sample_true_count_collapsed_nb"]
+           "collapsed_kernel", "lambda_kernel", "positive_by_inversion_at",
+           "sample_true_count_collapsed_nb"]
 
 #: entries per random-stream block of the privacy kernels
 BLOCK_SIZE = 4096
@@ -48,7 +49,14 @@ _N_RECIPROCALS = _RECIPROCALS.size
 
 @njit(cache=True)
 def _positive_by_inversion(y_tilde, alpha, mu):
-    """Exact draw for ``y_tilde > 0`` by inversion of the whole conditional.
+    """Exact draw for ``y_tilde > 0`` by inversion of the whole conditional: one uniform, then
+    :func:`positive_by_inversion_at`."""
+    return positive_by_inversion_at(y_tilde, alpha, mu, np.random.random())
+
+
+@njit(cache=True)
+def positive_by_inversion_at(y_tilde, alpha, mu, u):
+    """The draw for ``y_tilde > 0`` by inversion of the whole conditional at the uniform ``u``.
 
     With weights scaled so that ``w_0 = 1``, successive ratios are ``w_j / w_(j-1) = mu /
     (alpha j)`` for ``j <= y_tilde`` and ``alpha mu / j`` beyond, so the normaliser is a sum of
@@ -62,7 +70,6 @@ def _positive_by_inversion(y_tilde, alpha, mu):
     """
     lam_low = mu / alpha
     lam_high = alpha * mu
-    u = np.random.random()
     low = 1.0
     t = 1.0
     for j in range(1, y_tilde + 1):

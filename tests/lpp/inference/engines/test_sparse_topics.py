@@ -23,8 +23,11 @@ from lpp.inference import kernels, numerics
 from lpp.inference.engines import sparse_topics
 from lpp.testing.geweke import geweke_simulations
 from lpp.inference.kernels import allocate_matrix_kernel
+from lpp.distributions import FEW_TRIALS, LARGE_COUNT, poisson_nb, rescale_log_weights_nb
 from lpp.inference.privacy import noise_levels, sample_true_counts
+from lpp.inference.privacy.kernels import sample_true_count_collapsed_nb
 from lpp.mechanism import privatize
+from lpp.randomness import seed_stream
 from lpp.testing import FALSE_ALARM, chisquare_gof, geweke_test
 
 ROWS = 50_000
@@ -232,6 +235,132 @@ def test_an_entrys_rate_is_summed_in_its_documented_order(n_topics):
             want += products[k]
         assert got == want and np.array_equal(weights, products)
     np.testing.assert_allclose(excluded, 40 * phi_t.sum(axis=0), rtol=1e-12)  # each call adds
+
+
+@numba.njit
+def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed,
+                          iteration, first_row, row_lo, row_hi, pos_y, neg_counts, residual,
+                          doc_topic, col_partial, marker):
+    """Pass 1 built from its definitions: the rate of ``_entry_weights``, the collapsed draw of
+    ``sample_true_count_collapsed_nb``, the split of ``allocate_entry_nb`` over
+    ``row_topic_order``; the engine's kernel writes them out."""
+    n_topics = theta.shape[1]
+    weights = np.empty(n_topics)
+    cells = np.empty(n_topics, dtype=np.int64)
+    hits = np.empty(n_topics, dtype=np.int64)
+    uniforms = np.empty(FEW_TRIALS)
+    excluded = np.empty(n_topics)
+    need = np.zeros(n_topics, dtype=np.bool_)
+    for d in range(row_lo, row_hi):
+        seed_stream(seed, iteration, first_row + d)
+        order = kernels.row_topic_order(theta, d)
+        alpha = alpha_rows[d]
+        lo, hi = indptr[d], indptr[d + 1]
+        excluded[:] = 0.0
+        for idx in range(lo, hi):
+            v = cols[idx]
+            total = sparse_topics._entry_weights(theta, phi_t, d, v, excluded, weights)
+            if values[idx] <= 0:
+                pos_y[idx] = 0
+                continue
+            y = sample_true_count_collapsed_nb(values[idx], alpha, total)
+            pos_y[idx] = y
+            if y == 0:
+                continue
+            if not total > 1e-280:
+                for k in range(n_topics):
+                    weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
+                total = rescale_log_weights_nb(weights)
+            kernels.allocate_entry_nb(y, d, v, n_topics, weights, total, order, uniforms, cells,
+                                      hits, doc_topic, col_partial)
+        for k in range(n_topics):
+            residual[d, k] = phi_sums[k] - excluded[k]
+            need[k] = residual[d, k] < sparse_topics.RESIDUAL_RECOMPUTE * phi_sums[k]
+        if need.any():
+            sparse_topics._complement_sums(cols, lo, hi, phi_t, marker, -(d + 1), need, excluded)
+            for k in range(n_topics):
+                if need[k]:
+                    residual[d, k] = excluded[k]
+            need[:] = False
+        for k in range(n_topics):
+            rate = alpha * theta[d, k] * residual[d, k]
+            n = poisson_nb(rate) if rate != 0.0 else 0
+            neg_counts[d, k] = n
+            doc_topic[d, k] += n
+
+
+@pytest.mark.parametrize("n_topics", [5, 13])
+@pytest.mark.parametrize("case", ["plain", "underflow", "ties", "zeros", "counts", "rates",
+                                  "nan"])
+def test_pass1_is_its_definitions_written_out(case, n_topics):
+    """The engine's pass-1 kernel draws what the pass built from its definitions draws, bit
+    for bit, on the paths it takes out of line or rarely: log-space weights where the products
+    underflow (reachable with y > 0 only at a noise level below the public floor), ties among a
+    row's topics, zero weights (the walk back off them, entries of rate 0), counts above the
+    token-by-token split and above LARGE_COUNT, privatized counts beyond the written-out
+    inversion (log-space pieces) and rates where its bracket fails (the whole inversion at the
+    same uniform), NaN and infinite factors (the failure mark), and unobserved entries; with
+    fewer topics than the eagerly summed ones and more."""
+    rng = np.random.default_rng(n_topics)
+    n_rows, n_cols = 40, 30
+    y_tilde = privatize(rng.poisson(2.0, (n_rows, n_cols)), 0.5, rng=rng)
+    observed = rng.random(y_tilde.shape) < 0.85
+    alpha_rows = rng.uniform(0.3, 0.9, n_rows)
+    theta = rng.gamma(0.3, 1.0, (n_rows, n_topics))
+    phi = rng.gamma(0.3, 1.0, (n_topics, n_cols))
+    if case == "underflow":  # subnormal products (their ratios lose digits), rates near alpha
+        alpha_rows[:12] = 1e-323
+        theta[:12] *= 1e-150
+        phi[:, :15] *= 1e-172
+    elif case == "ties":
+        theta[3] = theta[3, 0]
+        theta[4, ::2] = theta[4, 1]
+    elif case == "zeros":
+        phi[:, 5] = 0.0
+        theta[6, :3] = 0.0
+        phi[:3, 7] = 0.0
+    elif case == "counts":
+        y_tilde[0, :6] = [FEW_TRIALS + 3, 40, LARGE_COUNT + 7, 300, 5000, 257]
+        y_tilde[1, :3] = [FEW_TRIALS, FEW_TRIALS + 1, 2 * FEW_TRIALS]
+        observed[:2, :6] = True
+        theta[:2] *= 3e4
+        alpha_rows[:2] = 0.9
+    elif case == "rates":  # alpha mu above y~ + 2 (the bracket fails), and mu above 500 alpha
+        theta *= 40.0
+        alpha_rows[::2] = 0.95
+        alpha_rows[1::4] = 0.01
+    elif case == "nan":
+        theta[2, 1] = np.nan
+        theta[5, 0] = np.inf
+    layout = sparse_topics.SparseLayout(y_tilde, observed, alpha_rows)
+    phi_t = np.ascontiguousarray(phi.T)
+    phi_sums = phi.sum(axis=1)
+    runs = []
+    for kernel in ("engine", "reference"):
+        out = (np.full(layout.nnz, -7, dtype=np.int64), np.zeros(n_rows),
+               np.zeros((n_rows, n_topics), dtype=np.int64), np.zeros((n_rows, n_topics)),
+               np.zeros((n_rows, n_topics), dtype=np.int64),
+               np.zeros((n_cols, n_topics), dtype=np.int32), np.zeros(n_cols, dtype=np.int64))
+        pos_y, row_drawn, *rest = out
+        args = (layout.indptr, layout.cols, layout.values, layout.alpha_rows, theta, phi_t,
+                phi_sums, 1234, 3, 0, 0, n_rows, pos_y)
+        if kernel == "engine":
+            sparse_topics._pass1_rows(*args, row_drawn, *rest)
+            assert np.array_equal(row_drawn < 0, [np.any(pos_y[a:b] < 0) for a, b in
+                                                   zip(layout.indptr[:-1], layout.indptr[1:])])
+        else:
+            _reference_pass1_rows(*args, *rest)
+        runs.append(out[:1] + out[2:6])
+    for got, want in zip(*runs):
+        assert np.array_equal(got, want)
+    pos_y = runs[0][0]
+    if case == "counts":
+        assert pos_y[:layout.indptr[2]].max() > LARGE_COUNT
+    if case == "nan":
+        assert (pos_y == -1).any()
+    if case == "underflow":
+        rows = np.repeat(np.arange(n_rows), np.diff(layout.indptr))
+        assert (pos_y[rows < 12] > 0).sum() > 20
 
 
 def test_chunks_cover_the_rows_in_shares_of_equal_work():
