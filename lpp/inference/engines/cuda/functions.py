@@ -20,6 +20,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from lpp.distributions import TINY
+from lpp.distributions.poisson import MAX_MEAN
+
 __all__ = ["MAX_MEAN", "SERIES_TOL", "TINY", "build_functions", "philox_reference"]
 
 _MASK32 = np.uint64(0xFFFFFFFF)
@@ -34,10 +37,6 @@ _TWO52_INV = 1.0 / 4503599627370496.0
 
 #: a series is summed until what it leaves out is below this fraction of its total
 SERIES_TOL = 1e-17
-#: the largest mean drawn from (counts above 2**53 are not exact in float64)
-MAX_MEAN = 2.0**53
-#: the smallest normal double: the floor of a Gamma draw (see lpp.distributions.gamma_rate_nb)
-TINY = float(np.finfo(np.float64).tiny)
 #: below this a weight total is treated as underflowed and the weights are redone in log space
 #: (:mod:`lpp.inference.engines.cuda.kernels`)
 UNDERFLOW = 1e-280

@@ -23,15 +23,13 @@ import numpy as np
 from numba import njit
 
 from lpp.inference.engines.cuda.functions import UNDERFLOW, build_functions
+from lpp.inference.engines.sparse_topics import RESIDUAL_RECOMPUTE
 
-__all__ = ["BODIES", "RESIDUAL_RECOMPUTE", "SCRATCH", "SEGMENTS", "HostBackend", "build_bodies"]
+__all__ = ["BODIES", "SCRATCH", "SEGMENTS", "HostBackend", "build_bodies"]
 
 #: a factor's column sums and the topics' cumulative word weights are split into this many
 #: segments of rows, each summed by one thread in order, then the segments in order
 SEGMENTS = 64
-#: as the CPU engine: recompute a row's residual topic mass by an explicit sum when the
-#: subtraction keeps fewer digits than this
-RESIDUAL_RECOMPUTE = 1e-4
 #: counts up to this are added to the topic totals token by token (two atomic additions each);
 #: larger ones are tallied per topic first
 FEW_TOKENS = 8
