@@ -132,12 +132,14 @@ class Violation:
 @dataclass
 class CodeMatch:
     """The outcome of the code search: ``commit`` whose files have every hash the lock
-    records for its code (None: no commit does), ``commits_visited``, and, when none matched,
-    ``closest`` (the commit that matched most dependencies)."""
+    records for its code (None: no commit does), ``commits_visited``, when none matched
+    ``closest`` (the commit that matched most dependencies), and the paths whose recorded
+    hashes HEAD's files do not have (``differs_at_head``)."""
 
     commit: str | None
     commits_visited: int
     closest: str | None = None
+    differs_at_head: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -522,21 +524,23 @@ def find_code_commit(repo: Path, wanted: dict[tuple[str, str | None], list[str]]
     touching = _git(repo, "log", "--full-history", "--format=%H", "HEAD", "--",
                     *paths).decode().split() if paths else []
     newest, best, best_score, best_hashes = {}, None, -1, {}
-    visited = 0
+    visited, at_head = 0, []
     with GitObjects(repo) as objects:
         hashes = CodeHashes(objects)
         for commit in dict.fromkeys([head, *touching]):
             visited += 1
             found = {path: hashes.at(commit, path) for path in paths}
             holding = [pair for pair in wanted if found[pair[0]] == pair[1]]
+            if commit == head:
+                at_head = sorted({path for path, md5 in wanted if found[path] != md5})
             for pair in holding:
                 newest.setdefault(pair, commit)
             if len(holding) == len(wanted):
-                return CodeMatch(commit, visited), newest, {}
+                return CodeMatch(commit, visited, differs_at_head=at_head), newest, {}
             score = sum(len(wanted[pair]) for pair in holding)
             if score > best_score:
                 best, best_score, best_hashes = commit, score, found
-    return CodeMatch(None, visited, closest=best), newest, best_hashes
+    return CodeMatch(None, visited, best, at_head), newest, best_hashes
 
 
 def code_violations(repo: Path, layout: Layout, wanted, match: CodeMatch, newest,
@@ -652,8 +656,8 @@ def format_report(report: Report, repo: Path) -> str:
              f"{report.files_checked} committed files under {', '.join(layout.roots)}, "
              f"{report.outputs_committed} of them the lock's outputs"]
     if report.code.commit is not None:
-        head = _git(repo, "rev-parse", "HEAD").decode().strip()
-        where = " (HEAD)" if report.code.commit == head else ""
+        differs = report.code.differs_at_head
+        where = f"; HEAD's differs in {', '.join(differs)}" if differs else " (HEAD's too)"
         lines.append(f"  code: as at {commit_title(repo, report.code.commit)}{where}")
     if report.ok:
         lines.append("  OK: every committed output is the lock's, every entry describes one")
