@@ -6,6 +6,7 @@
     python profiles/run.py --single-item --stages report_topics   # score its fits again
     python profiles/run.py --diagnose          # then the convergence diagnosis of its fits
     python profiles/run.py --synthetic         # the synthetic figures, tables, central model
+    python profiles/run.py --all --jobs 2      # every stage, claims included, from one commit
     python profiles/run.py --continue-chains   # longer chains: the finished fits' chains run on
     python profiles/run.py --jobs 4            # 4 stages at a time, the CPUs shared out
     python profiles/run.py --cluster tcp://HOST:8786   # the stages' commands on a Dask cluster
@@ -77,6 +78,7 @@ TABLES = {"data/prepared/topics/summary.json": "data/topics_summary.json",
           "results/central/table1.csv": "central/table1.csv",
           "results/central/heldout_loglik.csv": "central/heldout_loglik.csv",
           "results/central/occupancy.json": "central/occupancy.json",
+          "results/claims.md": "claims.md", "results/claims.json": "claims.json",
           "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
 FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
            "figures/vi_benchmark.png", "figures/vi_synthetic.png",
@@ -176,7 +178,10 @@ STAGE_TIMES = "stage_seconds.json"
 
 def stage_items(names, stages) -> list[str]:
     """``stages`` with each foreach group expanded into its members (DVC's ``names``, in their
-    order), so that each fit gets its own time; a plain stage stays as it is."""
+    order), so that each fit gets its own time; a plain stage stays as it is. ``None``: every
+    stage of the pipeline (``names``)."""
+    if stages is None:
+        return list(names)
     items = []
     for stage in stages:
         members = [name for name in names if name.startswith(stage + "@")]
@@ -324,15 +329,20 @@ def _dvc_status(work: Path) -> dict:
     return json.loads(_dvc(work, "status", "--json") or "{}")
 
 
-def merged_lock(work_lock: dict | None, committed_lock: dict | None, fresh: set[str]) -> dict:
+def merged_lock(work_lock: dict | None, committed_lock: dict | None, fresh: set[str],
+                pipeline: set[str] | None = None) -> dict:
     """The committed lock with the entries of the ``fresh`` stages (up to date in the work
     tree) taken from the work tree's lock. Every other stage keeps the entry of the run that
     made what is committed for it, so each entry's params and hashes describe the outputs
-    beside it even when a run remade only part of the study (the network, say)."""
+    beside it even when a run remade only part of the study (the network, say). With
+    ``pipeline`` (the stage names of the profile's pipeline), entries of stages it does not have
+    (another profile's replicates or levels) are dropped: they describe no collected output."""
     stages = dict((committed_lock or {}).get("stages") or {})
     for stage, entry in ((work_lock or {}).get("stages") or {}).items():
         if stage in fresh:
             stages[stage] = entry
+    if pipeline is not None:
+        stages = {stage: entry for stage, entry in stages.items() if stage in pipeline}
     base = work_lock or committed_lock or {"schema": "2.0"}
     return {**base, "stages": stages}
 
@@ -343,11 +353,13 @@ PARAMS_HEADER = ("# The settings of the last profiles/run.py. A table that run d
                  "stage's params).\n")
 
 
-def collect(work: Path, results: Path, figures: Path, up_to_date=None) -> None:
+def collect(work: Path, results: Path, figures: Path, up_to_date=None,
+            pipeline: set[str] | None = None) -> None:
     """Copy the up-to-date tables and figures of ``work`` to ``results`` and ``figures``; merge
-    its ``dvc.lock`` into the committed one (:func:`merged_lock`) and its recorded stage times
-    into ``stage_seconds.json``. ``up_to_date(tree, stage)`` asks DVC once for the whole work
-    tree by default."""
+    its ``dvc.lock`` into the committed one (:func:`merged_lock`, keeping only the stages of
+    ``pipeline``) and its recorded stage times into ``stage_seconds.json``.
+    ``up_to_date(tree, stage)`` asks DVC once for the whole work tree by default, and
+    ``pipeline`` is the work tree's stage list by default."""
     up_to_date = up_to_date or _status_once(work)
     tables, figure_paths = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
     stale = stale_outputs(work, [*tables, *figure_paths], up_to_date)
@@ -366,7 +378,9 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None) -> None:
     checked_out = _checked_out_lock(work)
     fresh = {stage for stage, entry in ((work_lock or {}).get("stages") or {}).items()
              if entry != checked_out.get(stage) and up_to_date(work, stage)}
-    lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), fresh)
+    if pipeline is None:
+        pipeline = set(_dvc(work, "stage", "list", "--name-only").split())
+    lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), fresh, pipeline)
     atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     figures.mkdir(parents=True, exist_ok=True)
     for source in figure_paths:
@@ -410,6 +424,10 @@ def main(argv=None) -> int:
     parser.add_argument("--diagnose", action="store_true",
                         help="run the convergence diagnosis (its extra chains and the diagnose "
                              "stage) of an earlier run's fits instead of the case studies")
+    parser.add_argument("--all", action="store_true",
+                        help="run every stage of the pipeline at the profile's settings: the case "
+                             "studies, their diagnosis, the synthetic experiments, the central "
+                             "model and the claims (a rerun of the whole study from one commit)")
     parser.add_argument("--synthetic", action="store_true",
                         help="run the papers' synthetic experiments (Figs. 1 and 3, the VI "
                              "paper's Fig. 1 and appendix E table) and the central-model "
@@ -444,6 +462,8 @@ def main(argv=None) -> int:
             stages, single = list(DIAGNOSE_STAGES), True
         elif args.synthetic:
             stages = list(SYNTHETIC_STAGES)
+        elif args.all:
+            stages = None
         if args.continue_chains:
             set_aside_fits(work, stages)
         if args.jobs > 1 or args.cluster:

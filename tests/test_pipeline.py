@@ -619,8 +619,10 @@ def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_
     results.mkdir()
     (results / "dvc.lock").write_text(yaml.safe_dump(
         {"schema": "2.0", "stages": {"report_topics": {"cmd": "the earlier run"},
-                                     "report_network": {"cmd": "the earlier run"}}}))
-    runner.collect(work, results, figures, up_to_date=up_to_date)
+                                     "report_network": {"cmd": "the earlier run"},
+                                     "privatize@topics-1.0-7": {"cmd": "other settings"}}}))
+    runner.collect(work, results, figures, up_to_date=up_to_date,
+                   pipeline={"report_topics", "report_network"})
     assert sorted(set(asked)) == [(work, "report_network"), (work, "report_topics")]
     assert (results / "eval" / "enron_network.csv").read_text() == "results/eval/enron_network.csv"
     assert (figures / "enron_network.png").exists()
@@ -634,6 +636,8 @@ def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_
     lock = yaml.safe_load((results / "dvc.lock").read_text())["stages"]
     assert lock["report_topics"] == {"cmd": "the earlier run"}
     assert lock["report_network"] == {"outs": [{"path": p} for p in made["report_network"]]}
+    # an entry of a stage the profile's pipeline does not have describes nothing collected
+    assert "privatize@topics-1.0-7" not in lock
 
 
 def test_the_paper_run_times_each_fit_and_keeps_the_times_of_a_killed_run(tmp_path):
@@ -646,6 +650,7 @@ def test_the_paper_run_times_each_fit_and_keeps_the_times_of_a_killed_run(tmp_pa
     assert runner.stage_items(names, ["infer_private_topics", "report_topics"]) == [
         "infer_private_topics@collapsed-1.0-0", "infer_private_topics@naive-1.0-0",
         "report_topics"]
+    assert runner.stage_items(names, None) == names  # --all: the whole pipeline
     assert runner.stage_items(names, ["infer_private_topics@naive-1.0-0"]) == [
         "infer_private_topics@naive-1.0-0"]
     work = tmp_path / "work"
@@ -735,6 +740,8 @@ def test_the_merged_lock_takes_the_work_trees_entries_of_fresh_stages_only():
                                 "c": {"cmd": "new c"}}
     assert runner.merged_lock(work, None, fresh=set())["stages"] == {}
     assert runner.merged_lock(None, committed, fresh={"a"})["stages"] == committed["stages"]
+    kept = runner.merged_lock(work, committed, fresh={"a", "c"}, pipeline={"a", "c"})
+    assert kept["stages"] == {"a": {"cmd": "new a"}, "c": {"cmd": "new c"}}
 
 
 def test_continue_chains_sets_aside_only_fits_whose_data_did_not_change():

@@ -290,9 +290,9 @@ def test_the_quick_profile_is_what_its_lock_describes():
 @pytest.mark.xfail(strict=True, reason=(
     "results/paper was made by several versions of the code: its lock holds entries of "
     "quick-profile settings, central results and figures that differ from their entries and "
-    "a central/runtime.json made outside the pipeline; the fix is a rerun of the paper "
-    "profile (python profiles/run.py, and with --synthetic) collected into results/paper, "
-    "its lock without the entries of stages the profile does not have"))
+    "a central/runtime.json and claims made outside the pipeline; the fix is a rerun of the "
+    "whole paper profile from one commit (python profiles/run.py --all), collected into "
+    "results/paper"))
 def test_the_paper_profile_is_what_its_lock_describes():
     report = pv.check_provenance(ROOT, pv.paper_layout(ROOT))
     assert report.ok, pv.format_report(report, ROOT)
