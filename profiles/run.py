@@ -111,14 +111,19 @@ def merged_settings(profile: Path, cuts: Path | None) -> dict:
     return settings
 
 
+#: the settings that choose privatized copies to fit, each a subset of privacy.replicates
+FITTED_COPIES = ("topics", "network", "vi_topics")
+
+
 def check_settings(settings: dict) -> None:
-    """ValueError for settings whose stages could not all run: a VI fit of a privatized copy
-    that the privacy settings do not make (DVC would stop there, hours into a run)."""
+    """ValueError for settings whose stages could not all run: a fit of a privatized copy that
+    the privacy settings do not make (DVC would stop there, hours into a run)."""
     made = set(settings.get("privacy", {}).get("replicates", []))
-    missing = sorted(set(settings.get("vi_topics", {}).get("replicates", [])) - made)
-    if missing:
-        raise ValueError(f"vi_topics.replicates {missing} are not in privacy.replicates "
-                         f"{sorted(made)}: those privatized copies are never made")
+    for section in FITTED_COPIES:
+        missing = sorted(set(settings.get(section, {}).get("replicates", [])) - made)
+        if missing:
+            raise ValueError(f"{section}.replicates {missing} are not in privacy.replicates "
+                             f"{sorted(made)}: those privatized copies are never made")
 
 
 def _work_tree(path: Path) -> Path:

@@ -183,15 +183,16 @@ def test_the_evaluators_span_every_copy_of_their_data_sets(quick_graph):
     of every level and copy of its counts (epsilon/N summed over them); the diagnosis reads
     the folders of the topic and network fits, every copy of both; the claims, all of it."""
     settings = yaml.safe_load((ROOT / "params.yaml").read_text())
-    levels, reps = settings["privacy"]["levels"], settings["privacy"]["replicates"]
-    full = sum(levels) * len(reps)
+    levels = settings["privacy"]["levels"]
+    topics = pytest.approx(sum(levels) * len(settings["topics"]["replicates"]))
+    network = pytest.approx(sum(levels) * len(settings["network"]["replicates"]))
     producers = _producers(quick_graph)
     span = {stage: _span(_private_copies(stage, quick_graph, producers))
             for stage in EVALUATOR_STAGES}
-    assert span["report_topics"] == {"topics": pytest.approx(full)}
-    assert span["report_network"] == {"network": pytest.approx(full)}
-    assert span["report_network_rows_cols"] == {"network_rows_cols": pytest.approx(full)}
-    assert span["diagnose"] == {"topics": pytest.approx(full), "network": pytest.approx(full)}
+    assert span["report_topics"] == {"topics": topics}
+    assert span["report_network"] == {"network": network}
+    assert span["report_network_rows_cols"] == {"network_rows_cols": network}
+    assert span["diagnose"] == {"topics": topics, "network": network}
     assert set(span["claims"]) == {"topics", "network", "network_rows_cols"}
 
 
@@ -228,7 +229,7 @@ def test_the_unmasked_network_stages(quick_graph, paper_graph):
         private = [s for s in graph if s.startswith("infer_private_network_unmasked@")]
         nonprivate = [s for s in graph if s.startswith("infer_nonprivate_network_unmasked@")]
         assert len(private) == (len(network["methods"]) * len(privacy["levels"])
-                                * len(privacy["replicates"]) * len(network["unmasked_C"]))
+                                * len(network["replicates"]) * len(network["unmasked_C"]))
         assert len(nonprivate) == len(network["unmasked_C"])
         assert set(private) <= set(_private_stages(graph))
         for stage in private + nonprivate:
@@ -253,7 +254,7 @@ def test_the_rows_cols_network_stages(quick_graph, paper_graph):
         private = [s for s in graph if s.startswith("infer_private_network_rows_cols@")]
         nonprivate = [s for s in graph if s.startswith("infer_nonprivate_network_rows_cols@")]
         assert len(private) == (len(network["methods"]) * len(privacy["levels"])
-                                * len(privacy["replicates"]) * len(network["rows_cols_C"]))
+                                * len(network["replicates"]) * len(network["rows_cols_C"]))
         assert len(nonprivate) == len(network["rows_cols_C"])
         assert set(private) <= set(_private_stages(graph))
         for stage in private:
@@ -502,13 +503,18 @@ def test_a_cut_of_an_unknown_setting_is_refused(tmp_path):
         runner.merged_settings(ROOT / "profiles" / "paper.yaml", cuts)
 
 
-def test_a_vi_fit_of_a_copy_that_is_never_made_is_refused(tmp_path):
+@pytest.mark.parametrize("section", ["topics", "network", "vi_topics"])
+def test_a_fit_of_a_copy_that_is_never_made_is_refused(tmp_path, section):
     runner = _profile_runner()
     cuts = tmp_path / "cuts.yaml"
-    cuts.write_text("privacy:\n  replicates: [0]\n")
-    with pytest.raises(ValueError, match=r"vi_topics.replicates \[1, 2, 3, 4\]"):
+    others = "".join(f"{other}:\n  replicates: [0]\n"
+                     for other in ("topics", "network", "vi_topics") if other != section)
+    cuts.write_text("privacy:\n  replicates: [0]\n" + others)
+    with pytest.raises(ValueError, match=rf"{section}.replicates \[1, 2, 3, 4\]"):
         runner.merged_settings(ROOT / "profiles" / "paper.yaml", cuts)
     runner.check_settings(yaml.safe_load((ROOT / "params.yaml").read_text()))
+    runner.check_settings(runner.merged_settings(ROOT / "profiles" / "paper.yaml",
+                                                 ROOT / "profiles" / "paper_cuts.yaml"))
 
 
 def test_the_claims_stage_declares_the_params_it_reads():
