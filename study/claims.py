@@ -1,19 +1,24 @@
 """The papers' qualitative claims, each checked against the pipeline's result tables.
 
 Every claim of the ICML paper's Figures 1, 3, 4, 5 and appendix Figures 1 and 2, of the VI
-paper
-(Schofield et al.) and of Foulds et al. (2016) that our pipeline has a table for is restated
-here as a check over that table, and :func:`check_claims` returns one :class:`Claim` per
-statement with our numbers, the paper's numbers where it prints them, the file it read, the
-support behind it (chains x privatized copies, worst R-hat) and a status:
+paper (Schofield et al.) and of Foulds et al. (2016) that our pipeline has a table for is
+restated here as a check over that table. Each check quotes the paper's sentence and tests
+what that sentence says, no more: a comparison the papers do not state (ours against the naive
+method at every noise level where the paper speaks of high noise, a trend of the naive method
+the text does not mention, private against naive VI) is reported as one of *our own
+observations*, with its numbers and no verdict. :func:`check_claims` returns one
+:class:`Claim` per statement or observation with our numbers, the paper's numbers where it
+prints them, the file it read, the support behind it (chains x privatized copies, worst R-hat)
+and, for a claim, a status:
 
 ``PASS``
     the claim holds in our results beyond the spread;
 ``FAIL``
     our results contradict it beyond the spread;
 ``UNSETTLED``
-    the fits' own chains disagree about it: judged chain by chain (each chain's values
-    averaged over the copies), some chains say it holds and some that it does not;
+    the comparison that decides it lies inside the spread *and* the chains of one fit
+    disagree about it (some chains on one side, some on the other); a comparison beyond the
+    spread decides however its chains scatter;
 ``NOT-REPRODUCED``
     our results neither confirm nor contradict it: a difference within the spread, a cell
     with a single value (one chain of one copy: no spread to judge a difference by), or a
@@ -23,13 +28,37 @@ support behind it (chains x privatized copies, worst R-hat) and a status:
     the table the check reads is absent (its stage has not run at this scale) or lacks the
     column or setting it needs.
 
-**The spread.** A *cell* is one method at one setting (privacy level, C, data set); its
-values are one per chain of each privatized copy (score tables: one row per fit and chain,
-a ``chain`` column where fits have several chains, ``rhat`` their worst R-hat; absent
-columns mean one chain and an unknown R-hat). The spread of a comparison is the square root
-of the summed variances of the two cells over all their chains and copies; a comparison
-decides only where the difference exceeds it. A trend's steps each get the spread of their
+**Cells and units.** A *cell* is one method at one setting (privacy level, C, data set); its
+values are one per chain of each fit (score tables: one row per fit and chain, a ``chain``
+column where fits have several chains, ``rhat`` their worst R-hat; absent columns mean one
+chain and an unknown R-hat). A fit ran on one *design unit*: a privatized copy (the score
+tables' ``..._eps<ε/N>_rep<k>`` fit names: ours and the naive method at one level are fitted to
+the same copies), a held-out split (Foulds et al.: every mechanism and ε shares the ten
+splits) or a seed (ICML Fig. 3: one seed draws the true topics of every noise level and the
+privatized data both methods fit).
+
+**The spread.** Two cells whose fits ran on the same units are compared *paired* by that
+unit: per unit, the difference of the two cells' means there; the comparison's value is the
+mean of these differences and its spread their standard deviation over the units, plus the
+chains' own variance within a unit where fits have several chains (a single unit with
+several chains: the chains' spread alone). A comparison decides where that mean difference
+exceeds the spread (with one chain per unit: where the paired t statistic exceeds the square
+root of the number of units); the verdict gives the paired difference, its spread and in how
+many units each side is ahead.
+Cells that share no unit (a non-private reference, fitted once to the true data; two privacy
+levels, which have copies of their own) are compared unpaired: the difference of their means
+against the square root of their summed variances over every chain and copy. Chains of
+independent fits are never paired, by index or otherwise; a chain counts only against the
+other side's value (on its unit when paired). A trend's steps each get the spread of their
 two cells as tolerance.
+
+**"Almost the same".** A claim that our method is close to a reference where another method
+is not (ICML Fig. 4's "almost the same reconstruction error as non-private Poisson
+factorization ... In contrast, the naïve approach has a higher reconstruction error") is
+judged against the gap the other method opens, not against a fixed tolerance: PASS where, at
+every level, our gap to the reference, spread included, is at most :data:`ALMOST_SAME` of
+the other method's gap, spread excluded; FAIL where at some level our gap, spread excluded, is
+at least :data:`AS_FAR_AS` of the other's, spread included.
 
 **Case-study data.** The Enron claims (Figs 4 and 5) are judged only on the paper's data:
 when the params file next to the results (``<results>/params.yaml``, else the one in its
@@ -47,8 +76,8 @@ ones (``results/paper``), which have the same layout::
     synthetic/communities.json, synthetic/topics.json   (Figures 1 and 3)
     synthetic/two_geometric.json                   (appendix Figure 2)
     vi/synthetic.json, vi/benchmark.csv            (VI paper, Figure 1 and appendix E)
-    central/beta_bernoulli.json, central/heldout_loglik.csv, central/occupancy.json,
-    central/runtime.json                           (Foulds et al.)
+    central/beta_bernoulli.json, central/table1.csv, central/heldout_loglik.csv,
+    central/occupancy.json, central/runtime.json   (Foulds et al.)
 
 Every check records the files it read (``Claim.reads``); a check reads under its results root
 only. Run ``python -m study.claims --results results`` to write ``claims.md`` and
@@ -56,15 +85,19 @@ only. Run ``python -m study.claims --results results`` to write ``claims.md`` an
 
 Adding a check: write a function of the results root that returns a :class:`Verdict` (the
 kinds below -- :func:`better`, :func:`not_better`, :func:`trend_with_noise`,
-:func:`close_to`, :func:`near_number`, :func:`flag` -- do the judging over :class:`Cell`
-objects built by :func:`table_cells`), and list it in a group function as a :class:`Check`.
+:func:`almost_same`, :func:`near_number`, :func:`flag` -- do the judging over :class:`Cell`
+objects built by :func:`table_cells`), and list it in a group function as a :class:`Check`
+(``observation=True`` for a comparison the papers do not state).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
-from dataclasses import asdict, dataclass
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -75,15 +108,19 @@ from lpp.formats.files import atomic_write_bytes, json_bytes
 from study.score_tables import is_unmasked
 
 __all__ = [
+    "ALMOST_SAME",
+    "AS_FAR_AS",
     "STATUSES",
     "Cell",
     "Check",
     "Claim",
+    "Difference",
     "Verdict",
+    "almost_same",
     "better",
     "check_claims",
     "claims_markdown",
-    "close_to",
+    "compare",
     "flag",
     "near_number",
     "not_better",
@@ -95,6 +132,13 @@ __all__ = [
 PASS, FAIL, UNSETTLED = "PASS", "FAIL", "UNSETTLED"
 NOT_REPRODUCED, NOT_RUN = "NOT-REPRODUCED", "NOT-RUN"
 STATUSES = (PASS, FAIL, UNSETTLED, NOT_REPRODUCED, NOT_RUN)
+
+#: "almost the same": our gap to the reference, spread included, is at most this share of
+#: the gap the other method opens, spread excluded (an order of magnitude smaller)
+ALMOST_SAME = 0.1
+#: ... and it is contradicted where our gap, spread excluded, is at least this share of the
+#: other method's, spread included (ours is then off the reference in the way the other is)
+AS_FAR_AS = 0.5
 
 #: the case studies' data set when the params file names none: the papers' own
 PAPER_DATASET = "enron"
@@ -110,33 +154,48 @@ VI = "Schofield et al. (VI)"
 FOULDS = "Foulds et al. (2016)"
 
 
-# ---------------------------------------------------------------- cells and verdicts
+# ---------------------------------------------------------------- cells
 
 @dataclass(frozen=True)
 class Cell:
-    """The values of one measure for one method at one setting, over chains x copies.
+    """The values of one measure for one method at one setting: one per chain of each fit.
 
-    ``values[i]`` is chain ``chains[i]`` of one privatized copy; ``copies`` counts the
-    copies; ``rhat`` is the worst R-hat of the fits behind the cell (NaN: unknown).
+    ``fits[i]`` names the fit that ``values[i]`` is a chain of. Where ``unit`` is set
+    (``"copy"``, ``"split"``, ``"seed"``), the fit names are the design units the fits ran on,
+    shared by construction with other methods' fits on the same unit, and comparisons with a
+    cell of the same units are paired; without it the names are the cell's own. ``rhat`` is
+    the worst R-hat of the fits (NaN: unknown).
     """
 
     values: tuple
-    chains: tuple
-    copies: int
+    fits: tuple
+    unit: str | None = None
     rhat: float = math.nan
 
     @classmethod
-    def of(cls, values, chains=None, copies=None, rhat=math.nan) -> "Cell":
-        """A cell from plain values (``chains`` None: one chain, each value a copy)."""
+    def of(cls, values, fits=None, *, unit=None, rhat=math.nan) -> Cell:
+        """A cell from plain values (``fits`` None: each value a fit of one chain).
+
+        Raises
+        ------
+        ValueError
+            ``fits`` does not name one fit per value.
+        """
         values = tuple(float(v) for v in np.ravel(values))
-        chains = (0,) * len(values) if chains is None else tuple(int(c) for c in chains)
-        if copies is None:
-            copies = len(values) // max(len(set(chains)), 1)
-        return cls(values, chains, int(copies), float(rhat))
+        fits = tuple(range(len(values))) if fits is None else tuple(fits)
+        if len(fits) != len(values):
+            raise ValueError(f"{len(values)} values but {len(fits)} fit names")
+        return cls(values, fits, unit, float(rhat))
+
+    @property
+    def copies(self) -> int:
+        """How many fits (privatized copies, splits, seeds) the values come from."""
+        return len(set(self.fits))
 
     @property
     def n_chains(self) -> int:
-        return len(set(self.chains))
+        """The fewest chains of any fit in the cell."""
+        return min(Counter(self.fits).values()) if self.values else 0
 
     @property
     def mean(self) -> float:
@@ -147,19 +206,123 @@ class Cell:
         """Standard deviation over every chain and copy (NaN for a single value)."""
         return float(np.std(self.values, ddof=1)) if len(self.values) > 1 else math.nan
 
-    def chain_means(self) -> dict:
-        """Each chain's value averaged over the copies."""
-        by = {}
-        for c, v in zip(self.chains, self.values):
-            by.setdefault(c, []).append(v)
-        return {c: float(np.mean(v)) for c, v in sorted(by.items())}
+    def by_fit(self) -> dict:
+        """Each fit's chain values, in the order of first appearance."""
+        chains = {}
+        for fit, value in zip(self.fits, self.values):
+            chains.setdefault(fit, []).append(value)
+        return {fit: tuple(v) for fit, v in chains.items()}
 
 
-def _spread(*cells: Cell) -> float:
-    """sqrt of the summed variances; NaN when no cell has two values (no spread known)."""
-    known = [c.sd ** 2 for c in cells if np.isfinite(c.sd)]
-    return float(np.sqrt(sum(known))) if known else math.nan
+def _chain_variance(chains) -> float | None:
+    """The chains' variance within one fit; None for a fit of one chain."""
+    return float(np.var(chains, ddof=1)) if len(chains) > 1 else None
 
+
+# ---------------------------------------------------------------- comparing two cells
+
+@dataclass(frozen=True)
+class Difference:
+    """``a - b`` for two cells, paired by their shared unit where they have one.
+
+    ``mean`` is the mean difference (paired: over the units), ``spread`` its spread (NaN:
+    unknown), ``paired`` the unit it was paired by (None: unpaired), ``unit_differences`` the
+    per-unit differences (paired only) and ``chain_differences`` one tuple per fit of several
+    chains, of either cell: each chain's own difference to the other side's value.
+    """
+
+    mean: float
+    spread: float
+    paired: str | None = None
+    unit_differences: tuple = ()
+    chain_differences: tuple = ()
+
+    def beyond(self, sign: float = 1.0) -> str:
+        """``"above"``/``"below"`` where ``sign * (a - b)`` exceeds the spread either way,
+        ``"within"`` where it does not, ``"unknown"`` where no spread is known."""
+        if not np.isfinite(self.spread):
+            return "unknown"
+        value = sign * self.mean
+        return "above" if value > self.spread else "below" if value < -self.spread else "within"
+
+    def chains_disagree(self, holds) -> bool:
+        """Whether the chains of one fit disagree about ``holds(difference)``."""
+        return any(len({bool(holds(d)) for d in chains}) > 1
+                   for chains in self.chain_differences)
+
+    def describe(self, sign: float, difference: str, ahead: str) -> str:
+        """The paired difference in words ('' when unpaired): ``difference`` names it,
+        ``ahead`` the units where ``sign`` times it is positive."""
+        if not self.paired:
+            return ""
+        count = sum(sign * d > 0 for d in self.unit_differences)
+        n = len(self.unit_differences)
+        spread = f" ± {_fmt(self.spread)}" if np.isfinite(self.spread) else ""
+        return (f" (paired by {self.paired}: {difference} {_fmt(self.mean)}{spread}; {ahead} "
+                f"in {count} of {n})")
+
+
+def _shared_units(a: Cell, b: Cell) -> list | None:
+    """The units two cells are paired by; None when they share none.
+
+    Raises
+    ------
+    ValueError
+        The cells name units of the same kind and share some but not all of them: a table
+        with a fit missing on one side.
+    """
+    if a.unit is None or a.unit != b.unit:
+        return None
+    mine, theirs = a.by_fit(), b.by_fit()
+    shared = [u for u in mine if u in theirs]
+    if not shared:
+        return None   # e.g. two privacy levels: each has copies of its own
+    if len(shared) != len(mine) or len(shared) != len(theirs):
+        lone = sorted(map(str, set(mine).symmetric_difference(theirs)))
+        raise ValueError(f"the compared cells share some {a.unit}s but not {', '.join(lone)}")
+    return shared
+
+
+def compare(a: Cell, b: Cell) -> Difference:
+    """``a - b``: paired by the design unit the two cells share, else unpaired.
+
+    Parameters
+    ----------
+    a, b : Cell
+
+    Returns
+    -------
+    Difference
+        Paired: the mean of the per-unit differences of the cells' means, with the standard
+        deviation of those differences over the units plus the mean within-unit variance of
+        each cell's chains as spread. Unpaired: the difference of the means with the square
+        root of the summed variances over every chain and copy (NaN where neither cell has
+        two values). Every fit of several chains adds its chains' own differences to the
+        other side's value (on the same unit when paired).
+    """
+    shared = _shared_units(a, b)
+    mine, theirs = a.by_fit(), b.by_fit()
+    if shared is None:
+        known = [c.sd ** 2 for c in (a, b) if np.isfinite(c.sd)]
+        spread = float(np.sqrt(sum(known))) if known else math.nan
+        chains = [tuple(v - b.mean for v in c) for c in mine.values() if len(c) > 1]
+        chains += [tuple(a.mean - v for v in c) for c in theirs.values() if len(c) > 1]
+        return Difference(a.mean - b.mean, spread, chain_differences=tuple(chains))
+    at_a = {u: float(np.mean(mine[u])) for u in shared}
+    at_b = {u: float(np.mean(theirs[u])) for u in shared}
+    per_unit = tuple(at_a[u] - at_b[u] for u in shared)
+    variance = [float(np.var(per_unit, ddof=1))] if len(per_unit) > 1 else []
+    for side in (mine, theirs):
+        within = [v for v in (_chain_variance(side[u]) for u in shared) if v is not None]
+        if within:
+            variance.append(float(np.mean(within)))
+    spread = float(np.sqrt(sum(variance))) if variance else math.nan
+    chains = [tuple(v - at_b[u] for v in mine[u]) for u in shared if len(mine[u]) > 1]
+    chains += [tuple(at_a[u] - v for v in theirs[u]) for u in shared if len(theirs[u]) > 1]
+    return Difference(float(np.mean(per_unit)), spread, a.unit, per_unit, tuple(chains))
+
+
+# ---------------------------------------------------------------- verdicts
 
 @dataclass(frozen=True)
 class Verdict:
@@ -183,6 +346,21 @@ def _verdict(status, ours, reason, cells=()) -> Verdict:
                    copies=min(c.copies for c in cells), rhat=max(rhats) if rhats else None)
 
 
+def _all_of(*verdicts: Verdict, ours: str | None = None) -> Verdict:
+    """Verdicts that must all hold, as one: FAIL if any fails, PASS if all pass, otherwise
+    NOT-RUN, UNSETTLED or NOT-REPRODUCED (the first that any of them has); reasons joined."""
+    statuses = [v.status for v in verdicts]
+    for status in (FAIL, NOT_RUN, UNSETTLED, NOT_REPRODUCED, PASS):
+        if status in statuses:
+            break
+    known = [v for v in verdicts if v.chains is not None]
+    rhats = [v.rhat for v in known if v.rhat is not None]
+    return Verdict(status, verdicts[0].ours if ours is None else ours,
+                   "; ".join(v.reason for v in verdicts),
+                   min((v.chains for v in known), default=None),
+                   min((v.copies for v in known), default=None), max(rhats, default=None))
+
+
 def _fmt(value) -> str:
     """Three significant digits: the tables repeat to the byte across machines."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -193,65 +371,6 @@ def _fmt(value) -> str:
 def _fmt_cell(cell: Cell) -> str:
     return _fmt(cell.mean) + (f" ± {_fmt(cell.sd)}" if np.isfinite(cell.sd) else "")
 
-
-def _chain_votes(judge, *cell_maps) -> list[bool]:
-    """The claim judged chain by chain: ``judge`` gets, per chain index present in every
-    cell, the same maps with each cell replaced by that chain's mean over the copies."""
-    chains = None
-    for cells in cell_maps:
-        for cell in cells.values():
-            if cell.n_chains < 2:
-                continue
-            mine = set(cell.chains)
-            chains = mine if chains is None else chains & mine
-    if not chains or len(chains) < 2:
-        return []
-    votes = []
-    for c in sorted(chains):
-        views = [{k: (cell.chain_means().get(c, cell.mean)) for k, cell in cells.items()}
-                 for cells in cell_maps]
-        votes.append(bool(judge(*views)))
-    return votes
-
-
-def _unsettled(votes) -> bool:
-    return len(set(votes)) > 1
-
-
-# ---------------------------------------------------------------- reading cells from tables
-
-def _rows_cell(rows: pd.DataFrame, measure: str) -> Cell | None:
-    rows = rows[np.isfinite(pd.to_numeric(rows[measure], errors="coerce"))]
-    if rows.empty:
-        return None
-    chains = rows["chain"].fillna(0).astype(int) if "chain" in rows else None
-    n_chains = 1 if chains is None else chains.nunique()
-    copies = rows["fit"].nunique() if "fit" in rows else len(rows) // n_chains
-    rhat = pd.to_numeric(rows["rhat"], errors="coerce").max() if "rhat" in rows else math.nan
-    return Cell.of(rows[measure].astype(float).to_numpy(), chains, copies, rhat)
-
-
-def table_cells(table: pd.DataFrame, method: str, measure: str,
-                level: str = "epsilon_over_n") -> dict:
-    """One :class:`Cell` per value of ``level`` for ``method`` (rows: fits and chains).
-
-    A method without levels (the non-private reference) gives one cell keyed None.
-    """
-    rows = table[table.method == method]
-    if rows.empty or measure not in rows:
-        return {}
-    if rows[level].isna().all():
-        cell = _rows_cell(rows, measure)
-        return {} if cell is None else {None: cell}
-    cells = {}
-    for value, group in rows.groupby(level):
-        cell = _rows_cell(group, measure)
-        if cell is not None:
-            cells[float(value)] = cell
-    return dict(sorted(cells.items(), key=lambda kv: -kv[0]))
-
-
-# ---------------------------------------------------------------- the kinds of check
 
 def _label(level, name) -> str:
     return f"{name}={level:g}" if isinstance(level, (int, float)) else str(level)
@@ -274,19 +393,43 @@ def _pairs(mine: dict, theirs: dict):
     return {k: (a, theirs[k]) for k, a in mine.items()}
 
 
-def better(mine: dict, theirs: dict, *, higher_is_better: bool, most: bool = False,
+def _side_by_side(pairs, diffs, sign, names, level) -> str:
+    return "; ".join(f"{_label(k, level)}: {names[0]} {_fmt_cell(a)}, {names[1]} "
+                     f"{_fmt_cell(b)}"
+                     f"{diffs[k].describe(sign, f'{names[0]} − {names[1]}', f'{names[0]} ahead')}"
+                     for k, (a, b) in pairs.items())
+
+
+#: how many levels of ``n`` a claim needs, by its quantifier
+_QUANTIFIERS = {"every": lambda n: n, "most": lambda n: n // 2 + 1, "somewhere": lambda n: 1}
+
+
+def _quantifier_text(need: str, n: int) -> str:
+    """The levels a claim needs, in words: ``all 3 levels``, ``at least 2 of 3 levels``."""
+    if need == "every":
+        return f"all {n} levels"
+    if need == "most":
+        return f"at least {_QUANTIFIERS['most'](n)} of {n} levels"
+    return f"one or more of {n} levels, and worse at none"
+
+
+# ---------------------------------------------------------------- the kinds of check
+
+def better(mine: dict, theirs: dict, *, higher_is_better: bool, need: str = "every",
            names=("ours", "the other"), level: str = "ε/N") -> Verdict:
-    """``mine`` beats ``theirs`` at every level (``most``: at a majority of the levels).
+    """``mine`` beats ``theirs`` at the levels ``need`` asks for.
 
     Parameters
     ----------
     mine, theirs : dict of Cell
         Cells keyed by level (``theirs`` may hold one cell keyed None: a reference that
-        faces every level).
+        faces every level). Cells of the same units are compared paired (:func:`compare`).
     higher_is_better : bool
         The direction of the measure.
-    most : bool
-        The paper's "in most settings": a majority of the levels suffices.
+    need : {"every", "most", "somewhere"}
+        ``"every"``: at every level; ``"most"``: at a majority (the papers' "generally", "in
+        most settings"); ``"somewhere"``: at some level and worse at none (the papers'
+        "superior" over a range where the methods meet at its low-privacy end).
     names : (str, str)
         How the two sides are named in the verdict.
     level : str
@@ -295,46 +438,42 @@ def better(mine: dict, theirs: dict, *, higher_is_better: bool, most: bool = Fal
     Returns
     -------
     Verdict
-        PASS where enough levels are better beyond the spread; FAIL where too many are
-        worse beyond it for the claim to hold; UNSETTLED where the chains disagree;
-        otherwise NOT-REPRODUCED.
+        PASS where enough levels are better beyond the spread; FAIL where levels worse
+        beyond it rule the claim out; UNSETTLED where it is undecided and, at a level within
+        the spread, one fit's chains disagree about the ordering; otherwise NOT-REPRODUCED.
     """
+    if need not in _QUANTIFIERS:
+        raise ValueError(f"need must be one of {', '.join(_QUANTIFIERS)}, not {need!r}")
     if not mine or not theirs:
         return Verdict(NOT_RUN, "n/a", f"no values for {names[0] if not mine else names[1]}")
     pairs = _pairs(mine, theirs)
     sign = 1.0 if higher_is_better else -1.0
-    n = len(pairs)
-    need = n // 2 + 1 if most else n
-    wins, losses, unknown = [], [], False
-    for k, (a, b) in pairs.items():
-        gain, spread = sign * (a.mean - b.mean), _spread(a, b)
-        if not np.isfinite(spread):
-            unknown = True
-        elif gain > spread:
-            wins.append(k)
-        elif gain < -spread:
-            losses.append(k)
-    ours = "; ".join(f"{_label(k, level)}: {names[0]} {_fmt_cell(a)}, {names[1]} {_fmt_cell(b)}"
-                     for k, (a, b) in pairs.items())
+    diffs = {k: compare(a, b) for k, (a, b) in pairs.items()}
+    outcome = {k: d.beyond(sign) for k, d in diffs.items()}
+    wins = [k for k, o in outcome.items() if o == "above"]
+    losses = [k for k, o in outcome.items() if o == "below"]
+    n, required = len(pairs), _QUANTIFIERS[need](len(pairs))
+    ours = _side_by_side(pairs, diffs, sign, names, level)
     cells = [c for ab in pairs.values() for c in ab]
-    quantifier = f"at least {need} of {n}" if most else f"all {n}"
-
-    def by_sign(m, t):
-        count = sum(sign * (m[k] - (t[None] if None in t else t[k])) > 0 for k in m)
-        return count >= need
-
-    votes = _chain_votes(by_sign, mine, theirs)
-    if _unsettled(votes):
-        return _verdict(UNSETTLED, ours, f"the chains disagree: {sum(votes)} of {len(votes)} "
-                        f"chains have {names[0]} better at {quantifier} levels", cells)
-    if len(wins) >= need:
+    passes = len(wins) >= required and not (need == "somewhere" and losses)
+    fails = bool(losses) if need in ("every", "somewhere") else n - len(losses) < required
+    if passes:
+        nowhere = ", worse at none" if need == "somewhere" else ""
         return _verdict(PASS, ours, f"{names[0]} better beyond the spread at {len(wins)} of "
-                        f"{n} levels", cells)
-    if n - len(losses) < need:
+                        f"{n} levels{nowhere}", cells)
+    if fails:
         return _verdict(FAIL, ours, f"{names[0]} worse than {names[1]} beyond the spread at "
                         f"{_keys(losses, level)}", cells)
-    if unknown:
-        point = sum(sign * (a.mean - b.mean) > 0 for a, b in pairs.values())
+    quantifier = _quantifier_text(need, n)
+    split = [k for k, o in outcome.items()
+             if o == "within" and diffs[k].chains_disagree(lambda d: sign * d > 0)]
+    if split:
+        return _verdict(UNSETTLED, ours, f"undecided ({names[0]} better beyond the spread at "
+                        f"{len(wins)}, needs {quantifier}); inside the spread at "
+                        f"{_keys(split, level)}, where one fit's chains disagree about the "
+                        "ordering", cells)
+    if "unknown" in outcome.values():
+        point = sum(sign * d.mean > 0 for d in diffs.values())
         return _verdict(NOT_REPRODUCED, ours, f"one value per cell (one chain of one copy): "
                         f"no spread to judge by; by the point values {names[0]} is better at "
                         f"{point} of {n} levels", cells)
@@ -343,129 +482,180 @@ def better(mine: dict, theirs: dict, *, higher_is_better: bool, most: bool = Fal
                     f"{quantifier})", cells)
 
 
-def not_better(mine: dict, theirs: dict, *, higher_is_better: bool,
+def not_better(mine: dict, theirs: dict, *, higher_is_better: bool, need: str = "every",
                names=("ours", "the other"), level: str = "ε/N") -> Verdict:
-    """``mine`` does not beat ``theirs`` at any level.
+    """``mine`` does not beat ``theirs`` at the levels ``need`` asks for.
 
-    FAIL where ``mine`` is better beyond the spread at some level; PASS where at every
-    level it is worse or within the spread (with no spread known: worse by the point
-    values); UNSETTLED where the chains disagree; otherwise NOT-REPRODUCED.
+    ``need`` is ``"every"`` (at no level better) or ``"most"`` (not better at a majority of
+    the levels: the papers' "competitive with"). A level holds where ``mine`` is worse or
+    within the spread (with no spread known: worse by the point value); a level within the
+    spread where one fit's chains disagree about the ordering is undecided. FAIL where too
+    many levels are better beyond the spread for the claim to hold; PASS where enough levels
+    hold; UNSETTLED where undecided levels leave it open; otherwise NOT-REPRODUCED.
     """
+    if need not in ("every", "most"):
+        raise ValueError(f"need must be 'every' or 'most', not {need!r}")
     if not mine or not theirs:
         return Verdict(NOT_RUN, "n/a", f"no values for {names[0] if not mine else names[1]}")
     pairs = _pairs(mine, theirs)
     sign = 1.0 if higher_is_better else -1.0
-    above, undecided = [], []
-    for k, (a, b) in pairs.items():
-        gain, spread = sign * (a.mean - b.mean), _spread(a, b)
-        if np.isfinite(spread):
-            if gain > spread:
-                above.append(k)
-        elif gain > 0:
+    diffs = {k: compare(a, b) for k, (a, b) in pairs.items()}
+    above, holds, split, undecided = [], [], [], []
+    for k, d in diffs.items():
+        outcome = d.beyond(sign)
+        if outcome == "above":
+            above.append(k)
+        elif outcome == "within" and d.chains_disagree(lambda x: sign * x > 0):
+            split.append(k)
+        elif outcome == "unknown" and sign * d.mean > 0:
             undecided.append(k)
-    ours = "; ".join(f"{_label(k, level)}: {names[0]} {_fmt_cell(a)}, {names[1]} {_fmt_cell(b)}"
-                     for k, (a, b) in pairs.items())
+        else:
+            holds.append(k)
+    n, required = len(pairs), _QUANTIFIERS[need](len(pairs))
+    ours = _side_by_side(pairs, diffs, sign, names, level)
     cells = [c for ab in pairs.values() for c in ab]
-
-    def by_sign(m, t):
-        return all(sign * (m[k] - (t[None] if None in t else t[k])) <= 0 for k in m)
-
-    votes = _chain_votes(by_sign, mine, theirs)
-    if _unsettled(votes):
-        return _verdict(UNSETTLED, ours, f"the chains disagree: {sum(votes)} of {len(votes)} "
-                        f"chains have {names[0]} nowhere above {names[1]}", cells)
-    if above:
+    if n - len(above) < required:
         return _verdict(FAIL, ours, f"{names[0]} above {names[1]} beyond the spread at "
                         f"{_keys(above, level)}", cells)
-    if undecided:
-        return _verdict(NOT_REPRODUCED, ours, f"{names[0]} above {names[1]} at "
-                        f"{_keys(undecided, level)}, one value per cell: no spread to judge "
-                        "by", cells)
-    return _verdict(PASS, ours, f"{names[0]} nowhere above {names[1]} beyond the spread "
-                    f"({len(pairs)} levels)", cells)
+    if len(holds) >= required:
+        where = "nowhere" if not above else f"at {len(holds)} of {n} levels not"
+        return _verdict(PASS, ours, f"{names[0]} {where} above {names[1]} beyond the spread "
+                        f"({n} levels)", cells)
+    if split:
+        return _verdict(UNSETTLED, ours, f"{names[0]} inside the spread of {names[1]} at "
+                        f"{_keys(split, level)}, where one fit's chains disagree about the "
+                        "ordering", cells)
+    return _verdict(NOT_REPRODUCED, ours, f"{names[0]} above {names[1]} at "
+                    f"{_keys(undecided, level)}, one value per cell: no spread to judge by",
+                    cells)
 
 
 def trend_with_noise(cells: dict, *, worsens: bool = True, higher_is_better: bool) -> Verdict:
     """The score gets worse (``worsens``) as the noise grows, each step judged by its spread.
 
     ``cells`` maps a noise level's label, ordered from least to most noise, to its
-    :class:`Cell`. PASS where the change from the least to the most noise goes the claimed
-    way beyond its spread and no step goes against it beyond its own; FAIL where a step or
-    the whole change goes against it beyond the spread; UNSETTLED where the chains disagree
-    (each chain judged by the signs of its steps); otherwise NOT-REPRODUCED.
+    :class:`Cell` (cells of the same units, such as seeds, are compared paired). PASS where
+    the change from the least to the most noise goes the claimed way beyond its spread and no
+    step goes against it beyond its own; FAIL where a step or the whole change goes against it
+    beyond the spread; UNSETTLED where the whole change lies inside its spread and one fit's
+    chains disagree about its direction; otherwise NOT-REPRODUCED.
     """
     items = [(k, c) for k, c in cells.items() if c is not None and np.isfinite(c.mean)]
     if len(items) < 2:
         return Verdict(NOT_RUN, "n/a", "fewer than two noise levels")
     sign = 1.0 if worsens != higher_is_better else -1.0   # + : the claimed direction
-    ours = " → ".join(f"{k}: {_fmt_cell(c)}" for k, c in items)
     all_cells = [c for _, c in items]
-    steps = [(sign * (b.mean - a.mean), _spread(a, b)) for (_, a), (_, b) in zip(items, items[1:])]
-    total, total_spread = sign * (items[-1][1].mean - items[0][1].mean), \
-        _spread(items[0][1], items[-1][1])
-
-    def by_sign(view):
-        values = [view[k] for k, _ in items]
-        return all(sign * d > 0 for d in np.diff(values))
-
-    votes = _chain_votes(by_sign, dict(items))
+    steps = [compare(b, a) for (_, a), (_, b) in pairwise(items)]
+    total = compare(items[-1][1], items[0][1])
+    ours = " → ".join(f"{k}: {_fmt_cell(c)}" for k, c in items)
+    ours += total.describe(sign, "change from the least to the most noise", "the claimed way")
     word = "worse" if worsens else "better"
-    if _unsettled(votes):
-        return _verdict(UNSETTLED, ours, f"the chains disagree: {sum(votes)} of {len(votes)} "
-                        f"chains get {word} at every step", all_cells)
-    if not np.isfinite(total_spread):
-        going = sum(d > 0 for d, _ in steps)
+    if not np.isfinite(total.spread):
+        going = sum(sign * d.mean > 0 for d in steps)
         return _verdict(NOT_REPRODUCED, ours, f"one value per cell (one chain of one copy): no "
                         f"spread to judge by; {going} of {len(steps)} steps go the claimed way",
                         all_cells)
-    against = [i for i, (d, s) in enumerate(steps) if np.isfinite(s) and d < -s]
-    if against or total < -total_spread:
+    against = [d for d in steps if d.beyond(sign) == "below"]
+    if against or total.beyond(sign) == "below":
         return _verdict(FAIL, ours, f"{len(against)} of {len(steps)} steps, or the whole "
                         f"change, go against the claim beyond the spread", all_cells)
-    if total > total_spread:
-        dips = sum(d <= 0 for d, _ in steps)
+    if total.beyond(sign) == "above":
+        dips = sum(sign * d.mean <= 0 for d in steps)
         extra = f" ({dips} step(s) against it within the spread)" if dips else ""
         return _verdict(PASS, ours, f"{word} from the least to the most noise beyond the "
                         f"spread{extra}", all_cells)
+    if total.chains_disagree(lambda d: sign * d > 0):
+        return _verdict(UNSETTLED, ours, "the change from the least to the most noise lies "
+                        "within the spread, and one fit's chains disagree about its direction",
+                        all_cells)
     return _verdict(NOT_REPRODUCED, ours, "the change from the least to the most noise lies "
                     "within the spread", all_cells)
 
 
-def close_to(mine: dict, reference: Cell, *, rel_tol: float,
-             names=("ours", "reference"), level: str = "ε/N") -> Verdict:
-    """Every level of ``mine`` lies within ``rel_tol`` (relative) of ``reference``.
+def _at_level(cells: dict, k):
+    """The cell of level ``k``, or the one reference without levels."""
+    return cells[None] if list(cells) == [None] else cells[k]
 
-    PASS where every gap plus its spread is within the tolerance; FAIL where some gap minus
-    its spread exceeds it; UNSETTLED where the chains disagree; otherwise NOT-REPRODUCED.
+
+def almost_same(mine: dict, reference: dict, other: dict, other_reference: dict | None = None,
+                *, names=("ours", "non-private", "naive"), level: str = "ε/N") -> Verdict:
+    """``mine`` is almost the same as ``reference``, judged by the gap ``other`` opens.
+
+    Parameters
+    ----------
+    mine, other : dict of Cell
+        The two methods' cells by level.
+    reference, other_reference : dict of Cell
+        What each is measured against, by level, or one cell keyed None for every level;
+        ``other_reference`` defaults to ``reference``.
+    names : (str, str, str)
+        How ``mine``, the reference and ``other`` are named.
+    level : str
+        The name of the level in the verdict's text.
+
+    Returns
+    -------
+    Verdict
+        PASS where at every level our gap (:func:`compare`), spread included, is at most
+        :data:`ALMOST_SAME` of the other's gap, spread excluded; FAIL where at some level our
+        gap, spread excluded, is at least :data:`AS_FAR_AS` of the other's, spread included;
+        UNSETTLED where neither and, at an undecided level, one fit's chains disagree about
+        being within :data:`ALMOST_SAME` of the other's gap; otherwise NOT-REPRODUCED (also
+        with no spread known).
     """
-    if reference is None or not np.isfinite(reference.mean) or not mine:
-        return Verdict(NOT_RUN, "n/a", "no reference value")
-    bound = rel_tol * abs(reference.mean)
-    ours = "; ".join(f"{_label(k, level)}: {names[0]} {_fmt_cell(c)}" for k, c in mine.items())
-    ours += f"; {names[1]} {_fmt_cell(reference)}"
-    cells = [*mine.values(), reference]
-    gaps = {k: (abs(c.mean - reference.mean), _spread(c, reference)) for k, c in mine.items()}
-
-    def by_sign(m, r):
-        return all(abs(v - r["ref"]) <= bound for v in m.values())
-
-    votes = _chain_votes(by_sign, mine, {"ref": reference})
-    if _unsettled(votes):
-        return _verdict(UNSETTLED, ours, f"the chains disagree: {sum(votes)} of {len(votes)} "
-                        f"chains within {rel_tol:.0%} at every level", cells)
-    far = [k for k, (g, s) in gaps.items() if np.isfinite(s) and g - s > bound]
-    largest = max(g for g, _ in gaps.values()) / abs(reference.mean)
+    other_reference = reference if other_reference is None else other_reference
+    if not mine or not other or not reference or not other_reference:
+        return Verdict(NOT_RUN, "n/a", "no values for one of the compared methods")
+    if set(mine) != set(other):
+        raise _Missing(f"{names[0]} and {names[2]} were not run at the same levels")
+    gaps, yardsticks, cells, parts = {}, {}, [], []
+    for k, cell in mine.items():
+        ref, theirs, their_ref = _at_level(reference, k), other[k], _at_level(other_reference, k)
+        gaps[k], yardsticks[k] = compare(cell, ref), compare(theirs, their_ref)
+        cells += [cell, ref, theirs, their_ref]
+        per_level = list(reference) != [None]
+        parts.append(f"{_label(k, level)}: {names[0]} {_fmt_cell(cell)} (gap "
+                     f"{_fmt(gaps[k].mean)}{f' from {_fmt_cell(ref)}' if per_level else ''}), "
+                     f"{names[2]} {_fmt_cell(theirs)} (gap {_fmt(yardsticks[k].mean)}"
+                     f"{f' from {_fmt_cell(their_ref)}' if per_level else ''})")
+    ours = "; ".join(parts)
+    if list(reference) == [None]:
+        ours += f"; {names[1]} {_fmt_cell(reference[None])}"
+    close, far, unknown, open_ = [], [], [], []
+    for k, gap in gaps.items():
+        yard = yardsticks[k]
+        if not (np.isfinite(gap.spread) and np.isfinite(yard.spread)):
+            unknown.append(k)
+        elif abs(gap.mean) + gap.spread <= ALMOST_SAME * (abs(yard.mean) - yard.spread):
+            close.append(k)
+        elif abs(gap.mean) - gap.spread >= AS_FAR_AS * (abs(yard.mean) + yard.spread):
+            far.append(k)
+        else:
+            open_.append(k)
+    shares = [abs(g.mean) / abs(yardsticks[k].mean) for k, g in gaps.items()
+              if yardsticks[k].mean != 0]
+    largest = (f"the largest {max(shares):.1%} of the gap of {names[2]}" if shares
+               else "no gap to compare")
     if far:
-        return _verdict(FAIL, ours, f"more than {rel_tol:.0%} away beyond the spread at "
+        return _verdict(FAIL, ours, f"gap of {names[0]} to {names[1]}, spread excluded, at "
+                        f"least {AS_FAR_AS:.0%} of the gap of {names[2]}, spread included, at "
                         f"{_keys(far, level)}", cells)
-    if all(np.isfinite(s) and g + s <= bound for g, s in gaps.values()):
-        return _verdict(PASS, ours, f"within {rel_tol:.0%} at every level, spread included "
-                        f"(largest gap {largest:.1%})", cells)
-    if any(not np.isfinite(s) for _, s in gaps.values()):
+    if len(close) == len(gaps):
+        return _verdict(PASS, ours, f"gap of {names[0]} to {names[1]}, spread included, at "
+                        f"most {ALMOST_SAME:.0%} of the gap of {names[2]}, spread excluded, at "
+                        f"every level ({largest})", cells)
+    split = [k for k in open_ if gaps[k].chains_disagree(
+        lambda d, k=k: abs(d) <= ALMOST_SAME * abs(yardsticks[k].mean))]
+    if split:
+        return _verdict(UNSETTLED, ours, f"undecided at {_keys(split, level)}, where one fit's "
+                        f"chains disagree about being within {ALMOST_SAME:.0%} of the gap of "
+                        f"{names[2]}", cells)
+    if unknown:
         return _verdict(NOT_REPRODUCED, ours, f"one value per cell: no spread to judge by "
-                        f"(largest gap {largest:.1%}, tolerance {rel_tol:.0%})", cells)
-    return _verdict(NOT_REPRODUCED, ours, f"within {rel_tol:.0%} only within the spread "
-                    f"(largest gap {largest:.1%})", cells)
+                        f"({largest})", cells)
+    return _verdict(NOT_REPRODUCED, ours, f"gap of {names[0]} between {ALMOST_SAME:.0%} and "
+                    f"{AS_FAR_AS:.0%} of the gap of {names[2]} once the spreads are counted, "
+                    f"at {_keys(open_, level)} ({largest})", cells)
 
 
 def near_number(ours, paper: float, *, rel_tol: float, better_if_lower: bool,
@@ -473,26 +663,30 @@ def near_number(ours, paper: float, *, rel_tol: float, better_if_lower: bool,
     """A printed number of the paper matched within ``rel_tol``, or beaten.
 
     Our settings differ from the paper's, so a miss is NOT-REPRODUCED, never FAIL. ``cell``
-    (optional) gives our value's chains and copies; ``ours`` is then its mean, and chains
-    that disagree about the match make it UNSETTLED.
+    (optional) gives our value's chains and copies; ``ours`` is then its mean. UNSETTLED
+    where that mean lies within the cell's spread of the tolerance's edge and one fit's
+    chains disagree about the match.
     """
     if cell is not None:
         ours = cell.mean
     if ours is None or not np.isfinite(ours):
         return Verdict(NOT_RUN, "n/a", "no number of ours")
+    edge = paper + (1.0 if better_if_lower else -1.0) * rel_tol * abs(paper)
+
     def matches(value):
-        beats = value <= paper if better_if_lower else value >= paper
-        return beats or abs(value - paper) / abs(paper) <= rel_tol
+        return value <= edge if better_if_lower else value >= edge
 
     beats = ours <= paper if better_if_lower else ours >= paper
     gap = abs(ours - paper) / abs(paper)
     text = _fmt_cell(cell) if cell is not None else _fmt(ours)
     cells = [cell] if cell is not None else []
-    votes = _chain_votes(lambda view: matches(view["ours"]), {"ours": cell}) if cell else []
-    if _unsettled(votes):
-        return _verdict(UNSETTLED, text, f"the chains disagree: {sum(votes)} of {len(votes)} "
-                        f"chains match the paper's {_fmt(paper)}", cells)
-    if beats or gap <= rel_tol:
+    if cell is not None and np.isfinite(cell.sd) and abs(ours - edge) <= cell.sd:
+        chains = compare(cell, Cell.of([edge]))
+        if chains.chains_disagree(lambda d: matches(d + edge)):
+            return _verdict(UNSETTLED, text, f"within the spread of the tolerance's edge "
+                            f"({_fmt(edge)}), and one fit's chains disagree about matching "
+                            f"the paper's {_fmt(paper)}", cells)
+    if matches(ours):
         how = "beats" if beats else f"within {rel_tol:.0%} of"
         return _verdict(PASS, text, f"ours {how} the paper's {_fmt(paper)}", cells)
     return _verdict(NOT_REPRODUCED, text,
@@ -506,6 +700,63 @@ def flag(value, ours: str, *, holds: str, fails: str) -> Verdict:
     return Verdict(PASS, ours, holds) if bool(value) else Verdict(FAIL, ours, fails)
 
 
+# ---------------------------------------------------------------- reading cells from tables
+
+#: a privatized copy in a score table's fit name: its level and replicate
+_COPY = re.compile(r"_eps([0-9.]+)_rep(\d+)(?:_|$)")
+
+
+def _copy_of(fit: str) -> str | None:
+    """The privatized copy a fit ran on (``ε/N=1 copy 0``), from its name; None if unnamed.
+
+    Ours and the naive method at one level are fitted to the same copies, so their fits
+    name the same copy; another level's copies are other draws of the noise.
+    """
+    found = _COPY.search(str(fit))
+    return f"ε/N={float(found.group(1)):g} copy {found.group(2)}" if found else None
+
+
+def _rows_cell(rows: pd.DataFrame, measure: str, unit: str | None = None) -> Cell | None:
+    """The cell of a score table's rows (one per fit and chain).
+
+    ``unit`` names the column whose values are the design units the fits ran on; without it
+    the fits are the privatized copies their names give (``..._eps<ε/N>_rep<k>``), where
+    every row names one.
+    """
+    rows = rows[np.isfinite(pd.to_numeric(rows[measure], errors="coerce"))]
+    if rows.empty:
+        return None
+    rhat = pd.to_numeric(rows["rhat"], errors="coerce").max() if "rhat" in rows else math.nan
+    values = rows[measure].astype(float).to_numpy()
+    if unit is not None:
+        return Cell.of(values, rows[unit].tolist(), unit=unit, rhat=rhat)
+    if "fit" not in rows:
+        return Cell.of(values, rhat=rhat)
+    copies = [_copy_of(f) for f in rows["fit"]]
+    if all(copies):
+        return Cell.of(values, copies, unit="copy", rhat=rhat)
+    return Cell.of(values, rows["fit"].astype(str).tolist(), rhat=rhat)
+
+
+def table_cells(table: pd.DataFrame, method: str, measure: str,
+                level: str = "epsilon_over_n", unit: str | None = None) -> dict:
+    """One :class:`Cell` per value of ``level`` for ``method`` (rows: fits and chains).
+
+    A method without levels (the non-private reference) gives one cell keyed None.
+    ``unit``: the column naming each row's design unit (see :func:`_rows_cell`).
+    """
+    rows = table[table.method == method]
+    if rows.empty or measure not in rows:
+        return {}
+    if rows[level].isna().all():
+        cell = _rows_cell(rows, measure, unit)
+        return {} if cell is None else {None: cell}
+    cells = {}
+    for value, group in rows.groupby(level):
+        cell = _rows_cell(group, measure, unit)
+        if cell is not None:
+            cells[float(value)] = cell
+    return dict(sorted(cells.items(), key=lambda kv: -kv[0]))
 # ---------------------------------------------------------------- reading the tables
 
 class _Missing(Exception):
@@ -606,7 +857,9 @@ def dataset_of(params: dict, case: str) -> str:
 class Check:
     """One claim to check: where the paper makes it, what it says, its printed numbers, and
     the function of no arguments that judges it (reading through the group's reader).
-    ``case`` names the case study whose data it needs (``"topics"``/``"network"``), if any."""
+    ``case`` names the case study whose data it needs (``"topics"``/``"network"``), if any;
+    ``observation`` marks a comparison of our own that the papers do not state (reported
+    with its numbers, never a verdict)."""
 
     id: str
     where: str
@@ -614,6 +867,7 @@ class Check:
     paper: str
     run: object
     case: str | None = None
+    observation: bool = False
 
 
 def _icml_fig1(r: _Reader):
@@ -621,90 +875,107 @@ def _icml_fig1(r: _Reader):
         return r.json("synthetic/communities.json")
 
     def cells(method):
-        return {_get(lvl, "epsilon"): Cell.of([_get(lvl, method, "mae_to_rates")])
-                for lvl in _get(data(), "levels")}
+        # one simulated data set, one chain per method and level: least noise (largest ε)
+        # first
+        levels = {_get(lvl, "epsilon"): Cell.of([_get(lvl, method, "mae_to_rates")])
+                  for lvl in _get(data(), "levels")}
+        return dict(sorted(levels.items(), key=lambda kv: -kv[0]))
+
+    def nonprivate():
+        return {None: Cell.of([_get(data(), "non-private", "mae_to_rates")])}
+
+    def highest_privacy(method):
+        levels = cells(method)
+        return {min(levels): levels[min(levels)]}
 
     def naive_trend():
         return trend_with_noise({f"ε={k:g}": c for k, c in cells(NAIVE).items()},
                                 higher_is_better=False)
 
-    def ours_nearer_nonprivate():
-        # each method's distance to the non-private error: ours nearer than naive
-        reference = _get(data(), "non-private", "mae_to_rates")
-
-        def distance(method):
-            return {k: Cell.of([abs(v - reference) for v in c.values], c.chains, c.copies)
-                    for k, c in cells(method).items()}
-        verdict = better(distance(OURS), distance(NAIVE), higher_is_better=False,
-                         names=("ours", "naive"), level="ε")
-        mine, naive = cells(OURS), cells(NAIVE)
-        ours = "; ".join(f"ε={k:g}: ours {_fmt_cell(mine[k])}, naive {_fmt_cell(naive[k])}"
-                         for k in mine) + f"; non-private {_fmt(reference)}"
-        return Verdict(verdict.status, ours, f"distances to the non-private error: "
-                       f"{verdict.reason}", verdict.chains, verdict.copies, verdict.rhat)
-
     fig = "Fig. 1 (synthetic network, block structure)"
     return [
-        Check("icml.fig1.ours_beats_naive", fig,
-              "Our method recovers the true rates μ* better (lower MAE) than the naive method "
-              "at every noise level", "no numbers printed",
-              lambda: better(cells(OURS), cells(NAIVE), higher_is_better=False,
-                             names=("ours", "naive"), level="ε")),
         Check("icml.fig1.naive_degrades", fig,
-              "The naive method's error grows as privacy increases (it overfits the noise)",
-              "no numbers printed", naive_trend),
+              "\"As the privacy level increases, the naïve approach overfits the noise and "
+              "fails to recover the latent structure μ*\" (checked: the naive method's MAE to "
+              "the true rates grows from the least to the most privacy)", "no numbers printed",
+              naive_trend),
+        Check("icml.fig1.ours_beats_naive", fig,
+              "\"... the naïve approach ... fails to recover the latent structure μ* ... In "
+              "contrast, our method recovers the latent structure, even for high levels of "
+              "privacy\" (checked: at the highest privacy level our MAE to the true rates "
+              "below the naive method's)", "no numbers printed",
+              lambda: better(highest_privacy(OURS), highest_privacy(NAIVE),
+                             higher_is_better=False, names=("ours", "naive"), level="ε")),
         Check("icml.fig1.ours_recovers_structure", fig,
-              "Our method recovers the latent structure even at high privacy: its error stays "
-              "nearer the non-private error than the naive method's", "no numbers printed",
-              ours_nearer_nonprivate),
+              "\"our method recovers the latent structure, even for high levels of privacy\" "
+              "(checked: at every ε our MAE to the true rates almost the same as the "
+              "non-private fit's, judged by the gap the naive method opens)",
+              "no numbers printed",
+              lambda: almost_same(cells(OURS), nonprivate(), cells(NAIVE), level="ε")),
+        Check("icml.fig1.ours_vs_naive_at_every_level", fig,
+              "Our MAE to the true rates against the naive method's at every noise level (the "
+              "paper contrasts them at high privacy only)", "",
+              lambda: better(cells(OURS), cells(NAIVE), higher_is_better=False,
+                             names=("ours", "naive"), level="ε"), observation=True),
     ]
 
 
 def _icml_fig3(r: _Reader):
     def cells(method):
-        # each seed repeats the whole experiment, so the seeds are the copies of a cell
+        # one seed draws the true topics of every noise level and the privatized data both
+        # methods fit: the seeds are the units the comparisons are paired by
         rows = pd.DataFrame(_get(r.json("synthetic/topics.json"), "per_seed"))
-        rows = rows.assign(method=method, epsilon_over_n=rows["alpha0"],
-                           fit=rows["seed"], value=rows[method])
-        return table_cells(rows, method, "value")
+        rows = rows.assign(method=method, value=rows[method])
+        by_noise = table_cells(rows, method, "value", level="alpha0", unit="seed")
+        return dict(sorted(by_noise.items()))   # least noise first
+
+    def ends(method):
+        levels = cells(method)
+        if len(levels) < 2:
+            raise _Missing("synthetic/topics.json has fewer than two noise levels")
+        return levels[min(levels)], levels[max(levels)]
+
+    def at_high_noise(method):
+        levels = cells(method)
+        return {max(levels): levels[max(levels)]}
 
     def naive_trend():
-        ordered = sorted(cells(NAIVE).items())
-        return trend_with_noise({f"α0={k:g}": c for k, c in ordered}, higher_is_better=False)
+        return trend_with_noise({f"α0={k:g}": c for k, c in cells(NAIVE).items()},
+                                higher_is_better=False)
 
-    def growth_from_low_to_high():
-        # per seed (the copies), the growth of each method's distance from the least noise to
-        # the most
-        rows = pd.DataFrame(_get(r.json("synthetic/topics.json"), "per_seed"))
-        low, high = rows["alpha0"].min(), rows["alpha0"].max()
-        if low == high:
-            raise _Missing("synthetic/topics.json has fewer than two noise levels")
-        at = {a: rows[rows.alpha0 == a].set_index("seed") for a in (low, high)}
-        seeds = at[low].index.intersection(at[high].index)
-        growth = pd.DataFrame([{"method": m, "epsilon_over_n": high, "fit": seed,
-                                "growth": at[high].loc[seed, m] - at[low].loc[seed, m]}
-                               for seed in seeds for m in (OURS, NAIVE)])
-        verdict = better(table_cells(growth, OURS, "growth"), table_cells(growth, NAIVE, "growth"),
-                         higher_is_better=False, names=("ours", "naive"), level="α0")
-        return Verdict(verdict.status, f"growth of the Hellinger distance from α0={low:g} to "
-                       f"{verdict.ours}", verdict.reason, verdict.chains, verdict.copies,
-                       verdict.rhat)
+    def ours_still_recovers():
+        (ours_low, ours_high), (naive_low, naive_high) = ends(OURS), ends(NAIVE)
+        low, high = min(cells(OURS)), max(cells(OURS))
+        key = f"α0={low:g} → {high:g}"
+        return almost_same({key: ours_high}, {key: ours_low}, {key: naive_high},
+                           {key: naive_low},
+                           names=(f"ours at α0={high:g}", f"ours at α0={low:g}",
+                                  "the naive method (same levels)"), level="α0")
 
     fig = "Fig. 3 (synthetic topics, topic recovery)"
     return [
-        Check("icml.fig3.ours_beats_naive", fig,
-              "Our method recovers the true topics better (lower mean Hellinger distance of "
-              "the aligned topics) than the naive method", "no numbers printed",
-              lambda: better(cells(OURS), cells(NAIVE), higher_is_better=False,
-                             names=("ours", "naive"), level="α0")),
         Check("icml.fig3.naive_degrades", fig,
-              "The naive method recovers the topics worse at the high noise level than at "
-              "the low one", "no numbers printed", naive_trend),
+              "\"With a high level of noise, the naïve approach overfits the noise and "
+              "therefore fails to recover the true topics\" (checked: the naive method's mean "
+              "Hellinger distance to the true topics grows from the lowest to the highest "
+              "noise level, paired by seed)", "no numbers printed", naive_trend),
+        Check("icml.fig3.ours_beats_naive", fig,
+              "\"With a high level of noise, the naïve approach ... fails to recover the true "
+              "topics. In contrast, our method is still able to recover the true topics\" "
+              "(checked: at the highest noise level our distance to the true topics below the "
+              "naive method's, paired by seed)", "no numbers printed",
+              lambda: better(at_high_noise(OURS), at_high_noise(NAIVE),
+                             higher_is_better=False, names=("ours", "naive"), level="α0")),
         Check("icml.fig3.ours_recovers_at_high_noise", fig,
-              "With a high level of noise the naive method fails to recover the true topics "
-              "while ours still does (checked: from the lowest to the highest noise level our "
-              "distance to the true topics grows less than the naive method's)",
-              "no numbers printed", growth_from_low_to_high),
+              "\"In contrast, our method is still able to recover the true topics\" (checked: "
+              "our distance at the highest noise level almost the same as at the lowest, "
+              "judged by the growth of the naive method's, paired by seed)",
+              "no numbers printed", ours_still_recovers),
+        Check("icml.fig3.ours_vs_naive_at_every_level", fig,
+              "Our distance to the true topics against the naive method's at every noise "
+              "level, paired by seed (the paper contrasts them at high noise only)", "",
+              lambda: better(cells(OURS), cells(NAIVE), higher_is_better=False,
+                             names=("ours", "naive"), level="α0"), observation=True),
     ]
 
 
@@ -712,7 +983,8 @@ def _icml_fig4(r: _Reader):
     def cells(method, measure):
         return table_cells(r.csv(r.case_table("topics", "topics")), method, measure)
 
-    def compare(kind, measure, other, *, higher_is_better, **kw):
+    def versus(kind, measure, other, *, higher_is_better, **kw):
+        # ours and the naive method are fitted to the same copies: paired by copy
         return kind(cells(OURS, measure), cells(other, measure),
                     higher_is_better=higher_is_better, names=("ours", _LABELS[other]), **kw)
 
@@ -724,50 +996,60 @@ def _icml_fig4(r: _Reader):
         reference = cells(NONPRIVATE, "mae")
         if None not in reference:
             raise _Missing(f"no non-private row in {r.case_table('topics', 'topics')}")
-        return close_to(cells(OURS, "mae"), reference[None], rel_tol=0.10,
-                        names=("ours", "non-private"))
+        return almost_same(cells(OURS, "mae"), reference, cells(NAIVE, "mae"))
 
     fig = "Fig. 4 (Enron topics)"
     topics = "topics"
     return [
         Check("icml.fig4.mae_ours_beats_naive", fig,
-              "Our method's reconstruction MAE is lower than the naive method's at every ε/N",
+              "\"Our method has lower reconstruction error ... than the naïve approach\" "
+              "(checked: MAE below the naive method's at every ε/N, paired by copy)",
               "no numbers printed",
-              lambda: compare(better, "mae", NAIVE, higher_is_better=False), topics),
+              lambda: versus(better, "mae", NAIVE, higher_is_better=False), topics),
         Check("icml.fig4.mae_ours_near_nonprivate", fig,
-              "Our method has almost the same reconstruction MAE as non-private Poisson "
-              "factorization (checked: within 10%)", "no numbers printed",
-              ours_near_nonprivate, topics),
+              "\"Our method has almost the same reconstruction error as non-private Poisson "
+              "factorization of the non-privatized data. In contrast, the naïve approach has "
+              "a higher reconstruction error\" (checked: at every ε/N our MAE's gap to the "
+              f"non-private one, spread included, at most {ALMOST_SAME:.0%} of the naive "
+              "method's gap)", "no numbers printed", ours_near_nonprivate, topics),
         Check("icml.fig4.mae_naive_degrades", fig,
-              "The naive method's MAE increases dramatically as the privacy level increases",
-              "no numbers printed", naive_trend, topics),
+              "\"the naïve approach has a higher reconstruction error that increases "
+              "dramatically as the privacy level increases\" (checked: its MAE grows from the "
+              "least to the most privacy)", "no numbers printed", naive_trend, topics),
         Check("icml.fig4.npmi_ours_beats_naive", fig,
-              "Our method's topics have higher NPMI than the naive method's (never-co-"
-              "occurring pair scored -1)", "no numbers printed",
-              lambda: compare(better, "npmi", NAIVE, higher_is_better=True), topics),
+              "\"According to both metrics, our method yields higher quality topics than the "
+              "naïve approach\" (checked: NPMI above the naive method's at every ε/N, paired "
+              "by copy; never-co-occurring pair scored -1)", "no numbers printed",
+              lambda: versus(better, "npmi", NAIVE, higher_is_better=True), topics),
         Check("icml.fig4.npmi_zero_ours_beats_naive", fig,
-              "Our method's topics have higher NPMI than the naive method's (never-co-"
-              "occurring pair scored 0, as in Lau et al.'s toolkit)", "no numbers printed",
-              lambda: compare(better, "npmi_zero", NAIVE, higher_is_better=True), topics),
-        Check("icml.fig4.npmi_ours_not_above_nonprivate", fig,
-              "On NPMI our method does not beat non-private Poisson factorization at any ε/N "
-              "(NPMI weighs rare words, which our method drops; never-co-occurring pair "
-              "scored -1)", "no numbers printed",
-              lambda: compare(not_better, "npmi", NONPRIVATE, higher_is_better=True), topics),
-        Check("icml.fig4.npmi_zero_ours_not_above_nonprivate", fig,
-              "On NPMI our method does not beat non-private Poisson factorization at any ε/N "
-              "(never-co-occurring pair scored 0, as in Lau et al.'s toolkit)",
+              "\"According to both metrics, our method yields higher quality topics than the "
+              "naïve approach\" (checked: NPMI above the naive method's at every ε/N, paired "
+              "by copy; never-co-occurring pair scored 0, as in Lau et al.'s toolkit)",
               "no numbers printed",
-              lambda: compare(not_better, "npmi_zero", NONPRIVATE, higher_is_better=True),
+              lambda: versus(better, "npmi_zero", NAIVE, higher_is_better=True), topics),
+        Check("icml.fig4.npmi_ours_not_above_nonprivate", fig,
+              "\"Because NPMI places more emphasis on rarer word types, excluding less "
+              "reliable rare word types from topics does not benefit the metric\" (checked: "
+              "our NPMI nowhere above the non-private one; never-co-occurring pair scored -1)",
+              "no numbers printed",
+              lambda: versus(not_better, "npmi", NONPRIVATE, higher_is_better=True), topics),
+        Check("icml.fig4.npmi_zero_ours_not_above_nonprivate", fig,
+              "\"Because NPMI places more emphasis on rarer word types, excluding less "
+              "reliable rare word types from topics does not benefit the metric\" (checked: "
+              "our NPMI nowhere above the non-private one; never-co-occurring pair scored 0, "
+              "as in Lau et al.'s toolkit)", "no numbers printed",
+              lambda: versus(not_better, "npmi_zero", NONPRIVATE, higher_is_better=True),
               topics),
         Check("icml.fig4.coherence_ours_beats_naive", fig,
-              "Our method's topics have higher Mimno coherence than the naive method's",
-              "no numbers printed",
-              lambda: compare(better, "coherence", NAIVE, higher_is_better=True), topics),
+              "\"According to both metrics, our method yields higher quality topics than the "
+              "naïve approach\" (checked: Mimno coherence above the naive method's at every "
+              "ε/N, paired by copy)", "no numbers printed",
+              lambda: versus(better, "coherence", NAIVE, higher_is_better=True), topics),
         Check("icml.fig4.coherence_ours_beats_nonprivate", fig,
-              "Our method's topics have higher coherence than non-private Poisson "
-              "factorization (which may overfit)", "no numbers printed",
-              lambda: compare(better, "coherence", NONPRIVATE, higher_is_better=True), topics),
+              "\"Surprisingly, the topics inferred by our method have better coherence than "
+              "the topics inferred by Poisson factorization of the non-privatized data\" "
+              "(checked: at every ε/N)", "no numbers printed",
+              lambda: versus(better, "coherence", NONPRIVATE, higher_is_better=True), topics),
     ]
 
 
@@ -829,6 +1111,10 @@ _ARXIV = ("the arXiv design: separate runs that fit every entry, MAE over every 
 #: the two held-out masks (data_prep/README.md, Held-out mask): their tables and how the
 #: claims name them
 _MASKS = {"block": ("network", ""), "rows_cols": ("network_rows_cols", "rows_cols.")}
+#: the sentence of the network case study's results that its claims check
+_GENERALLY = ("\"We find that our method generally obtains lower reconstruction and lower "
+              "held-out error than either the naïve approach or non-private Poisson "
+              "factorization of the non-privatized data\"")
 _MASK_TEXT = {"block": "held out: top senders x top recipients",
               "rows_cols": "held out: every entry of the top senders and recipients, the "
                            "paper's text"}
@@ -850,10 +1136,12 @@ def _icml_fig5(r: _Reader):
     def cells(rel, c, method, measure, unmasked=False):
         return table_cells(table(rel, c, unmasked), method, measure)
 
-    def compare(rel, c, measure, other, unmasked=False, **kw):
+    def versus(rel, c, measure, other, unmasked=False):
+        # "generally": at a majority of the levels; ours and the naive method are fitted to
+        # the same copies, so that comparison is paired by copy
         return better(cells(rel, c, OURS, measure, unmasked),
                       cells(rel, c, other, measure, unmasked), higher_is_better=False,
-                      names=("ours", _LABELS[other]), **kw)
+                      need="most", names=("ours", _LABELS[other]))
 
     def naive_trend(rel, c, unmasked=False):
         return trend_with_noise({f"ε/N={k:g}": v for k, v in
@@ -862,8 +1150,13 @@ def _icml_fig5(r: _Reader):
 
     def arxiv(check):
         verdict = check()
-        return Verdict(verdict.status, verdict.ours, f"{_ARXIV}: {verdict.reason}",
-                       verdict.chains, verdict.copies, verdict.rhat)
+        return replace(verdict, reason=f"{_ARXIV}: {verdict.reason}")
+
+    def statement(what, other):
+        against = ("non-private Poisson factorization's" if other == NONPRIVATE
+                   else "the naive method's")
+        paired = ", paired by copy" if other == NAIVE else ""
+        return f"{_GENERALLY} (checked: {what} below {against} at a majority of the ε/N{paired})"
 
     claims = []
     for mask, (table_name, prefix) in _MASKS.items():
@@ -876,56 +1169,53 @@ def _icml_fig5(r: _Reader):
                 fig += f", {_MASK_TEXT[mask]}"
             name = f"icml.fig5.C{c}.{prefix}"
             if mask == "block":
+                observed = "reconstruction MAE (observed entries)"
                 claims += [
                     Check(f"{name}mae_ours_beats_naive", fig,
-                          "Reconstruction error (observed entries): ours below the naive "
-                          "method at every ε/N", "no numbers printed",
-                          lambda rel=rel, c=c: compare(rel, c, "mae", NAIVE), "network"),
+                          statement(observed, NAIVE), "no numbers printed",
+                          lambda rel=rel, c=c: versus(rel, c, "mae", NAIVE), "network"),
                     Check(f"{name}mae_ours_beats_nonprivate", fig,
-                          "Reconstruction error (observed entries): ours below non-private "
-                          "Poisson factorization at every ε/N", "no numbers printed",
-                          lambda rel=rel, c=c: compare(rel, c, "mae", NONPRIVATE), "network"),
+                          statement(observed, NONPRIVATE), "no numbers printed",
+                          lambda rel=rel, c=c: versus(rel, c, "mae", NONPRIVATE), "network"),
                     Check(f"{name}mae_naive_degrades", fig,
-                          "Reconstruction error of the naive method grows as privacy "
-                          "increases", "no numbers printed",
-                          lambda rel=rel, c=c: naive_trend(rel, c), "network"),
+                          "The naive method's reconstruction MAE (observed entries) from the "
+                          "least to the most privacy (the paper's text states no trend of the "
+                          "naive method here)", "",
+                          lambda rel=rel, c=c: naive_trend(rel, c), "network",
+                          observation=True),
                 ]
-            held = f" ({_MASK_TEXT[mask]})"
+            held = f"held-out MAE ({_MASK_TEXT[mask]})"
             claims += [
                 # the paper: "generally ... lower held-out error than either"; the arXiv
                 # version: "the lowest error in most settings"
                 Check(f"{name}heldout_ours_beats_naive", fig,
-                      f"Held-out error{held}: ours below the naive method in most settings "
-                      "(checked: at a majority of the ε/N)", "no numbers printed",
-                      lambda rel=rel, c=c: compare(rel, c, "heldout_mae", NAIVE, most=True),
-                      "network"),
+                      statement(held, NAIVE), "no numbers printed",
+                      lambda rel=rel, c=c: versus(rel, c, "heldout_mae", NAIVE), "network"),
                 Check(f"{name}heldout_ours_beats_nonprivate", fig,
-                      f"Held-out error{held}: ours below non-private Poisson factorization "
-                      "in most settings (checked: at a majority of the ε/N)",
-                      "no numbers printed",
-                      lambda rel=rel, c=c: compare(rel, c, "heldout_mae", NONPRIVATE,
-                                                   most=True),
+                      statement(held, NONPRIVATE), "no numbers printed",
+                      lambda rel=rel, c=c: versus(rel, c, "heldout_mae", NONPRIVATE),
                       "network"),
             ]
     # the reconstruction claims again on the arXiv design's runs, where they were run
     rel = r.case_table("network", _MASKS["block"][0])
+    unmasked = "reconstruction MAE (unmasked runs, every entry)"
     for c in _network_cs(r, rel, True):
         fig = where.get(c, "Fig. 5 (Enron network, C = {c})").format(c=c)
         claims += [
             Check(f"icml.fig5.C{c}.unmasked_mae_ours_beats_naive", fig,
-                  "Reconstruction error (unmasked runs, every entry): ours below the naive "
-                  "method at every ε/N", "no numbers printed",
-                  lambda c=c: arxiv(lambda: compare(rel, c, "mae", NAIVE, unmasked=True)),
+                  statement(unmasked, NAIVE), "no numbers printed",
+                  lambda c=c: arxiv(lambda: versus(rel, c, "mae", NAIVE, unmasked=True)),
                   "network"),
             Check(f"icml.fig5.C{c}.unmasked_mae_ours_beats_nonprivate", fig,
-                  "Reconstruction error (unmasked runs, every entry): ours below non-private "
-                  "Poisson factorization at every ε/N", "no numbers printed",
-                  lambda c=c: arxiv(lambda: compare(rel, c, "mae", NONPRIVATE, unmasked=True)),
+                  statement(unmasked, NONPRIVATE), "no numbers printed",
+                  lambda c=c: arxiv(lambda: versus(rel, c, "mae", NONPRIVATE, unmasked=True)),
                   "network"),
             Check(f"icml.fig5.C{c}.unmasked_mae_naive_degrades", fig,
-                  "Reconstruction error of the naive method (unmasked runs) grows as privacy "
-                  "increases", "no numbers printed",
-                  lambda c=c: arxiv(lambda: naive_trend(rel, c, unmasked=True)), "network"),
+                  "The naive method's reconstruction MAE (unmasked runs, every entry) from the "
+                  "least to the most privacy (the paper's text states no trend of the naive "
+                  "method here)", "",
+                  lambda c=c: arxiv(lambda: naive_trend(rel, c, unmasked=True)), "network",
+                  observation=True),
         ]
     return claims
 
@@ -948,93 +1238,109 @@ def _vi(r: _Reader):
                 return _get(s, key, "mae")
         raise _Missing("vi/synthetic.json has no score of the paper's CAVI (bessel)")
 
-    def demo_private_beats_naive():
+    def demo_private_vs_naive():
         s = scores()
         verdict = better({1.0: Cell.of([paper_cavi(s)])}, {1.0: Cell.of([_get(s, NAIVE, "mae")])},
                          higher_is_better=False, names=("the paper's CAVI", "naive CAVI"))
-        return Verdict(verdict.status, verdict.ours + f"; collapsed CAVI "
-                       f"{_fmt(_get(s, OURS, 'mae'))}", verdict.reason, verdict.chains,
-                       verdict.copies, verdict.rhat)
+        return replace(verdict, ours=verdict.ours + f"; collapsed CAVI "
+                       f"{_fmt(_get(s, OURS, 'mae'))}")
 
     def demo_mae():
         s = scores()
         verdict = near_number(paper_cavi(s), 0.507, rel_tol=0.25, better_if_lower=True)
-        return Verdict(verdict.status, f"the paper's CAVI {verdict.ours}; collapsed CAVI "
-                       f"{_fmt(_get(s, OURS, 'mae'))}", verdict.reason)
+        return replace(verdict, ours=f"the paper's CAVI {verdict.ours}; collapsed CAVI "
+                       f"{_fmt(_get(s, OURS, 'mae'))}")
 
     def bench():
-        table = r.csv("vi/benchmark.csv", ("method", "mae"))
-        settings = r.params().get("vi_benchmark")
-        return table, settings.get("n") if isinstance(settings, dict) else None
+        return r.csv("vi/benchmark.csv", ("method", "mae"))
 
     def mae(method):
-        table, _ = bench()
-        rows = table[table.method == method]
+        rows = bench()[lambda t: t.method == method]
         if rows.empty:
             raise _Missing(f"vi/benchmark.csv has no {method!r} row")
         return Cell.of(rows["mae"].to_numpy(float))
 
     def paper_size_only(check):
-        _, n = bench()
-        if n is not None and int(n) != _VI_PAPER_N:
-            raise _Missing(f"the benchmark ran on {n} x {n} (vi_benchmark.n); the paper's "
-                           f"number is for {_VI_PAPER_N:,} x {_VI_PAPER_N:,}")
+        bench()
+        _paper_size(r)
         return check()
 
     def mcmc_beats_vi():
         verdict = better({1.0: mae(_PRIVATE_MCMC)}, {1.0: mae(_PAPER_CAVI)},
                          higher_is_better=False, names=("MCMC", "the paper's CAVI"))
-        return Verdict(verdict.status, verdict.ours + f"; collapsed CAVI "
-                       f"{_fmt(mae(_COLLAPSED_CAVI).mean)}", verdict.reason, verdict.chains,
-                       verdict.copies, verdict.rhat)
+        return replace(verdict, ours=verdict.ours + f"; collapsed CAVI "
+                       f"{_fmt(mae(_COLLAPSED_CAVI).mean)}")
 
     fig = "appendix E, Fig. 1 (20 x 20 synthetic, K = 3, ε/N = 1)"
     large = "appendix E (1,000 x 1,000 synthetic, ε/N = 1)"
     return [
-        Check("vi.appE_fig1.private_beats_naive", fig,
-              "Private VI (the paper's CAVI) recovers the true parameters better than VI that "
-              "ignores the noise", "no naive number printed", demo_private_beats_naive),
         Check("vi.appE_fig1.mae", fig,
-              "The paper's CAVI reaches an MAE to the true parameters of about 0.507 on the "
-              "20 x 20 demo (checked on Schofield et al.'s CAVI: at most 0.507, or within "
-              "25%; the collapsed CAVI shown beside it)", "0.507", demo_mae),
+              "\"We find that our model successfully converges to within a reasonable estimate "
+              "of the true model parameters ... The mean average error (MAE) between the true "
+              "model parameters and the inferred parameters under privacy is 0.507\" (checked "
+              "on Schofield et al.'s CAVI: at most 0.507, or within 25%; the collapsed CAVI "
+              "shown beside it)", "0.507", demo_mae),
         Check("vi.appE.vi_mae", large,
-              "The paper's VI reaches an MAE of 0.52 (checked: the same algorithm, ours at "
-              "most 0.52 or within 10%)", "0.52",
+              "\"our variational inference model ... [reaches an] error of 0.52\" (checked: the "
+              "same algorithm, ours at most 0.52 or within 10%)", "0.52",
               lambda: paper_size_only(lambda: near_number(
                   None, 0.52, rel_tol=0.10, better_if_lower=True, cell=mae(_PAPER_CAVI)))),
         Check("vi.appE.mcmc_mae", large,
-              "MCMC (5,000 + 2,500 iterations) reaches an MAE of 0.36 (checked: ours at most "
-              "0.36 or within 10%)", "0.36",
+              "\"Using 5000 iterations of burnin and 2500 to collect samples, [MCMC ends] with a "
+              "final mean average error (MAE) of 0.36\" (checked: ours at most 0.36 or within "
+              "10%)", "0.36",
               lambda: paper_size_only(lambda: near_number(
                   None, 0.36, rel_tol=0.10, better_if_lower=True, cell=mae(_PRIVATE_MCMC)))),
         Check("vi.appE.mcmc_beats_vi", large,
-              "MCMC is more accurate than VI (VI trades accuracy for time)",
-              "MCMC 0.36 vs VI 0.52", mcmc_beats_vi),
-        Check("vi.appE.private_beats_naive", large,
-              "Private VI (the paper's CAVI) beats VI that ignores the noise on the larger "
-              "matrix", "no naive number printed",
+              "MCMC's \"final mean average error (MAE) of 0.36. In contrast, our variational "
+              "inference model ... [reaches an] error of 0.52\" (checked: MCMC's MAE below the "
+              "paper's CAVI's)", "MCMC 0.36 vs VI 0.52", mcmc_beats_vi),
+        Check("vi.appE_fig1.private_vs_naive", fig,
+              "The paper's CAVI against a CAVI that ignores the noise, MAE to the true "
+              "parameters (the paper reports no naive VI)", "", demo_private_vs_naive,
+              observation=True),
+        Check("vi.appE.private_vs_naive", large,
+              "The paper's CAVI against a CAVI that ignores the noise, MAE to the true rates "
+              "(the paper reports no naive VI)", "",
               lambda: better({1.0: mae(_PAPER_CAVI)}, {1.0: mae(_NAIVE_CAVI)},
                              higher_is_better=False, names=("the paper's CAVI",
-                                                            "naive CAVI"))),
+                                                            "naive CAVI")),
+              observation=True),
     ]
 
 
+def _paper_size(r: _Reader) -> None:
+    """Appendix E's numbers are for the paper's 1,000 x 1,000 matrix: a benchmark of another
+    size (``vi_benchmark.n`` in the params file) is not held to them.
+
+    Raises
+    ------
+    _Missing
+        The params file names another size.
+    """
+    settings = r.params().get("vi_benchmark")
+    n = settings.get("n") if isinstance(settings, dict) else None
+    if n is not None and int(n) != _VI_PAPER_N:
+        raise _Missing(f"the benchmark ran on {n} x {n} (vi_benchmark.n); the paper's "
+                       f"number is for {_VI_PAPER_N:,} x {_VI_PAPER_N:,}")
+
+
+#: where the benchmark's times come from, beside the paper's
+_MACHINE = ("our time is the machine's that ran the vi_benchmark stage (its cores and load, "
+            "not recorded in the table), the paper's its authors' single-threaded code's")
+
+
 def _vi_speed(r: _Reader):
-    """Appendix E's "about 100 iterations" and "20 times faster", on the vi_benchmark stage's
-    table (``vi/benchmark.csv``): the paper's CAVI against the private MCMC."""
+    """Appendix E's "about 100 iterations", "20 times faster" and seconds per iteration, on
+    the vi_benchmark stage's table (``vi/benchmark.csv``): the paper's CAVI against the
+    private MCMC."""
     #: the paper's MCMC schedule (5,000 burn-in + 2,500 kept sweeps)
     paper_sweeps = 7500
 
     def rows():
-        # like the appendix's other numbers, these are for the paper's 1,000 x 1,000 matrix
-        settings = r.params().get("vi_benchmark")
-        n = settings.get("n") if isinstance(settings, dict) else None
-        if n is not None and int(n) != _VI_PAPER_N:
-            raise _Missing(f"the benchmark ran on {n} x {n} (vi_benchmark.n); the paper's "
-                           f"number is for {_VI_PAPER_N:,} x {_VI_PAPER_N:,}")
         t = r.csv("vi/benchmark.csv",
                   ("method", "iterations", "seconds_per_iteration", "seconds", "converged"))
+        _paper_size(r)
         found = {m: t[t.method == m] for m in (_PAPER_CAVI, _PRIVATE_MCMC)}
         lacking = [m for m, rows in found.items() if rows.empty]
         if lacking:
@@ -1064,15 +1370,33 @@ def _vi_speed(r: _Reader):
         basis = "as run" if full else f"projected to {paper_sweeps:,} MCMC sweeps"
         return Verdict(verdict.status, ours, f"{basis}: {verdict.reason}")
 
+    def seconds_per_iteration(method, paper):
+        found = rows()
+        seconds = float(found[method].seconds_per_iteration)
+        ratio = (float(found[_PAPER_CAVI].seconds_per_iteration)
+                 / float(found[_PRIVATE_MCMC].seconds_per_iteration))
+        verdict = near_number(seconds, paper, rel_tol=0.25, better_if_lower=True)
+        ours = (f"{_fmt(seconds)} s per iteration; the paper's CAVI takes {_fmt(ratio)}x the "
+                f"MCMC's time per iteration (the paper's: {_fmt(2.8 / 0.8)}x)")
+        return Verdict(verdict.status, ours, f"{verdict.reason}; {_MACHINE}")
+
     fig = "appendix E (MCMC against CAVI; the vi_benchmark stage)"
     return [
         Check("vi.appE.iterations", fig,
-              "The paper's CAVI typically needs about 100 iterations to converge (checked: at "
-              "most 200, a factor of 2)", "about 100", iterations),
+              "\"[our variational inference model] typically requires 100 iterations to "
+              "converge\" (checked: at most 200, a factor of 2)", "about 100", iterations),
         Check("vi.appE.speed_up", fig,
-              "The paper's CAVI reaches its estimates about 20 times faster than MCMC with "
-              "5,000 + 2,500 iterations (checked: at least 10x, wall time of the whole fit)",
-              "20x", speed_up),
+              "\"this method converges to reasonable estimates of the true model parameters 20 "
+              "times faster than the MCMC approach\" (5,000 + 2,500 MCMC iterations; checked: "
+              "at least 10x, wall time of the whole fit)", "20x", speed_up),
+        Check("vi.appE.mcmc_seconds_per_iteration", fig,
+              "\"each iteration of inference [of the MCMC] takes approximately 0.8 seconds\" "
+              "(checked: our private MCMC at most 0.8 s per iteration or within 25%, on our "
+              "machine)", "0.8 s", lambda: seconds_per_iteration(_PRIVATE_MCMC, 0.8)),
+        Check("vi.appE.vi_seconds_per_iteration", fig,
+              "\"our variational inference model takes approximately 2.8 seconds per "
+              "iteration\" (checked: the paper's CAVI at most 2.8 s per iteration or within "
+              "25%, on our machine)", "2.8 s", lambda: seconds_per_iteration(_PAPER_CAVI, 2.8)),
     ]
 
 
@@ -1097,30 +1421,49 @@ def _foulds(r: _Reader):
             return Verdict(PASS, ours, "every measured ARE within 3 standard errors of theory")
         return Verdict(FAIL, ours, f"more than 3 se from theory: {', '.join(off)}")
 
-    def laplace_beats_ops(model, datasets):
+    def fig6(model, datasets):
+        """Laplace's and the better OPS truncation's (by its mean) cells per data set and ε,
+        over the held-out splits (every mechanism and ε uses the same splits: paired by
+        split), and each level's ε."""
         t = r.csv("central/heldout_loglik.csv",
-                  ("dataset", "model", "route", "epsilon", "loglik_per_record"))
+                  ("dataset", "split", "model", "route", "epsilon", "loglik_per_record"))
         t = t[(t.model == model) & t.dataset.isin(datasets) & t.epsilon.notna()]
         if t.empty:
             raise _Missing(f"no {model} rows for {', '.join(datasets)}")
-        # the splits are the copies of a cell; against Laplace, the better OPS truncation
-        # (by its mean) at each data set and epsilon
-        t = t.assign(level=t.dataset + " ε=" + t.epsilon.map(lambda e: f"{e:g}"))
-        if "split" in t:
-            t = t.assign(fit=t["split"])
-        mine, theirs = {}, {}
-        for level, group in t.groupby("level", sort=False):
-            laplace = _rows_cell(group[group.route == "laplace"], "loglik_per_record")
-            ops = [_rows_cell(g, "loglik_per_record") for route, g in group.groupby("route")
-                   if str(route).startswith("ops")]
-            ops = [c for c in ops if c is not None]
-            if laplace is None or not ops:
+        laplace, ops, epsilon = {}, {}, {}
+        for (dataset, eps), group in t.groupby(["dataset", "epsilon"]):
+            mine = _rows_cell(group[group.route == "laplace"], "loglik_per_record", "split")
+            truncations = [_rows_cell(g, "loglik_per_record", "split")
+                           for route, g in group.groupby("route") if str(route).startswith("ops")]
+            truncations = [c for c in truncations if c is not None]
+            if mine is None or not truncations:
                 continue
-            mine[level], theirs[level] = laplace, max(ops, key=lambda c: c.mean)
-        if not mine:
+            level = f"{dataset} ε={eps:g}"
+            laplace[level], epsilon[level] = mine, float(eps)
+            ops[level] = max(truncations, key=lambda c: c.mean)
+        if not laplace:
             raise _Missing(f"no Laplace and OPS rows for {model}")
-        return better(mine, theirs, higher_is_better=True,
+        return laplace, ops, epsilon
+
+    def laplace_superior(model, datasets):
+        laplace, ops, _ = fig6(model, datasets)
+        return better(laplace, ops, higher_is_better=True, need="somewhere",
                       names=("Laplace", "best OPS"), level="setting")
+
+    def ops_competitive(model, datasets):
+        laplace, ops, _ = fig6(model, datasets)
+        return not_better(laplace, ops, higher_is_better=True, need="most",
+                          names=("Laplace", "best OPS"), level="setting")
+
+    def laplace_ahead_at_high_privacy(model, datasets):
+        laplace, ops, epsilon = fig6(model, datasets)
+        overall = better(laplace, ops, higher_is_better=True, need="somewhere",
+                         names=("Laplace", "best OPS"), level="setting")
+        high = [k for k, e in epsilon.items() if e == min(epsilon.values())]
+        at_high = better({k: laplace[k] for k in high}, {k: ops[k] for k in high},
+                         higher_is_better=True, names=("Laplace", "best OPS"), level="setting")
+        return _all_of(overall, replace(at_high, reason=f"at the highest privacy: "
+                                        f"{at_high.reason}"))
 
     def occupancy():
         # the paper's count is of the war logs, which we cannot ship: the synthetic stand-ins'
@@ -1148,14 +1491,25 @@ def _foulds(r: _Reader):
               "2, 1, 1 + T (T = 2.77 at ε = 1, a0 = 0.2)", are),
         Check("foulds.fig6.naive_bayes", "Fig. 6 left (naive Bayes, held-out log-likelihood; "
               "on a synthetic Afghanistan-shaped stand-in)",
-              "Laplace beats OPS for the naive Bayes model (a high-data regime)",
-              "no numbers printed",
-              lambda: laplace_beats_ops("naive_bayes", ["synthetic_afghanistan", "afghanistan"])),
+              "\"The Laplace mechanism was superior to OPS for the naive Bayes model, for which "
+              "the statistics are corpus-wide counts\" (checked: Laplace's held-out "
+              "log-likelihood above the better OPS truncation's beyond the paired spread at "
+              "some ε and below it at none, paired by split)", "no numbers printed",
+              lambda: laplace_superior("naive_bayes", ["synthetic_afghanistan", "afghanistan"])),
+        Check("foulds.fig6.afghanistan_hmm", "Fig. 6 middle (Afghanistan HMM, held-out "
+              "log-likelihood; on a synthetic Afghanistan-shaped stand-in)",
+              "\"OPS was competitive with the Laplace mechanism for the HMM on Afghanistan, "
+              "where the amount of data was relatively low\" (checked: Laplace not above the "
+              "better OPS truncation beyond the paired spread at a majority of the ε, paired "
+              "by split)", "no numbers printed",
+              lambda: ops_competitive("hmm", ["synthetic_afghanistan", "afghanistan"])),
         Check("foulds.fig6.iraq_hmm", "Fig. 6 right (Iraq HMM, held-out log-likelihood; on a "
               "synthetic Iraq-shaped stand-in)",
-              "On Iraq, with more data per step, Laplace outperforms OPS, particularly at high "
-              "privacy", "no numbers printed",
-              lambda: laplace_beats_ops("hmm", ["synthetic_iraq", "iraq"])),
+              "\"For the Iraq dataset, where there was more data per timestep, the Laplace "
+              "mechanism outperformed OPS, particularly in the high-privacy regime\" (checked: "
+              "Laplace above the better OPS truncation beyond the paired spread at the "
+              "smallest ε, and below it at no ε, paired by split)", "no numbers printed",
+              lambda: laplace_ahead_at_high_privacy("hmm", ["synthetic_iraq", "iraq"])),
         Check("foulds.sec5.occupancy", "§5 (10-state HMM, ε = 5)",
               "A private 10-state HMM uses only 2-3 states where a non-private one uses all 10",
               "2-3 of 10 states", occupancy),
@@ -1188,11 +1542,15 @@ def _foulds_more(r: _Reader):
             ops = float(_get(run, "relative", "ops"))
             laplace = float(_get(run, "relative", "laplace"))
             parts.append(f"{_get(run, 'data')}: OPS {ops:.2f}x, Laplace {laplace:.2f}x")
-            if not (1.5 <= ops <= 3.0 and laplace < 1.5):
+            # "did not greatly affect": Laplace's extra time judged beside the extra time
+            # OPS adds, as "almost the same" is judged beside the other method's gap
+            quiet = ops > 1.0 and abs(laplace - 1.0) <= ALMOST_SAME * (ops - 1.0)
+            if not (1.5 <= ops <= 3.0 and quiet):
                 off.append(kind)
         ours = "; ".join(parts) + " the non-private fit's time"
         if not off:
-            return Verdict(PASS, ours, "OPS between 1.5x and 3x, Laplace below 1.5x on every "
+            return Verdict(PASS, ours, "OPS between 1.5x and 3x the non-private time, and "
+                           f"Laplace's extra time at most {ALMOST_SAME:.0%} of OPS's, on every "
                            "data set")
         return Verdict(NOT_REPRODUCED, ours, f"outside those bounds on {', '.join(off)} "
                        "(our samplers, not the paper's)")
@@ -1212,9 +1570,11 @@ def _foulds_more(r: _Reader):
               "5%, OPS peak below the posterior's, OPS support inside [a0, 1 − a0])", "T = 2.7",
               fig1),
         Check("foulds.sec5.ops_runtime", "§5 (HMM run time)",
-              "Laplace did not greatly affect the run time, while OPS roughly doubled it "
-              "(checked: one 10-state HMM fit, OPS 1.5x-3x and Laplace under 1.5x the "
-              "non-private time)", "OPS about 2x", runtime),
+              "\"The Laplace mechanism's computational overhead is paid once up-front, and did "
+              "not greatly affect the runtime, while OPS roughly doubled the runtime\" (checked: "
+              "one 10-state HMM fit per data set, OPS 1.5x-3x the non-private time and "
+              f"Laplace's extra time at most {ALMOST_SAME:.0%} of OPS's)", "OPS about 2x",
+              runtime),
         Check("foulds.fig3_5.iraq_states", "Fig. 3, 4 and 5 (Iraq HMM states, Laplace, ε = 5)",
               "The 2-state private HMM on Iraq finds a poor-outcome state (explosive hazard, "
               "IED, civilian casualties) prevalent until the 2007 troop surge and a good-outcome "
@@ -1227,10 +1587,88 @@ def _foulds_more(r: _Reader):
     ]
 
 
+
+def _foulds_table1(r: _Reader):
+    """Foulds et al.'s Table 1 for the beta-Bernoulli model as the central_beta_bernoulli stage
+    computes it (``central/table1.csv``), against the paper's entries at the stage's ε and
+    a0 (recorded in ``central/beta_bernoulli.json`` with the ARE check, which uses them too)."""
+    def rows():
+        t = r.csv("central/table1.csv",
+                  ("mechanism", "release", "sensitivity", "temperature", "are", "gibbs_cost"))
+        mechanism = t.mechanism.astype(str).str.lower()
+        laplace, ops = t[mechanism.str.startswith("laplace")], t[mechanism.str.contains("ops")]
+        if laplace.empty or ops.empty:
+            raise _Missing("central/table1.csv lacks a Laplace or an OPS row")
+        return laplace, ops.iloc[0]
+
+    def settings():
+        are = _get(r.json("central/beta_bernoulli.json"), "are")
+        return float(_get(are, "epsilon")), float(_get(are, "a0"))
+
+    def same(value, expected) -> bool:
+        # the table is written with six significant digits
+        return math.isclose(float(value), expected, rel_tol=1e-5)
+
+    def sensitivity():
+        laplace, ops = rows()
+        _, a0 = settings()
+        ops_expected = -math.log(a0) + math.log(1.0 - a0)   # Eq. 15
+        ours = (f"Laplace {', '.join(_fmt(v) for v in laplace.sensitivity)}; OPS "
+                f"{_fmt(ops.sensitivity)} at a0 = {a0:g}")
+        holds = all(same(v, 2.0) for v in laplace.sensitivity) and same(ops.sensitivity,
+                                                                       ops_expected)
+        return flag(holds, ours, holds=f"Laplace 2 and OPS −log a0 + log(1 − a0) = "
+                    f"{_fmt(ops_expected)}, as the paper gives them",
+                    fails=f"not the paper's 2 (Laplace) and {_fmt(ops_expected)} (OPS)")
+
+    def efficiency():
+        laplace, ops = rows()
+        epsilon, _ = settings()
+        mean = laplace[laplace.release.astype(str).str.contains("mean")]
+        if mean.empty:
+            raise _Missing("central/table1.csv has no Laplace row releasing the posterior mean")
+        temperature = 2.0 * float(ops.sensitivity) / epsilon   # Eq. 14
+        ours = (f"Laplace (statistics, posterior mean) {_fmt(mean.are.iloc[0])}; OPS "
+                f"{_fmt(ops.are)} with T = {_fmt(ops.temperature)} at ε = {epsilon:g}")
+        holds = (same(mean.are.iloc[0], 1.0) and same(ops.temperature, temperature)
+                 and same(ops.are, 1.0 + temperature))
+        return flag(holds, ours, holds=f"1 and 1 + T with T = 2Δ/ε = {_fmt(temperature)}",
+                    fails=f"not the paper's 1 (Laplace) and 1 + T = {_fmt(1 + temperature)} "
+                          "(OPS)")
+
+    def gibbs_cost():
+        laplace, ops = rows()
+        costs = [str(c).lower() for c in laplace.gibbs_cost]
+        ours = f"Laplace {'; '.join(costs)}; OPS {str(ops.gibbs_cost).lower()}"
+        ops_cost = str(ops.gibbs_cost).lower()
+        holds = (all(c.startswith("once") for c in costs) and ops_cost.startswith("per update")
+                 and "unless converged" in ops_cost)
+        return flag(holds, ours, holds="Laplace once, OPS per update unless converged",
+                    fails="not the paper's 'Once' (Laplace) and 'Per update (unless "
+                          "converged)' (OPS)")
+
+    where = "Table 1 (the two mechanisms' properties; beta-Bernoulli model)"
+    return [
+        Check("foulds.table1.sensitivity", where,
+              "Table 1, \"Sensitivity\": the L1 sensitivity of the summed statistics for the "
+              "Laplace mechanism, the exponential mechanism's for OPS; for the beta-Bernoulli "
+              "model \"the L1 sensitivity is 2\" and the truncated model's OPS sensitivity is "
+              "−log a0 + log(1 − a0) (Eq. 15) (checked: the table's entries at its a0)",
+              "2; −log a0 + log(1 − a0)", sensitivity),
+        Check("foulds.table1.are", where,
+              "Table 1, \"ARE\": 1 for the Laplace mechanism's statistics, 1 + T for OPS, "
+              "with T = 2Δ/ε (Eq. 14) (checked: the table's entries at its ε)", "1; 1 + T",
+              efficiency),
+        Check("foulds.table1.gibbs_cost", where,
+              "Table 1, \"Pay Gibbs cost\": \"Once\" for the Laplace mechanism, \"Per update "
+              "(unless converged)\" for OPS", "Once; Per update (unless converged)",
+              gibbs_cost),
+    ]
+
 #: the groups of claims, in the report's order: (paper, function of a reader -> checks)
 GROUPS = ((ICML, _icml_fig1), (ICML, _icml_fig3), (ICML, _icml_fig4), (ICML, _icml_fig5),
           (ICML, _icml_appendix_fig2), (VI, _vi), (VI, _vi_speed), (FOULDS, _foulds),
-          (FOULDS, _foulds_more))
+          (FOULDS, _foulds_table1), (FOULDS, _foulds_more))
 
 
 @dataclass(frozen=True)
@@ -1238,9 +1676,11 @@ class Claim:
     """One checked claim: where it is made, what it says, our and the paper's numbers, the
     files it read and the support behind the verdict (chains, copies, worst R-hat).
 
-    ``judged`` is False for a case study run on other data (``dataset``) than the paper's:
-    the comparison is then a pattern of that data, reported without its status or the
-    paper's numbers and left out of the summary.
+    ``observation`` marks a comparison of our own that the papers do not state: reported
+    with its numbers and outcome, without a status, and left out of the summary. ``judged``
+    is False for a case study run on other data (``dataset``) than the paper's: the
+    comparison is then a pattern of that data, reported without its status or the paper's
+    numbers and left out of the summary.
     """
 
     id: str
@@ -1256,6 +1696,7 @@ class Claim:
     rhat: float | None = None
     dataset: str | None = None
     judged: bool = True
+    observation: bool = False
 
 
 def check_claims(results_root) -> list[Claim]:
@@ -1270,7 +1711,8 @@ def check_claims(results_root) -> list[Claim]:
     Returns
     -------
     list of Claim
-        In a fixed order: ICML Figs 1, 3, 4, 5 (and appendix Fig. 1), VI, Foulds et al.
+        In a fixed order: ICML Figs 1, 3, 4, 5 (and appendix Fig. 1), VI, Foulds et al.;
+        our own observations among them, marked ``observation``.
     """
     root = Path(results_root)
     settings = _Reader(root)
@@ -1290,12 +1732,17 @@ def check_claims(results_root) -> list[Claim]:
                 status=verdict.status, ours=verdict.ours, paper=check.paper,
                 reason=verdict.reason, reads=tuple(reads), chains=verdict.chains,
                 copies=verdict.copies, rhat=verdict.rhat, dataset=dataset,
-                judged=dataset in (None, PAPER_DATASET)))
+                judged=dataset in (None, PAPER_DATASET), observation=check.observation))
     return claims
 
 
+def _verdicts(claims) -> list:
+    """The claims that get a verdict: the papers' statements, on the papers' data."""
+    return [c for c in claims if c.judged and not c.observation]
+
+
 def _summary(claims) -> dict:
-    judged = [c for c in claims if c.judged]
+    judged = _verdicts(claims)
     return {status: sum(c.status == status for c in judged) for status in STATUSES}
 
 
@@ -1309,26 +1756,48 @@ def _cells_row(cells) -> str:
     return "| " + " | ".join(str(x).replace("|", "/") for x in cells) + " |"
 
 
+def _reads(c: Claim) -> str:
+    return ", ".join(f"`{p}`" for p in c.reads)
+
+
+#: how the report's statuses and columns are read (its header)
+_LEGEND = (
+    "PASS: holds in our results beyond the spread. FAIL: our results contradict it beyond "
+    "the spread. UNSETTLED: the comparison that decides it lies inside the spread and the "
+    "chains of one fit disagree about it. NOT-REPRODUCED: neither confirmed nor contradicted "
+    "(a difference within the spread, one value per cell so no spread to judge by, or a "
+    "printed number missed by more than the stated tolerance). NOT-RUN: the table it needs "
+    "is absent. Cells whose fits ran on the same design unit (a privatized copy, a held-out "
+    "split, a seed) are compared paired by it: the spread is the standard deviation of the "
+    "per-unit differences (plus the chains' own variance within a unit), and the row gives "
+    "the paired difference and in how many units each side is ahead; other cells are "
+    "compared by the standard deviations over every chain of every copy, summed in "
+    "quadrature. \"Almost the same\" is judged by the gap the other method opens: our gap, "
+    f"spread included, at most {ALMOST_SAME:.0%} of it passes, at least {AS_FAR_AS:.0%} of "
+    "it, spread excluded, fails. *chains × copies* is the fewest behind any compared cell "
+    "(for Foulds et al., copies are held-out splits), *R-hat* the worst of the fits (n/a: "
+    "one chain, or not recorded). Each claim quotes the paper's sentence and says how it is "
+    "checked; comparisons the papers do not state are listed apart, as our own "
+    "observations. Machine-readable twin: `claims.json`.")
+
+
 def claims_markdown(claims, *, results_root: str = "results") -> str:
-    """The claims as a Markdown report: a summary line and one table row per claim; the
-    comparisons of a case study on other data than the paper's in a pattern table."""
-    judged = [c for c in claims if c.judged]
+    """The claims as a Markdown report: a summary line and one table row per claim; our own
+    observations in a table without verdicts; the comparisons of a case study on other data
+    than the paper's in a pattern table."""
+    judged = _verdicts(claims)
+    observations = [c for c in claims if c.judged and c.observation]
     pattern = [c for c in claims if not c.judged]
     summary = ", ".join(f"{n} {s}" for s, n in _summary(claims).items())
     lines = [
         "# The papers' claims, checked against our results",
         "",
         f"Generated by `python -m study.claims --results {results_root}` from the tables under "
-        f"`{results_root}/` (do not edit by hand). {len(judged)} claims: {summary}.",
+        f"`{results_root}/` (do not edit by hand). {len(judged)} claims: {summary}"
+        + (f"; {len(observations)} observations of our own, without verdicts."
+           if observations else "."),
         "",
-        "PASS: holds in our results beyond the spread. FAIL: our results contradict it "
-        "beyond the spread. UNSETTLED: the fits' own chains disagree about it. "
-        "NOT-REPRODUCED: neither confirmed nor contradicted (a difference within the "
-        "spread, one value per cell so no spread to judge by, or a printed number missed by "
-        "more than the stated tolerance). NOT-RUN: the table it needs is absent. The spread "
-        "is the standard deviation over every chain of every privatized copy of the compared "
-        "cells; *chains × copies* is the fewest behind any compared cell, *R-hat* the worst "
-        "of the fits (n/a: one chain, or not recorded). Machine-readable twin: `claims.json`.",
+        _LEGEND,
         "",
         "| status | claim | where | ours | paper | chains × copies | R-hat | why | read |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -1336,16 +1805,33 @@ def claims_markdown(claims, *, results_root: str = "results") -> str:
     for c in judged:
         support, rhat = _support(c)
         lines.append(_cells_row([f"**{c.status}**", c.statement, c.source, c.ours, c.paper,
-                                 support, rhat, c.reason, ", ".join(f"`{p}`" for p in c.reads)]))
+                                 support, rhat, c.reason, _reads(c)]))
+    if observations:
+        lines += [
+            "",
+            "## Our own observations (no verdicts)",
+            "",
+            ("Comparisons the papers do not state — ours against the naive method at levels "
+             "the papers do not single out, the naive method's own trend where the text "
+             "states none, private against naive VI — shown with our numbers and how they "
+             "come out, never as a verdict on the papers, and not counted above."),
+            "",
+            "| comparison | where | ours | chains × copies | R-hat | outcome | read |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c in observations:
+            support, rhat = _support(c)
+            lines.append(_cells_row([c.statement, c.source, c.ours, support, rhat, c.reason,
+                                     _reads(c)]))
     if pattern:
         datasets = sorted({c.dataset for c in pattern})
         lines += [
             "",
             "## Patterns on other data (no verdicts)",
             "",
-            f"These case studies ran on {', '.join(f'`{d}`' for d in datasets)}, not on the "
-            "papers' Enron data, so the papers' claims are not judged on them: the same "
-            "comparisons are shown as patterns of this data, without the papers' numbers.",
+            (f"These case studies ran on {', '.join(f'`{d}`' for d in datasets)}, not on the "
+             "papers' Enron data, so the papers' claims are not judged on them: the same "
+             "comparisons are shown as patterns of this data, without the papers' numbers."),
             "",
             "| comparison | data | ours | chains × copies | R-hat | outcome | read |",
             "|---|---|---|---|---|---|---|",
@@ -1353,22 +1839,24 @@ def claims_markdown(claims, *, results_root: str = "results") -> str:
         for c in pattern:
             support, rhat = _support(c)
             lines.append(_cells_row([c.statement, c.dataset, c.ours, support, rhat, c.reason,
-                                     ", ".join(f"`{p}`" for p in c.reads)]))
+                                     _reads(c)]))
     return "\n".join(lines) + "\n"
 
 
 def _payload(claims, root: str) -> dict:
-    def record(c, judged):
+    def record(c, dropped=()):
         d = asdict(c)
         d["reads"] = list(c.reads)
-        if not judged:
-            for key in ("status", "paper", "judged"):
-                d.pop(key)
+        for key in dropped:
+            d.pop(key)
         return d
 
+    unjudged = ("status", "paper", "judged")
     return {"results": root, "summary": _summary(claims),
-            "claims": [record(c, True) for c in claims if c.judged],
-            "pattern": [record(c, False) for c in claims if not c.judged]}
+            "claims": [record(c, ("observation",)) for c in _verdicts(claims)],
+            "observations": [record(c, (*unjudged, "observation")) for c in claims
+                             if c.judged and c.observation],
+            "pattern": [record(c, unjudged) for c in claims if not c.judged]}
 
 
 def write_claims(results_root, out_dir) -> tuple[Path, Path]:

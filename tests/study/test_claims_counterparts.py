@@ -1,6 +1,7 @@
-"""The claims of the figures that had no counterpart: appendix Fig. 2, the VI paper's speed-up
-and iteration count, Foulds et al.'s Fig. 1, OPS run time and war-log figures. Each check
-passes, fails (or is not reproduced) and is NOT-RUN on small hand-made tables."""
+"""The claims of the figures that had no counterpart: appendix Fig. 2, the VI paper's speed-up,
+iteration count and seconds per iteration, Foulds et al.'s Fig. 1, Table 1, Fig. 6 (all three
+panels, paired by held-out split), OPS run time and war-log figures. Each check passes, fails
+(or is not reproduced) and is NOT-RUN on small hand-made tables."""
 from __future__ import annotations
 
 import json
@@ -105,7 +106,7 @@ def _beta_bernoulli(temperature=2.7726, ops_peak=2.5, support=(0.2, 0.8)):
                         "ops_peak": ops_peak, "ops_support": list(support)}}
 
 
-def _runtime(ops=2.0, laplace=1.1):
+def _runtime(ops=2.0, laplace=1.05):
     return {"results": {"iraq": {"data": "synthetic Iraq-shaped",
                                  "relative": {"nonprivate": 1.0, "laplace": laplace,
                                               "ops": ops}}}}
@@ -124,8 +125,10 @@ def test_foulds_fig1(tmp_path, kwargs, status):
 
 
 @pytest.mark.parametrize("kwargs, status", [
-    ({}, PASS), ({"ops": 1.1}, NOT_REPRODUCED), ({"ops": 4.0}, NOT_REPRODUCED),
-    ({"laplace": 1.8}, NOT_REPRODUCED),
+    ({}, PASS), ({"laplace": 0.99}, PASS), ({"ops": 1.1}, NOT_REPRODUCED),
+    ({"ops": 4.0}, NOT_REPRODUCED), ({"laplace": 1.8}, NOT_REPRODUCED),
+    # Laplace's extra time a fifth of OPS's: more than "did not greatly affect"
+    ({"laplace": 1.15, "ops": 1.68}, NOT_REPRODUCED),
 ])
 def test_ops_runtime(tmp_path, kwargs, status):
     _write(tmp_path, "central/runtime.json", _runtime(**kwargs))
@@ -144,9 +147,11 @@ def test_foulds_without_tables_is_not_run_and_says_why(tmp_path):
 def test_every_new_claim_is_in_the_table(tmp_path):
     ids = {c.id for c in cl.check_claims(tmp_path)}
     assert {"icml.appfig2.randomized_skellam", "icml.appfig2.symmetric_heavy_tailed",
-            "vi.appE.iterations", "vi.appE.speed_up", "foulds.fig1.ops_flat_truncated",
-            "foulds.sec5.ops_runtime", "foulds.fig3_5.iraq_states",
-            "foulds.fig7.afghanistan_ops_states"} <= ids
+            "vi.appE.iterations", "vi.appE.speed_up", "vi.appE.mcmc_seconds_per_iteration",
+            "vi.appE.vi_seconds_per_iteration", "foulds.fig1.ops_flat_truncated",
+            "foulds.table1.sensitivity", "foulds.table1.are", "foulds.table1.gibbs_cost",
+            "foulds.fig6.afghanistan_hmm", "foulds.sec5.ops_runtime",
+            "foulds.fig3_5.iraq_states", "foulds.fig7.afghanistan_ops_states"} <= ids
 
 
 def test_the_fig6_checks_read_the_synthetic_names(tmp_path):
@@ -170,9 +175,9 @@ def test_the_state_count_is_shown_never_judged(tmp_path):
 # ---------------------------------------------------------------- ICML Fig. 3 at high noise
 
 @pytest.mark.parametrize("ours_high, status", [
-    ((0.25, 0.27), PASS),            # ours grows by 0.1, naive by 0.3
-    ((0.55, 0.57), FAIL),            # ours grows by 0.4: more than naive, beyond the spread
-    ((0.35, 0.60), NOT_REPRODUCED),  # ours grows 0.325 on average, naive 0.3: within the spread
+    ((0.16, 0.17), PASS),            # ours grows by 0.015 where naive grows by 0.3
+    ((0.55, 0.57), FAIL),            # ours grows by 0.41: more than naive, beyond the spread
+    ((0.25, 0.27), NOT_REPRODUCED),  # by 0.11: more than a tenth of naive's, under a half
 ])
 def test_fig3_ours_recovers_at_high_noise(tmp_path, ours_high, status):
     rows = [{"seed": seed, "alpha0": a, "collapsed": c, "naive": n}
@@ -181,7 +186,7 @@ def test_fig3_ours_recovers_at_high_noise(tmp_path, ours_high, status):
     _write(tmp_path, "synthetic/topics.json", {"per_seed": rows})
     verdict = _by_id(cl._icml_fig3, tmp_path)["icml.fig3.ours_recovers_at_high_noise"]
     assert verdict.status == status
-    assert verdict.ours.startswith("growth of the Hellinger distance from α0=0.2 to α0=0.8")
+    assert verdict.ours.startswith("α0=0.2 → 0.8: ours at α0=0.8")
 
 
 def test_fig3_with_one_noise_level_is_not_run(tmp_path):
@@ -199,3 +204,153 @@ def test_vi_speed_is_judged_only_at_the_papers_size(tmp_path):
     assert "vi_benchmark.n" in verdicts["vi.appE.speed_up"].reason
     (tmp_path / "params.yaml").write_text("vi_benchmark:\n  n: 1000\n")
     assert _by_id(cl._vi_speed, tmp_path)["vi.appE.speed_up"].status == PASS
+
+
+# ---------------------------------------------------------------- VI: seconds per iteration
+
+@pytest.mark.parametrize("kwargs, mcmc, vi", [
+    ({}, PASS, PASS),                                     # 0.033 s and 0.1 s: faster than theirs
+    ({"mcmc_seconds": 7500.0, "vi_seconds": 400.0}, PASS, NOT_REPRODUCED),   # 1 s; 4 s
+    ({"mcmc_seconds": 9000.0, "vi_seconds": 250.0}, NOT_REPRODUCED, PASS),   # 1.2 s, 2.5 s
+])
+def test_seconds_per_iteration_are_compared_never_failed(tmp_path, kwargs, mcmc, vi):
+    _write(tmp_path, "vi/benchmark.csv", _benchmark(**kwargs))
+    verdicts = _by_id(cl._vi_speed, tmp_path)
+    assert verdicts["vi.appE.mcmc_seconds_per_iteration"].status == mcmc
+    assert verdicts["vi.appE.vi_seconds_per_iteration"].status == vi
+    assert "machine" in verdicts["vi.appE.mcmc_seconds_per_iteration"].reason
+    assert "per iteration" in verdicts["vi.appE.vi_seconds_per_iteration"].ours
+
+
+def test_seconds_per_iteration_without_the_papers_size_or_table_are_not_run(tmp_path):
+    ids = ("vi.appE.mcmc_seconds_per_iteration", "vi.appE.vi_seconds_per_iteration")
+    assert {_by_id(cl._vi_speed, tmp_path)[i].status for i in ids} == {NOT_RUN}
+    _write(tmp_path, "vi/benchmark.csv", _benchmark())
+    (tmp_path / "params.yaml").write_text("vi_benchmark:\n  n: 150\n")
+    assert {_by_id(cl._vi_speed, tmp_path)[i].status for i in ids} == {NOT_RUN}
+
+
+# ---------------------------------------------------------------- Foulds et al.'s Table 1
+
+def _table1(laplace_sensitivity=2.0, ops_sensitivity=1.38629, ops_are=3.77259,
+            laplace_cost="once", ops_cost="per update (2.77 per full scan unless converged)"):
+    return pd.DataFrame([
+        {"mechanism": "Laplace", "release": "statistics (posterior mean)",
+         "sensitivity": laplace_sensitivity, "statistics": "noised", "temperature": 1,
+         "are": 1, "gibbs_cost": laplace_cost},
+        {"mechanism": "Laplace", "release": "statistics (one sample)",
+         "sensitivity": laplace_sensitivity, "statistics": "noised", "temperature": 1,
+         "are": 2, "gibbs_cost": laplace_cost},
+        {"mechanism": "Exponential (OPS)", "release": "one sample",
+         "sensitivity": ops_sensitivity, "statistics": "rescaled by 1/T",
+         "temperature": 2.77259, "are": ops_are, "gibbs_cost": ops_cost}])
+
+
+@pytest.mark.parametrize("kwargs, sensitivity, are, cost", [
+    ({}, PASS, PASS, PASS),
+    ({"laplace_sensitivity": 1.0}, FAIL, PASS, PASS),
+    ({"ops_sensitivity": 2.19722}, FAIL, FAIL, PASS),      # a0 = 0.1's, with T still 2.77
+    ({"ops_are": 2.77259}, PASS, FAIL, PASS),              # T, not 1 + T
+    ({"ops_cost": "once"}, PASS, PASS, FAIL),
+    ({"laplace_cost": "per update"}, PASS, PASS, FAIL),
+])
+def test_foulds_table1(tmp_path, kwargs, sensitivity, are, cost):
+    _write(tmp_path, "central/table1.csv", _table1(**kwargs))
+    _write(tmp_path, "central/beta_bernoulli.json", {"are": {"epsilon": 1.0, "a0": 0.2}})
+    verdicts = _by_id(cl._foulds_table1, tmp_path)
+    assert verdicts["foulds.table1.sensitivity"].status == sensitivity
+    assert verdicts["foulds.table1.are"].status == are
+    assert verdicts["foulds.table1.gibbs_cost"].status == cost
+
+
+def test_foulds_table1_without_its_tables_is_not_run(tmp_path):
+    verdicts = _by_id(cl._foulds_table1, tmp_path)
+    assert {v.status for v in verdicts.values()} == {NOT_RUN}
+    assert "central/table1.csv is absent" in verdicts["foulds.table1.sensitivity"].reason
+    _write(tmp_path, "central/table1.csv", _table1())
+    verdicts = _by_id(cl._foulds_table1, tmp_path)      # no a0 and ε to evaluate it at
+    assert verdicts["foulds.table1.sensitivity"].status == NOT_RUN
+    assert verdicts["foulds.table1.gibbs_cost"].status == PASS
+
+
+def test_the_committed_table1_matches_the_paper():
+    verdicts = _by_id(cl._foulds_table1, cl.Path(__file__).resolve().parents[2] / "results")
+    if any(v.status == NOT_RUN for v in verdicts.values()):
+        pytest.skip("no committed results/central/table1.csv")
+    assert {v.status for v in verdicts.values()} == {PASS}
+
+
+# ---------------------------------------------------------------- Foulds et al.'s Fig. 6
+
+def _heldout(dataset, model, laplace, ops, splits=(-5.0, -6.0, -7.0, -5.5)):
+    """Held-out rows: per ε, Laplace's and OPS's (M = 10) offset from each split's level;
+    OPS with M = 100 always worse. The splits differ more than the mechanisms."""
+    rows = []
+    for eps in laplace:
+        for s, level in enumerate(splits):
+            for route, offset in (("laplace", laplace[eps][s]), ("ops_M10", ops[eps][s]),
+                                  ("ops_M100", ops[eps][s] - 1.0)):
+                rows.append({"dataset": dataset, "split": s, "model": model, "route": route,
+                             "epsilon": eps, "loglik_per_record": level + offset})
+    return pd.DataFrame(rows)
+
+
+AHEAD, BEHIND, EVEN = (0.05, 0.06, 0.04, 0.05), (-0.05, -0.06, -0.04, -0.05), (0.01, -0.01,
+                                                                             0.0, 0.005)
+ZERO = (0.0,) * 4
+
+
+def _fig6(tmp_path, frame):
+    _write(tmp_path, "central/heldout_loglik.csv", frame)
+    return _by_id(cl._foulds, tmp_path)
+
+
+@pytest.mark.parametrize("laplace, status", [
+    ({0.1: AHEAD, 10.0: EVEN}, PASS),        # ahead at small ε, level at large ε: superior
+    ({0.1: AHEAD, 10.0: BEHIND}, FAIL),      # behind somewhere beyond the paired spread
+    ({0.1: EVEN, 10.0: EVEN}, NOT_REPRODUCED),
+])
+def test_fig6_naive_bayes_is_paired_by_split(tmp_path, laplace, status):
+    ops = {eps: ZERO for eps in laplace}
+    verdict = _fig6(tmp_path, _heldout("synthetic_afghanistan", "naive_bayes", laplace, ops))[
+        "foulds.fig6.naive_bayes"]
+    assert verdict.status == status and verdict.copies == 4
+    assert "paired by split" in verdict.ours
+
+
+def test_fig6_the_split_pairing_decides_where_bands_overlap(tmp_path):
+    # unpaired, the splits' spread (about 0.9) swamps the 0.05 lead; paired, it is 4 of 4
+    frame = _heldout("synthetic_afghanistan", "naive_bayes", {0.1: AHEAD}, {0.1: ZERO})
+    verdict = _fig6(tmp_path, frame)["foulds.fig6.naive_bayes"]
+    assert verdict.status == PASS and "Laplace ahead in 4 of 4" in verdict.ours
+    unsplit = _fig6(tmp_path / "u", frame.drop(columns="split"))["foulds.fig6.naive_bayes"]
+    assert unsplit.status == NOT_RUN and "split" in unsplit.reason
+
+
+@pytest.mark.parametrize("laplace, status", [
+    ({0.1: EVEN, 1.0: EVEN, 10.0: AHEAD}, PASS),       # level at 2 of 3: competitive
+    ({0.1: AHEAD, 1.0: AHEAD, 10.0: EVEN}, FAIL),      # Laplace ahead at a majority
+    ({0.1: BEHIND, 1.0: EVEN, 10.0: AHEAD}, PASS),     # OPS ahead counts for OPS
+])
+def test_fig6_middle_ops_competitive_on_afghanistan(tmp_path, laplace, status):
+    ops = {eps: ZERO for eps in laplace}
+    verdicts = _fig6(tmp_path, _heldout("synthetic_afghanistan", "hmm", laplace, ops))
+    assert verdicts["foulds.fig6.afghanistan_hmm"].status == status
+    # the Afghanistan HMM rows are not the naive Bayes claim's
+    assert verdicts["foulds.fig6.naive_bayes"].status == NOT_RUN
+
+
+@pytest.mark.parametrize("laplace, status", [
+    ({0.1: AHEAD, 1.0: AHEAD, 10.0: EVEN}, PASS),
+    # OPS ahead in every split at the highest privacy, Laplace ahead elsewhere
+    ({0.1: BEHIND, 1.0: AHEAD, 10.0: AHEAD}, FAIL),
+    ({0.1: EVEN, 1.0: AHEAD, 10.0: AHEAD}, NOT_REPRODUCED),   # not ahead where it matters
+])
+def test_fig6_iraq_needs_laplace_ahead_at_high_privacy(tmp_path, laplace, status):
+    ops = {eps: ZERO for eps in laplace}
+    verdict = _fig6(tmp_path, _heldout("synthetic_iraq", "hmm", laplace, ops))[
+        "foulds.fig6.iraq_hmm"]
+    assert verdict.status == status
+    assert "at the highest privacy" in verdict.reason
+    assert _fig6(tmp_path / "none", _heldout("synthetic_iraq", "naive_bayes", laplace, ops))[
+        "foulds.fig6.iraq_hmm"].status == NOT_RUN
