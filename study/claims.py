@@ -1330,6 +1330,11 @@ _MACHINE = ("our time is the machine's that ran the vi_benchmark stage (its core
             "not recorded in the table), the paper's its authors' single-threaded code's")
 
 
+#: how far the ratio of two methods' times may stray from the paper's, either way: times come
+#: from other machines and implementations, their ratio roughly carries over
+_TIME_RATIO_FACTOR = 1.5
+
+
 def _vi_speed(r: _Reader):
     """Appendix E's "about 100 iterations", "20 times faster" and seconds per iteration, on
     the vi_benchmark stage's table (``vi/benchmark.csv``): the paper's CAVI against the
@@ -1370,15 +1375,22 @@ def _vi_speed(r: _Reader):
         basis = "as run" if full else f"projected to {paper_sweeps:,} MCMC sweeps"
         return Verdict(verdict.status, ours, f"{basis}: {verdict.reason}")
 
-    def seconds_per_iteration(method, paper):
+    def seconds_per_iteration():
+        # seconds on the authors' machine and code are not ours to match; what carries over
+        # between machines is how much longer a CAVI iteration takes than an MCMC sweep
         found = rows()
-        seconds = float(found[method].seconds_per_iteration)
-        ratio = (float(found[_PAPER_CAVI].seconds_per_iteration)
-                 / float(found[_PRIVATE_MCMC].seconds_per_iteration))
-        verdict = near_number(seconds, paper, rel_tol=0.25, better_if_lower=True)
-        ours = (f"{_fmt(seconds)} s per iteration; the paper's CAVI takes {_fmt(ratio)}x the "
-                f"MCMC's time per iteration (the paper's: {_fmt(2.8 / 0.8)}x)")
-        return Verdict(verdict.status, ours, f"{verdict.reason}; {_MACHINE}")
+        vi, mcmc = (float(found[m].seconds_per_iteration) for m in (_PAPER_CAVI, _PRIVATE_MCMC))
+        ratio, paper = vi / mcmc, 2.8 / 0.8
+        ours = (f"MCMC {_fmt(mcmc)} s, the paper's CAVI {_fmt(vi)} s per iteration: "
+                f"{_fmt(ratio)}x (the paper's: {_fmt(paper)}x)")
+        if not np.isfinite(ratio) or ratio <= 0:
+            return Verdict(NOT_RUN, ours, "no positive seconds per iteration")
+        factor = max(ratio / paper, paper / ratio)
+        if factor <= _TIME_RATIO_FACTOR:
+            return Verdict(PASS, ours, f"the ratio within a factor {_TIME_RATIO_FACTOR} of the "
+                                       f"paper's; {_MACHINE}")
+        return Verdict(NOT_REPRODUCED, ours, f"the ratio {_fmt(factor)}x off the paper's "
+                                             f"(allowed: {_TIME_RATIO_FACTOR}); {_MACHINE}")
 
     fig = "appendix E (MCMC against CAVI; the vi_benchmark stage)"
     return [
@@ -1389,14 +1401,12 @@ def _vi_speed(r: _Reader):
               "\"this method converges to reasonable estimates of the true model parameters 20 "
               "times faster than the MCMC approach\" (5,000 + 2,500 MCMC iterations; checked: "
               "at least 10x, wall time of the whole fit)", "20x", speed_up),
-        Check("vi.appE.mcmc_seconds_per_iteration", fig,
+        Check("vi.appE.seconds_per_iteration", fig,
               "\"each iteration of inference [of the MCMC] takes approximately 0.8 seconds\" "
-              "(checked: our private MCMC at most 0.8 s per iteration or within 25%, on our "
-              "machine)", "0.8 s", lambda: seconds_per_iteration(_PRIVATE_MCMC, 0.8)),
-        Check("vi.appE.vi_seconds_per_iteration", fig,
-              "\"our variational inference model takes approximately 2.8 seconds per "
-              "iteration\" (checked: the paper's CAVI at most 2.8 s per iteration or within "
-              "25%, on our machine)", "2.8 s", lambda: seconds_per_iteration(_PAPER_CAVI, 2.8)),
+              "and \"our variational inference model takes approximately 2.8 seconds per "
+              "iteration\" (checked: the CAVI's seconds per iteration over the MCMC's, 3.5 in "
+              "the paper, within a factor of 1.5 either way; the seconds themselves are the "
+              "authors' machine's)", "0.8 s, 2.8 s", seconds_per_iteration),
     ]
 
 

@@ -673,3 +673,22 @@ def test_the_committed_claims_are_what_the_code_computes(tmp_path, results, monk
     _, js = write_claims(results, tmp_path)
     computed = json.loads(js.read_text())
     assert computed == recorded
+
+
+def test_the_claims_stage_depends_on_every_table_the_claims_read():
+    """A table a check reads but the stage does not declare would leave DVC's claims stale
+    when that table changes."""
+    settings = yaml.safe_load((REPO / "params.yaml").read_text())
+    stage = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]["claims"]
+    names = {"${prepare_topics.dataset}": settings["prepare_topics"]["dataset"],
+             "${prepare_network.dataset}": settings["prepare_network"]["dataset"]}
+    deps = set()
+    for dep in stage["deps"]:
+        for key, value in names.items():
+            dep = dep.replace(key, value)
+        deps.add(dep)
+    read = {Path(p).relative_to(REPO).as_posix() if Path(p).is_absolute() else p
+            for claim in check_claims(REPO / "results") for p in claim.reads}
+    read.discard("results/params.yaml")
+    read.discard("params.yaml")  # the settings: the stage's params
+    assert read and read <= deps, sorted(read - deps)

@@ -147,8 +147,8 @@ def test_foulds_without_tables_is_not_run_and_says_why(tmp_path):
 def test_every_new_claim_is_in_the_table(tmp_path):
     ids = {c.id for c in cl.check_claims(tmp_path)}
     assert {"icml.appfig2.randomized_skellam", "icml.appfig2.symmetric_heavy_tailed",
-            "vi.appE.iterations", "vi.appE.speed_up", "vi.appE.mcmc_seconds_per_iteration",
-            "vi.appE.vi_seconds_per_iteration", "foulds.fig1.ops_flat_truncated",
+            "vi.appE.iterations", "vi.appE.speed_up", "vi.appE.seconds_per_iteration",
+            "foulds.fig1.ops_flat_truncated",
             "foulds.table1.sensitivity", "foulds.table1.are", "foulds.table1.gibbs_cost",
             "foulds.fig6.afghanistan_hmm", "foulds.sec5.ops_runtime",
             "foulds.fig3_5.iraq_states", "foulds.fig7.afghanistan_ops_states"} <= ids
@@ -208,26 +208,28 @@ def test_vi_speed_is_judged_only_at_the_papers_size(tmp_path):
 
 # ---------------------------------------------------------------- VI: seconds per iteration
 
-@pytest.mark.parametrize("kwargs, mcmc, vi", [
-    ({}, PASS, PASS),                                     # 0.033 s and 0.1 s: faster than theirs
-    ({"mcmc_seconds": 7500.0, "vi_seconds": 400.0}, PASS, NOT_REPRODUCED),   # 1 s; 4 s
-    ({"mcmc_seconds": 9000.0, "vi_seconds": 250.0}, NOT_REPRODUCED, PASS),   # 1.2 s, 2.5 s
+@pytest.mark.parametrize("kwargs, status", [
+    ({}, PASS),                                               # 0.033 s and 0.1 s: 3.0x
+    ({"mcmc_seconds": 7500.0, "vi_seconds": 400.0}, PASS),    # 1 s and 4 s: 4.0x
+    ({"mcmc_seconds": 9000.0, "vi_seconds": 250.0}, NOT_REPRODUCED),   # 1.2 s, 2.5 s: 2.1x
+    ({"mcmc_seconds": 7500.0, "vi_seconds": 100.0}, NOT_REPRODUCED),   # 1 s, 1 s: 1.0x
+    ({"mcmc_seconds": 750.0, "vi_seconds": 100.0}, NOT_REPRODUCED),    # 0.1 s, 1 s: 10x
 ])
-def test_seconds_per_iteration_are_compared_never_failed(tmp_path, kwargs, mcmc, vi):
+def test_seconds_per_iteration_are_judged_by_their_ratio_never_failed(tmp_path, kwargs, status):
+    """The authors' seconds are their machine's: the CAVI's time per iteration over the
+    MCMC's (3.5 in the paper) is what is compared, within a factor of 1.5 either way."""
     _write(tmp_path, "vi/benchmark.csv", _benchmark(**kwargs))
-    verdicts = _by_id(cl._vi_speed, tmp_path)
-    assert verdicts["vi.appE.mcmc_seconds_per_iteration"].status == mcmc
-    assert verdicts["vi.appE.vi_seconds_per_iteration"].status == vi
-    assert "machine" in verdicts["vi.appE.mcmc_seconds_per_iteration"].reason
-    assert "per iteration" in verdicts["vi.appE.vi_seconds_per_iteration"].ours
+    verdict = _by_id(cl._vi_speed, tmp_path)["vi.appE.seconds_per_iteration"]
+    assert verdict.status == status
+    assert "machine" in verdict.reason and "per iteration" in verdict.ours
 
 
 def test_seconds_per_iteration_without_the_papers_size_or_table_are_not_run(tmp_path):
-    ids = ("vi.appE.mcmc_seconds_per_iteration", "vi.appE.vi_seconds_per_iteration")
-    assert {_by_id(cl._vi_speed, tmp_path)[i].status for i in ids} == {NOT_RUN}
+    claim = "vi.appE.seconds_per_iteration"
+    assert _by_id(cl._vi_speed, tmp_path)[claim].status == NOT_RUN
     _write(tmp_path, "vi/benchmark.csv", _benchmark())
     (tmp_path / "params.yaml").write_text("vi_benchmark:\n  n: 150\n")
-    assert {_by_id(cl._vi_speed, tmp_path)[i].status for i in ids} == {NOT_RUN}
+    assert _by_id(cl._vi_speed, tmp_path)[claim].status == NOT_RUN
 
 
 # ---------------------------------------------------------------- Foulds et al.'s Table 1
