@@ -1,0 +1,457 @@
+"""The numbers that the documentation's sentences quote from result files, and where from.
+
+Each :class:`~study.prose.Quote` gives a page's words with the checked values in braces, the
+file, and a function of the loaded file that yields those values (see :mod:`study.prose`).
+The helpers below read the score tables the way the pages quote them: a method's mean over
+every chain and privatized copy at each ε/N (:func:`means`), the range of such means
+(:func:`span`), or one fit's row (:func:`row`).
+"""
+from __future__ import annotations
+
+from study.prose import Quote
+from study.prose.cells import cell, masked
+
+__all__ = ["QUOTES"]
+
+TOPICS = "results/eval/enron_topics.csv"
+NETWORK = "results/eval/enron_network.csv"
+ROWS_COLS = "results/eval/enron_network_rows_cols.csv"
+PAPER_TOPICS = "results/paper/eval/enron_topics.csv"
+PAPER_NETWORK = "results/paper/eval/enron_network.csv"
+NETWORK_DATA = "data/prepared/network/summary.json"
+NPMI_RECORD = "experiments/results/npmi_anomaly.json"
+LEVELS = (3, 2, 1)
+REFERENCE = (None,)
+
+
+# ---------------------------------------------------------------- readers
+
+def means(method, measure, levels=LEVELS, **where):
+    """``method``'s mean ``measure`` at each of ``levels`` (None: the reference's cell)."""
+    return lambda t: [cell(masked(t), method, measure, level, **where).mean for level in levels]
+
+
+def sds(method, measure, levels=LEVELS, **where):
+    """The sd over chains × copies at each of ``levels``."""
+    return lambda t: [cell(masked(t), method, measure, level, **where).sd for level in levels]
+
+
+def span(method, measure, levels=LEVELS, **where):
+    """The smallest and the largest of ``method``'s means over ``levels`` (over the values
+    of a reference's chains when ``levels`` is :data:`REFERENCE`)."""
+    def read(t):
+        if levels == REFERENCE:
+            values = cell(masked(t), method, measure, None, **where).values
+        else:
+            values = means(method, measure, levels, **where)(t)
+        return [min(values), max(values)]
+    return read
+
+
+def row(fit, measure):
+    """One fit's ``measure`` (its first chain)."""
+    return lambda t: [t.loc[t.fit == fit, measure].iloc[0]]
+
+
+def zeros(measure):
+    """The all-zeros prediction's ``measure``."""
+    return row("zeros", measure)
+
+
+def joined(*readers):
+    """The values of several readers, in order."""
+    return lambda data: [v for read in readers for v in read(data)]
+
+
+def key(*path):
+    """A value of a JSON record, by its keys."""
+    def read(data):
+        for part in path:
+            data = data[part]
+        return [data]
+    return read
+
+
+def percent(read):
+    """A reader's fractions as percentages."""
+    return lambda data: [100 * v for v in read(data)]
+
+
+# ---------------------------------------------------------------- docs/results.md
+
+RESULTS = "docs/results.md"
+
+_RESULTS = (
+    Quote(RESULTS, "the pipeline's {146} stages", "dvc.lock", lambda lock: [len(lock["stages"])]),
+    Quote(RESULTS, "non-private level at every ε/N ({0.153}–{0.162} vs {0.159})", TOPICS,
+          joined(span("collapsed", "mae"), means("nonprivate", "mae", REFERENCE))),
+    Quote(RESULTS, "privacy grows ({0.20}, {0.28}, {0.54} at ε/N = 3, 2, 1)", TOPICS,
+          means("naive", "mae")),
+    Quote(RESULTS, "more so with more noise ({0.24}, {0.28}, {0.30} vs {0.23}; naive falls to "
+          "{0.17})", TOPICS,
+          joined(means("collapsed", "npmi"), means("nonprivate", "npmi", REFERENCE),
+                 means("naive", "npmi", (1,)))),
+    Quote(RESULTS, "coherence at ε/N = 2 and 1 ({−62.1}, {−55.6} vs {−64.2}; at ε/N = 3 ours is "
+          "{−64.9}, within the non-private chains' {−66.3} to {−63.1})", TOPICS,
+          joined(means("collapsed", "coherence", (2, 1)),
+                 means("nonprivate", "coherence", REFERENCE),
+                 means("collapsed", "coherence", (3,)),
+                 span("nonprivate", "coherence", REFERENCE))),
+    Quote(RESULTS, "predicting 0 everywhere scores {0.139}, better than every fit (≥ {0.151}, the "
+          "collapsed CAVI's)", TOPICS,
+          joined(zeros("mae"), lambda t: [t[t.method != "zeros"].mae.min()])),
+    Quote(RESULTS, "ours {−0.25}, {−0.27}, {−0.31} at ε/N = 3, 2, 1, naive {−0.27}, {−0.34}, "
+          "{−0.58}, non-private {−0.245}", TOPICS,
+          joined(means("collapsed", "loglik"), means("naive", "loglik"),
+                 means("nonprivate", "loglik", REFERENCE))),
+    Quote(RESULTS, "the five non-private chains alone span NPMI {0.204}–{0.251}", TOPICS,
+          span("nonprivate", "npmi", REFERENCE)),
+    Quote(RESULTS, "({2}, {1} and {1} of 5 chains put ours below it at most levels", NETWORK,
+          lambda t: [_chains_above_ours(t, c) for c in (5, 10, 20)]),
+    Quote(RESULTS, "which holds {62} % of the emails", NETWORK_DATA,
+          percent(key("heldout", "by_rule", "block", "counts"))),
+    Quote(RESULTS, "at C = 5 it survives (ours {4.58}, {4.27}, {3.85} at ε/N = 3, 2, 1, naive "
+          "{4.66}, {4.73}, {4.91}, non-private {4.66})", NETWORK,
+          joined(means("collapsed", "offdiag_mae", C=5), means("naive", "offdiag_mae", C=5),
+                 means("nonprivate", "offdiag_mae", REFERENCE, C=5))),
+    Quote(RESULTS, "at C = 5 its MAE ({27.1}, {26.6}, {24.7} at ε/N = 3, 2, 1) is above naive "
+          "({25.8}, {25.7}, {25.3})", NETWORK,
+          joined(means("collapsed", "heldout_mae", C=5), means("naive", "heldout_mae", C=5))),
+    Quote(RESULTS, "(the non-private reference's five chains: {26.1} ± {1.5})", NETWORK,
+          joined(means("nonprivate", "heldout_mae", REFERENCE, C=5),
+                 sds("nonprivate", "heldout_mae", REFERENCE, C=5))),
+    Quote(RESULTS, "(our means {42}–{106} with sd up to {42} over the three copies, naive "
+          "{26}–{77}; the non-private reference's five chains {59} ± {28} at C = 10 and {46} ± "
+          "{28} at C = 20)", NETWORK,
+          lambda t: [*_range_over_c(t, "collapsed"),
+                     max(max(sds("collapsed", "heldout_mae", C=c)(t)) for c in (10, 20)),
+                     *_range_over_c(t, "naive"),
+                     *joined(means("nonprivate", "heldout_mae", REFERENCE, C=10),
+                             sds("nonprivate", "heldout_mae", REFERENCE, C=10),
+                             means("nonprivate", "heldout_mae", REFERENCE, C=20),
+                             sds("nonprivate", "heldout_mae", REFERENCE, C=20))(t)]),
+    Quote(RESULTS, "Predicting 0 everywhere beats every fit there ({23.3}), and on the observed "
+          "entries ({1.57})", NETWORK, joined(zeros("heldout_mae"), zeros("mae"))),
+    Quote(RESULTS, "(C = 5: ours {−73}, {−82}, {−107} at ε/N = 3, 2, 1, naive {−79}, {−67}, "
+          "{−74}, non-private {−76})", NETWORK,
+          joined(means("collapsed", "heldout_loglik", C=5), means("naive", "heldout_loglik", C=5),
+                 means("nonprivate", "heldout_loglik", REFERENCE, C=5))),
+    Quote(RESULTS, "held-out MAE ours {6.78}, {6.66}, {6.59} at ε/N = 3, 2, 1, naive {6.85}, "
+          "{6.90}, {6.99}, non-private {7.04} ± {0.36} (five chains, {6.74}–{7.56})", ROWS_COLS,
+          joined(means("collapsed", "heldout_mae"), means("naive", "heldout_mae"),
+                 means("nonprivate", "heldout_mae", REFERENCE),
+                 sds("nonprivate", "heldout_mae", REFERENCE),
+                 span("nonprivate", "heldout_mae", REFERENCE))),
+    Quote(RESULTS, "though predicting zero everywhere ({6.52}) is still lower, and the held-out "
+          "log-likelihood ranks ours last ({−25.1}, {−27.7}, {−30.0} against naive {−22.8}, "
+          "{−21.9}, {−20.7}, non-private {−23.4})", ROWS_COLS,
+          joined(zeros("heldout_mae"), means("collapsed", "heldout_loglik"),
+                 means("naive", "heldout_loglik"),
+                 means("nonprivate", "heldout_loglik", REFERENCE))),
+    Quote(RESULTS, "rises with noise ({0.238} → {0.298} from ε/N = 3 to 1, non-private {0.228})",
+          TOPICS, joined(means("collapsed", "npmi", (3, 1)),
+                         means("nonprivate", "npmi", REFERENCE))),
+    Quote(RESULTS, "shrinks the rise from {0.060} to {0.014} ({0.2845} → {0.2985})", TOPICS,
+          lambda t: [_rise(t, "npmi"), _rise(t, "npmi_zero"),
+                     *means("collapsed", "npmi_zero", (3, 1))(t)]),
+    Quote(RESULTS, "{4.6} % of top-word pairs never co-occur at ε/N = 3, {0.04} % at 1", TOPICS,
+          lambda t: [100 * (a - b) for a, b in zip(means("collapsed", "npmi_zero", (3, 1))(t),
+                                                   means("collapsed", "npmi", (3, 1))(t))]),
+    Quote(RESULTS, "instead of 1,000 move any score by at most {0.04}", NPMI_RECORD,
+          lambda r: [_largest_move(r["table"], ("10k", "all"))]),
+    Quote(RESULTS, "changes no group by more than {0.007}", NPMI_RECORD,
+          lambda r: [max(abs(g["mean-phi -1"][0] - g["fitted -1"][0])
+                         for g in r["table"].values())]),
+    Quote(RESULTS, "Three seeds score {0.215}–{0.254} (−1) and {0.261}–{0.287} (0)", NPMI_RECORD,
+          lambda r: [*_seed_range(r, "fitted -1"), *_seed_range(r, "fitted 0")]),
+    Quote(RESULTS, "they span {0.204}–{0.251} (−1) and {0.268}–{0.290} (0), the best above ours "
+          "at ε/N = 3 ({0.238}, {0.284}), ours at ε/N = 2 and 1 {0.007}–{0.008} above it under "
+          "Lau's convention", TOPICS,
+          lambda t: [*span("nonprivate", "npmi", REFERENCE)(t),
+                     *span("nonprivate", "npmi_zero", REFERENCE)(t),
+                     *means("collapsed", "npmi", (3,))(t), *means("collapsed", "npmi_zero", (3,))(t),
+                     *[m - max(cell(t, "nonprivate", "npmi_zero").values)
+                       for m in means("collapsed", "npmi_zero", (2, 1))(t)]]),
+    Quote(RESULTS, "`alpha0 ∈ {{0.2}, {0.5}, {0.8}}`", "results/synthetic/topics.json",
+          lambda r: [h["alpha0"] for h in r["hellinger"]]),
+)
+
+
+def _chains_above_ours(table, c) -> int:
+    """How many of the reference's chains have a held-out MAE above our mean at most levels."""
+    ours = means("collapsed", "heldout_mae", C=c)(table)
+    chains = cell(masked(table), "nonprivate", "heldout_mae", C=c).values
+    return sum(sum(o < v for o in ours) > len(ours) / 2 for v in chains)
+
+
+def _range_over_c(table, method):
+    values = [m for c in (10, 20) for m in means(method, "heldout_mae", C=c)(table)]
+    return [min(values), max(values)]
+
+
+def _rise(table, measure) -> float:
+    three, one = means("collapsed", measure, (3, 1))(table)
+    return one - three
+
+
+def _largest_move(groups, references) -> float:
+    return max(abs(g[f"{ref} {conv}"][0] - g[f"fitted {conv}"][0])
+               for g in groups.values() for ref in references for conv in ("-1", "0"))
+
+
+def _seed_range(record, column):
+    values = [g[column][0] for name, g in record["table"].items()
+              if name.startswith("nonprivate")]
+    return [min(values), max(values)]
+
+
+# ---------------------------------------------------------------- docs/npmi.md
+
+NPMI = "docs/npmi.md"
+
+
+def npmi(group, column, level=None):
+    """A score of the NPMI record: ``group`` ("collapsed", "naive", "nonprivate", ...) at
+    ``level`` (None: no level), ``column`` as the record names it ("fitted -1", "never")."""
+    name = group if level is None else f"{group} eps/N={float(level)}"
+    return lambda r: [r["table"][name][column][0]]
+
+
+def npmi_gap(column, levels=LEVELS):
+    """Ours minus the pipeline's non-private chain under ``column``, at each level."""
+    return lambda r: [npmi("collapsed", column, e)(r)[0] - npmi("nonprivate", column)(r)[0]
+                      for e in levels]
+
+
+def _extremes(read):
+    return lambda r: (lambda v: [min(v), max(v)])(read(r))
+
+
+_NONPRIVATE_SEEDS = ("nonprivate seed 2", "nonprivate", "nonprivate seed 3")
+
+_NPMI = (
+    Quote(NPMI, "our NPMI rises by {0.042} from ε/N = 3 to 1 ({0.255} → {0.297}). With Lau et "
+          "al.'s 0 it rises by {0.008} ({0.289} → {0.297}), and by {0.007} at D = 10,000",
+          NPMI_RECORD,
+          lambda r: [npmi("collapsed", "fitted -1", 1)(r)[0] - npmi("collapsed", "fitted -1", 3)(r)[0],
+                     *npmi("collapsed", "fitted -1", 3)(r), *npmi("collapsed", "fitted -1", 1)(r),
+                     npmi("collapsed", "fitted 0", 1)(r)[0] - npmi("collapsed", "fitted 0", 3)(r)[0],
+                     *npmi("collapsed", "fitted 0", 3)(r), *npmi("collapsed", "fitted 0", 1)(r),
+                     npmi("collapsed", "10k 0", 1)(r)[0] - npmi("collapsed", "10k 0", 3)(r)[0]]),
+    Quote(NPMI, "at ε/N = 3 {3.5} % of our top-word pairs never co-occur in the 1,000 documents "
+          "(as many as for the non-private fit), at ε/N = 1 almost none ({0.05} %)", NPMI_RECORD,
+          percent(joined(npmi("collapsed", "never", 3), npmi("collapsed", "never", 1)))),
+    Quote(NPMI, "grows with noise, {4.5} → {6.7} %", NPMI_RECORD,
+          percent(joined(npmi("naive", "never", 3), npmi("naive", "never", 1)))),
+    Quote(NPMI, "by {0.023}–{0.066} with −1 at D = 1,000, {0.024}–{0.032} with 0, {0.024}–{0.031} "
+          "with 0 at D = 10,000 and {0.025}–{0.030} with 0 on all 24,894 emails", NPMI_RECORD,
+          joined(*(_extremes(npmi_gap(c)) for c in ("fitted -1", "fitted 0", "10k 0", "all 0")))),
+    Quote(NPMI, "at most {0.04} and mostly brings the two conventions together", NPMI_RECORD,
+          lambda r: [_largest_move(r["table"], ("10k", "all"))]),
+    Quote(NPMI, "changes no group by more than {0.007}", NPMI_RECORD,
+          lambda r: [max(abs(g["mean-phi -1"][0] - g["fitted -1"][0])
+                         for g in r["table"].values())]),
+    Quote(NPMI, "| 2 | {47,346} | {0.215} | {0.261} | | 1 (the pipeline's) | {52,869} | {0.231} | "
+          "{0.265} | | 3 | {55,303} | {0.254} | {0.287} |", NPMI_RECORD,
+          lambda r: [v for name in _NONPRIVATE_SEEDS
+                     for v in (r["mean_log_joint"][name], *npmi(name, "fitted -1")(r),
+                               *npmi(name, "fitted 0")(r))]),
+    Quote(NPMI, "The spread ({0.04}) is as large as our method's whole rise", NPMI_RECORD,
+          lambda r: [max(v) - min(v) for v in
+                     [[npmi(n, "fitted -1")(r)[0] for n in _NONPRIVATE_SEEDS]]]),
+    Quote(NPMI, "the best seed scores like our method at ε/N = 3 ({0.254} vs {0.255} with −1, "
+          "{0.287} vs {0.289} with 0)", NPMI_RECORD,
+          joined(npmi("nonprivate seed 3", "fitted -1"), npmi("collapsed", "fitted -1", 3),
+                 npmi("nonprivate seed 3", "fitted 0"), npmi("collapsed", "fitted 0", 3))),
+    Quote(NPMI, "the best non-private seed is {0.011} below our ε/N = 1", NPMI_RECORD,
+          lambda r: [npmi("collapsed", "fitted 0", 1)(r)[0]
+                     - max(npmi(n, "fitted 0")(r)[0] for n in _NONPRIVATE_SEEDS)]),
+    Quote(NPMI, "mean log10 DF: {−0.29} for ours", NPMI_RECORD,
+          key("npmi_vs_log10_df", "collapsed", "pearson_r")),
+    Quote(NPMI, "{0.00} pooled over three non-private seeds", NPMI_RECORD,
+          key("npmi_vs_log10_df", "nonprivate", "pearson_r")),
+    Quote(NPMI, "by about {0.01} with Lau's 0 ({0.296} and {0.297} vs {0.287}) and {0.02}–{0.04} "
+          "with −1", NPMI_RECORD,
+          lambda r: [npmi("collapsed", "fitted 0", 1)(r)[0] - npmi("nonprivate seed 3", "fitted 0")(r)[0],
+                     *npmi("collapsed", "fitted 0", 2)(r), *npmi("collapsed", "fitted 0", 1)(r),
+                     *npmi("nonprivate seed 3", "fitted 0")(r),
+                     *(npmi("collapsed", "fitted -1", e)(r)[0]
+                       - npmi("nonprivate seed 3", "fitted -1")(r)[0] for e in (2, 1))]),
+)
+
+
+# ---------------------------------------------------------------- docs/convergence.md
+
+CONVERGENCE = "docs/convergence.md"
+DIAGNOSE = "results/diagnostics/summary.csv"
+PAPER_DIAGNOSE = "results/paper/diagnostics/summary.csv"
+LONG = "results/paper/diagnostics/long_collapsed_eps1.0_rep0.json"
+LONG_2000 = "results/paper/diagnostics/long_collapsed_eps1.0_rep0_2000.json"
+TOPIC_FITS = "results/paper/diagnostics/topic_fits.csv"
+LONG_NONPRIVATE = "experiments/results/long_nonprivate.json"
+
+
+def diagnosed(case, quantity, column):
+    """A column of a ``diagnose`` table's row: the case whose name contains ``case``."""
+    def read(t):
+        rows = t[t.case.str.contains(case, regex=False) & (t.quantity == quantity)]
+        return [rows[column].iloc[0]]
+    return read
+
+
+def chain_means(case, quantity):
+    """The chain means of a ``diagnose`` row, as numbers."""
+    return lambda t: [float(v) for v in diagnosed(case, quantity, "chain_means")(t)[0].split(";")]
+
+
+def verdict_count(verdict):
+    return lambda t: [int((t.verdict == verdict).sum())]
+
+
+def _split_at_gap(values):
+    """Two groups of ``values`` split at their widest gap: count, smallest and largest of
+    the upper group, then of the lower."""
+    ordered = sorted(values)
+    cut = max(range(1, len(ordered)), key=lambda i: ordered[i] - ordered[i - 1])
+    low, high = ordered[:cut], ordered[cut:]
+    return [len(high), high[0], high[-1], len(low), low[0], low[-1]]
+
+
+def fits(column, names=None):
+    """A column of ``topic_fits.csv``, for the fits named (all by default), in their order."""
+    def read(t):
+        rows = t if names is None else t.set_index("fit").loc[list(names)].reset_index()
+        return list(rows[column])
+    return read
+
+
+def growth(record, quantity, relative=False):
+    """Each chain's change from its first to its last saved value."""
+    trace = record[quantity]
+    return [(b - a) / a if relative else b - a
+            for a, b in zip(trace["first_saved"], trace["last_saved"])]
+
+
+_TOPIC = "topics collapsed"
+_NONPRIVATE_TOPIC = "topics nonprivate"
+_NETWORK_CASE = "network collapsed"
+
+_CONVERGENCE = (
+    Quote(CONVERGENCE, "three seeds of the non-private fit give NPMI {0.215} / {0.231} / {0.254} "
+          "(−1 convention; the pipeline's seed 1 is the middle one), ordered like their mean log "
+          "joints ({47,346} / {52,869} / {55,303})", NPMI_RECORD,
+          lambda r: [*(npmi(n, "fitted -1")(r)[0] for n in _NONPRIVATE_SEEDS),
+                     *(r["mean_log_joint"][n] for n in _NONPRIVATE_SEEDS)]),
+    Quote(CONVERGENCE, "and {10}–{25} saved draws per chain", DIAGNOSE,
+          lambda t: [t.draws.min(), t.draws.max()]),
+    Quote(CONVERGENCE, "{9} of the {24} quantities sit in different modes, {6} still drift, {4} "
+          "agree", DIAGNOSE,
+          lambda t: [*verdict_count("modes")(t), len(t), *verdict_count("drifting")(t),
+                     *verdict_count("agree")(t)]),
+    Quote(CONVERGENCE, "and {5} are too short to tell", DIAGNOSE, verdict_count("unclear")),
+    Quote(CONVERGENCE, "differ between chains by up to {16.5} within-chain standard deviations "
+          "(`mu[campbell-l/inbox/667., http]`: {two} chains at {128}–{142}, {four} at {49}–{73}); "
+          "one of the naive fit's is ({3.1}), and none of our topic fit's in this run "
+          "({0.3}–{1.0} within-chain standard deviations apart)", DIAGNOSE,
+          lambda t: [*diagnosed(_NONPRIVATE_TOPIC, "mu[campbell-l/inbox/667., http]",
+                                "separation")(t),
+                     *_in_words(_split_at_gap(chain_means(
+                         _NONPRIVATE_TOPIC, "mu[campbell-l/inbox/667., http]")(t))),
+                     t.loc[t.case.str.contains("naive") & (t.verdict == "modes"),
+                           "separation"].max(),
+                     *_extremes(lambda t: list(t.loc[t.case.str.contains(_TOPIC)
+                                                     & t.quantity.str.startswith("mu["),
+                                                     "separation"]))(t)]),
+    Quote(CONVERGENCE, "The network's four followed rates sit at {119}–{144} in one chain and at "
+          "about {0} in the other", DIAGNOSE,
+          lambda t: _network_rate_levels(t)),
+    Quote(CONVERGENCE, "total rates of about {38,000}, {40,000}, {53,000} and {81,000}",
+          PAPER_DIAGNOSE, lambda t: sorted(chain_means(_NETWORK_CASE, "total_rate")(t)),
+          rel_tol=0.02),
+    Quote(CONVERGENCE, "the non-private chains' total rate (R-hat {1.00}, bulk ESS {312} over six "
+          "chains)", PAPER_DIAGNOSE,
+          joined(diagnosed(_NONPRIVATE_TOPIC, "total_rate", "r_hat"),
+                 diagnosed(_NONPRIVATE_TOPIC, "total_rate", "ess_bulk"))),
+    Quote(CONVERGENCE, "rate for *said* has chain means {344}–{477} (ours) and {355}–{416} "
+          "(non-private)", PAPER_DIAGNOSE,
+          joined(_extremes(chain_means(_TOPIC, "mu[martin-t/inbox/116., said]")),
+                 _extremes(chain_means(_NONPRIVATE_TOPIC, "mu[martin-t/inbox/116., said]")))),
+    Quote(CONVERGENCE, "every fit's worst R-hat is between {1.8} and {3.8} (`rhat` in "
+          "`results/paper/eval/enron_network.csv`)", PAPER_NETWORK,
+          lambda t: [t.rhat.min(), t.rhat.max()]),
+    Quote(CONVERGENCE, "and between {1.3} and {3.0} under the paper's held-out reading",
+          "results/paper/eval/enron_network_rows_cols.csv",
+          lambda t: [t.rhat.min(), t.rhat.max()]),
+    Quote(CONVERGENCE, "(the held-out MAE of ours at C = 5, ε/N = 3 is {73.7} ± {40.3} over its "
+          "three chains)", PAPER_NETWORK,
+          joined(means("collapsed", "heldout_mae", (3,), C=5),
+                 sds("collapsed", "heldout_mae", (3,), C=5))),
+    Quote(CONVERGENCE, "(the total rate by {0.8} % and {0.9} %, the log joint by {1.5e5} and "
+          "{6.3e4})", LONG,
+          lambda r: [*(100 * g for g in growth(r, "total_rate", relative=True)),
+                     *growth(r, "log_joint")]),
+    Quote(CONVERGENCE, "`mu[5875, 10]` is stationary in both (|z| < {0.2}) at means {444} and "
+          "{344}, {6.8} within-chain standard deviations apart", LONG,
+          lambda r: [0.2 if max(abs(z) for z in r["agreement"]["mu[5875,10]"]["drift_z"]) < 0.2
+                     else "not below 0.2",
+                     *r["agreement"]["mu[5875,10]"]["chain_means"],
+                     r["agreement"]["mu[5875,10]"]["separation"]]),
+    Quote(CONVERGENCE, "The total rate, {3.3e6}", LONG,
+          lambda r: [max(r["total_rate"]["mean"])]),
+    Quote(CONVERGENCE, "against {2.15e6} true tokens", "results/paper/data/topics_summary.json",
+          key("tokens")),
+    Quote(CONVERGENCE, "each at its own level, {3.2} within-chain standard deviations apart",
+          LONG_2000, key("agreement", "total_rate", "separation")),
+    Quote(CONVERGENCE, "(the total rate's from {1.65}", LONG,
+          key("quantities", "total_rate", "r_hat")),
+    Quote(CONVERGENCE, "to {1.79}), as they did for the non-private ones", LONG_2000,
+          key("quantities", "total_rate", "r_hat")),
+    Quote(CONVERGENCE, "At about {0.9} s per sweep on this machine, the paper's 7,500 sweeps per "
+          "chain take about {2} hours", LONG,
+          lambda r: [r["seconds_per_sweep"], 7500 * r["seconds_per_sweep"] / 3600], rel_tol=0.06),
+    Quote(CONVERGENCE, "non-private {0.10}, ours {0.38} / {0.49} / {0.94} and naive {0.25} / "
+          "{0.53} / {2.27} at ε/N = 3 / 2 / 1", TOPIC_FITS,
+          fits("seconds_per_sweep", ["nonprivate", *(f"{m}_eps{e:.1f}_rep0" for m in
+                                                     ("collapsed", "naive") for e in LEVELS)])),
+    Quote(CONVERGENCE, "the total rate agrees across chains within 1,000 sweeps (R-hat "
+          "{0.99}–{1.01}, bulk ESS {88}–{248}), while the log joint does not (R-hat {1.4}–{2.0}",
+          TOPIC_FITS,
+          lambda t: [*_extremes(fits("total_rate_r_hat", _COUNTS_ONLY))(t),
+                     *_extremes(fits("total_rate_ess_bulk", _COUNTS_ONLY))(t),
+                     *_extremes(fits("log_joint_r_hat", _COUNTS_ONLY))(t)]),
+    Quote(CONVERGENCE, "seed 1), recording every 10th sweep the total rate and the log joint "
+          "(`experiments/results/long_nonprivate.json`; {54} minutes on the shared 2-core "
+          "machine)", LONG_NONPRIVATE, lambda r: [r["seconds"] / 60]),
+    Quote(CONVERGENCE, "R-hat rises from {1.19} to about {1.7} and stays there", LONG_NONPRIVATE,
+          lambda r: [r["windows"][0]["log_joint"]["r_hat"], r["windows"][-1]["log_joint"]["r_hat"]]),
+    Quote(CONVERGENCE, "(chain 0 by {21,000} between the first and the last window, chain 1 by "
+          "{6,000}) while the gap between them, about {24,000}", LONG_NONPRIVATE,
+          lambda r: _long_nonprivate_creep(r["windows"]), rel_tol=0.05),
+)
+
+#: the paper-scale topic fits whose counts are fixed: the reference and the naive method
+_COUNTS_ONLY = ("nonprivate", *(f"naive_eps{e:.1f}_rep0" for e in LEVELS))
+
+
+def _in_words(split):
+    """:func:`_split_at_gap`'s counts as the pages write them (``two``, ``four``)."""
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+    return [words.get(v, v) if i in (0, 3) else v for i, v in enumerate(split)]
+
+
+def _network_rate_levels(table):
+    """The followed network rates: the smallest and largest chain mean of the higher chain,
+    and the largest of the lower chain."""
+    rows = table[table.case.str.contains(_NETWORK_CASE) & table.quantity.str.startswith("mu[")]
+    pairs = [sorted(float(v) for v in means.split(";")) for means in rows.chain_means]
+    return [min(p[-1] for p in pairs), max(p[-1] for p in pairs), max(p[0] for p in pairs)]
+
+
+def _long_nonprivate_creep(windows):
+    """Each chain's log-joint rise from the first to the last window, and the last gap."""
+    consecutive = [w for w in windows if w["window"][1] - w["window"][0] <= 1000]
+    first, last = consecutive[0]["log_joint"]["chain_means"], consecutive[-1]["log_joint"]["chain_means"]
+    return [last[0] - first[0], last[1] - first[1], abs(last[0] - last[1])]
+
+
+QUOTES = _RESULTS + _NPMI + _CONVERGENCE
