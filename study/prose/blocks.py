@@ -438,6 +438,45 @@ def _load_range(record: dict) -> str:
     return f"{min(loads):.1f}–{max(loads):.1f}"
 
 
+# ---------------------------------------------------------------- speed per sweep
+
+def speed_table(root: Path) -> str:
+    """``bench.sweep``'s headline numbers (``bench/results/sweep.json``): the dense synthetic
+    problem against the NumPy reference, text-like data at 1,000², and the paper's size."""
+    sweep = load_source("bench/results/sweep.json", root)
+    by_sampler = {r["sampler"]: r for r in sweep["numpy"]["rows"]}
+    cells = {(c["data"], c["D"], c["K"], c["epsilon_over_n"], c["threads"]): c["seconds"]
+             for c in sweep["scaling"]["cells"]}
+    dense = sweep["numpy"]
+    threads = dense["threads"]
+    collapsed = [by_sampler["lpp collapsed, sparse engine"]["seconds"],
+                 cells[("vi", dense["D"], dense["K"], dense["epsilon_over_n"], threads)]]
+    fit, level = sweep["large"]["private_fit"], sweep["large"]["levels"][0]
+    rows = [
+        (f"{dense['D']:,} × {dense['V']:,}, K = {dense['K']}, ε/N = "
+         f"{dense['epsilon_over_n']:g}, the VI paper's dense synthetic data",
+         f"NumPy reference {by_sampler['numpy reference (bessel)']['seconds']:.2f} s; our "
+         f"`bessel` {by_sampler['lpp bessel (dense)']['seconds']:.2f} s; `collapsed` "
+         f"{min(collapsed):.2f}–{max(collapsed):.2f} s "
+         f"({by_sampler['lpp collapsed, sparse engine']['speedup_vs_numpy']:.1f}× in the "
+         "side-by-side run)"),
+        ("same size, text-like sparse data",
+         f"{cells[('text', dense['D'], dense['K'], dense['epsilon_over_n'], threads)]:.3f} s"),
+        (f"{fit['D']:,} × {fit['V']:,}, K = {fit['K']}, ε/N = {fit['epsilon_over_n']:g}, "
+         "text-like",
+         f"ours {fit['unsaved_sweep_median']:.2f} s ({fit['early_sweep_median']:.1f} s in the "
+         f"chain's first sweeps), {fit['peak_rss_bytes'] / 2**30:.1f} GiB peak; naive "
+         f"{level['naive']['seconds']:.2f} s; non-private {level['nonprivate']['seconds']:.2f} s"),
+    ]
+    loads = [part[k][0] for part in sweep.values() if isinstance(part, dict)
+             for k in ("load_before", "load_after") if k in part]
+    machine = sweep["machine"]
+    title = (f"Median seconds per sweep, {threads} numba threads on {machine['cpu_count']} cores "
+             f"({machine.get('cpu_model', 'CPU')}); load averages {min(loads):.1f}–"
+             f"{max(loads):.1f} during the runs")
+    return title + "\n\n" + markdown_table(("problem", "time per sweep"), rows)
+
+
 # ---------------------------------------------------------------- the distributed chain
 
 def distributed_tables(root: Path) -> str:
@@ -513,6 +552,7 @@ BLOCKS = (
               ("heldout_mae", False, 2, "Held-out MAE under the paper's reading"),))),
     Block("topics-paper", ("docs/paper_scale.md",), ("results/paper/eval/enron_topics.csv",),
           topics_block("results/paper/eval/enron_topics.csv")),
+    Block("speed", ("docs/scale_out.md",), ("bench/results/sweep.json",), speed_table),
     Block("distributed", ("docs/scale_out.md",), ("bench/results/distributed.json",),
           distributed_tables),
 )
