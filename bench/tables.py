@@ -146,15 +146,13 @@ def gpu_table(gpu):
              f"Device memory in use at its peak: {gpu['device_memory_peak_bytes'] / 2**30:.1f} "
              f"GiB. The same seed repeats the chain bit for bit with 128, 32 and 512 threads per "
              f"block: {'yes' if repro else 'NO'}.")
-    # the paper's topic design: 5 copies x 2 chains x 7,500 sweeps of ours and naive at each
-    # level, and 2 chains of the non-private reference
-    design = 7500 * (10 * sum(r["cuda_collapsed"] + r["cuda_naive"] for r in gpu["rows"])
-                     + 2 * first["cuda_nonprivate"])
+    design = design_hours([{"collapsed": r["cuda_collapsed"], "naive": r["cuda_naive"]}
+                           for r in gpu["rows"]], first["cuda_nonprivate"])
     notes += (f" At ε/N = {first['epsilon_over_n']:g} a GPU sweep is "
               f"{first['cpu_over_cuda_collapsed']:.0f} times faster than the CPU engine's on "
               f"{first['cpu_threads']} threads; at these times the paper's topic design (5 "
               f"copies × {len(gpu['rows'])} levels × {{ours, naive}} × 2 chains × 7,500 sweeps, "
-              f"and the non-private reference) takes {design / 3600:.1f} hours of the GPU.")
+              f"and the non-private reference) takes {design:.1f} hours of the GPU.")
     return title + "\n\n" + markdown_table(
         ("ε/N", "positive entries", "CPU collapsed", "CUDA floor", "CUDA collapsed",
          "CUDA naive", "CUDA non-private", "collapsed / floor"), rows) + "\n\n" + notes
@@ -166,26 +164,35 @@ def gpu_table(gpu):
 DESIGN_COPIES, DESIGN_CHAINS, DESIGN_SWEEPS, DESIGN_NONPRIVATE_CHAINS = 5, 2, 7500, 2
 
 
+def design_hours(levels, nonprivate):
+    """Hours of the paper's topic design, one fit after another, at the given seconds per
+    sweep: ``levels`` one ``{"collapsed": s, "naive": s}`` per privacy level, ``nonprivate``
+    the reference's seconds per sweep."""
+    private = sum(lv["collapsed"] + lv["naive"] for lv in levels)
+    return DESIGN_SWEEPS * (DESIGN_COPIES * DESIGN_CHAINS * private
+                            + DESIGN_NONPRIVATE_CHAINS * nonprivate) / 3600
+
+
+def cpu_design_hours(sweep):
+    """:func:`design_hours` at ``bench.sweep large``'s measured CPU seconds per sweep."""
+    levels = [{"collapsed": lv["collapsed"]["seconds"], "naive": lv["naive"]["seconds"]}
+              for lv in sweep["large"]["levels"]]
+    return design_hours(levels, sweep["large"]["levels"][0]["nonprivate"]["seconds"])
+
+
 def cost_model_table(sweep, gpu):
     """Hours of the paper's topic design at 10,000², K = 50, from measured seconds per sweep:
     on 2 cores (``bench.sweep large``), on a GPU (``bench.gpu``), and on k machines of either
     kind (the design's fits are independent: k of them at a time)."""
-    def hours(levels, nonprivate):
-        private = sum(lv["collapsed"] + lv["naive"] for lv in levels)
-        return DESIGN_SWEEPS * (DESIGN_COPIES * DESIGN_CHAINS * private
-                                + DESIGN_NONPRIVATE_CHAINS * nonprivate) / 3600
-
-    cpu_levels = [{"collapsed": lv["collapsed"]["seconds"], "naive": lv["naive"]["seconds"]}
-                  for lv in sweep["large"]["levels"]]
-    cpu_nonprivate = sweep["large"]["levels"][0]["nonprivate"]["seconds"]
+    cpu_levels = sweep["large"]["levels"]
     gpu_levels = [{"collapsed": r["cuda_collapsed"], "naive": r["cuda_naive"]}
                   for r in gpu["rows"]]
     fits = DESIGN_COPIES * DESIGN_CHAINS * 2 * len(cpu_levels) + DESIGN_NONPRIVATE_CHAINS
     rows = []
     for label, total in ((f"{sweep['machine']['cpu_count']} CPU cores (one fit at a time)",
-                          hours(cpu_levels, cpu_nonprivate)),
+                          cpu_design_hours(sweep)),
                          (f"one GPU ({gpu['device']})",
-                          hours(gpu_levels, gpu["rows"][0]["cuda_nonprivate"]))):
+                          design_hours(gpu_levels, gpu["rows"][0]["cuda_nonprivate"]))):
         rows.append((label, f"{total:,.1f}", f"{total / 4:,.1f}", f"{total / 16:,.1f}"))
     title = (f"Hours of the paper's topic design ({DESIGN_COPIES} privatized copies × "
              f"{len(cpu_levels)} levels × {{ours, naive}} × {DESIGN_CHAINS} chains × "

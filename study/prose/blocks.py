@@ -431,6 +431,18 @@ def vi_bench_table(root: Path) -> str:
          "exact bound", "Schofield et al."), rows)
 
 
+def vi_engines_table(root: Path) -> str:
+    """``bench.vi engines``: one iteration and one start sweep with each engine forced."""
+    engines = load_source("bench/results/vi.json", root)["engines"]
+    rows = [(label, f"{100 * e['positive_fraction']:.0f}%",
+             f"{e['sparse_iteration_s']:.3f} / {e['dense_iteration_s']:.3f}",
+             f"{e['sparse_start_sweep_s']:.3f} / {e['dense_start_sweep_s']:.3f}")
+            for key, label in (("vi", "the VI paper's dense data"), ("text", "text-like data"))
+            for e in (engines[key],)]
+    return markdown_table(("data", "positive entries", "iteration: sparse / dense (s)",
+                           "start sweep: sparse / dense (s)"), rows)
+
+
 def _load_range(record: dict) -> str:
     """The 1-minute load averages recorded before and after each part, as a range."""
     loads = [part[key][0] for part in record.values() if isinstance(part, dict)
@@ -536,6 +548,7 @@ BLOCKS = (
           ("results/paper/diagnostics/topic_fits.csv", "results/paper/diagnostics/long_*.json"),
           topic_fits_table),
     Block("vi-bench", ("docs/variational.md",), ("bench/results/vi.json",), vi_bench_table),
+    Block("vi-engines", ("docs/vi.md",), ("bench/results/vi.json",), vi_engines_table),
     Block("vi-benchmark-quick", ("docs/variational.md",), ("results/vi/benchmark.csv",),
           vi_benchmark_table("results/vi/benchmark.csv")),
     Block("vi-benchmark-paper", ("docs/paper_scale.md",), ("results/paper/vi/benchmark.csv",),

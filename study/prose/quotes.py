@@ -8,6 +8,7 @@ every chain and privatized copy at each ε/N (:func:`means`), the range of such 
 """
 from __future__ import annotations
 
+from bench.tables import cpu_design_hours
 from study.prose import Quote
 from study.prose.cells import cell, masked
 
@@ -836,4 +837,167 @@ _SCALE_OUT = (
 )
 
 
-QUOTES = _RESULTS + _NPMI + _CONVERGENCE + _VARIATIONAL + _PAPER_SCALE + _FIGURES + _CENTRAL + _SCALE_OUT
+# ---------------------------------------------------------------- the pipeline's pages
+
+PIPELINE = "docs/pipeline.md"
+OWN_CORPUS = "docs/own_corpus.md"
+SWEEP = "bench/results/sweep.json"
+EVENTS_DATA = "data/prepared/events/summary.json"
+
+
+def large_sweep(method, levels=LEVELS):
+    """``bench.sweep large``'s seconds per sweep of ``method`` at each level."""
+    return lambda r: [next(lv for lv in r["large"]["levels"] if lv["epsilon_over_n"] == e)
+                      [method]["seconds"] for e in levels]
+
+
+def _synthetic_minutes(record):
+    """The paper run's wall minutes of the stages ``profiles/run.py --synthetic`` runs."""
+    from profiles.run import SYNTHETIC_STAGES
+
+    return [sum(v for k, v in record["stages"].items() if k.split(" ")[0] in SYNTHETIC_STAGES)
+            / 60]
+
+
+_PIPELINE = (
+    Quote(PIPELINE, "the whole pipeline of {146} stages", "dvc.lock",
+          lambda lock: [len(lock["stages"])]),
+    Quote(PIPELINE, "(about {1} s per sweep at ε/N = 1, {0.4}–{0.5} s at 3 and 2", SWEEP,
+          joined(large_sweep("collapsed", (1,)), large_sweep("collapsed", (3, 2)))),
+    Quote(PIPELINE, "— {78} hours of 2 cores by the cost model of `python -m bench.tables`", SWEEP,
+          lambda r: [cpu_design_hours(r)]),
+    Quote(PIPELINE, "at the paper's settings ({42} min on 2 shared cores)", STAGE_SECONDS,
+          _synthetic_minutes),
+    Quote(PIPELINE, "the shipped Enron data ({64,256} CMU emails", EVENTS_DATA,
+          key("messages_read")),
+    Quote(OWN_CORPUS, "which keeps {157} of the 184 actors", NETWORK_DATA, key("actors")),
+    Quote(OWN_CORPUS, "samples 1,000 of the {64,256} shipped Enron emails", EVENTS_DATA,
+          key("messages_read")),
+)
+
+
+# ---------------------------------------------------------------- the other pages
+
+EVALUATION = "docs/evaluation.md"
+LIBRARY = "docs/library.md"
+VI_PAGE = "docs/vi.md"
+DESIGN = "docs/design.md"
+
+
+def heldout(rule, field):
+    """The prepared network's share (``entries``, ``counts``) or count of actors held out
+    whole (``actors_fully_heldout``) under the mask ``rule``."""
+    return key("heldout", "by_rule", rule, field)
+
+
+def _mechanism_ratios(record):
+    return [r["fast_over_exact"] for r in record["rows"]]
+
+
+_OTHER_PAGES = (
+    Quote(EVALUATION, "a top recipient's column ({54}% of the entries, {93}% of the emails; {33} "
+          "actors keep no observed entry", NETWORK_DATA,
+          joined(percent(heldout("rows_cols", "entries")), percent(heldout("rows_cols", "counts")),
+                 heldout("rows_cols", "actors_fully_heldout"))),
+    Quote(EVALUATION, "top senders × top recipients ({10}% of the entries, {62}% of the emails)",
+          NETWORK_DATA, percent(joined(heldout("block", "entries"), heldout("block", "counts")))),
+    Quote(RESULTS, "this holds out {54}–{67} % of the entries and leaves {33}–{67} actors with no "
+          "observed entry at all", NETWORK_DATA,
+          joined(percent(heldout("rows_cols", "entries")), percent(heldout("any", "entries")),
+                 heldout("rows_cols", "actors_fully_heldout"),
+                 heldout("any", "actors_fully_heldout"))),
+    Quote(RESULTS, "the community model accepts the {33} actors with nothing observed",
+          NETWORK_DATA, heldout("rows_cols", "actors_fully_heldout")),
+    Quote(RESULTS, "top-50 recipient ({10} % of the entries, {62} % of the emails; every actor "
+          "stays partly observed)", NETWORK_DATA,
+          percent(joined(heldout("block", "entries"), heldout("block", "counts")))),
+    Quote(RESULTS, "**Network actors.** {157} actors with self-loops and bcc duplicates dropped "
+          "(160 with self-loops kept; the paper has {161})", NETWORK_DATA,
+          joined(key("actors"), key("paper", "actors"))),
+    Quote(LIBRARY, "about {100}–{220}× slower than the default floating-point sampler",
+          "bench/results/mechanism.json", _extremes(_mechanism_ratios), rel_tol=0.02),
+    Quote(LIBRARY, "{2.4}–{16} M draws/s per thread", "bench/results/bessel.json",
+          _extremes(lambda r: [v / 1e6 for row in r["rows"]
+                               for v in (row["fixed_per_s"], row["varying_per_s"])])),
+    Quote(LIBRARY, "a 10,000 × 10,000 corpus scores 50 topics in about {0.1} s",
+          "bench/results/metrics.json",
+          lambda r: [r["median_seconds"]["npmi(raw counts)"]
+                     + r["median_seconds"]["mimno_coherence(raw counts)"]]),
+    Quote(VI_PAGE, "mean has MAE {0.38}, where the default start (`init=\"data\"`) is at {0.78}. "
+          "The cheaper EM start (`init=\"em\"`, {4} s)", VI_BENCH,
+          lambda r: [chain_at("vi", 30.0)(r)["mae_from_start"],
+                     chain_at("data", 30.0)(r)["mae_from_start"],
+                     r["mcmc"]["em"]["start_seconds"]]),
+    Quote(VI_PAGE, "(0.3325, two long chains) at 30 s; they get there after {88}–{108} s", VI_BENCH,
+          lambda r: sorted(r["mcmc"][s]["seconds_to_within_5pct_mae_from_start"]
+                           for s in ("em", "vi"))),
+    Quote(VI_PAGE, "a sweep takes {0.15} s on 2 cores, and the rates need about {27} sweeps per "
+          "effective sample", VI_BENCH,
+          lambda r: [(chain_at("vi", 120.0)(r)["seconds"] - r["mcmc"]["vi"]["start_seconds"])
+                     / chain_at("vi", 120.0)(r)["iteration"],
+                     r["mcmc"]["vi"]["sweeps_per_effective_sample"]]),
+    Quote(VI_PAGE, "(0.151 against {0.161}), its NPMI about the same (0.299 against {0.295}), its "
+          "predictive log-likelihood lower (-0.343 against {-0.309})", TOPICS,
+          joined(row("collapsed_eps1.0_rep0", "mae"), row("collapsed_eps1.0_rep0", "npmi"),
+                 row("collapsed_eps1.0_rep0", "loglik"))),
+    Quote(VI_PAGE, "counts is below that of the quick profile's 300-sweep collapsed Gibbs chain on "
+          "the same copy ({0.151}", TOPICS, row("collapsed_cavi_eps1.0_rep0", "mae")),
+    Quote(VI_PAGE, "A fit at the default: {0.10} s per iteration (target 0.15; text-like data "
+          "{0.040}, target 0.05), {11.9} s in all (target 15), MAE {0.383}", VI_BENCH,
+          joined(key("collapsed", "median_iteration_seconds"),
+                 key("engines", "text", "sparse_iteration_s"), key("collapsed", "seconds"),
+                 key("collapsed", "mae"))),
+    Quote(DESIGN, "at 10,000² only {1}–{5} % of the true counts (and {29} % of `max(y~, 0)` at "
+          "`epsilon / N = 1`)", SWEEP,
+          lambda r: [100 * r["large"]["sparse_nonprivate"]["true_nonzero_fraction"],
+                     100 * r["large"]["levels"][0]["true_nonzero_fraction"],
+                     100 * r["large"]["levels"][0]["positive_fraction"]]),
+    Quote(DESIGN, "that saves {4} % of the pass at 3000 × 10,000 (`bench/results/pass1.json`)",
+          "bench/results/pass1.json",
+          lambda r: [100 * (1 - r["forms"]["columns folded"]["seconds"]
+                            / r["forms"]["as is"]["seconds"])]),
+    Quote(DESIGN, "it costs 1.2–{1.4}× the floor", "bench/results/pass1.json",
+          key("forms", "rates only", "over_floor")),
+    Quote(DESIGN, "the allocation of the third of the entries with `y > 0` ({35} %)",
+          "bench/results/pass1.json",
+          lambda r: [100 * r["forms"]["as is"]["entries_with_y_positive"] / r["entries"]]),
+)
+
+
+_RESULTS_CONVERGENCE = (
+    Quote(RESULTS, "(total rates of about {38,000} to {81,000} over four chains, R-hat {2.18}; log "
+          "joint {1.65}, called *{modes}*)", PAPER_DIAGNOSE,
+          lambda t: [*_extremes(chain_means(_NETWORK_CASE, "total_rate"))(t),
+                     *diagnosed(_NETWORK_CASE, "total_rate", "r_hat")(t),
+                     *diagnosed(_NETWORK_CASE, "log_joint", "r_hat")(t),
+                     *diagnosed(_NETWORK_CASE, "log_joint", "verdict")(t)], rel_tol=0.02),
+    Quote(RESULTS, "agree on the non-private total rate (R-hat {1.00} over six chains) and on "
+          "nothing else (collapsed ε/N = 1, three chains: log joint {1.89}, total rate {1.55}, "
+          "followed rates {2.1}–{2.7})", PAPER_DIAGNOSE,
+          lambda t: [*diagnosed(_NONPRIVATE_TOPIC, "total_rate", "r_hat")(t),
+                     *diagnosed(_TOPIC, "log_joint", "r_hat")(t),
+                     *diagnosed(_TOPIC, "total_rate", "r_hat")(t),
+                     *_extremes(lambda t: list(t.loc[t.case.str.contains(_TOPIC)
+                                                     & t.quantity.str.startswith("mu["),
+                                                     "r_hat"]))(t)]),
+    Quote(RESULTS, "collapsed ε/N = 1: R-hat {1.47} on the log joint, {1.65} on the total rate, up "
+          "to {2.13} on followed rates) both still creep upwards (the total rate's Geweke z "
+          "{−3.4} and {−6.8})", LONG,
+          lambda r: [r["quantities"]["log_joint"]["r_hat"], r["quantities"]["total_rate"]["r_hat"],
+                     max(v["r_hat"] for k, v in r["quantities"].items() if k.startswith("mu[")),
+                     *r["agreement"]["total_rate"]["drift_z"]]),
+    Quote(RESULTS, "(`mu[5875, 10]`: stationary at means {444} and {344}, {6.8} within-chain "
+          "standard deviations apart", LONG,
+          lambda r: [*r["agreement"]["mu[5875,10]"]["chain_means"],
+                     r["agreement"]["mu[5875,10]"]["separation"]]),
+    Quote(RESULTS, "the total rate agrees across chains for the non-private and the naive fits "
+          "(R-hat {0.99}–{1.01}) and for ours at ε/N = 2 ({1.10}), not for ours at ε/N = 3 and 1 "
+          "({1.76}, {1.65}); the log joint agrees in none ({1.4}–{2.1}", TOPIC_FITS,
+          lambda t: [*_extremes(fits("total_rate_r_hat", _COUNTS_ONLY))(t),
+                     *fits("total_rate_r_hat", ["collapsed_eps2.0_rep0", "collapsed_eps3.0_rep0",
+                                                "collapsed_eps1.0_rep0"])(t),
+                     *_extremes(fits("log_joint_r_hat"))(t)]),
+)
+
+
+QUOTES = _RESULTS + _RESULTS_CONVERGENCE + _NPMI + _CONVERGENCE + _VARIATIONAL + _PAPER_SCALE + _FIGURES + _CENTRAL + _SCALE_OUT + _PIPELINE + _OTHER_PAGES
