@@ -43,6 +43,7 @@ __all__ = [
     "parse_number",
     "quote_problems",
     "quoted_values",
+    "problems",
     "render_blocks",
     "replace_block",
 ]
@@ -289,3 +290,9 @@ def quote_problems(quote: Quote, root=ROOT) -> list[str]:
     return [f"{where}: {why} ({quote.source})"
             for literal, value in zip(printed, expected)
             if (why := _mismatch(literal, value, quote.rel_tol)) is not None]
+
+
+def problems(blocks, quotes, root=ROOT) -> list[str]:
+    """Every stale block and every quote that no longer holds, one message each."""
+    found = [p for block in blocks for p in block_problems(block, root)]
+    return found + [p for quote in quotes for p in quote_problems(quote, root)]
