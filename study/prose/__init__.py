@@ -25,10 +25,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 import yaml
@@ -41,9 +41,9 @@ __all__ = [
     "block_problems",
     "load_source",
     "parse_number",
+    "problems",
     "quote_problems",
     "quoted_values",
-    "problems",
     "render_blocks",
     "replace_block",
 ]
@@ -60,7 +60,7 @@ _NUMBER = re.compile(r"^([+-]?)(\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?(?:e([+-]?\d
 
 # ---------------------------------------------------------------- sources
 
-@lru_cache(maxsize=None)
+@cache
 def _load(path: Path, stamp: float):
     """``path`` parsed by its suffix (``stamp``, its modification time, keys the cache)."""
     if path.suffix == ".json":
@@ -123,7 +123,7 @@ def _markers(name: str) -> re.Pattern:
     block's lines and the closing marker."""
     name = re.escape(name)
     return re.compile(rf"^([ \t]*)(<!-- {name} -->\n)(.*?)\n?([ \t]*<!-- /{name} -->)",
-                      re.S | re.M)
+                      re.DOTALL | re.MULTILINE)
 
 
 def _indent(text: str, prefix: str) -> str:
@@ -131,7 +131,7 @@ def _indent(text: str, prefix: str) -> str:
 
 
 def _dedent(text: str, prefix: str) -> str:
-    return "\n".join(line[len(prefix):] if line.startswith(prefix) else line
+    return "\n".join(line.removeprefix(prefix)
                      for line in text.split("\n"))
 
 
@@ -280,13 +280,13 @@ def quote_problems(quote: Quote, root=ROOT) -> list[str]:
     where = f"{quote.page}: \"{quote.plain[:70]}…\""
     page = _squeeze((Path(root) / quote.page).read_text())
     if quote.plain not in page:
-        return [f"{where} is not in the page (edit the page or the quote in "
-                "study/prose/quotes.py)"]
+        return [(f"{where} is not in the page (edit the page or the quote in "
+                "study/prose/quotes.py)")]
     printed = quoted_values(quote.text)
     expected = list(quote.values(load_source(quote.source, root)))
     if len(expected) != len(printed):
-        return [f"{where}: {len(printed)} braced values but {len(expected)} from "
-                f"{quote.source}"]
+        return [(f"{where}: {len(printed)} braced values but {len(expected)} from "
+                f"{quote.source}")]
     return [f"{where}: {why} ({quote.source})"
             for literal, value in zip(printed, expected)
             if (why := _mismatch(literal, value, quote.rel_tol)) is not None]

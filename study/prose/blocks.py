@@ -5,6 +5,7 @@ names the page(s) each goes into. ``python -m study.prose --write`` puts them th
 """
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -175,8 +176,8 @@ def diagnose_table(summary: pd.DataFrame) -> str:
                      f"{by.r_hat['total_rate']:.2f}",
                      f"{rates.r_hat.min():.2f}–{rates.r_hat.max():.2f}",
                      f"{group.ess_bulk.min():.1f}",
-                     f"{by.verdict['log_joint']}, {by.verdict['total_rate']}, "
-                     f"{_verdict_counts(rates.verdict)}"))
+                     (f"{by.verdict['log_joint']}, {by.verdict['total_rate']}, "
+                     f"{_verdict_counts(rates.verdict)}")))
     return markdown_table(
         ("case", "chains", "sweeps (burn-in, thin)", "draws per chain", "R-hat: log joint",
          "R-hat: total rate", f"R-hat: `mu`, {len(rates)} entries", "bulk ESS, smallest",
@@ -262,8 +263,8 @@ def long_chains_table(source: str):
                 label = f"`{name}`"
             rows.append((label, f"{stats['r_hat']:.2f}", f"{stats['ess_bulk']:.1f}",
                          *chain_text,
-                         f"{agree['verdict']} ({_z(agree['drift_z'], 2)}; "
-                         f"{_separation(agree['separation'])})"))
+                         (f"{agree['verdict']} ({_z(agree['drift_z'], 2)}; "
+                         f"{_separation(agree['separation'])})")))
         saved = record["saved_iterations"]
         header = ("quantity", "R-hat", "bulk ESS",
                   *(f"chain {i}" for i in range(record["n_chains"])),
@@ -293,8 +294,8 @@ def convergence_experiment_table(root: Path) -> str:
         rows.append((label, f"{settings['n_iter']:,} ({settings['burn_in']:,})",
                      f"{stats['log_joint']['r_hat']:.2f}", f"{stats['total_rate']['r_hat']:.2f}",
                      f"{min(rates):.2f}–{max(rates):.2f}",
-                     f"{stats['log_joint']['ess_bulk']:.1f} of "
-                     f"{case['chains'] * case['draws_per_chain']}"))
+                     (f"{stats['log_joint']['ess_bulk']:.1f} of "
+                     f"{case['chains'] * case['draws_per_chain']}")))
     return markdown_table(("case (quick profile)", "sweeps (burn-in)", "R-hat: log joint",
                            "R-hat: total rate", f"R-hat: `mu`, {len(rates)} entries",
                            "bulk ESS: log joint (of chains × draws)"), rows)
@@ -357,6 +358,46 @@ def _npmi_label(name: str, fits: int) -> str:
         return f"non-private ({fits} chain{'s' if fits > 1 else ''})"
     method = "ours (collapsed)" if found.group(1) == "collapsed" else found.group(1)
     return f"{method}, {float(found.group(2)):g}"
+
+
+SCALE_MOVES = "experiments/results/scale_moves.json"
+
+
+def _second_half(record) -> str:
+    sweeps = record["settings"]["sweeps"]
+    return f"sweeps {sweeps // 2 + 1}–{sweeps}"
+
+
+def scale_moves_table(root: Path) -> str:
+    """``experiments.scale_moves``: each variant's acceptance, total rate after 25, 100 and 200
+    sweeps, and the mean and ESS of its second half."""
+    record = load_source(SCALE_MOVES, root)
+    rows = []
+    for v in record["variants"]:
+        trace = v["total_rate"]
+        label = "no move" if v["variant"] == "none" else f"{v['variant']}, factor {v['step']:g}"
+        rows.append((label, "" if v["acceptance"] is None else f"{v['acceptance']:.2f}",
+                     " / ".join(f"{round(trace[n - 1], -1):,.0f}" for n in (25, 100, 200)),
+                     f"{v['mean_second_half']:,.0f}", f"{v['ess_second_half']:.1f}"))
+    half = _second_half(record)
+    return markdown_table(("variant", "acceptance", "total rate after 25 / 100 / 200 sweeps",
+                           f"mean, {half}", f"ESS, {half}"), rows)
+
+
+def rates_by_true_rate_table(root: Path) -> str:
+    """``experiments.scale_moves``: the chain without moves' posterior-mean rates by bins of
+    the generating rate (its quantiles ``RATE_QUANTILES``)."""
+    from experiments.scale_moves import RATE_QUANTILES
+
+    record = load_source(SCALE_MOVES, root)
+    rows = []
+    for (low, high), values in zip(itertools.pairwise(RATE_QUANTILES),
+                                   record["rates_by_true_rate"]):
+        label = ("below the median" if low == 0 else f"top {100 * (1 - low):.0f} %" if high == 1
+                 else f"{100 * low:.0f}–{100 * high:.0f} %")
+        rows.append((label, *(f"{x:.3f}" for x in values[2:])))
+    return markdown_table(("generating rate (bin)", "its mean", "posterior mean",
+                           "on `y_tilde > 0`", "on `y_tilde <= 0`"), rows)
 
 
 def _level_of(source: str) -> str:
@@ -465,20 +506,20 @@ def speed_table(root: Path) -> str:
                  cells[("vi", dense["D"], dense["K"], dense["epsilon_over_n"], threads)]]
     fit, level = sweep["large"]["private_fit"], sweep["large"]["levels"][0]
     rows = [
-        (f"{dense['D']:,} × {dense['V']:,}, K = {dense['K']}, ε/N = "
-         f"{dense['epsilon_over_n']:g}, the VI paper's dense synthetic data",
-         f"NumPy reference {by_sampler['numpy reference (bessel)']['seconds']:.2f} s; our "
+        ((f"{dense['D']:,} × {dense['V']:,}, K = {dense['K']}, ε/N = "
+         f"{dense['epsilon_over_n']:g}, the VI paper's dense synthetic data"),
+         (f"NumPy reference {by_sampler['numpy reference (bessel)']['seconds']:.2f} s; our "
          f"`bessel` {by_sampler['lpp bessel (dense)']['seconds']:.2f} s; `collapsed` "
          f"{min(collapsed):.2f}–{max(collapsed):.2f} s "
          f"({by_sampler['lpp collapsed, sparse engine']['speedup_vs_numpy']:.1f}× in the "
-         "side-by-side run)"),
+         "side-by-side run)")),
         ("same size, text-like sparse data",
          f"{cells[('text', dense['D'], dense['K'], dense['epsilon_over_n'], threads)]:.3f} s"),
-        (f"{fit['D']:,} × {fit['V']:,}, K = {fit['K']}, ε/N = {fit['epsilon_over_n']:g}, "
-         "text-like",
-         f"ours {fit['unsaved_sweep_median']:.2f} s ({fit['early_sweep_median']:.1f} s in the "
+        ((f"{fit['D']:,} × {fit['V']:,}, K = {fit['K']}, ε/N = {fit['epsilon_over_n']:g}, "
+         "text-like"),
+         (f"ours {fit['unsaved_sweep_median']:.2f} s ({fit['early_sweep_median']:.1f} s in the "
          f"chain's first sweeps), {fit['peak_rss_bytes'] / 2**30:.1f} GiB peak; naive "
-         f"{level['naive']['seconds']:.2f} s; non-private {level['nonprivate']['seconds']:.2f} s"),
+         f"{level['naive']['seconds']:.2f} s; non-private {level['nonprivate']['seconds']:.2f} s")),
     ]
     loads = [part[k][0] for part in sweep.values() if isinstance(part, dict)
              for k in ("load_before", "load_after") if k in part]
@@ -525,12 +566,15 @@ BLOCKS = (
           lambda root: gpu_table(load_source("bench/results/gpu.json", root))),
     Block("network-quick", ("docs/results.md",), ("results/eval/enron_network.csv",),
           network_block("results/eval/enron_network.csv",
-                        (("mae", False, 2, "Reconstruction MAE over the observed "
-                                           "off-diagonal entries"),))),
+                        (("mae", False, 2, ("Reconstruction MAE over the observed "
+                                           "off-diagonal entries")),))),
     Block("convergence-experiment", ("docs/convergence.md",),
           ("experiments/results/convergence.json",), convergence_experiment_table),
     Block("long-nonprivate", ("docs/convergence.md",),
           ("experiments/results/long_nonprivate.json",), long_nonprivate_table),
+    Block("scale-moves", ("docs/convergence.md",), (SCALE_MOVES,), scale_moves_table),
+    Block("rates-by-true-rate", ("docs/convergence.md",), (SCALE_MOVES,),
+          rates_by_true_rate_table),
     Block("npmi-anomaly", ("docs/npmi.md",), ("experiments/results/npmi_anomaly.json",),
           npmi_anomaly_table),
     Block("diagnose-quick", ("docs/results.md", "docs/convergence.md"),
@@ -557,8 +601,8 @@ BLOCKS = (
           network_block("results/paper/eval/enron_network.csv", (
               ("mae", False, 2, "Reconstruction MAE over the observed off-diagonal entries"),
               ("heldout_mae", False, 1, "Held-out MAE (top senders × top recipients)"),
-              ("mae", True, 2, "The arXiv design: separate runs fitting every entry, MAE over "
-                               "every off-diagonal entry")))),
+              ("mae", True, 2, ("The arXiv design: separate runs fitting every entry, MAE over "
+                               "every off-diagonal entry"))))),
     Block("network-rows-cols-paper", ("docs/paper_scale.md",),
           ("results/paper/eval/enron_network_rows_cols.csv",),
           network_block("results/paper/eval/enron_network_rows_cols.csv", (

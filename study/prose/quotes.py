@@ -225,7 +225,11 @@ def npmi_gap(column, levels=LEVELS):
 
 
 def _extremes(read):
-    return lambda r: (lambda v: [min(v), max(v)])(read(r))
+    """The smallest and the largest of a reader's values."""
+    def read_extremes(data):
+        values = list(read(data))
+        return [min(values), max(values)]
+    return read_extremes
 
 
 _NONPRIVATE_SEEDS = ("nonprivate seed 2", "nonprivate", "nonprivate seed 3")
@@ -468,6 +472,13 @@ def vi_row(method, column):
     return lambda t: [t.loc[t.method == method, column].iloc[0]]
 
 
+def _chain_sweep_seconds(record) -> float:
+    """Seconds per sweep of ``bench.vi``'s chain from the collapsed CAVI over its budget."""
+    chain = record["mcmc"]["vi"]
+    last = chain_at("vi", record["mcmc"]["budget_seconds"])(record)
+    return (last["seconds"] - chain["start_seconds"]) / last["iteration"]
+
+
 def chain_at(start, budget):
     """``bench.vi``'s chain from ``start`` after ``budget`` seconds: its last curve point."""
     def read(record):
@@ -508,11 +519,9 @@ _VARIATIONAL = (
                      r["mcmc"]["em"]["seconds_to_within_5pct_mae_from_start"]]),
     Quote(VARIATIONAL, "the rates need about {27} sweeps of {0.15} s per effective sample, so 30 s "
           "buys about {7}", VI_BENCH,
-          lambda r: (lambda spe, s: [spe, s, 30 / (spe * s)])(
-              r["mcmc"]["vi"]["sweeps_per_effective_sample"],
-              (chain_at("vi", r["mcmc"]["budget_seconds"])(r)["seconds"]
-               - r["mcmc"]["vi"]["start_seconds"])
-              / chain_at("vi", r["mcmc"]["budget_seconds"])(r)["iteration"]),
+          lambda r: [r["mcmc"]["vi"]["sweeps_per_effective_sample"], _chain_sweep_seconds(r),
+                     30 / (r["mcmc"]["vi"]["sweeps_per_effective_sample"]
+                           * _chain_sweep_seconds(r))],
           rel_tol=0.06),
     Quote(VARIATIONAL, "CAVI, averaging all its {40} sweeps, has the lowest MAE ({0.207})",
           VI_QUICK, joined(vi_row("VI-started MCMC", "iterations"),
@@ -533,6 +542,12 @@ _VARIATIONAL = (
 PAPER_SCALE = "docs/paper_scale.md"
 STAGE_SECONDS = "results/paper/stage_seconds.json"
 PAPER_SYNTHETIC_TOPICS = "results/paper/synthetic/topics.json"
+
+
+def _central_hmm_minutes(record):
+    """The paper run's ``central_hmm`` stage in whole minutes and seconds."""
+    seconds = next(v for k, v in record["stages"].items() if k.startswith("central_hmm"))
+    return [seconds // 60, seconds % 60]
 
 
 def stage_hours(*stages):
@@ -597,8 +612,7 @@ _PAPER_SCALE = (
                        for m in ("paper CAVI", "collapsed CAVI")),
                      *vi_row("paper CAVI", "iterations")(t)], rel_tol=0.02),
     Quote(PAPER_SCALE, "{5} min {43} s of one core for `central_hmm`", STAGE_SECONDS,
-          lambda r: (lambda sec: [sec // 60, sec % 60])(
-              next(v for k, v in r["stages"].items() if k.startswith("central_hmm")))),
+          _central_hmm_minutes),
     Quote(PAPER_SCALE, "Laplace overtakes OPS at N = {6} in Fig. 2 (the paper: about 10); the "
           "measured AREs are {2.00}, {1.01}, {2.00}, {1.01} and {3.80} (theory {2}, {1}, {2}, {1}, "
           "{3.77})", "results/paper/central/beta_bernoulli.json",
@@ -765,8 +779,7 @@ _CENTRAL = (
                      *_extremes(runtime_ratio("ops"))(r)]),
     Quote(CENTRAL, "took {5} min {43} s on one core of a 2-core machine shared with other work",
           STAGE_SECONDS,
-          lambda r: (lambda sec: [sec // 60, sec % 60])(
-              next(v for k, v in r["stages"].items() if k.startswith("central_hmm")))),
+          _central_hmm_minutes),
 )
 
 
@@ -933,8 +946,7 @@ _OTHER_PAGES = (
                            for s in ("em", "vi"))),
     Quote(VI_PAGE, "a sweep takes {0.15} s on 2 cores, and the rates need about {27} sweeps per "
           "effective sample", VI_BENCH,
-          lambda r: [(chain_at("vi", 120.0)(r)["seconds"] - r["mcmc"]["vi"]["start_seconds"])
-                     / chain_at("vi", 120.0)(r)["iteration"],
+          lambda r: [_chain_sweep_seconds(r),
                      r["mcmc"]["vi"]["sweeps_per_effective_sample"]]),
     Quote(VI_PAGE, "(0.151 against {0.161}), its NPMI about the same (0.299 against {0.295}), its "
           "predictive log-likelihood lower (-0.343 against {-0.309})", TOPICS,
@@ -1000,4 +1012,27 @@ _RESULTS_CONVERGENCE = (
 )
 
 
-QUOTES = _RESULTS + _RESULTS_CONVERGENCE + _NPMI + _CONVERGENCE + _VARIATIONAL + _PAPER_SCALE + _FIGURES + _CENTRAL + _SCALE_OUT + _PIPELINE + _OTHER_PAGES
+CONVERGENCE_RECORD = "experiments/results/convergence.json"
+SCALE_MOVES = "experiments/results/scale_moves.json"
+
+
+_EXPERIMENTS = (
+    Quote(RESULTS, "R-hat {1.8} over seeds)", CONVERGENCE_RECORD,
+          lambda r: [r["topics_nonprivate"]["diagnostics"]["log_joint"]["r_hat"]]),
+    Quote(NPMI, "(split R-hat {1.8} of the log joint and of the followed rates, bulk ESS ≈ {3.6} "
+          "of {60} draws", CONVERGENCE_RECORD,
+          lambda r: [r["topics_nonprivate"]["diagnostics"]["log_joint"]["r_hat"],
+                     r["topics_nonprivate"]["diagnostics"]["log_joint"]["ess_bulk"],
+                     r["topics_nonprivate"]["chains"] * r["topics_nonprivate"]["draws_per_chain"]]),
+    Quote(CONVERGENCE, "how soon the chain reaches its level (about {86,000})", SCALE_MOVES,
+          lambda r: [r["variants"][0]["mean_second_half"]], rel_tol=0.01),
+    Quote(CONVERGENCE, "its rates lie between {0.078} and {0.133} whatever the generating rate "
+          "({0.011}–{0.57})", SCALE_MOVES,
+          lambda r: [r["rates_by_true_rate"][0][3], r["rates_by_true_rate"][-1][3],
+                     r["rates_by_true_rate"][0][2], r["rates_by_true_rate"][-1][2]]),
+    Quote(CONVERGENCE, "profile's Enron topic data ({139,338} tokens in 10⁶ entries)",
+          "data/prepared/topics/summary.json", key("tokens")),
+)
+
+
+QUOTES = _RESULTS + _RESULTS_CONVERGENCE + _NPMI + _CONVERGENCE + _VARIATIONAL + _PAPER_SCALE + _FIGURES + _CENTRAL + _SCALE_OUT + _PIPELINE + _OTHER_PAGES + _EXPERIMENTS

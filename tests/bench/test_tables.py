@@ -4,8 +4,17 @@ from pathlib import Path
 
 import pytest
 
-from bench.tables import (DESIGN_CHAINS, DESIGN_COPIES, DESIGN_NONPRIVATE_CHAINS, DESIGN_SWEEPS,
-                          _load, cost_model_table, design_hours, gpu_table, markdown_table)
+from bench.tables import (
+    DESIGN_CHAINS,
+    DESIGN_COPIES,
+    DESIGN_NONPRIVATE_CHAINS,
+    DESIGN_SWEEPS,
+    _load,
+    cost_model_table,
+    design_hours,
+    gpu_table,
+    markdown_table,
+)
 from study.prose import block_content
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,7 +26,6 @@ from study.prose.__main__ import main
 from study.prose.blocks import BLOCKS, distinct, short
 from study.prose.quotes import QUOTES
 
-
 # ---------------------------------------------------------------- the committed pages
 
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.name)
@@ -168,8 +167,8 @@ def test_a_quote_of_the_committed_docs_fails_when_the_page_changes(tmp_path):
     quote = next(q for q in QUOTES if "0.153}–{0.162" in q.text)
     assert quote_problems(quote, ROOT) == []
     assert quote_problems(quote, tmp_path) == [
-        f"docs/results.md: \"{quote.plain[:70]}…\" is not in the page (edit the page or the "
-        "quote in study/prose/quotes.py)"]
+        (f"docs/results.md: \"{quote.plain[:70]}…\" is not in the page (edit the page or the "
+        "quote in study/prose/quotes.py)")]
 
 
 # ---------------------------------------------------------------- blocks, on a hand-made repository
