@@ -127,10 +127,12 @@ def _markers(name: str) -> re.Pattern:
 
 
 def _indent(text: str, prefix: str) -> str:
+    """``text`` with every non-empty line prefixed."""
     return "\n".join(prefix + line if line else line for line in text.split("\n"))
 
 
 def _dedent(text: str, prefix: str) -> str:
+    """``text`` without ``prefix`` at the start of its lines."""
     return "\n".join(line.removeprefix(prefix)
                      for line in text.split("\n"))
 
@@ -227,6 +229,7 @@ class Quote:
 
 
 def _squeeze(text: str) -> str:
+    """``text`` with every run of white space one space."""
     return " ".join(text.split())
 
 
@@ -262,7 +265,9 @@ def _mismatch(literal: str, expected, rel_tol) -> str | None:
     """Why the printed ``literal`` is not ``expected`` (None when it is)."""
     parsed = parse_number(literal)
     if parsed is None:
-        return None if str(expected) == literal else f"{literal!r} where the file gives {expected!r}"
+        if str(expected) == literal:
+            return None
+        return f"{literal!r} where the file gives {expected!r}"
     try:
         value = float(expected)
     except (TypeError, ValueError):

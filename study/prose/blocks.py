@@ -50,6 +50,7 @@ def distinct(values, least: int = 4, most: int = 7) -> list[str]:
 
 
 def _sci(value: float, digits: int) -> str:
+    """``value`` in e-notation with ``digits`` significant digits and a true minus sign."""
     mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
     return f"{mantissa}e{int(exponent)}".replace("-", "\u2212")
 
@@ -62,6 +63,7 @@ def short(value: float) -> str:
 
 
 def _levels(cell_map) -> str:
+    """The privacy levels of a method's cells, as a table header writes them."""
     return " / ".join(f"{level:g}" for level in cell_map)
 
 
@@ -111,6 +113,7 @@ def topic_table(table: pd.DataFrame) -> str:
 
 
 def _reference_line(table: pd.DataFrame, measure: str, digits: int) -> str:
+    """The all-zeros prediction's ``measure``, as the tables print it."""
     zeros = table.loc[table.method == "zeros", measure]
     return _fixed(float(zeros.iloc[0]), digits)
 
@@ -133,6 +136,7 @@ def network_block(source: str, measures):
 
 
 def topics_block(source: str):
+    """A renderer of :func:`topic_table` of ``source``, with the all-zeros line."""
     def render(root: Path) -> str:
         table = load_source(source, root)
         return (f"Predicting 0 everywhere: MAE {_reference_line(table, 'mae', 4)}, "
@@ -147,6 +151,7 @@ _VERDICT_ORDER = ("modes", "drifting", "agree", "unclear")
 
 
 def _case_label(case: str, chains: int) -> str:
+    """A ``diagnose`` case as the tables name it (``topics, collapsed ε/N = 1``)."""
     found = _CASE.search(case)
     if not found:
         return case
@@ -158,6 +163,7 @@ def _case_label(case: str, chains: int) -> str:
 
 
 def _verdict_counts(verdicts) -> str:
+    """How many quantities got each verdict (``2 modes + 1 drifting``)."""
     verdicts = list(verdicts)
     return " + ".join(f"{verdicts.count(v)} {v}" for v in _VERDICT_ORDER if v in verdicts)
 
@@ -185,6 +191,7 @@ def diagnose_table(summary: pd.DataFrame) -> str:
 
 
 def diagnose_block(source: str):
+    """A renderer of :func:`diagnose_table` of ``source``."""
     def render(root: Path) -> str:
         return diagnose_table(load_source(source, root))
     return render
@@ -199,6 +206,7 @@ def _z(values, digits: int = 1) -> str:
 
 
 def _means(values) -> str:
+    """Chain means, apart: both of two, the range of more."""
     printed = distinct(values)
     return f"{printed[0]} – {printed[-1]}" if len(printed) > 2 else " / ".join(printed)
 
@@ -224,6 +232,7 @@ def topic_fits_table(root: Path) -> str:
 
 
 def _separation(value: float) -> str:
+    """A separation in within-chain sd, to two decimals below 1."""
     return f"{value:.{2 if value < 1 else 1}f}"
 
 
@@ -236,6 +245,7 @@ def _fit_order(fit) -> tuple:
 
 
 def _fit_label(fit: str, chains: int) -> str:
+    """A paper-scale topic fit as the tables name it (``ours, ε/N = 3``)."""
     found = re.match(r"(\w+?)_eps([\d.]+)_rep\d+", fit)
     if not found:
         return f"non-private ({chains} chains)" if fit == "nonprivate" else fit
@@ -346,6 +356,7 @@ def npmi_anomaly_table(root: Path) -> str:
 
 
 def _npmi_order(name: str) -> tuple:
+    """The reference first, then ours and naive, each from ε/N = 3 to 1."""
     found = re.match(r"(\w+) eps/N=([\d.]+)", name)
     if not found:
         return (0, 0.0)
@@ -353,6 +364,7 @@ def _npmi_order(name: str) -> tuple:
 
 
 def _npmi_label(name: str, fits: int) -> str:
+    """An NPMI record group as the table names it (``ours (collapsed), 3``)."""
     found = re.match(r"(\w+) eps/N=([\d.]+)", name)
     if not found:
         return f"non-private ({fits} chain{'s' if fits > 1 else ''})"
@@ -364,6 +376,7 @@ SCALE_MOVES = "experiments/results/scale_moves.json"
 
 
 def _second_half(record) -> str:
+    """The sweeps of a run's second half (``sweeps 201–400``)."""
     sweeps = record["settings"]["sweeps"]
     return f"sweeps {sweeps // 2 + 1}–{sweeps}"
 
@@ -401,6 +414,7 @@ def rates_by_true_rate_table(root: Path) -> str:
 
 
 def _level_of(source: str) -> str:
+    """The ε/N of a private data folder's name (``eps1.0_rep0`` → ``1``)."""
     found = re.search(r"eps([\d.]+)_", source)
     return f"{float(found.group(1)):g}" if found else "?"
 

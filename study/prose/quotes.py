@@ -170,7 +170,8 @@ _RESULTS = (
           "Lau's convention", TOPICS,
           lambda t: [*span("nonprivate", "npmi", REFERENCE)(t),
                      *span("nonprivate", "npmi_zero", REFERENCE)(t),
-                     *means("collapsed", "npmi", (3,))(t), *means("collapsed", "npmi_zero", (3,))(t),
+                     *means("collapsed", "npmi", (3,))(t),
+                     *means("collapsed", "npmi_zero", (3,))(t),
                      *[m - max(cell(t, "nonprivate", "npmi_zero").values)
                        for m in means("collapsed", "npmi_zero", (2, 1))(t)]]),
     Quote(RESULTS, "`alpha0 ∈ {{0.2}, {0.5}, {0.8}}`", "results/synthetic/topics.json",
@@ -186,21 +187,25 @@ def _chains_above_ours(table, c) -> int:
 
 
 def _range_over_c(table, method):
+    """The smallest and the largest held-out MAE mean of ``method`` at C = 10 and 20."""
     values = [m for c in (10, 20) for m in means(method, "heldout_mae", C=c)(table)]
     return [min(values), max(values)]
 
 
 def _rise(table, measure) -> float:
+    """How much our ``measure`` rises from ε/N = 3 to 1."""
     three, one = means("collapsed", measure, (3, 1))(table)
     return one - three
 
 
 def _largest_move(groups, references) -> float:
+    """The largest change of any group's NPMI from the fitted documents to ``references``."""
     return max(abs(g[f"{ref} {conv}"][0] - g[f"fitted {conv}"][0])
                for g in groups.values() for ref in references for conv in ("-1", "0"))
 
 
 def _seed_range(record, column):
+    """The smallest and the largest NPMI (``column``) over the non-private seeds."""
     values = [g[column][0] for name, g in record["table"].items()
               if name.startswith("nonprivate")]
     return [min(values), max(values)]
@@ -224,6 +229,11 @@ def npmi_gap(column, levels=LEVELS):
                       for e in levels]
 
 
+def npmi_rise(column):
+    """How much our NPMI (``column``) rises from ε/N = 3 to 1."""
+    return lambda r: npmi("collapsed", column, 1)(r)[0] - npmi("collapsed", column, 3)(r)[0]
+
+
 def _extremes(read):
     """The smallest and the largest of a reader's values."""
     def read_extremes(data):
@@ -238,11 +248,10 @@ _NPMI = (
     Quote(NPMI, "our NPMI rises by {0.042} from ε/N = 3 to 1 ({0.255} → {0.297}). With Lau et "
           "al.'s 0 it rises by {0.008} ({0.289} → {0.297}), and by {0.007} at D = 10,000",
           NPMI_RECORD,
-          lambda r: [npmi("collapsed", "fitted -1", 1)(r)[0] - npmi("collapsed", "fitted -1", 3)(r)[0],
-                     *npmi("collapsed", "fitted -1", 3)(r), *npmi("collapsed", "fitted -1", 1)(r),
-                     npmi("collapsed", "fitted 0", 1)(r)[0] - npmi("collapsed", "fitted 0", 3)(r)[0],
+          lambda r: [npmi_rise("fitted -1")(r), *npmi("collapsed", "fitted -1", 3)(r),
+                     *npmi("collapsed", "fitted -1", 1)(r), npmi_rise("fitted 0")(r),
                      *npmi("collapsed", "fitted 0", 3)(r), *npmi("collapsed", "fitted 0", 1)(r),
-                     npmi("collapsed", "10k 0", 1)(r)[0] - npmi("collapsed", "10k 0", 3)(r)[0]]),
+                     npmi_rise("10k 0")(r)]),
     Quote(NPMI, "at ε/N = 3 {3.5} % of our top-word pairs never co-occur in the 1,000 documents "
           "(as many as for the non-private fit), at ε/N = 1 almost none ({0.05} %)", NPMI_RECORD,
           percent(joined(npmi("collapsed", "never", 3), npmi("collapsed", "never", 1)))),
@@ -277,7 +286,8 @@ _NPMI = (
           key("npmi_vs_log10_df", "nonprivate", "pearson_r")),
     Quote(NPMI, "by about {0.01} with Lau's 0 ({0.296} and {0.297} vs {0.287}) and {0.02}–{0.04} "
           "with −1", NPMI_RECORD,
-          lambda r: [npmi("collapsed", "fitted 0", 1)(r)[0] - npmi("nonprivate seed 3", "fitted 0")(r)[0],
+          lambda r: [npmi("collapsed", "fitted 0", 1)(r)[0]
+                     - npmi("nonprivate seed 3", "fitted 0")(r)[0],
                      *npmi("collapsed", "fitted 0", 2)(r), *npmi("collapsed", "fitted 0", 1)(r),
                      *npmi("nonprivate seed 3", "fitted 0")(r),
                      *(npmi("collapsed", "fitted -1", e)(r)[0]
@@ -310,6 +320,7 @@ def chain_means(case, quantity):
 
 
 def verdict_count(verdict):
+    """How many quantities of a ``diagnose`` table got ``verdict``."""
     return lambda t: [int((t.verdict == verdict).sum())]
 
 
@@ -428,7 +439,8 @@ _CONVERGENCE = (
           "(`experiments/results/long_nonprivate.json`; {54} minutes on the shared 2-core "
           "machine)", LONG_NONPRIVATE, lambda r: [r["seconds"] / 60]),
     Quote(CONVERGENCE, "R-hat rises from {1.19} to about {1.7} and stays there", LONG_NONPRIVATE,
-          lambda r: [r["windows"][0]["log_joint"]["r_hat"], r["windows"][-1]["log_joint"]["r_hat"]]),
+          lambda r: [r["windows"][0]["log_joint"]["r_hat"],
+                     r["windows"][-1]["log_joint"]["r_hat"]]),
     Quote(CONVERGENCE, "(chain 0 by {21,000} between the first and the last window, chain 1 by "
           "{6,000}) while the gap between them, about {24,000}", LONG_NONPRIVATE,
           lambda r: _long_nonprivate_creep(r["windows"]), rel_tol=0.05),
@@ -455,7 +467,8 @@ def _network_rate_levels(table):
 def _long_nonprivate_creep(windows):
     """Each chain's log-joint rise from the first to the last window, and the last gap."""
     consecutive = [w for w in windows if w["window"][1] - w["window"][0] <= 1000]
-    first, last = consecutive[0]["log_joint"]["chain_means"], consecutive[-1]["log_joint"]["chain_means"]
+    first = consecutive[0]["log_joint"]["chain_means"]
+    last = consecutive[-1]["log_joint"]["chain_means"]
     return [last[0] - first[0], last[1] - first[1], abs(last[0] - last[1])]
 
 
@@ -644,6 +657,7 @@ def mean_distance(method, levels=LEVELS):
 
 
 def _hellinger_with_sd(r):
+    """Our mean ± sd at each α0, then the naive method's."""
     return [v for h in r["hellinger"] for v in (h["collapsed"], h["collapsed_sd"])] + \
         [v for h in r["hellinger"] for v in (h["naive"], h["naive_sd"])]
 
@@ -684,7 +698,8 @@ _FIGURES = (
           key("figure2", "check", "crossing_n")),
     Quote(FIGURES, "the two agree to below {1e-13}", "results/synthetic/two_geometric.json",
           key("identity", "max_abs_gap_below")),
-    Quote(FIGURES, "Schofield et al.'s CAVI's rates and error, MAE {0.448} (the paper reports 0.507 "
+    Quote(FIGURES, "Schofield et al.'s CAVI's rates and error, MAE {0.448} (the paper reports "
+          "0.507 "
           "on its own draw); (f)–(g) add the exact collapsed CAVI (MAE {0.419}). Naive CAVI: "
           "{0.664}", VI_SYNTHETIC,
           joined(*(key("scores", m, "mae") for m in ("bessel", "collapsed", "naive")))),
@@ -713,6 +728,7 @@ def hmm_loglik(dataset, route, epsilon=None, statistic="mean", split=None):
 
 
 def are(estimator, field="measured"):
+    """An estimator's measured (or ``theory``, ``se``) asymptotic relative efficiency."""
     return key("are", "estimators", estimator, field)
 
 
@@ -796,6 +812,7 @@ def distributed_row(d, workers):
 
 
 def model_check(d, workers, field):
+    """A field of the distributed cost model's check of the run at ``d``, ``workers``."""
     return lambda r: [next(c for c in r["cost_model"]["checks"]
                            if c["D"] == d and c["workers"] == workers)[field]]
 
@@ -823,7 +840,8 @@ _SCALE_OUT = (
           lambda r: sorted(c["colocated_slowdown"] for c in r["cost_model"]["checks"]
                            if "colocated_slowdown" in c)),
     Quote(SCALE_OUT, "a bare Dask worker ({136} MiB)", DISTRIBUTED,
-          lambda r: [distributed_row(10000, 2)(r)["memory_breakdown"]["bare_worker_bytes"] / 2**20]),
+          lambda r: [distributed_row(10000, 2)(r)["memory_breakdown"]["bare_worker_bytes"]
+                     / 2**20]),
     Quote(SCALE_OUT, "(at 10,000² with 2 workers: {161} + {133} MiB), and the engine's V-sized "
           "scratch tables once per process ({74} MiB at V = 10,000)", DISTRIBUTED,
           lambda r: [distributed_row(10000, 2)(r)["memory_breakdown"][k] / 2**20
@@ -833,7 +851,8 @@ _SCALE_OUT = (
           lambda r: [100 * v for v in (
               *model_check(3000, 1, "time_error")(r), *model_check(10000, 1, "time_error")(r),
               *model_check(3000, 1, "memory_error")(r), *model_check(10000, 1, "memory_error")(r),
-              *model_check(3000, 2, "memory_error")(r), *model_check(10000, 2, "memory_error")(r))]),
+              *model_check(3000, 2, "memory_error")(r),
+              *model_check(10000, 2, "memory_error")(r))]),
     Quote(SCALE_OUT, "it predicts {36}% and {32}% too little time, and with the slowdown of their "
           "block passes measured in the same run (×{1.98} and ×{1.68}) {−4}% and {+10}%",
           DISTRIBUTED,
@@ -904,10 +923,13 @@ def heldout(rule, field):
 
 
 def _mechanism_ratios(record):
+    """How many times faster the default sampler is than the exact one, per level."""
     return [r["fast_over_exact"] for r in record["rows"]]
 
 
 _OTHER_PAGES = (
+    Quote("docs/gpu.md", "`python -m bench.gpu` on a machine with an NVIDIA H100 and {16} CPU "
+          "cores", "bench/results/gpu.json", lambda r: [r["rows"][0]["cpu_threads"]]),
     Quote(EVALUATION, "a top recipient's column ({54}% of the entries, {93}% of the emails; {33} "
           "actors keep no observed entry", NETWORK_DATA,
           joined(percent(heldout("rows_cols", "entries")), percent(heldout("rows_cols", "counts")),
@@ -1035,4 +1057,5 @@ _EXPERIMENTS = (
 )
 
 
-QUOTES = _RESULTS + _RESULTS_CONVERGENCE + _NPMI + _CONVERGENCE + _VARIATIONAL + _PAPER_SCALE + _FIGURES + _CENTRAL + _SCALE_OUT + _PIPELINE + _OTHER_PAGES + _EXPERIMENTS
+QUOTES = (_RESULTS + _RESULTS_CONVERGENCE + _NPMI + _CONVERGENCE + _VARIATIONAL + _PAPER_SCALE
+          + _FIGURES + _CENTRAL + _SCALE_OUT + _PIPELINE + _OTHER_PAGES + _EXPERIMENTS)
