@@ -17,7 +17,8 @@ def _load(name):
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def _rows(header, rows):
+def markdown_table(header, rows):
+    """A Markdown table of ``header`` and ``rows`` (each cell as ``str`` gives it)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -29,7 +30,7 @@ def numpy_table(sweep):
             for r in part["rows"]]
     title = (f"NumPy baseline: {part['D']} × {part['V']}, K = {part['K']}, ε/N = "
              f"{part['epsilon_over_n']:g}, {part['data']} data, {part['threads']} threads")
-    return title + "\n\n" + _rows(("sampler", "s / sweep", "speed-up"), rows)
+    return title + "\n\n" + markdown_table(("sampler", "s / sweep", "speed-up"), rows)
 
 
 def scaling_table(sweep):
@@ -46,9 +47,9 @@ def scaling_table(sweep):
         high = by_key.get((data, n, k, 3.0, 2))
         if eps == 1.0 and two and high:
             ratios.append((data, f"{n:,}", k, f"{two['seconds'] / high['seconds']:.2f}"))
-    table = _rows(("data", "D = V", "K", "ε/N", "positive", "1 thread (s)", "2 threads (s)",
+    table = markdown_table(("data", "D = V", "K", "ε/N", "positive", "1 thread (s)", "2 threads (s)",
                    "1 / 2 threads"), rows)
-    ratio = _rows(("data", "D = V", "K", "ε/N = 1 over ε/N = 3 (2 threads)"), ratios)
+    ratio = markdown_table(("data", "D = V", "K", "ε/N = 1 over ε/N = 3 (2 threads)"), ratios)
     return "Scaling (median s per sweep)\n\n" + table + "\n\n" + ratio
 
 
@@ -65,7 +66,7 @@ def large_table(sweep):
             ("threads", fit["threads"])]
     title = (f"{fit['D']:,} × {fit['V']:,}, K = {fit['K']}, ε/N = {fit['epsilon_over_n']:g} "
              f"(text-like, {fit['positive_fraction']:.1%} positive), fit_private")
-    out = title + "\n\n" + _rows(("", "value"), rows)
+    out = title + "\n\n" + markdown_table(("", "value"), rows)
     if "levels" in part:
         rows = []
         for lv in part["levels"]:
@@ -78,7 +79,7 @@ def large_table(sweep):
         sparse = part["sparse_nonprivate"]
         out += ("\n\nEvery method against the floor kernel (median s per sweep; load "
                 f"{part['load_before']} → {part['load_after']})\n\n"
-                + _rows(("ε/N", "positive", "floor", "ours", "ours / floor", "naive",
+                + markdown_table(("ε/N", "positive", "floor", "ours", "ours / floor", "naive",
                          "naive / ours", "non-private"), rows)
                 + f"\n\nnon-private on a matrix with {sparse['true_nonzero_fraction']:.1%} of "
                   f"the true counts non-zero: {sparse['nonprivate']['seconds']:.3f} s per sweep")
@@ -96,7 +97,7 @@ def accuracy_table(acc):
                              f"{chain['burn_in']} + {chain.get('collected', 1000)}",
                              f"{chain['mae']:.3f}",
                              f"{chain['mae_all']:.3f}" if "mae_all" in chain else "–"))
-        out.append("The paper's protocol\n\n" + _rows(
+        out.append("The paper's protocol\n\n" + markdown_table(
             ("method", "seed", "iterations", "MAE, 10 samples 100 apart",
              "MAE, 100 samples 10 apart"), rows))
     if "curve" in acc:
@@ -110,14 +111,14 @@ def accuracy_table(acc):
             rows.append((name, run["init"], f"{run['init_seconds']:.1f}", run["iterations"],
                          f"{last['mae']:.3f}", f"{hit:.0f}" if hit is not None else "not reached"))
         out.append(f"Within {curve['budget_seconds']:g} s of wall time ({curve['threads']} threads)"
-                   "\n\n" + _rows(("chain", "start", "start (s)", "iterations", "MAE at the end",
+                   "\n\n" + markdown_table(("chain", "start", "start (s)", "iterations", "MAE at the end",
                                    "s to within 5% of converged"), rows))
     if "truth" in acc:
         truth = acc["truth"]
         rows = [(name, f"{truth[name]['final_current_mae']:.3f}",
                  f"{truth[name]['average_mae']:.3f}", truth[name]["samples_averaged"])
                 for name in ("collapsed", "nonprivate") if name in truth]
-        out.append(f"Chains started at the true factors ({truth['sweeps']} sweeps)\n\n" + _rows(
+        out.append(f"Chains started at the true factors ({truth['sweeps']} sweeps)\n\n" + markdown_table(
             ("chain", "MAE, last sample", "MAE, average", "samples averaged"), rows))
     return "\n\n".join(out)
 
@@ -145,16 +146,14 @@ def gpu_table(gpu):
              f"Device memory in use at its peak: {gpu['device_memory_peak_bytes'] / 2**30:.1f} "
              f"GiB. The same seed repeats the chain bit for bit with 128, 32 and 512 threads per "
              f"block: {'yes' if repro else 'NO'}.")
-    # the paper's topic design: 5 copies x 2 chains x 7,500 sweeps of ours and naive at each
-    # level, and 2 chains of the non-private reference
-    design = 7500 * (10 * sum(r["cuda_collapsed"] + r["cuda_naive"] for r in gpu["rows"])
-                     + 2 * first["cuda_nonprivate"])
+    design = design_hours([{"collapsed": r["cuda_collapsed"], "naive": r["cuda_naive"]}
+                           for r in gpu["rows"]], first["cuda_nonprivate"])
     notes += (f" At ε/N = {first['epsilon_over_n']:g} a GPU sweep is "
               f"{first['cpu_over_cuda_collapsed']:.0f} times faster than the CPU engine's on "
               f"{first['cpu_threads']} threads; at these times the paper's topic design (5 "
               f"copies × {len(gpu['rows'])} levels × {{ours, naive}} × 2 chains × 7,500 sweeps, "
-              f"and the non-private reference) takes {design / 3600:.1f} hours of the GPU.")
-    return title + "\n\n" + _rows(
+              f"and the non-private reference) takes {design:.1f} hours of the GPU.")
+    return title + "\n\n" + markdown_table(
         ("ε/N", "positive entries", "CPU collapsed", "CUDA floor", "CUDA collapsed",
          "CUDA naive", "CUDA non-private", "collapsed / floor"), rows) + "\n\n" + notes
 
@@ -165,26 +164,35 @@ def gpu_table(gpu):
 DESIGN_COPIES, DESIGN_CHAINS, DESIGN_SWEEPS, DESIGN_NONPRIVATE_CHAINS = 5, 2, 7500, 2
 
 
+def design_hours(levels, nonprivate):
+    """Hours of the paper's topic design, one fit after another, at the given seconds per
+    sweep: ``levels`` one ``{"collapsed": s, "naive": s}`` per privacy level, ``nonprivate``
+    the reference's seconds per sweep."""
+    private = sum(lv["collapsed"] + lv["naive"] for lv in levels)
+    return DESIGN_SWEEPS * (DESIGN_COPIES * DESIGN_CHAINS * private
+                            + DESIGN_NONPRIVATE_CHAINS * nonprivate) / 3600
+
+
+def cpu_design_hours(sweep):
+    """:func:`design_hours` at ``bench.sweep large``'s measured CPU seconds per sweep."""
+    levels = [{"collapsed": lv["collapsed"]["seconds"], "naive": lv["naive"]["seconds"]}
+              for lv in sweep["large"]["levels"]]
+    return design_hours(levels, sweep["large"]["levels"][0]["nonprivate"]["seconds"])
+
+
 def cost_model_table(sweep, gpu):
     """Hours of the paper's topic design at 10,000², K = 50, from measured seconds per sweep:
     on 2 cores (``bench.sweep large``), on a GPU (``bench.gpu``), and on k machines of either
     kind (the design's fits are independent: k of them at a time)."""
-    def hours(levels, nonprivate):
-        private = sum(lv["collapsed"] + lv["naive"] for lv in levels)
-        return DESIGN_SWEEPS * (DESIGN_COPIES * DESIGN_CHAINS * private
-                                + DESIGN_NONPRIVATE_CHAINS * nonprivate) / 3600
-
-    cpu_levels = [{"collapsed": lv["collapsed"]["seconds"], "naive": lv["naive"]["seconds"]}
-                  for lv in sweep["large"]["levels"]]
-    cpu_nonprivate = sweep["large"]["levels"][0]["nonprivate"]["seconds"]
+    cpu_levels = sweep["large"]["levels"]
     gpu_levels = [{"collapsed": r["cuda_collapsed"], "naive": r["cuda_naive"]}
                   for r in gpu["rows"]]
     fits = DESIGN_COPIES * DESIGN_CHAINS * 2 * len(cpu_levels) + DESIGN_NONPRIVATE_CHAINS
     rows = []
     for label, total in ((f"{sweep['machine']['cpu_count']} CPU cores (one fit at a time)",
-                          hours(cpu_levels, cpu_nonprivate)),
+                          cpu_design_hours(sweep)),
                          (f"one GPU ({gpu['device']})",
-                          hours(gpu_levels, gpu["rows"][0]["cuda_nonprivate"]))):
+                          design_hours(gpu_levels, gpu["rows"][0]["cuda_nonprivate"]))):
         rows.append((label, f"{total:,.1f}", f"{total / 4:,.1f}", f"{total / 16:,.1f}"))
     title = (f"Hours of the paper's topic design ({DESIGN_COPIES} privatized copies × "
              f"{len(cpu_levels)} levels × {{ours, naive}} × {DESIGN_CHAINS} chains × "
@@ -192,7 +200,7 @@ def cost_model_table(sweep, gpu):
              f"{fits} independent fits) at 10,000 × 10,000, K = 50, from the measured seconds "
              "per sweep; k machines run k fits at a time (`profiles/run.py --jobs`, "
              "`--cluster`)")
-    return title + "\n\n" + _rows(("one machine of", "k = 1", "k = 4", "k = 16"), rows)
+    return title + "\n\n" + markdown_table(("one machine of", "k = 1", "k = 4", "k = 16"), rows)
 
 
 def main(argv=()):

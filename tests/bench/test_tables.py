@@ -1,22 +1,47 @@
 """The benchmark tables that the docs quote are the ones ``bench.tables`` makes from the
 committed results, so a rerun's numbers cannot leave stale copies behind."""
-import re
 from pathlib import Path
 
-from bench.tables import _load, cost_model_table, gpu_table
+import pytest
+
+from bench.tables import (
+    DESIGN_CHAINS,
+    DESIGN_COPIES,
+    DESIGN_NONPRIVATE_CHAINS,
+    DESIGN_SWEEPS,
+    _load,
+    cost_model_table,
+    design_hours,
+    gpu_table,
+    markdown_table,
+)
+from study.prose import block_content
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_gpu_page_quotes_the_committed_gpu_results():
-    page = (ROOT / "docs" / "gpu.md").read_text()
-    quoted = re.search(r"<!-- gpu-table -->\n(.*?)\n<!-- /gpu-table -->", page, re.S)
-    assert quoted, "docs/gpu.md has no marked table"
-    assert quoted.group(1) == gpu_table(_load("gpu"))
+    quoted = block_content((ROOT / "docs" / "gpu.md").read_text(), "gpu-table")
+    assert quoted is not None, "docs/gpu.md has no marked table"
+    assert quoted == gpu_table(_load("gpu"))
 
 
 def test_the_readme_quotes_the_cost_model_of_the_committed_results():
-    readme = (ROOT / "README.md").read_text()
-    quoted = re.search(r"<!-- cost-model -->\n(.*?)\n<!-- /cost-model -->", readme, re.S)
-    assert quoted, "README.md has no marked cost model"
-    assert quoted.group(1) == cost_model_table(_load("sweep"), _load("gpu"))
+    quoted = block_content((ROOT / "README.md").read_text(), "cost-model")
+    assert quoted is not None, "README.md has no marked cost model"
+    assert quoted == cost_model_table(_load("sweep"), _load("gpu"))
+
+
+def test_the_design_hours_count_every_fit_of_the_design():
+    """One second per sweep everywhere: every fit's sweeps, one after another."""
+    levels = [{"collapsed": 1.0, "naive": 1.0}] * 3
+    fits = DESIGN_COPIES * DESIGN_CHAINS * 2 * len(levels) + DESIGN_NONPRIVATE_CHAINS
+    assert design_hours(levels, 1.0) == pytest.approx(fits * DESIGN_SWEEPS / 3600)
+    # the naive method's time counts as much as ours; the reference's only for its chains
+    assert design_hours([{"collapsed": 0.0, "naive": 2.0}] * 3, 0.0) == pytest.approx(
+        DESIGN_COPIES * DESIGN_CHAINS * 6 * DESIGN_SWEEPS / 3600)
+
+
+def test_a_markdown_table_has_a_header_a_rule_and_a_row_per_entry():
+    assert markdown_table(("a", "b"), [(1, "x"), (2.5, "")]) == (
+        "| a | b |\n|---|---|\n| 1 | x |\n| 2.5 |  |")

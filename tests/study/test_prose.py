@@ -1,0 +1,220 @@
+"""The numbers that README.md and docs/ quote from result files are those files' numbers.
+
+The committed pages are checked block by block and quote by quote (each its own test, so a
+failure names the page, the block or sentence, and how to fix it); the machinery is checked
+on hand-made pages, so that every way a number can go stale is seen to fail.
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from study.prose import (
+    ROOT,
+    WRITE_COMMAND,
+    Block,
+    Quote,
+    block_content,
+    block_problems,
+    parse_number,
+    problems,
+    quote_problems,
+    render_blocks,
+    replace_block,
+)
+from study.prose.__main__ import main
+from study.prose.blocks import BLOCKS, distinct, short
+from study.prose.quotes import QUOTES
+
+# ---------------------------------------------------------------- the committed pages
+
+@pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.name)
+def test_each_generated_block_is_its_rendering(block):
+    assert not block_problems(block), "\n".join(block_problems(block))
+
+
+@pytest.mark.parametrize("quote", QUOTES,
+                         ids=lambda q: f"{Path(q.page).stem}: {q.plain[:40]}")
+def test_each_quoted_number_is_its_files(quote):
+    assert not quote_problems(quote), "\n".join(quote_problems(quote))
+
+
+def test_every_block_of_the_pages_is_rendered_by_one_of_ours():
+    """A marker pair in README.md or docs/ that no renderer fills would go stale unseen."""
+    names = {b.name for b in BLOCKS}
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for line in page.read_text().splitlines():
+            stripped = line.strip()
+            if stripped.startswith("<!-- /") and stripped.endswith("-->"):
+                assert stripped[6:-4] in names, f"{page.name}: {stripped} has no renderer"
+
+
+def test_the_command_reports_all_match_on_the_committed_pages(capsys):
+    assert main([]) == 0
+    assert "all match" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- reading numbers
+
+@pytest.mark.parametrize("literal, value, half_unit", [
+    ("0.153", 0.153, 0.0005), ("−0.25", -0.25, 0.005), ("-826.2", -826.2, 0.05),
+    ("7,500", 7500, 0.5), ("47,346", 47346, 0.5), ("62", 62, 0.5), ("+2", 2, 0.5),
+    ("1.6332e8", 1.6332e8, 5e3), ("1e-13", 1e-13, 5e-14), ("2.15e6", 2.15e6, 5e3)])
+def test_a_printed_number_and_half_a_unit_of_its_last_digit(literal, value, half_unit):
+    parsed, unit = parse_number(literal)
+    assert parsed == pytest.approx(value) and unit == pytest.approx(half_unit)
+
+
+@pytest.mark.parametrize("word", ["modes", "two", "0.1.2", "1,00", ""])
+def test_a_word_is_not_a_number(word):
+    assert parse_number(word) is None
+
+
+def test_short_and_distinct_formats():
+    assert [short(v) for v in (1028.15, 36.0, 9.571, 0.0615)] == ["1028", "36.0", "9.57",
+                                                                   "0.0615"]
+    assert distinct([-163228557.9, -163229653.8]) == ["−1.63229e8", "−1.63230e8"]
+    assert distinct([3.30661e6, 3.32026e6]) == ["3.307e6", "3.320e6"]
+
+
+# ---------------------------------------------------------------- quotes, on a hand-made repository
+
+def _repository(tmp_path, page_text, record):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text(page_text)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r.json").write_text(json.dumps(record))
+    return tmp_path
+
+
+def _quote(text, values, rel_tol=None):
+    return Quote("docs/page.md", text, "results/r.json", values, rel_tol)
+
+
+PAGE = "Ours scores 0.153 and −0.25\n  at the\nsecond level, in modes.\n"
+RECORD = {"a": 0.15349, "b": -0.2512, "verdict": "modes"}
+
+
+def _read(record):
+    return [record["a"], record["b"], record["verdict"]]
+
+
+def test_a_quote_holds_across_line_breaks_and_indentation(tmp_path):
+    root = _repository(tmp_path, PAGE, RECORD)
+    quote = _quote("scores {0.153} and {−0.25} at the second level, in {modes}", _read)
+    assert quote_problems(quote, root) == []
+
+
+def test_a_number_off_by_more_than_its_last_digit_fails(tmp_path):
+    root = _repository(tmp_path, PAGE, {**RECORD, "a": 0.1536})
+    quote = _quote("scores {0.153} and {−0.25} at the second level, in {modes}", _read)
+    [problem] = quote_problems(quote, root)
+    assert "0.153 where the file gives 0.1536" in problem
+    assert "docs/page.md" in problem and "results/r.json" in problem
+
+
+def test_a_sign_error_fails(tmp_path):
+    root = _repository(tmp_path, PAGE, {**RECORD, "b": 0.25})
+    quote = _quote("scores {0.153} and {−0.25} at the second level, in {modes}", _read)
+    assert len(quote_problems(quote, root)) == 1
+
+
+def test_a_changed_word_fails(tmp_path):
+    root = _repository(tmp_path, PAGE, {**RECORD, "verdict": "drifting"})
+    quote = _quote("scores {0.153} and {−0.25} at the second level, in {modes}", _read)
+    assert "'modes' where the file gives 'drifting'" in quote_problems(quote, root)[0]
+
+
+def test_an_edited_or_deleted_sentence_fails(tmp_path):
+    root = _repository(tmp_path, PAGE.replace("0.153", "0.15"), RECORD)
+    quote = _quote("scores {0.153} and {−0.25} at the second level, in {modes}", _read)
+    [problem] = quote_problems(quote, root)
+    assert "is not in the page" in problem and "study/prose/quotes.py" in problem
+
+
+def test_a_quote_whose_reader_gives_another_number_of_values_fails(tmp_path):
+    root = _repository(tmp_path, PAGE, RECORD)
+    quote = _quote("scores {0.153} and {−0.25} at the second level", _read)
+    assert "2 braced values but 3" in quote_problems(quote, root)[0]
+
+
+def test_a_relative_tolerance_for_rounded_figures(tmp_path):
+    root = _repository(tmp_path, "about 38,000 sweeps\n", {"n": 37990.5})
+    rounded = Quote("docs/page.md", "about {38,000} sweeps", "results/r.json",
+                    lambda r: [r["n"]], rel_tol=0.02)
+    assert quote_problems(rounded, root) == []
+    exact = Quote("docs/page.md", "about {38,000} sweeps", "results/r.json", lambda r: [r["n"]])
+    assert len(quote_problems(exact, root)) == 1
+
+
+def test_a_missing_result_file_is_named(tmp_path):
+    root = _repository(tmp_path, PAGE, RECORD)
+    quote = Quote("docs/page.md", "scores {0.153}", "results/absent.json", lambda r: [0.153])
+    with pytest.raises(FileNotFoundError, match="results/absent.json"):
+        quote_problems(quote, root)
+
+
+def test_a_quote_of_the_committed_docs_fails_when_the_page_changes(tmp_path):
+    """The real table, on a copy of the repository whose results page quotes another MAE."""
+    for entry in ROOT.iterdir():
+        if entry.name not in ("docs", ".git"):
+            (tmp_path / entry.name).symlink_to(entry)
+    (tmp_path / "docs").mkdir()
+    page = (ROOT / "docs" / "results.md").read_text()
+    assert "(0.153–0.162 vs 0.159)" in page
+    (tmp_path / "docs" / "results.md").write_text(
+        page.replace("(0.153–0.162 vs 0.159)", "(0.153–0.172 vs 0.159)"))
+    quote = next(q for q in QUOTES if "0.153}–{0.162" in q.text)
+    assert quote_problems(quote, ROOT) == []
+    assert quote_problems(quote, tmp_path) == [
+        (f"docs/results.md: \"{quote.plain[:70]}…\" is not in the page (edit the page or the "
+        "quote in study/prose/quotes.py)")]
+
+
+# ---------------------------------------------------------------- blocks, on a hand-made repository
+
+def _block(text):
+    return Block("scores", ("docs/page.md",), ("results/r.json",), lambda root: text)
+
+
+def test_a_block_is_replaced_between_its_markers_only():
+    page = "before\n<!-- scores -->\nold\n<!-- /scores -->\nafter\n"
+    new = replace_block(page, "scores", "| a |\n|---|")
+    assert new == "before\n<!-- scores -->\n| a |\n|---|\n<!-- /scores -->\nafter\n"
+    assert block_content(new, "scores") == "| a |\n|---|"
+    assert block_content(new, "other") is None
+
+
+def test_a_block_in_a_list_item_keeps_its_indentation():
+    page = "- item\n\n  <!-- scores -->\n  <!-- /scores -->\n"
+    new = replace_block(page, "scores", "| a |\n\nnote")
+    assert new == "- item\n\n  <!-- scores -->\n  | a |\n\n  note\n  <!-- /scores -->\n"
+    assert block_content(new, "scores") == "| a |\n\nnote"
+
+
+def test_a_page_without_the_markers_cannot_take_the_block():
+    with pytest.raises(ValueError, match="no block <!-- scores -->"):
+        replace_block("no markers here\n", "scores", "x")
+
+
+def test_a_stale_block_names_the_page_the_block_and_the_command(tmp_path):
+    root = _repository(tmp_path, "<!-- scores -->\nold\n<!-- /scores -->\n", RECORD)
+    [problem] = block_problems(_block("new"), root)
+    assert "docs/page.md" in problem and "<!-- scores -->" in problem
+    assert WRITE_COMMAND in problem
+
+
+def test_writing_the_blocks_makes_them_current_and_reports_the_pages(tmp_path):
+    root = _repository(tmp_path, "<!-- scores -->\nold\n<!-- /scores -->\n", RECORD)
+    block = _block("new")
+    assert render_blocks([block], root) == ["docs/page.md <!-- scores -->"]
+    assert block_problems(block, root) == []
+    assert render_blocks([block], root) == []  # nothing left to change
+
+
+def test_a_page_that_lost_its_markers_is_reported_not_rewritten(tmp_path):
+    root = _repository(tmp_path, "the table was deleted\n", RECORD)
+    block = _block("new")
+    assert render_blocks([block], root) == []
+    assert "has no block <!-- scores -->" in block_problems(block, root)[0]
+    assert len(problems([block], [], root)) == 1
