@@ -1,14 +1,16 @@
 """Numbers in the documentation that cannot go stale.
 
-Every number that ``README.md`` and ``docs/*.md`` quote from a result file (``results/``,
-``bench/results/``, the committed summaries of the prepared data, the investigations' records
-in ``experiments/results/``) is tied to that file in one of two ways:
+Every number that the pages (:data:`PAGES`: ``README.md``, ``docs/*.md`` and the benchmarks'
+``bench/README.md``) quote from a result file (``results/``, ``bench/results/``, the committed
+summaries of the prepared data, the investigations' records in ``experiments/results/``) is
+tied to that file in one of two ways:
 
 **Generated blocks.** A table (or a paragraph of numbers) sits between the markers
 ``<!-- name -->`` and ``<!-- /name -->`` of a page, and a :class:`Block` renders it from the
 file. ``python -m study.prose --write`` re-renders every block in place after a rerun;
-``python -m study.prose`` (``--check``) lists the blocks and quotes that no longer match,
-and the tests (``tests/study/test_prose.py``) fail on them.
+``python -m study.prose`` (``--check``) lists the blocks and quotes that no longer match, and
+the markers of the pages that no block fills, and the tests (``tests/study/test_prose.py``)
+fail on them.
 
 **Checked quotes.** A number inside a sentence is listed as a :class:`Quote`: the page, the
 sentence's words as the page has them with each checked value in braces
@@ -34,22 +36,28 @@ import pandas as pd
 import yaml
 
 __all__ = [
+    "PAGES",
     "ROOT",
     "Block",
     "Quote",
     "block_content",
     "block_problems",
     "load_source",
+    "pages",
     "parse_number",
     "problems",
     "quote_problems",
     "quoted_values",
     "render_blocks",
     "replace_block",
+    "unfilled_blocks",
 ]
 
 #: the repository: pages and sources are named relative to it
 ROOT = Path(__file__).resolve().parents[2]
+
+#: the pages whose numbers are tied to result files (patterns relative to the repository)
+PAGES = ("README.md", "docs/*.md", "bench/README.md")
 
 #: the command that re-renders every generated block (named in every stale block's message)
 WRITE_COMMAND = "python -m study.prose --write"
@@ -92,6 +100,12 @@ def load_source(source: str, root=ROOT):
     if not path.is_file():
         raise FileNotFoundError(f"{source}: the result file is absent (under {root})")
     return _load(path, path.stat().st_mtime)
+
+
+def pages(root=ROOT) -> list[str]:
+    """The pages of :data:`PAGES` that ``root`` holds, relative to it, in order."""
+    return [path.relative_to(root).as_posix() for pattern in PAGES
+            for path in sorted(Path(root).glob(pattern))]
 
 
 # ---------------------------------------------------------------- generated blocks
@@ -173,6 +187,19 @@ def block_problems(block: Block, root=ROOT) -> list[str]:
             problems.append(f"{page}, block <!-- {block.name} -->, is not the rendering of "
                             f"{', '.join(block.sources)}: run `{WRITE_COMMAND}`")
     return problems
+
+
+_CLOSING_MARKER = re.compile(r"^[ \t]*<!-- /([\w.-]+) -->[ \t]*$", re.MULTILINE)
+
+
+def unfilled_blocks(blocks, root=ROOT) -> list[str]:
+    """The marked blocks of the pages (:func:`pages`) that none of ``blocks`` renders into
+    that page: each would go stale unseen. One message each, empty when there are none."""
+    filled = {(page, block.name) for block in blocks for page in block.pages}
+    return [f"{page}: block <!-- {name} --> is rendered by no Block of study/prose/blocks.py"
+            for page in pages(root)
+            for name in _CLOSING_MARKER.findall((Path(root) / page).read_text())
+            if (page, name) not in filled]
 
 
 def render_blocks(blocks, root=ROOT) -> list[str]:
@@ -298,6 +325,8 @@ def quote_problems(quote: Quote, root=ROOT) -> list[str]:
 
 
 def problems(blocks, quotes, root=ROOT) -> list[str]:
-    """Every stale block and every quote that no longer holds, one message each."""
+    """Every stale block, every marked block that none of ``blocks`` fills and every quote
+    that no longer holds, one message each."""
     found = [p for block in blocks for p in block_problems(block, root)]
+    found += unfilled_blocks(blocks, root)
     return found + [p for quote in quotes for p in quote_problems(quote, root)]

@@ -14,7 +14,7 @@ def main(argv=None) -> int:
     """Re-render (``--write``) and check; 1 when anything is stale, else 0."""
     parser = argparse.ArgumentParser(prog="python -m study.prose", description=__doc__)
     parser.add_argument("--write", action="store_true",
-                        help="re-render every generated block of README.md and docs/ in place")
+                        help="re-render every generated block of the pages in place")
     parser.add_argument("--root", default=str(ROOT), help="the repository (default: this one)")
     args = parser.parse_args(argv)
     if args.write:

@@ -1,7 +1,9 @@
 """The documentation's generated blocks: each table rendered from the committed result files.
 
 Every renderer takes the repository root and returns the block's Markdown; :data:`BLOCKS`
-names the page(s) each goes into. ``python -m study.prose --write`` puts them there.
+names the page(s) each goes into. ``python -m study.prose --write`` puts them there. The tables
+of ``bench/README.md`` are :mod:`bench.tables`' (:data:`bench.tables.README_TABLES`, which
+``python -m bench.tables`` prints too); :func:`bench_block` places each.
 """
 from __future__ import annotations
 
@@ -12,7 +14,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.tables import cost_model_table, gpu_table, markdown_table
+from bench.tables import (
+    README_TABLES,
+    cost_model_table,
+    gpu_table,
+    load_range,
+    markdown_table,
+)
 from study.prose import Block, load_source
 from study.prose.cells import cells
 from study.score_tables import is_unmasked
@@ -479,7 +487,7 @@ def vi_bench_table(root: Path) -> str:
     title = (f"{first['D']:,} × {first['D']:,}, K = {first['K']}, ε/N = "
              f"{first['epsilon_over_n']:g}, {first['threads']} numba threads on "
              f"{vi['machine']['cpu_count']} cores ({vi['machine'].get('cpu_model', 'CPU')}), "
-             f"load averages {_load_range(vi)} during the runs; MCMC MAE: the running mean of "
+             f"load averages {load_range(vi)} during the runs; MCMC MAE: the running mean of "
              "every sweep")
     return title + "\n\n" + markdown_table(
         ("method", "s/iteration", "iterations", "seconds (of which start)", "MAE",
@@ -496,13 +504,6 @@ def vi_engines_table(root: Path) -> str:
             for e in (engines[key],)]
     return markdown_table(("data", "positive entries", "iteration: sparse / dense (s)",
                            "start sweep: sparse / dense (s)"), rows)
-
-
-def _load_range(record: dict) -> str:
-    """The 1-minute load averages recorded before and after each part, as a range."""
-    loads = [part[key][0] for part in record.values() if isinstance(part, dict)
-             for key in ("load_before", "load_after") if key in part]
-    return f"{min(loads):.1f}–{max(loads):.1f}"
 
 
 # ---------------------------------------------------------------- speed per sweep
@@ -535,12 +536,10 @@ def speed_table(root: Path) -> str:
          f"chain's first sweeps), {fit['peak_rss_bytes'] / 2**30:.1f} GiB peak; naive "
          f"{level['naive']['seconds']:.2f} s; non-private {level['nonprivate']['seconds']:.2f} s")),
     ]
-    loads = [part[k][0] for part in sweep.values() if isinstance(part, dict)
-             for k in ("load_before", "load_after") if k in part]
     machine = sweep["machine"]
     title = (f"Median seconds per sweep, {threads} numba threads on {machine['cpu_count']} cores "
-             f"({machine.get('cpu_model', 'CPU')}); load averages {min(loads):.1f}–"
-             f"{max(loads):.1f} during the runs")
+             f"({machine.get('cpu_model', 'CPU')}); load averages {load_range(sweep)} during the "
+             "runs")
     return title + "\n\n" + markdown_table(("problem", "time per sweep"), rows)
 
 
@@ -568,6 +567,21 @@ def distributed_tables(root: Path) -> str:
          for t in record["cost_model"]["target"]])
     return (title + "\n\n" + measured + "\n\nThe cost model's prediction for 10⁶ documents × "
             "10⁴ words, one worker per machine:\n\n" + predicted)
+
+
+# ---------------------------------------------------------------- the benchmarks' page
+
+BENCH_README = "bench/README.md"
+
+
+def bench_block(table) -> Block:
+    """The block of ``bench/README.md`` that one of :data:`bench.tables.README_TABLES` fills,
+    from its result files."""
+    sources = tuple(f"bench/results/{record}.json" for record in table.records)
+
+    def render(root: Path) -> str:
+        return table.make(*(load_source(source, root) for source in sources))
+    return Block(table.name, (BENCH_README,), sources, render)
 
 
 # ---------------------------------------------------------------- the blocks
@@ -626,4 +640,5 @@ BLOCKS = (
     Block("speed", ("docs/scale_out.md",), ("bench/results/sweep.json",), speed_table),
     Block("distributed", ("docs/scale_out.md",), ("bench/results/distributed.json",),
           distributed_tables),
+    *(bench_block(table) for table in README_TABLES),
 )

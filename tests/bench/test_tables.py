@@ -1,5 +1,6 @@
 """The benchmark tables that the docs quote are the ones ``bench.tables`` makes from the
 committed results, so a rerun's numbers cannot leave stale copies behind."""
+import copy
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,12 @@ from bench.tables import (
     DESIGN_NONPRIVATE_CHAINS,
     DESIGN_SWEEPS,
     _load,
+    conditions,
     cost_model_table,
     design_hours,
     gpu_table,
     markdown_table,
+    targets_table,
 )
 from study.prose import block_content
 
@@ -45,3 +48,22 @@ def test_the_design_hours_count_every_fit_of_the_design():
 def test_a_markdown_table_has_a_header_a_rule_and_a_row_per_entry():
     assert markdown_table(("a", "b"), [(1, "x"), (2.5, "")]) == (
         "| a | b |\n|---|---|\n| 1 | x |\n| 2.5 |  |")
+
+
+def test_a_table_states_the_recorded_machine_and_load_or_that_none_was_recorded():
+    record = {"machine": {"cpu_count": 2, "numba_threads": 2, "cpu_model": "AMD EPYC"},
+              "part": {"load_before": [1.04, 0.9, 0.8], "load_after": [1.56, 1.2, 1.0]}}
+    assert conditions(record, record["part"]) == (
+        "2 numba threads on 2 cores (AMD EPYC); load average 1.0 before, 1.6 after")
+    bare = {"machine": {"cpu_count": 16, "numba_threads": 16}}
+    assert conditions(bare, threads=1) == (
+        "1 numba thread on 16 cores (CPU model not recorded); no load average recorded")
+
+
+@pytest.mark.parametrize("seconds, result", [(0.3, "met: 0.300 s"), (0.5, "**not** met: 0.500 s")])
+def test_a_target_is_met_or_not_by_the_recorded_time(seconds, result):
+    sweep = copy.deepcopy(_load("sweep"))
+    sweep["large"]["levels"][0]["nonprivate"]["seconds"] = seconds
+    table = targets_table(sweep, _load("accuracy"), _load("vi"))
+    row = next(line for line in table.splitlines() if "non-private on the true counts" in line)
+    assert row.endswith(f"| {result} |")

@@ -16,11 +16,13 @@ from study.prose import (
     Quote,
     block_content,
     block_problems,
+    pages,
     parse_number,
     problems,
     quote_problems,
     render_blocks,
     replace_block,
+    unfilled_blocks,
 )
 from study.prose.__main__ import main
 from study.prose.blocks import BLOCKS, distinct, short
@@ -40,13 +42,22 @@ def test_each_quoted_number_is_its_files(quote):
 
 
 def test_every_block_of_the_pages_is_rendered_by_one_of_ours():
-    """A marker pair in README.md or docs/ that no renderer fills would go stale unseen."""
-    names = {b.name for b in BLOCKS}
-    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        for line in page.read_text().splitlines():
-            stripped = line.strip()
-            if stripped.startswith("<!-- /") and stripped.endswith("-->"):
-                assert stripped[6:-4] in names, f"{page.name}: {stripped} has no renderer"
+    """A marker pair on a page that no renderer fills would go stale unseen."""
+    assert not unfilled_blocks(BLOCKS), "\n".join(unfilled_blocks(BLOCKS))
+
+
+def test_the_pages_are_the_readme_the_docs_and_the_benchmarks_page():
+    found = pages()
+    assert {"README.md", "docs/results.md", "bench/README.md"} <= set(found)
+    assert all(page.endswith(".md") for page in found)
+
+
+def test_every_block_and_quote_is_on_a_checked_page():
+    """A block or quote on a page outside the list would escape the unfilled-marker check."""
+    checked = set(pages())
+    stray = ({page for block in BLOCKS for page in block.pages}
+             | {quote.page for quote in QUOTES}) - checked
+    assert not stray, f"pages with blocks or quotes that pages() does not list: {stray}"
 
 
 def test_the_command_reports_all_match_on_the_committed_pages(capsys):
@@ -210,6 +221,16 @@ def test_writing_the_blocks_makes_them_current_and_reports_the_pages(tmp_path):
     assert render_blocks([block], root) == ["docs/page.md <!-- scores -->"]
     assert block_problems(block, root) == []
     assert render_blocks([block], root) == []  # nothing left to change
+
+
+def test_a_marked_block_that_no_renderer_fills_is_reported(tmp_path):
+    root = _repository(tmp_path, "<!-- scores -->\nold\n<!-- /scores -->\n", RECORD)
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "README.md").write_text("  <!-- speed -->\n  1.0 s\n  <!-- /speed -->\n")
+    assert unfilled_blocks([_block("old")], root) == [
+        "bench/README.md: block <!-- speed --> is rendered by no Block of study/prose/blocks.py"]
+    assert len(problems([_block("old")], [], root)) == 1
+    assert len(problems([], [], root)) == 2  # the docs page's block too
 
 
 def test_a_page_that_lost_its_markers_is_reported_not_rewritten(tmp_path):
