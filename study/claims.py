@@ -1791,6 +1791,19 @@ _LEGEND = (
     "observations. Machine-readable twin: `claims.json`.")
 
 
+def _unjudged_section(title: str, intro: str, column: str, claims, place) -> list[str]:
+    """The lines of a table of comparisons without verdicts (our observations, patterns on
+    other data): ``column`` names what ``place(claim)`` gives for each row."""
+    lines = ["", f"## {title}", "", intro, "",
+             f"| comparison | {column} | ours | chains × copies | R-hat | outcome | read |",
+             "|---|---|---|---|---|---|---|"]
+    for c in claims:
+        support, rhat = _support(c)
+        lines.append(_cells_row([c.statement, place(c), c.ours, support, rhat, c.reason,
+                                 _reads(c)]))
+    return lines
+
+
 def claims_markdown(claims, *, results_root: str = "results") -> str:
     """The claims as a Markdown report: a summary line and one table row per claim; our own
     observations in a table without verdicts; the comparisons of a case study on other data
@@ -1817,39 +1830,21 @@ def claims_markdown(claims, *, results_root: str = "results") -> str:
         lines.append(_cells_row([f"**{c.status}**", c.statement, c.source, c.ours, c.paper,
                                  support, rhat, c.reason, _reads(c)]))
     if observations:
-        lines += [
-            "",
-            "## Our own observations (no verdicts)",
-            "",
-            ("Comparisons the papers do not state — ours against the naive method at levels "
-             "the papers do not single out, the naive method's own trend where the text "
-             "states none, private against naive VI — shown with our numbers and how they "
-             "come out, never as a verdict on the papers, and not counted above."),
-            "",
-            "| comparison | where | ours | chains × copies | R-hat | outcome | read |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for c in observations:
-            support, rhat = _support(c)
-            lines.append(_cells_row([c.statement, c.source, c.ours, support, rhat, c.reason,
-                                     _reads(c)]))
+        lines += _unjudged_section(
+            "Our own observations (no verdicts)",
+            "Comparisons the papers do not state — ours against the naive method at levels "
+            "the papers do not single out, the naive method's own trend where the text states "
+            "none, private against naive VI — shown with our numbers and how they come out, "
+            "never as a verdict on the papers, and not counted above.",
+            "where", observations, lambda c: c.source)
     if pattern:
         datasets = sorted({c.dataset for c in pattern})
-        lines += [
-            "",
-            "## Patterns on other data (no verdicts)",
-            "",
-            (f"These case studies ran on {', '.join(f'`{d}`' for d in datasets)}, not on the "
-             "papers' Enron data, so the papers' claims are not judged on them: the same "
-             "comparisons are shown as patterns of this data, without the papers' numbers."),
-            "",
-            "| comparison | data | ours | chains × copies | R-hat | outcome | read |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for c in pattern:
-            support, rhat = _support(c)
-            lines.append(_cells_row([c.statement, c.dataset, c.ours, support, rhat, c.reason,
-                                     _reads(c)]))
+        lines += _unjudged_section(
+            "Patterns on other data (no verdicts)",
+            f"These case studies ran on {', '.join(f'`{d}`' for d in datasets)}, not on the "
+            "papers' Enron data, so the papers' claims are not judged on them: the same "
+            "comparisons are shown as patterns of this data, without the papers' numbers.",
+            "data", pattern, lambda c: c.dataset)
     return "\n".join(lines) + "\n"
 
 
