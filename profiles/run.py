@@ -52,6 +52,7 @@ import yaml
 
 from lpp.formats.files import atomic_write_bytes
 from study import checkpoints
+from study.notebook import check_fitted_copies
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -111,19 +112,10 @@ def merged_settings(profile: Path, cuts: Path | None) -> dict:
     return settings
 
 
-#: the settings that choose privatized copies to fit, each a subset of privacy.replicates
-FITTED_COPIES = ("topics", "network", "vi_topics")
-
-
 def check_settings(settings: dict) -> None:
     """ValueError for settings whose stages could not all run: a fit of a privatized copy that
     the privacy settings do not make (DVC would stop there, hours into a run)."""
-    made = set(settings.get("privacy", {}).get("replicates", []))
-    for section in FITTED_COPIES:
-        missing = sorted(set(settings.get(section, {}).get("replicates", [])) - made)
-        if missing:
-            raise ValueError(f"{section}.replicates {missing} are not in privacy.replicates "
-                             f"{sorted(made)}: those privatized copies are never made")
+    check_fitted_copies(settings, source="the profile's settings")
 
 
 def _work_tree(path: Path) -> Path:

@@ -62,6 +62,23 @@ _TQDM_FRAME = re.compile(
     r" \[(?P<elapsed>[\d:]+)(?:<(?P<remaining>[\d:?]+))?(?:,.*)?\]$")
 
 
+#: the sections whose ``replicates`` name the privatized copies a study fits: each must be a
+#: subset of ``privacy.replicates``, the copies the data owners make
+FITTED_COPIES = ("topics", "network", "vi_topics")
+
+
+def check_fitted_copies(settings: dict, source: str = PARAMS_FILE) -> None:
+    """ValueError naming the setting when a study would fit a privatized copy that is never
+    made (DVC would otherwise stop at that fit, after the earlier ones have run)."""
+    made = set((settings.get("privacy") or {}).get("replicates") or [])
+    for section in FITTED_COPIES:
+        missing = sorted(set((settings.get(section) or {}).get("replicates") or []) - made)
+        if missing:
+            raise ValueError(f"{source}: {section}.replicates {missing} are not in "
+                             f"privacy.replicates {sorted(made)}: those privatized copies are "
+                             "never made")
+
+
 def parameter_names(notebook) -> set[str]:
     """The variables assigned in the notebook's single ``parameters``-tagged cell."""
     nb = json.loads(Path(notebook).read_text())
@@ -295,6 +312,12 @@ def main(argv=None) -> int:
     parser.add_argument("-r", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                         help="one more parameter kept as a string (labels); repeatable")
     args = parser.parse_args(argv)
+    if Path(PARAMS_FILE).is_file():
+        try:
+            check_fitted_copies(yaml.safe_load(Path(PARAMS_FILE).read_text()) or {})
+        except ValueError as err:
+            print(err, file=sys.stderr)
+            return 2
     parameters = collect_parameters(args.notebook, args.section, args.p, raw=args.r)
 
     import papermill  # imported late: it is slow, and --help should not wait for it

@@ -82,7 +82,7 @@ def tiny_params():
         label_column="none", type_column="none", sender_column="sender",
         recipient_column="recipient", weight_column="count", min_total=1, heldout_top=2)
     params["privacy"].update(levels=[1.0], replicates=[0])
-    small = {"n_iter": 6, "burn_in": 2, "thin": 2, "methods": ["collapsed"]}
+    small = {"n_iter": 6, "burn_in": 2, "thin": 2, "methods": ["collapsed"], "replicates": [0]}
     params["topics"].update(K=2, **small)
     # the arXiv design's unmasked runs too, so that the report scores both designs
     params["network"].update(C=[2], unmasked_C=[2], **small)

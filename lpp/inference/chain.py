@@ -189,10 +189,7 @@ class GibbsSampler:
         else:
             self.source = TrueCounts(data)
         if self._fused is not None:
-            backend = getattr(self._fused, "backend", None)
-            self._fused = (self._fused.for_source(self.source, self.observed.is_observed)
-                           if backend is None else
-                           self._fused.for_source(self.source, self.observed.is_observed, backend))
+            self._fused = self._fused.for_new_data(self.source, self.observed.is_observed)
             self._rate = getattr(self._fused, "rates", self.model.rate)
 
     def sweep(self) -> None:

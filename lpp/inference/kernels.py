@@ -97,7 +97,7 @@ def row_topic_order(theta, d):
     running sums of the weights in this order: a document's few heavy topics come first, so a
     scan stops after about 6 of 50 steps on text instead of 25. Independent draws add up to the
     multinomial, whatever the order. The loop is written out in each kernel: as a call, even
-    an inlined one, it cost 15-90 ns more per entry than the whole draw (``bench/README.md``).
+    an inlined one, it cost more per entry (``bench/README.md``, *Measured and not adopted*).
     """
     return np.argsort(-theta[d], kind="mergesort")
 

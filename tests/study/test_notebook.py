@@ -274,3 +274,26 @@ def test_a_clean_shutdown_sends_no_interrupt_and_a_busy_kernel_gets_one(tmp_path
 
     seconds, alive = asyncio.run(busy_kernel_shutdown())
     assert len(interrupts) == 1 and not alive and seconds < 30
+
+
+def test_a_study_fitting_a_copy_that_is_never_made_is_refused_before_any_stage_runs(
+        tmp_path, monkeypatch, capsys):
+    """topics.replicates, network.replicates and vi_topics.replicates must be subsets of
+    privacy.replicates: the runner names the setting at once, before its notebook runs,
+    rather than let DVC stop at the first fit of a missing copy."""
+    from study.notebook import check_fitted_copies
+
+    settings = {"privacy": {"replicates": [0, 1]}, "topics": {"replicates": [0, 1]},
+                "network": {"replicates": [0]}, "vi_topics": {"replicates": [0]}}
+    check_fitted_copies(settings)
+    for section, copies in (("topics", [0, 2]), ("network", [3]), ("vi_topics", [1, 2])):
+        wrong = {**settings, section: {"replicates": copies}}
+        with pytest.raises(ValueError, match=rf"{section}\.replicates \[\d(, \d)*\] are not in "
+                                             r"privacy\.replicates \[0, 1\]"):
+            check_fitted_copies(wrong)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(
+        "privacy:\n  replicates: [0]\ntopics:\n  replicates: [0, 1]\n")
+    assert main([str(NOTEBOOKS / "privatize.ipynb"), str(tmp_path / "never.ipynb")]) == 2
+    assert "params.yaml: topics.replicates [1]" in capsys.readouterr().err
+    assert not (tmp_path / "never.ipynb").exists()

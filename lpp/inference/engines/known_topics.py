@@ -224,6 +224,11 @@ class KnownCountsTopicEngine:
         """The engine of a count source whose ``initial_counts()`` are the known counts."""
         return cls(source.initial_counts(), observed)
 
+    def for_new_data(self, source, observed: np.ndarray):
+        """An engine of this kind for another data set of the same shape
+        (:meth:`lpp.inference.GibbsSampler.replace_data`)."""
+        return self.for_source(source, observed)
+
     def __init__(self, counts: np.ndarray, observed: np.ndarray):
         self.counts = counts
         self.layout = KnownCountsLayout(counts, observed)

@@ -855,6 +855,11 @@ class SparseTopicEngine:
         """The engine of a :class:`~lpp.inference.count_sources.PrivateCounts` source."""
         return cls(source.y_tilde, source.noise, observed)
 
+    def for_new_data(self, source, observed: np.ndarray):
+        """An engine of this kind for another data set of the same shape
+        (:meth:`lpp.inference.GibbsSampler.replace_data`)."""
+        return self.for_source(source, observed)
+
     def __init__(self, y_tilde: np.ndarray, noise: NoiseLevels, observed: np.ndarray):
         self.privacy = SparseTopicPrivacy(y_tilde, noise, observed)
 

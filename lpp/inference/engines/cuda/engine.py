@@ -141,6 +141,11 @@ class _DeviceTopicEngine:
 
     name = "cuda"
 
+    def for_new_data(self, source, observed: np.ndarray):
+        """An engine of this kind, on the same device, for another data set of the same shape
+        (:meth:`lpp.inference.GibbsSampler.replace_data`)."""
+        return self.for_source(source, observed, self.backend)
+
     def __init__(self, shape, observed: np.ndarray, backend, models_noise: bool):
         if not np.all(observed):
             raise ValueError("device='cuda' fits fully observed data: a mask (held-out "
