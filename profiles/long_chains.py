@@ -18,13 +18,16 @@ split R-hat and bulk / tail ESS of the label-invariant quantities (:mod:`lpp.dia
 whether the chains drift, agree or sit in different modes
 (:func:`lpp.diagnostics.chain_agreement`, with each chain's mean and Geweke z) and each chain's
 total rate and log joint over its saved sweeps go to
-``results/paper/diagnostics/long_<fit>.json`` and ``.csv``, and the trace figure to
-``figures/paper/enron_trace_long_<fit>.png``.
+``experiments/results/long_chains/long_<fit>.json`` and ``.csv``, and the trace figure beside
+them, ``enron_trace_long_<fit>.png`` (``--results`` and ``--figures`` choose other folders).
+These are the records of an investigation, kept with the others in ``experiments/results/``:
+the paper profile's folders (``results/paper/``, ``figures/paper/``) hold only what its
+pipeline makes, each file an output of ``results/paper/dvc.lock`` (:mod:`study.provenance`).
 
 With ``--all-fits`` nothing runs: every topic fit in the work tree (non-private, ours and naive
 at each level) is read as with ``--summary-only``, and one row per fit (chains, sweeps, worst
 R-hat, the log joint's and the total rate's R-hat and verdict, seconds per sweep) goes to
-``results/paper/diagnostics/topic_fits.csv`` (:func:`summarize_all`).
+``experiments/results/long_chains/topic_fits.csv`` (:func:`summarize_all`).
 
 The work tree's ``params.yaml`` is left with these topic settings, so a later
 ``python profiles/run.py`` writes the profile's own settings back (and reruns the topic fits).
@@ -41,6 +44,10 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import ROOT, _work_tree, merged_settings, run_stages, set_aside_fits  # noqa: E402
+
+#: where the records and trace figures go by default: with the investigations' records, since
+#: no stage of the pipeline makes them
+RECORDS = ROOT / "experiments" / "results" / "long_chains"
 
 
 def fit_name(method: str, level: float, rep: int) -> str:
@@ -91,7 +98,7 @@ def summarize(fit_dir: Path, name: str, results: Path, figures: Path) -> dict:
 
 def summarize_all(fits_dir: Path, results: Path, figures: Path) -> list[dict]:
     """:func:`summarize` for every fit folder (one holding ``fit.json``) under ``fits_dir``, in
-    name order, and one row per fit in ``results/topic_fits.csv``; the rows."""
+    name order, and one row per fit in ``topic_fits.csv`` in ``results``; the rows."""
     import csv
 
     rows = []
@@ -126,8 +133,10 @@ def main(argv=None) -> int:
     parser.add_argument("--thin", type=int, default=10)
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--work-tree", type=Path, default=ROOT.parent / "lpp-paper")
-    parser.add_argument("--results", type=Path, default=ROOT / "results" / "paper" / "diagnostics")
-    parser.add_argument("--figures", type=Path, default=ROOT / "figures" / "paper")
+    parser.add_argument("--results", type=Path, default=RECORDS,
+                        help="folder of the records (long_<fit>.json, .csv, topic_fits.csv)")
+    parser.add_argument("--figures", type=Path, default=RECORDS,
+                        help="folder of the trace figures (enron_trace_long_<fit>.png)")
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--all-fits", action="store_true",
                         help="only read every topic fit of the work tree (no run)")

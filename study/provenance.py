@@ -64,11 +64,6 @@ PAPER_NOT_OUTPUTS = (
     ("results/paper/params.yaml", "the settings of the last profiles/run.py, a record"),
     ("results/paper/stage_seconds.json",
      "the wall seconds of each stage, recorded by profiles/run.py (times differ run to run)"),
-    ("results/paper/diagnostics/long_*",
-     "profiles/long_chains.py's convergence reading of one topic fit, outside the pipeline"),
-    ("results/paper/diagnostics/topic_fits.csv",
-     "profiles/long_chains.py --all-fits: every topic fit read again, outside the pipeline"),
-    ("figures/paper/enron_trace_long_*", "profiles/long_chains.py's trace figures"),
 )
 
 

@@ -543,16 +543,22 @@ def test_the_paper_run_collects_the_tables_and_figures_of_its_data_sets(paper_gr
         runner.collected_paths({"prepare_topics": {}, "prepare_network": {}})
 
 
+def _long_chains_module():
+    """``profiles/long_chains.py`` as a module (``profiles`` is a folder of scripts)."""
+    spec = importlib.util.spec_from_file_location("long_chains",
+                                                  ROOT / "profiles" / "long_chains.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_the_long_chains_summary_reads_the_saved_chains(tmp_path):
     """profiles/long_chains.py: R-hat, ESS, each chain's total rate and a trace figure from a
     saved fit of several chains (here a tiny one)."""
     from lpp.formats.fits import save_fit
     from lpp.inference import fit_private
 
-    spec = importlib.util.spec_from_file_location("long_chains",
-                                                  ROOT / "profiles" / "long_chains.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _long_chains_module()
     name = module.fit_name("collapsed", 1, 0)
     assert name == "collapsed_eps1.0_rep0"  # the infer stage's output folder
     y_tilde = np.random.default_rng(1).poisson(1.0, (12, 9)) - 1
@@ -576,10 +582,7 @@ def test_the_long_chains_summary_of_every_fit_writes_one_row_per_fit(tmp_path):
     from lpp.formats.fits import save_fit
     from lpp.inference import fit_nonprivate, fit_private
 
-    spec = importlib.util.spec_from_file_location("long_chains",
-                                                  ROOT / "profiles" / "long_chains.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _long_chains_module()
     y = np.random.default_rng(2).poisson(1.0, (12, 9))
     common = {"n_components": 2, "n_iter": 16, "burn_in": 8, "thin": 2, "rng": 3, "n_chains": 2,
               "progress": False}
@@ -782,3 +785,24 @@ def test_continue_chains_sets_aside_only_fits_whose_data_did_not_change():
     assert chosen == {stage: (f"data/{stage}", [fits[stage]])
                       for stage in ("infer_private_topics@collapsed-1.0-0",
                                     "infer_nonprivate_topics")}
+
+
+def test_the_long_chains_records_go_with_the_investigations_not_the_paper_profile(
+        tmp_path, monkeypatch):
+    """profiles/long_chains.py runs outside the pipeline, so by default its records and trace
+    figures go to experiments/results/long_chains/, outside the folders whose every file must
+    be an output of the paper profile's lock; --results and --figures still choose others."""
+    from study.provenance import paper_layout
+
+    module = _long_chains_module()
+    written_to = []
+    monkeypatch.setattr(module, "summarize_all",
+                        lambda fits, results, figures: written_to.append((results, figures))
+                        or [])
+    module.main(["--all-fits", "--work-tree", str(tmp_path)])
+    module.main(["--all-fits", "--work-tree", str(tmp_path),
+                 "--results", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")])
+    records = ROOT / "experiments" / "results" / "long_chains"
+    assert written_to == [(records, records), (tmp_path / "res", tmp_path / "fig")]
+    paper_roots = [ROOT / root for root in paper_layout(ROOT).roots]
+    assert not any(root == records or root in records.parents for root in paper_roots)

@@ -219,13 +219,17 @@ def _means(values) -> str:
     return f"{printed[0]} – {printed[-1]}" if len(printed) > 2 else " / ".join(printed)
 
 
+#: the records of ``profiles/long_chains.py`` (``long_<fit>.json``, ``topic_fits.csv``)
+LONG_CHAINS = "experiments/results/long_chains"
+
+
 def topic_fits_table(root: Path) -> str:
     """One row per paper-scale topic fit (``topic_fits.csv``), with each fit's chain means
     and Geweke z from its record ``long_<fit>.json``."""
-    listing = load_source("results/paper/diagnostics/topic_fits.csv", root)
+    listing = load_source(f"{LONG_CHAINS}/topic_fits.csv", root)
     rows = []
     for fit in sorted(listing.itertuples(), key=_fit_order):
-        record = load_source(f"results/paper/diagnostics/long_{fit.fit}.json", root)
+        record = load_source(f"{LONG_CHAINS}/long_{fit.fit}.json", root)
         cells_of = []
         for quantity in ("log_joint", "total_rate"):
             stats, agree = record["quantities"][quantity], record["agreement"][quantity]
@@ -611,14 +615,13 @@ BLOCKS = (
           ("results/paper/diagnostics/summary.csv",),
           diagnose_block("results/paper/diagnostics/summary.csv")),
     Block("long-chains", ("docs/convergence.md",),
-          ("results/paper/diagnostics/long_collapsed_eps1.0_rep0.json",),
-          long_chains_table("results/paper/diagnostics/long_collapsed_eps1.0_rep0.json")),
+          (f"{LONG_CHAINS}/long_collapsed_eps1.0_rep0.json",),
+          long_chains_table(f"{LONG_CHAINS}/long_collapsed_eps1.0_rep0.json")),
     Block("long-chains-2000", ("docs/convergence.md",),
-          ("results/paper/diagnostics/long_collapsed_eps1.0_rep0_2000.json",),
-          long_chains_table("results/paper/diagnostics/long_collapsed_eps1.0_rep0_2000.json")),
+          (f"{LONG_CHAINS}/long_collapsed_eps1.0_rep0_2000.json",),
+          long_chains_table(f"{LONG_CHAINS}/long_collapsed_eps1.0_rep0_2000.json")),
     Block("topic-fits", ("docs/convergence.md",),
-          ("results/paper/diagnostics/topic_fits.csv", "results/paper/diagnostics/long_*.json"),
-          topic_fits_table),
+          (f"{LONG_CHAINS}/topic_fits.csv", f"{LONG_CHAINS}/long_*.json"), topic_fits_table),
     Block("vi-bench", ("docs/variational.md",), ("bench/results/vi.json",), vi_bench_table),
     Block("vi-engines", ("docs/vi.md",), ("bench/results/vi.json",), vi_engines_table),
     Block("vi-benchmark-quick", ("docs/variational.md",), ("results/vi/benchmark.csv",),

@@ -300,9 +300,11 @@ _NPMI = (
 CONVERGENCE = "docs/convergence.md"
 DIAGNOSE = "results/diagnostics/summary.csv"
 PAPER_DIAGNOSE = "results/paper/diagnostics/summary.csv"
-LONG = "results/paper/diagnostics/long_collapsed_eps1.0_rep0.json"
-LONG_2000 = "results/paper/diagnostics/long_collapsed_eps1.0_rep0_2000.json"
-TOPIC_FITS = "results/paper/diagnostics/topic_fits.csv"
+#: the records of profiles/long_chains.py, which runs outside the pipeline
+LONG_CHAINS = "experiments/results/long_chains"
+LONG = f"{LONG_CHAINS}/long_collapsed_eps1.0_rep0.json"
+LONG_2000 = f"{LONG_CHAINS}/long_collapsed_eps1.0_rep0_2000.json"
+TOPIC_FITS = f"{LONG_CHAINS}/topic_fits.csv"
 LONG_NONPRIVATE = "experiments/results/long_nonprivate.json"
 
 

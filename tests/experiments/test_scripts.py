@@ -20,8 +20,9 @@ SCRIPTS = {
 
 
 def _digest(*folders):
+    """The hash of every file under ``folders``, subfolders included (``long_chains/``)."""
     return {p.as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for folder in folders for p in sorted(folder.glob("*"))}
+            for folder in folders for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_every_module_of_experiments_is_run_here():
