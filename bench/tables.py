@@ -434,6 +434,26 @@ def lda_table(lda):
          "NPMI (never = 0) tomotopy"), rows)
 
 
+def threads_table(threads):
+    """``bench.threads``: seconds per sweep at each thread count, and chains side by side."""
+    scaling, side = threads["scaling"], threads["side_by_side"]
+    size = f"{scaling['D']:,} × {scaling['V']:,}, K = {scaling['K']}, ε/N = {scaling['epsilon_over_n']:g}"
+    rows = [(r["sweep"], r["threads"], f"{r['seconds']:.3f}", f"{r['speedup']:.2f}×")
+            for r in scaling["rows"]]
+    cells = [(c["chains"], c["threads"], f"{c['seconds_per_sweep']:.3f}",
+              f"{c['sweeps_per_second']:.2f}", f"{c['vs_one_chain_on_most_threads']:.2f}×")
+             for c in side["cells"]]
+    return (f"Thread counts, taking turns sweep by sweep ({size}; medians of "
+            f"{scaling['rounds']} rounds; {conditions(threads, scaling)})\n\n"
+            + markdown_table(("sweep", "threads", "seconds per sweep", "speed-up over 1 thread"),
+                             rows)
+            + f"\n\nChains of ours side by side, each its own process ({size}; "
+            f"{conditions(threads, side)})\n\n"
+            + markdown_table(("chains", "threads each", "seconds per sweep, each",
+                              "sweeps per second, all", "against one chain on every core"),
+                             cells))
+
+
 def ab_table(ab):
     """``bench.ab``: a base revision against the working tree, run by run."""
     n, _, k = ab["size"]
@@ -473,6 +493,7 @@ README_TABLES = (
     Table("bench-curve", ("accuracy",), curve_table),
     Table("bench-starts", ("vi",), starts_table),
     Table("bench-lda", ("lda",), lda_table),
+    Table("bench-threads", ("threads",), threads_table),
     Table("bench-ab", ("ab",), ab_table),
 )
 
