@@ -437,7 +437,8 @@ def lda_table(lda):
 def threads_table(threads):
     """``bench.threads``: seconds per sweep at each thread count, and chains side by side."""
     scaling, side = threads["scaling"], threads["side_by_side"]
-    size = f"{scaling['D']:,} × {scaling['V']:,}, K = {scaling['K']}, ε/N = {scaling['epsilon_over_n']:g}"
+    size = (f"{scaling['D']:,} × {scaling['V']:,}, K = {scaling['K']}, "
+            f"ε/N = {scaling['epsilon_over_n']:g}")
     rows = [(r["sweep"], r["threads"], f"{r['seconds']:.3f}", f"{r['speedup']:.2f}×")
             for r in scaling["rows"]]
     cells = [(c["chains"], c["threads"], f"{c['seconds_per_sweep']:.3f}",

@@ -108,14 +108,8 @@ def merged_settings(profile: Path, cuts: Path | None) -> dict:
         if unknown:
             raise ValueError(f"{cuts}: {sorted(unknown)} are not settings of {section!r}")
         settings[section].update(values)
-    check_settings(settings)
-    return settings
-
-
-def check_settings(settings: dict) -> None:
-    """ValueError for settings whose stages could not all run: a fit of a privatized copy that
-    the privacy settings do not make (DVC would stop there, hours into a run)."""
     check_fitted_copies(settings, source="the profile's settings")
+    return settings
 
 
 def _work_tree(path: Path) -> Path:
@@ -204,7 +198,7 @@ def run_stages(work: Path, stages=STAGES, single: bool = False, jobs: int = 1,
     wall seconds of each that ran in the work tree as it finishes (a stage that runs after
     another it needs includes that one's time). With ``jobs`` > 1 or a ``cluster``, the
     stages run several at a time instead (:func:`run_parallel`)."""
-    items = stage_items(_dvc(work, "stage", "list", "--name-only").split(), stages)
+    items = stage_items(pipeline_stages(work), stages)
     if jobs > 1 or cluster:
         run_parallel(work, items, single, jobs, cluster, threads_per_job)
         return
@@ -304,14 +298,18 @@ def stale_outputs(work: Path, paths, up_to_date) -> set[str]:
     return {p for p in paths if owner.get(p) in stale}
 
 
-def _status_once(work: Path):
+def pipeline_stages(work: Path) -> list[str]:
+    """The names of the stages of ``work``'s pipeline at its settings (DVC's order)."""
+    return _dvc(work, "stage", "list", "--name-only").split()
+
+
+def _status_once(work: Path, pipeline: set[str]):
     """``up_to_date(tree, stage)`` from one ``dvc status --json`` of the whole work tree (a
     call per stage costs seconds each, and the lock has over a hundred stages). A stage the
     pipeline no longer has (a lock entry left from other settings, e.g. another profile's
     replicates) is not up to date."""
     changed = set(_dvc_status(work))
-    stages = set(_dvc(work, "stage", "list", "--name-only").split())
-    return lambda tree, stage: stage in stages and stage not in changed
+    return lambda tree, stage: stage in pipeline and stage not in changed
 
 
 def _dvc(work: Path, *args) -> str:
@@ -357,7 +355,9 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     ``pipeline``) and its recorded stage times into ``stage_seconds.json``.
     ``up_to_date(tree, stage)`` asks DVC once for the whole work tree by default, and
     ``pipeline`` is the work tree's stage list by default."""
-    up_to_date = up_to_date or _status_once(work)
+    if pipeline is None:
+        pipeline = set(pipeline_stages(work))
+    up_to_date = up_to_date or _status_once(work, pipeline)
     tables, figure_paths = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
     stale = stale_outputs(work, [*tables, *figure_paths], up_to_date)
     for path in sorted(stale):
@@ -375,8 +375,6 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     checked_out = _checked_out_lock(work)
     fresh = {stage for stage, entry in ((work_lock or {}).get("stages") or {}).items()
              if entry != checked_out.get(stage) and up_to_date(work, stage)}
-    if pipeline is None:
-        pipeline = set(_dvc(work, "stage", "list", "--name-only").split())
     lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), fresh, pipeline)
     atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     figures.mkdir(parents=True, exist_ok=True)

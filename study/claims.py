@@ -110,6 +110,7 @@ from study.score_tables import is_unmasked
 __all__ = [
     "ALMOST_SAME",
     "AS_FAR_AS",
+    "METHOD_LABELS",
     "STATUSES",
     "Cell",
     "Check",
@@ -148,7 +149,8 @@ PARAMS_READ = ("prepare_topics.dataset", "prepare_network.dataset", "vi_benchmar
 
 OURS, NAIVE, NONPRIVATE = "collapsed", "naive", "nonprivate"
 #: how the methods are named in the report
-_LABELS = {OURS: "ours", NAIVE: "naive", NONPRIVATE: "non-private"}
+#: how the tables and the pages name the methods of the score tables
+METHOD_LABELS = {OURS: "ours", NAIVE: "naive", NONPRIVATE: "non-private"}
 ICML = "Schein et al. (ICML 2019)"
 VI = "Schofield et al. (VI)"
 FOULDS = "Foulds et al. (2016)"
@@ -986,7 +988,7 @@ def _icml_fig4(r: _Reader):
     def versus(kind, measure, other, *, higher_is_better, **kw):
         # ours and the naive method are fitted to the same copies: paired by copy
         return kind(cells(OURS, measure), cells(other, measure),
-                    higher_is_better=higher_is_better, names=("ours", _LABELS[other]), **kw)
+                    higher_is_better=higher_is_better, names=("ours", METHOD_LABELS[other]), **kw)
 
     def naive_trend():
         return trend_with_noise({f"ε/N={k:g}": c for k, c in cells(NAIVE, "mae").items()},
@@ -1141,7 +1143,7 @@ def _icml_fig5(r: _Reader):
         # the same copies, so that comparison is paired by copy
         return better(cells(rel, c, OURS, measure, unmasked),
                       cells(rel, c, other, measure, unmasked), higher_is_better=False,
-                      need="most", names=("ours", _LABELS[other]))
+                      need="most", names=("ours", METHOD_LABELS[other]))
 
     def naive_trend(rel, c, unmasked=False):
         return trend_with_noise({f"ε/N={k:g}": v for k, v in

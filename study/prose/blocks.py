@@ -21,6 +21,7 @@ from bench.tables import (
     load_range,
     markdown_table,
 )
+from study.claims import METHOD_LABELS
 from study.prose import Block, load_source
 from study.prose.cells import cells
 from study.score_tables import is_unmasked
@@ -28,8 +29,7 @@ from study.score_tables import is_unmasked
 __all__ = ["BLOCKS"]
 
 #: how the pages write a method of the score tables
-_METHOD = {"collapsed": "ours", "naive": "naive", "nonprivate": "non-private",
-           "collapsed_cavi": "collapsed CAVI"}
+_METHOD = {**METHOD_LABELS, "collapsed_cavi": "collapsed CAVI"}
 
 
 # ---------------------------------------------------------------- formatting
