@@ -37,7 +37,7 @@ import numba
 import numpy as np
 
 from bench import RESULTS, machine, write_results
-from bench.sweep import cpu_model, vi_data
+from bench.sweep import vi_data
 from lpp.inference import GibbsSampler, TopicModel, fit_private
 
 N, K, EPS = 1000, 50, 1.0
@@ -232,7 +232,7 @@ def main(argv):
     chosen = [p for p in parts if p in argv] or list(parts)
     path = RESULTS / "accuracy.json"
     results = json.loads(path.read_text()) if path.exists() and not quick else {}
-    results["machine"] = {**machine(), "cpu_model": cpu_model()}
+    results["machine"] = machine()
     for name in chosen:
         results[name] = parts[name](quick)
         if not quick:  # a later part's failure keeps what this one measured

@@ -30,8 +30,8 @@ import numba
 import numpy as np
 from numba import cuda
 
-from bench import machine, write_results
-from bench.sweep import _median_sweep, cpu_model, text_data
+from bench import cpu_model, machine, write_results
+from bench.sweep import _median_sweep, text_data
 from lpp.formats.files import write_json
 from lpp.inference import GibbsSampler, TopicModel, fit_private
 from lpp.inference.engines.cuda import functions, launch_settings

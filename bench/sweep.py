@@ -46,17 +46,6 @@ from lpp.mechanism import privatize
 _GEN_ROWS = 500
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
 def _generate(n_docs, n_words, k, eps, seed, theta_shape, theta_rate, phi_shape, phi_rate,
               true_counts=None):
     """``theta ~ Gamma(theta_shape, rate theta_rate)``, ``phi`` likewise, ``y ~ Pois(theta phi)``,
@@ -290,7 +279,7 @@ def main(argv):
     chosen = [p for p in PARTS if p in argv] or list(PARTS)
     path = RESULTS / "sweep.json"
     results = json.loads(path.read_text()) if path.exists() and not quick else {}
-    results["machine"] = {**machine(), "cpu_model": cpu_model()}
+    results["machine"] = machine()
     for name in chosen:
         results[name] = PARTS[name](quick)
     if not quick:

@@ -29,7 +29,7 @@ import numpy as np
 
 from bench import machine, write_results
 from bench.floor import FloorKernel
-from bench.sweep import _load, cpu_model, text_data
+from bench.sweep import _load, text_data
 from lpp.inference import GibbsSampler, TopicModel
 
 
@@ -138,7 +138,7 @@ def main(argv=None):
     args.parts = args.parts or ["scaling", "side_by_side"]
     n = args.n or (80 if args.quick else 10_000)
     k = 5 if args.quick else 50
-    out = {"machine": {**machine(), "cpu_model": cpu_model()}}
+    out = {"machine": machine()}
     if "scaling" in args.parts:
         part = out["scaling"] = part_scaling(n, k, rounds=2 if args.quick else 5,
                                              warm=1 if args.quick else 3)

@@ -47,7 +47,7 @@ import numpy as np
 
 from bench import RESULTS, machine, write_results
 from bench.accuracy import _anytime_curve, converged_mae, first_within
-from bench.sweep import _median_sweep, cpu_model, text_data, vi_data
+from bench.sweep import _median_sweep, text_data, vi_data
 from lpp.inference import GibbsSampler, TopicModel
 from lpp.vi import GammaFactor, collapsed_bound, fit_variational
 from study.vi_benchmark import PAPER_NUMBERS
@@ -242,7 +242,7 @@ def main(argv):
     chosen = [p for p in parts if p in argv] or parts
     path = RESULTS / "vi.json"
     results = json.loads(path.read_text()) if path.exists() and not quick else {}
-    results["machine"] = {**machine(), "cpu_model": cpu_model()}
+    results["machine"] = machine()
     results["paper_numbers"] = PAPER_NUMBERS
     collapsed_fit = None
     for name in chosen:

@@ -381,12 +381,36 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     for source in figure_paths:
         if (work / source).exists() and source not in stale:
             shutil.copyfile(work / source, figures / Path(source).name)
-    seconds = recorded_stage_seconds(work, up_to_date)
-    if seconds:
-        times = results / "stage_seconds.json"
-        record = json.loads(times.read_text()) if times.exists() else {}
-        record.setdefault("stages", {}).update(seconds)
-        times.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    collect_stage_seconds(results / "stage_seconds.json",
+                          recorded_stage_seconds(work, up_to_date), lock["stages"], work)
+
+
+def collect_stage_seconds(path: Path, seconds: dict[str, float], described, work: Path) -> None:
+    """Merge a run's stage times into the committed record at ``path``, keeping the times of
+    the stages ``described`` (those of the collected ``dvc.lock``) and nothing else: a time of a
+    stage the lock no longer records, or any other note of an earlier run, would describe no
+    committed output. The record names the machine that collects (where the stages ran, unless
+    on a ``--cluster``) and the work tree's revision (:func:`run_machine`)."""
+    earlier = json.loads(path.read_text()).get("stages", {}) if path.exists() else {}
+    kept = {stage: t for stage, t in {**earlier, **seconds}.items() if stage in described}
+    if not kept and not path.exists():
+        return
+    record = {"machine": run_machine(work), "stages": kept}
+    atomic_write_bytes(path, (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode())
+
+
+def run_machine(work: Path) -> dict:
+    """This machine as the benchmarks record it (``bench.machine``: cores, CPU model,
+    library versions), less the numba thread count (each stage sets its own), with the
+    revision of the work tree's code instead of this checkout's."""
+    if str(ROOT) not in sys.path:  # bench/ is beside profiles/, not an installed package
+        sys.path.insert(0, str(ROOT))
+    from bench import code_revision, machine
+
+    record = machine()
+    record.pop("numba_threads")
+    record["revision"] = code_revision(work)
+    return record
 
 
 def _checked_out_lock(work: Path) -> dict:

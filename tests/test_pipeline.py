@@ -11,6 +11,7 @@ import ast
 import importlib.util
 import json
 import shlex
+import subprocess
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -672,6 +673,40 @@ def test_the_paper_run_times_each_fit_and_keeps_the_times_of_a_killed_run(tmp_pa
         "infer_private_topics@collapsed-1.0-0": 12.5}
     assert runner.recorded_stage_seconds(work, lambda tree, stage: True)["report_topics"] == 4.0
     assert runner.recorded_stage_seconds(tmp_path / "elsewhere", lambda tree, stage: True) == {}
+
+
+def test_the_collected_stage_times_describe_only_the_stages_of_the_lock(tmp_path):
+    """The committed stage times keep the stages the collected lock records (a rerun's new
+    times replacing the earlier ones), drop the rest and any other note of an earlier run, and
+    name the machine and the work tree's revision."""
+    runner = _profile_runner()
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    (work / "lpp").mkdir()
+    (work / "lpp" / "code.py").write_text("x = 1\n")
+    subprocess.run(["git", "add", "."], cwd=work, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"],
+                   cwd=work, check=True)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    times = tmp_path / "stage_seconds.json"
+    times.write_text(json.dumps({"note": "an earlier run on another machine",
+                                 "stages": {"fit@a": 10.0, "fit@b": 20.0, "gone@x": 5.0}}))
+    runner.collect_stage_seconds(times, {"fit@a": 11.5}, {"fit@a": {}, "fit@b": {}}, work)
+    record = json.loads(times.read_text())
+    assert set(record) == {"machine", "stages"}
+    assert record["stages"] == {"fit@a": 11.5, "fit@b": 20.0}
+    assert record["machine"]["revision"] == commit
+    assert "numba_threads" not in record["machine"] and record["machine"]["cpu_count"] >= 1
+    (work / "lpp" / "code.py").write_text("x = 2\n")
+    runner.collect_stage_seconds(times, {}, {"fit@a": {}}, work)
+    record = json.loads(times.read_text())
+    assert record["stages"] == {"fit@a": 11.5}
+    assert record["machine"]["revision"] == commit + "+changes"
+    # nothing recorded and nothing to record: no file is made
+    runner.collect_stage_seconds(tmp_path / "none.json", {"gone@x": 1.0}, {"fit@a": {}}, work)
+    assert not (tmp_path / "none.json").exists()
 
 
 def test_the_paper_run_times_only_the_stages_dvc_reran(tmp_path, monkeypatch):

@@ -573,6 +573,114 @@ def distributed_tables(root: Path) -> str:
             "10⁴ words, one worker per machine:\n\n" + predicted)
 
 
+# ---------------------------------------------------------------- the paper-scale run
+
+PAPER_RUN = ("results/paper/params.yaml", "results/paper/stage_seconds.json")
+
+#: the studies of the paper profile, each with the stages (names before ``@``) it runs
+_RUN_STUDIES = (
+    ("preparing and privatizing the data", ("prepare_topics", "prepare_network",
+                                            "prepare_network_rows_cols", "privatize")),
+    ("topics, MCMC", ("infer_private_topics", "infer_nonprivate_topics")),
+    ("topics, variational", ("infer_vi_topics",)),
+    ("topics, scoring", ("report_topics",)),
+    ("network, three designs", ("infer_private_network", "infer_nonprivate_network",
+                                "infer_private_network_rows_cols",
+                                "infer_nonprivate_network_rows_cols",
+                                "infer_private_network_unmasked",
+                                "infer_nonprivate_network_unmasked")),
+    ("network, scoring", ("report_network", "report_network_rows_cols")),
+    ("convergence diagnosis", ("diagnose", "infer_private_chains_topics",
+                               "infer_nonprivate_chains_topics", "infer_private_chains_network")),
+    ("synthetic figures and the VI paper", ("synthetic_communities", "synthetic_topics",
+                                            "appendix_two_geometric", "vi_synthetic",
+                                            "vi_benchmark")),
+    ("Foulds et al.", ("prepare_events", "central_beta_bernoulli", "central_hmm",
+                       "central_runtime")),
+    ("claims", ("claims",)),
+)
+
+
+def _stage_base(stage: str) -> str:
+    return re.split(r"[@ (]", stage, maxsplit=1)[0]
+
+
+def _copies(n: int) -> str:
+    return f"{n} privatized {'copy' if n == 1 else 'copies'}"
+
+
+def _chains(section: dict, chains_key: str = "n_chains") -> str:
+    return (f"{section.get(chains_key, 1)} × {section['n_iter']:,} sweeps (burn-in "
+            f"{section['burn_in']:,}, thin {section['thin']})")
+
+
+def _run_settings(params: dict) -> dict[str, str]:
+    """What each study of :data:`_RUN_STUDIES` ran, in words, from the run's settings."""
+    privacy, topics, network = params["privacy"], params["topics"], params["network"]
+    levels = " / ".join(f"{x:g}" for x in privacy["levels"])
+    made = len(privacy.get("replicates", [0]))
+    copies = len(topics.get("replicates", privacy.get("replicates", [0])))
+    vi = params.get("vi_topics", {})
+    synthetic = params.get("synthetic_communities", {})
+    words = {
+        "preparing and privatizing the data": (
+            f"{_copies(made)} of each data set at ε/N = {levels}"),
+        "topics, MCMC": (
+            f"K = {topics['K']}; {_copies(copies)} per level, ours and naive: "
+            f"{_chains(topics)} per fit; non-private: {topics.get('nonprivate_chains', 1)} "
+            "chains"),
+        "topics, variational": (
+            f"{', '.join(_METHOD.get(m, m) for m in vi.get('methods', []))} on "
+            f"{_copies(len(vi.get('replicates', [0])))} per level"),
+        "network, three designs": (
+            f"C = {', '.join(map(str, network['C']))}; "
+            f"{_copies(len(network.get('replicates', privacy.get('replicates', [0]))))} per "
+            f"level, ours and naive: {_chains(network)} per fit; non-private: "
+            f"{network.get('nonprivate_chains', 1)} chains"),
+    }
+    if synthetic:
+        words["synthetic figures and the VI paper"] = (
+            f"Fig. 1: {synthetic['n_iter']:,} sweeps; Fig. 3: "
+            f"{params['synthetic_topics']['n_iter']:,} sweeps × "
+            f"{len(params['synthetic_topics']['seeds'])} seeds; the VI benchmark")
+    hmm = params.get("central_hmm")
+    if hmm:
+        words["Foulds et al."] = (f"{hmm['n_splits']} held-out splits × "
+                                  f"{len(hmm['epsilons'])} ε, {hmm['n_iter']} sweeps")
+    return words
+
+
+def paper_run_table(root: Path) -> str:
+    """The paper profile's last run: where and at which commit it ran, what each study ran
+    and its stages' wall hours (``results/paper/stage_seconds.json``, ``params.yaml``)."""
+    params = load_source(PAPER_RUN[0], root)
+    record = load_source(PAPER_RUN[1], root)
+    seconds = record["stages"]
+    words = _run_settings(params)
+    rows, placed = [], set()
+    for study, bases in _RUN_STUDIES:
+        stages = [s for s in seconds if _stage_base(s) in bases]
+        placed.update(stages)
+        if stages:
+            rows.append((study, words.get(study, "—"), len(stages),
+                         f"{sum(seconds[s] for s in stages) / 3600:.1f}"))
+    unplaced = sorted(set(seconds) - placed)
+    if unplaced:
+        raise ValueError(f"{PAPER_RUN[1]}: stages of no study of the run table: {unplaced} "
+                         "(name them in study.prose.blocks._RUN_STUDIES)")
+    machine = record.get("machine")
+    if machine:
+        revision = machine["revision"]
+        where = (f"Made at commit `{revision[:7]}{revision[40:]}` on {machine['cpu_count']} "
+                 f"cores ({machine['cpu_model']})")
+    else:
+        where = "Made by runs whose machine and commit the record does not name"
+    total = sum(seconds.values()) / 3600
+    title = (f"{where}; {total:.1f} hours of stage wall time in all ({len(seconds)} stages; "
+             "stages that ran side by side each count their own time)")
+    return title + "\n\n" + markdown_table(("study", "what ran", "stages", "stage hours"), rows)
+
+
 # ---------------------------------------------------------------- the benchmarks' page
 
 BENCH_README = "bench/README.md"
@@ -640,6 +748,7 @@ BLOCKS = (
               ("heldout_mae", False, 2, "Held-out MAE under the paper's reading"),))),
     Block("topics-paper", ("docs/paper_scale.md",), ("results/paper/eval/enron_topics.csv",),
           topics_block("results/paper/eval/enron_topics.csv")),
+    Block("paper-run", ("docs/paper_scale.md",), PAPER_RUN, paper_run_table),
     Block("speed", ("docs/scale_out.md",), ("bench/results/sweep.json",), speed_table),
     Block("distributed", ("docs/scale_out.md",), ("bench/results/distributed.json",),
           distributed_tables),

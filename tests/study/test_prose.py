@@ -239,3 +239,39 @@ def test_a_page_that_lost_its_markers_is_reported_not_rewritten(tmp_path):
     assert render_blocks([block], root) == []
     assert "has no block <!-- scores -->" in block_problems(block, root)[0]
     assert len(problems([block], [], root)) == 1
+
+
+def _paper_run(tmp_path, stages, machine=None):
+    import shutil
+
+    from study.prose import ROOT
+
+    (tmp_path / "results" / "paper").mkdir(parents=True)
+    shutil.copyfile(ROOT / "profiles" / "paper.yaml", tmp_path / "results/paper/params.yaml")
+    record = {"stages": stages, **({"machine": machine} if machine else {})}
+    (tmp_path / "results/paper/stage_seconds.json").write_text(json.dumps(record))
+    return tmp_path
+
+
+def test_the_paper_run_table_names_the_commit_and_sums_each_study(tmp_path):
+    from study.prose.blocks import paper_run_table
+
+    machine = {"revision": "a" * 40, "cpu_count": 16, "cpu_model": "Some CPU"}
+    root = _paper_run(tmp_path, {"infer_private_topics@collapsed-1.0-0": 3600.0,
+                                 "infer_nonprivate_topics": 1800.0, "claims": 36.0}, machine)
+    text = paper_run_table(root)
+    assert text.startswith("Made at commit `aaaaaaa` on 16 cores (Some CPU); 1.5 hours")
+    assert "(3 stages;" in text
+    row = next(line for line in text.splitlines() if line.startswith("| topics, MCMC"))
+    assert "K = 50;" in row and "per fit; non-private:" in row and row.endswith("| 2 | 1.5 |")
+    changed = _paper_run(tmp_path / "changed", {"claims": 36.0},
+                         {**machine, "revision": "b" * 40 + "+changes"})
+    assert paper_run_table(changed).startswith("Made at commit `bbbbbbb+changes`")
+
+
+def test_the_paper_run_table_refuses_a_stage_of_no_study(tmp_path):
+    from study.prose.blocks import paper_run_table
+
+    root = _paper_run(tmp_path, {"infer_something_new@x": 1.0})
+    with pytest.raises(ValueError, match=r"infer_something_new@x.*_RUN_STUDIES"):
+        paper_run_table(root)
