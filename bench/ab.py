@@ -1,15 +1,17 @@
 """Two versions of the sampler side by side: seconds per sweep of a base revision and of the
 working tree, on the same data, in alternating runs (so drift of a shared machine hits both).
 
-    python -m bench.ab [--base REV] [--rounds R] [--cases A,B] [--n N] [--quick]
+    python -m bench.ab [--base REV] [--rounds R] [--cases A,B] [--n N] [--out PATH] [--quick]
 
 Each run is a fresh interpreter with one numba thread that imports ``lpp`` from its version's
 tree (the base is exported with ``git archive`` to a temporary folder), builds the chain, warms it
 up (compilation excluded) and times sweeps. Cases: text-like data (N x N, by default 1000 x 1000,
 K = 50, eps/N = 1 and 3; the sparse engine), the naive method on it (the known-counts engine) and
 the VI paper's dense data (K = 50, eps/N = 1), plus the dense collapsed and the Bessel sweeps on
-the text-like data. Prints the median of each version and the
-ratio working / base (below 1: faster); writes ``bench/results/ab.json``.
+the text-like data, and on a machine with a GPU the CUDA collapsed and naive sweeps (each sweep
+synchronised before its time is read; e.g. ``--cases "text eps/N=1 cuda" --n 10000`` against
+the revision of an earlier ``bench/results/gpu.json``). Prints the median of each version and
+the ratio working / base (below 1: faster); writes ``bench/results/ab.json``.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import machine, write_results
+from bench import machine, write_json, write_results
 from bench.sweep import text_data, vi_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +39,11 @@ CASES = {
     "VI data eps/N=1": (vi_data, 1.0, {}),
     "text eps/N=1 dense": (text_data, 1.0, {"sparse": False}),
     "text eps/N=1 bessel": (text_data, 1.0, {"method": "bessel"}),
+    "text eps/N=1 cuda": (text_data, 1.0, {"device": "cuda"}),
+    "text eps/N=1 naive cuda": (text_data, 1.0, {"method": "naive", "device": "cuda"}),
 }
+#: the cases run unless ``--cases`` names others: those that need no GPU
+CPU_CASES = [name for name, (_, _, opts) in CASES.items() if "device" not in opts]
 
 _CHILD = r"""
 import inspect, json, sys, time
@@ -48,12 +54,18 @@ opts = json.loads(sys.argv[2]); n_warm, n_timed, k = int(sys.argv[3]), int(sys.a
 key = "rng" if "rng" in inspect.signature(GibbsSampler.private).parameters else "seed"
 sampler = GibbsSampler.private(data["y_tilde"], float(data["alpha"]), TopicModel(k),
                                **{key: 1}, **opts)
+if opts.get("device") == "cuda":
+    from numba import cuda
+    finish = cuda.synchronize   # a launch returns before the device has done its work
+else:
+    finish = lambda: None
 for _ in range(n_warm):
     sampler.sweep()
+finish()
 times = []
 for _ in range(n_timed):
-    t0 = time.perf_counter(); sampler.sweep(); times.append(time.perf_counter() - t0)
-print(json.dumps({"median": float(np.median(times)), "engine": sampler.engine}))
+    t0 = time.perf_counter(); sampler.sweep(); finish(); times.append(time.perf_counter() - t0)
+print(json.dumps({"median": float(np.median(times)), "engine": str(sampler.engine)}))
 """
 
 
@@ -75,10 +87,10 @@ def _run(tree: Path, data: Path, opts: dict, n_warm: int, n_timed: int, k: int) 
 
 
 def main(base: str = "HEAD", rounds: int = 3, quick: bool = False, cases=None,
-         n: int = 1000) -> dict:
+         n: int = 1000, out: str | None = None) -> dict:
     n, k = (200, 10) if quick else (n, 50)
     n_warm, n_timed = (1, 2) if quick else (3, 10)
-    names = list(CASES)[:1] if quick else (cases or list(CASES))
+    names = cases or (CPU_CASES[:1] if quick else CPU_CASES)
     unknown = set(names) - set(CASES)
     if unknown:
         raise ValueError(f"unknown cases {sorted(unknown)}; choose from {list(CASES)}")
@@ -109,7 +121,10 @@ def main(base: str = "HEAD", rounds: int = 3, quick: bool = False, cases=None,
     result = {"machine": machine(), "base": base, "size": [n, n, k], "rounds": rounds,
               "rows": rows}
     if not quick:
-        write_results("ab", result)
+        if out:
+            write_json(Path(out), result)
+        else:
+            write_results("ab", result)
     return result
 
 
@@ -118,8 +133,11 @@ if __name__ == "__main__":
     parser.add_argument("--base", default="HEAD", help="git revision to compare with")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--cases", help="comma-separated case names (default: all)")
+    parser.add_argument("--cases", help="comma-separated case names (default: all but the "
+                        "CUDA ones)")
     parser.add_argument("--n", type=int, default=1000, help="rows and columns of the data")
+    parser.add_argument("--out", default=None,
+                        help="write the results here instead of bench/results/ab.json")
     args = parser.parse_args()
     main(args.base, args.rounds, args.quick, args.cases.split(",") if args.cases else None,
-         args.n)
+         args.n, args.out)
