@@ -372,9 +372,11 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     atomic_write_bytes(results / "params.yaml",
                        (PARAMS_HEADER + (work / "params.yaml").read_text()).encode())
     work_lock = _read_yaml(work / "dvc.lock")
-    checked_out = _checked_out_lock(work)
-    fresh = {stage for stage, entry in ((work_lock or {}).get("stages") or {}).items()
-             if entry != checked_out.get(stage) and up_to_date(work, stage)}
+    # every entry that is up to date describes the work tree's outputs, the collected tables
+    # among them: also one the work tree's commit already recorded (a stage whose settings are
+    # the same in both profiles), which the run's other entries read
+    fresh = {stage for stage in ((work_lock or {}).get("stages") or {})
+             if up_to_date(work, stage)}
     lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), fresh, pipeline)
     atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     figures.mkdir(parents=True, exist_ok=True)
@@ -411,17 +413,6 @@ def run_machine(work: Path) -> dict:
     record.pop("numba_threads")
     record["revision"] = code_revision(work)
     return record
-
-
-def _checked_out_lock(work: Path) -> dict:
-    """The stages of the ``dvc.lock`` committed at the work tree's commit (the quick profile's):
-    an entry still equal to it was not made by a run in the work tree, so it does not describe
-    what is collected (its outputs are the quick profile's where both profiles agree)."""
-    shown = subprocess.run(["git", "show", "HEAD:dvc.lock"], cwd=work, capture_output=True,
-                           text=True)
-    if shown.returncode != 0:
-        return {}
-    return (yaml.safe_load(shown.stdout) or {}).get("stages") or {}
 
 
 def _read_yaml(path: Path):

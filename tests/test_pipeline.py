@@ -675,6 +675,31 @@ def test_the_paper_run_times_each_fit_and_keeps_the_times_of_a_killed_run(tmp_pa
     assert runner.recorded_stage_seconds(tmp_path / "elsewhere", lambda tree, stage: True) == {}
 
 
+def test_the_paper_run_collects_an_up_to_date_entry_its_commit_already_recorded(tmp_path):
+    """A stage whose settings are the same in both profiles (the network's preparation, say)
+    is up to date in the work tree with the entry its commit's dvc.lock records: that entry
+    describes the data the run's other stages read, so it replaces an earlier run's entry."""
+    runner = _profile_runner()
+    work, results = tmp_path / "work", tmp_path / "results"
+    work.mkdir()
+    results.mkdir()
+    (work / "params.yaml").write_text(yaml.safe_dump({"prepare_topics": {"dataset": "enron"},
+                                                      "prepare_network": {"dataset": "enron"}}))
+    entry = {"cmd": "prepare", "outs": [{"path": "data/prepared/network", "md5": "new"}]}
+    lock = {"schema": "2.0", "stages": {"prepare_network": entry}}
+    (work / "dvc.lock").write_text(yaml.safe_dump(lock))
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    subprocess.run(["git", "add", "dvc.lock"], cwd=work, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"],
+                   cwd=work, check=True)
+    (results / "dvc.lock").write_text(yaml.safe_dump(
+        {"schema": "2.0", "stages": {"prepare_network": {"cmd": "an earlier run's"}}}))
+    runner.collect(work, results, tmp_path / "figures", up_to_date=lambda tree, stage: True,
+                   pipeline={"prepare_network"})
+    assert yaml.safe_load((results / "dvc.lock").read_text())["stages"] == {
+        "prepare_network": entry}
+
+
 def test_the_collected_stage_times_describe_only_the_stages_of_the_lock(tmp_path):
     """The committed stage times keep the stages the collected lock records (a rerun's new
     times replacing the earlier ones), drop the rest and any other note of an earlier run, and
