@@ -14,7 +14,8 @@ reads a lock beside the committed files and reports where the two disagree:
    its files). Files that are not pipeline outputs are listed in :data:`QUICK_NOT_OUTPUTS` and
    :data:`PAPER_NOT_OUTPUTS`, each with its reason.
 2. **Entries.** Every entry of the lock is a stage of the pipeline (``dvc.yaml`` at the
-   profile's settings) and describes something committed: one of its outputs is committed, or
+   profile's settings; for the paper profile, ``dvc.yaml`` as committed at the commit of check
+   3 with the settings the run recorded) and describes something committed: one of its outputs is committed, or
    a stage whose entry describes something committed read one of its outputs. Outputs kept
    only in DVC's cache (the fits, the private data, the executed notebooks; git-ignored) are
    accounted for this way, through the stages that read them; where a stage names such an
@@ -88,6 +89,10 @@ class Layout:
     copies : dict or None
         Lock path -> committed path of the outputs that are copied out of another work tree;
         None: the outputs are committed where the lock names them.
+    pipeline_at_code_commit : bool
+        Whether the stages are those of ``dvc.yaml`` as committed at the commit whose code the
+        lock records (a run made at a commit named for good, whatever changes after it),
+        rather than of the work tree's ``dvc.yaml``.
     """
 
     name: str
@@ -96,6 +101,7 @@ class Layout:
     not_outputs: tuple[tuple[str, str], ...]
     settings: dict
     copies: dict[str, str] | None = None
+    pipeline_at_code_commit: bool = False
 
     def committed_path(self, out: str) -> str | None:
         """Where the output ``out`` of the lock would be committed (None: nowhere)."""
@@ -367,20 +373,31 @@ def _recorded(lock: Path, stage: str, item) -> Recorded:
     return Recorded(stage, item["path"], item.get("md5"))
 
 
-def pipeline_stages(repo: Path, settings: dict, profile: str) -> set[str]:
-    """The stage names of ``repo``'s ``dvc.yaml`` rendered by DVC with ``settings`` (the
-    ``profile``'s) as its ``params.yaml``, matrix and foreach stages expanded, in a scratch
-    copy (the repository's own lock and settings are left alone)."""
+def pipeline_stages(repo: Path, settings: dict, profile: str,
+                    commit: str | None = None) -> set[str]:
+    """The stage names of ``repo``'s ``dvc.yaml`` (as committed at ``commit``, when given)
+    rendered by DVC with ``settings`` (the ``profile``'s) as its ``params.yaml``, matrix and
+    foreach stages expanded, in a scratch copy (the repository's own lock and settings are
+    left alone)."""
     from dvc.repo import Repo
 
     dvc_yaml = repo / "dvc.yaml"
-    if not dvc_yaml.is_file():
+    if commit is not None:
+        dvc_yaml = f"{commit[:12]}:dvc.yaml"
+        shown = subprocess.run(["git", "show", dvc_yaml], cwd=repo, capture_output=True,
+                               text=True)
+        if shown.returncode != 0:
+            raise ValueError(f"{dvc_yaml}: no pipeline file at that commit")
+        text = shown.stdout
+    elif not dvc_yaml.is_file():
         raise ValueError(f"{dvc_yaml}: no pipeline file")
+    else:
+        text = dvc_yaml.read_text()
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         (work / ".dvc").mkdir()
         (work / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
-        (work / "dvc.yaml").write_text(dvc_yaml.read_text())
+        (work / "dvc.yaml").write_text(text)
         (work / "params.yaml").write_text(yaml.safe_dump(settings or {}, sort_keys=False))
         try:
             with Repo(str(work)) as dvc_repo:
@@ -432,12 +449,17 @@ def _committed_under(path: str, tracked: set[str]) -> list[str]:
     return sorted(f for f in tracked if f.startswith(path + "/"))
 
 
-def check_entries(repo: Path, layout: Layout, entries, committed: dict[str, str]):
+def check_entries(repo: Path, layout: Layout, entries, committed: dict[str, str],
+                  code_commit: str | None = None):
     """Check 2: every entry is a stage of the pipeline and describes something committed
-    (:func:`live_stages`); in the quick profile, every output not committed is git-ignored."""
-    stages = pipeline_stages(repo, layout.settings, layout.name)
+    (:func:`live_stages`); in the quick profile, every output not committed is git-ignored.
+    The pipeline is ``dvc.yaml`` at ``code_commit`` where the layout asks for it
+    (:attr:`Layout.pipeline_at_code_commit`) and a commit matched, else the work tree's."""
+    at = code_commit if layout.pipeline_at_code_commit else None
+    stages = pipeline_stages(repo, layout.settings, layout.name, at)
+    where = f"dvc.yaml at {at[:7]}" if at else "dvc.yaml"
     violations = [Violation(f"{layout.lock}: {stage}", "no such stage in the pipeline "
-                            f"(dvc.yaml at the {layout.name} profile's settings)")
+                            f"({where} at the {layout.name} profile's settings)")
                   for stage in entries if stage not in stages]
     current = {stage: entry for stage, entry in entries.items() if stage in stages}
     live, mismatches = live_stages(current, committed)
@@ -588,14 +610,14 @@ def check_provenance(repo: Path, layout: Layout) -> Report:
     entries = read_lock(repo / layout.lock)
     tracked = tracked_files(repo)
     violations, committed, files_checked = check_outputs(repo, layout, entries, tracked)
-    violations += check_entries(repo, layout, entries, committed)
     wanted = source_dependencies(entries)
     unmade = unmade_outputs(repo, wanted)
+    wanted = {pair: stages for pair, stages in wanted.items() if pair not in unmade}
+    match, newest, at_closest = find_code_commit(repo, wanted)
+    violations += check_entries(repo, layout, entries, committed, match.commit)
     violations += [Violation(f"{layout.lock}: {path}", f"read by {_stage_list(stages)}, but no "
                              "entry makes it (a git-ignored pipeline output, not code)")
                    for (path, _), stages in sorted(unmade.items())]
-    wanted = {pair: stages for pair, stages in wanted.items() if pair not in unmade}
-    match, newest, at_closest = find_code_commit(repo, wanted)
     violations += code_violations(repo, layout, wanted, match, newest, at_closest)
     return Report(layout, files_checked, len(committed), len(entries), match, violations)
 
@@ -613,20 +635,21 @@ def quick_layout(repo: Path = ROOT) -> Layout:
 
 def paper_layout(repo: Path = ROOT) -> Layout:
     """The paper profile: ``results/paper/dvc.lock``, its outputs copied to ``results/paper``
-    and ``figures/paper`` as ``profiles/run.py`` copies them, its stages those of the profile
-    that runner runs (``profiles/paper.yaml`` with ``profiles/paper_cuts.yaml``)."""
+    and ``figures/paper`` as ``profiles/run.py`` copies them, its stages those of ``dvc.yaml``
+    at the commit whose code the lock records, with the settings the run recorded
+    (``results/paper/params.yaml``): the check holds whatever the pipeline or the profiles
+    become after the run."""
     repo = Path(repo)
     runner = _profile_runner(repo)
     recorded = repo / "results" / "paper" / "params.yaml"
     if not recorded.is_file():
         raise ValueError(f"{recorded}: no settings of a paper-scale run")
-    tables, figures = runner.collected_paths(yaml.safe_load(recorded.read_text()))
+    settings = yaml.safe_load(recorded.read_text()) or {}
+    tables, figures = runner.collected_paths(settings)
     copies = {source: f"results/paper/{target}" for source, target in tables.items()}
     copies.update({source: f"figures/paper/{Path(source).name}" for source in figures})
-    settings = runner.merged_settings(repo / "profiles" / "paper.yaml",
-                                      repo / "profiles" / "paper_cuts.yaml")
     return Layout("paper", "results/paper/dvc.lock", ("results/paper", "figures/paper"),
-                  PAPER_NOT_OUTPUTS, settings, copies)
+                  PAPER_NOT_OUTPUTS, settings, copies, pipeline_at_code_commit=True)
 
 
 def _profile_runner(repo: Path):

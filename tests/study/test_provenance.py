@@ -207,6 +207,19 @@ def test_code_of_an_earlier_commit_is_found_and_named(toy):
     assert "HEAD's differs in code, code/step.py" in pv.format_report(report, toy)
 
 
+def test_a_run_at_a_named_commit_is_checked_against_that_commits_pipeline(toy):
+    """A lock made at an earlier commit stays valid when the pipeline changes after it: with
+    ``pipeline_at_code_commit`` its entries are the stages of dvc.yaml at the commit whose
+    code it records, not of the work tree's."""
+    commit(toy, {"code/step.py": "print('step, version 2')\n",
+                 "dvc.yaml": PIPELINE.replace("  report:", "  summary:")}, "a stage renamed")
+    assert "dvc.lock: report" in where(check(toy))        # against today's pipeline
+    layout = toy_layout(toy)
+    named = pv.Layout(**{**layout.__dict__, "pipeline_at_code_commit": True})
+    report = pv.check_provenance(toy, named)
+    assert report.ok, report.violations
+
+
 def test_code_of_two_commits_names_where_each_version_is(toy):
     first = git(toy, "rev-parse", "HEAD")
     newer = {**CODE, "code/step.py": "print('step, version 2')\n"}
