@@ -1,7 +1,8 @@
 """Two versions of the sampler side by side: seconds per sweep of a base revision and of the
 working tree, on the same data, in alternating runs (so drift of a shared machine hits both).
 
-    python -m bench.ab [--base REV] [--rounds R] [--cases A,B] [--n N] [--out PATH] [--quick]
+    python -m bench.ab [--base REV] [--base-tree DIR] [--rounds R] [--cases A,B] [--n N]
+                       [--out PATH] [--quick]
 
 Each run is a fresh interpreter with one numba thread that imports ``lpp`` from its version's
 tree (the base is exported with ``git archive`` to a temporary folder), builds the chain, warms it
@@ -79,7 +80,10 @@ def _export(rev: str, into: Path) -> Path:
 
 
 def _run(tree: Path, data: Path, opts: dict, n_warm: int, n_timed: int, k: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree), "NUMBA_NUM_THREADS": "1"}
+    # the version's tree first; what the caller's path held after it (e.g. a --target install
+    # of numba-cuda on a GPU machine)
+    path = os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "NUMBA_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", _CHILD, str(data), json.dumps(opts),
                           str(n_warm), str(n_timed), str(k)],
                          env=env, cwd=tree, capture_output=True, text=True, check=True)
@@ -87,7 +91,7 @@ def _run(tree: Path, data: Path, opts: dict, n_warm: int, n_timed: int, k: int) 
 
 
 def main(base: str = "HEAD", rounds: int = 3, quick: bool = False, cases=None,
-         n: int = 1000, out: str | None = None) -> dict:
+         n: int = 1000, out: str | None = None, base_tree: str | None = None) -> dict:
     n, k = (200, 10) if quick else (n, 50)
     n_warm, n_timed = (1, 2) if quick else (3, 10)
     names = cases or (CPU_CASES[:1] if quick else CPU_CASES)
@@ -99,7 +103,12 @@ def main(base: str = "HEAD", rounds: int = 3, quick: bool = False, cases=None,
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        base_tree = _export(base, tmp)
+        if base_tree is None:
+            base_tree = _export(base, tmp)
+        else:
+            base_tree = Path(base_tree).resolve()
+            if not (base_tree / "lpp" / "__init__.py").is_file():
+                raise ValueError(f"--base-tree {base_tree}: no lpp package in it")
         for name, (make, eps, opts) in cases.items():
             y_tilde, alpha, *_ = make(n, k, eps)
             data = tmp / "data.npz"
@@ -138,6 +147,10 @@ if __name__ == "__main__":
     parser.add_argument("--n", type=int, default=1000, help="rows and columns of the data")
     parser.add_argument("--out", default=None,
                         help="write the results here instead of bench/results/ab.json")
+    parser.add_argument("--base-tree", default=None,
+                        help="a folder holding the base's lpp package, exported beforehand "
+                             "(where the checkout has no git history, e.g. a copy of the work "
+                             "tree on another machine); --base then only labels it")
     args = parser.parse_args()
     main(args.base, args.rounds, args.quick, args.cases.split(",") if args.cases else None,
-         args.n, args.out)
+         args.n, args.out, args.base_tree)
