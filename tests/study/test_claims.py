@@ -466,6 +466,14 @@ def test_every_claim_names_its_figure_and_the_files_it_read(tmp_path):
     assert reads["icml.fig5.C10.rows_cols.heldout_ours_beats_naive"] == (
         (root / "eval" / "enron_network_rows_cols.csv").as_posix(),)
     assert reads["vi.appE.vi_mae"][0] == (root / "vi" / "benchmark.csv").as_posix()
+    # the report names them relative to its results folder, so that it stays right where it
+    # is copied with its tables (the paper profile's report is made in another work tree)
+    md, _ = write_claims(root, root)
+    text = md.read_text()
+    assert "from the tables of that folder, where it writes this report" in text
+    assert "| `vi/benchmark.csv` |" in text and root.as_posix() + "/" not in text
+    elsewhere, _ = write_claims(root, tmp_path / "out")
+    assert f"from the tables of `{root.as_posix()}/`" in elsewhere.read_text()
 
 
 def test_the_paper_scale_claims_read_only_results_paper():
