@@ -12,6 +12,7 @@ import importlib.util
 import json
 import shlex
 import subprocess
+import sys
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -698,6 +699,30 @@ def test_the_paper_run_collects_an_up_to_date_entry_its_commit_already_recorded(
                    pipeline={"prepare_network"})
     assert yaml.safe_load((results / "dvc.lock").read_text())["stages"] == {
         "prepare_network": entry}
+
+
+def test_the_work_tree_links_its_outputs_to_the_cache_unless_told_otherwise(tmp_path):
+    """A copy of every output beside the cache would hold the paper profile's fits twice: the
+    runner sets a linking cache type in the work tree's local config, once, and keeps one the
+    user set there."""
+    runner = _profile_runner()
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    dvc = [sys.executable, "-m", "dvc"]
+    subprocess.run([*dvc, "init", "-q"], cwd=work, check=True)
+
+    def cache_type():
+        return subprocess.run([*dvc, "config", "--local", "cache.type"], cwd=work,
+                              capture_output=True, text=True).stdout.strip()
+
+    runner.link_cache(work)
+    assert cache_type() == runner.CACHE_TYPE == "reflink,hardlink,copy"
+    assert "config.local" not in subprocess.run(["git", "status", "--porcelain"], cwd=work,
+                                                capture_output=True, text=True).stdout
+    subprocess.run([*dvc, "config", "--local", "cache.type", "copy"], cwd=work, check=True)
+    runner.link_cache(work)
+    assert cache_type() == "copy"
 
 
 def test_the_collected_stage_times_describe_only_the_stages_of_the_lock(tmp_path):
