@@ -122,7 +122,8 @@ def _work_tree(path: Path) -> Path:
 
 #: how the work tree's DVC cache gives back its outputs: a link where the file system allows
 #: one. DVC's default copies, which holds every output twice: a topic fit at the paper's scale
-#: is 2.2 GB, and the profile's fits with their copies outgrew a 250 GB disk's free space.
+#: is 2.2 GB, and the profile's fits with their copies would outgrow the free space of the
+#: 250 GB disk it was first run on.
 #: The stages never edit an output in place (DVC removes them before a stage runs), so a link
 #: cannot change what the cache holds.
 CACHE_TYPE = "reflink,hardlink,copy"
