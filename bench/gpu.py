@@ -206,7 +206,7 @@ def main(argv=None):
 
     repro = reproducibility(8 if quick else 2000, k, 3 if quick else 20)
     out = {"D": n, "V": n, "K": k, "data": "text-like (bench.sweep.text_data)",
-           "device": device_name, "cpu": cpu_model(), **machine(),
+           "device": device_name, **machine(),
            "compile_seconds": compile_seconds, "device_memory_peak_bytes": peak,
            "fit": fit_record, "reproducibility": repro, "rows": rows}
     cols = ("cpu_collapsed", "cuda_floor", "cuda_collapsed", "cuda_naive", "cuda_nonprivate")

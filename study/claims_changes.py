@@ -90,11 +90,8 @@ def counts(record: dict) -> dict[str, int]:
 
 
 def _support(claim: dict) -> str:
-    parts = []
-    for key, unit in (("chains", "chain"), ("copies", "copy")):
-        n = claim.get(key)
-        if n:
-            parts.append(f"{n} {unit if n == 1 else ('copies' if unit == 'copy' else 'chains')}")
+    parts = [f"{claim[key]} {one if claim[key] == 1 else key}"
+             for key, one in (("chains", "chain"), ("copies", "copy")) if claim.get(key)]
     return ", ".join(parts) or "—"
 
 

@@ -609,8 +609,8 @@ def _copies(n: int) -> str:
     return f"{n} privatized {'copy' if n == 1 else 'copies'}"
 
 
-def _chains(section: dict, chains_key: str = "n_chains") -> str:
-    return (f"{section.get(chains_key, 1)} × {section['n_iter']:,} sweeps (burn-in "
+def _chains(section: dict) -> str:
+    return (f"{section.get('n_chains', 1)} × {section['n_iter']:,} sweeps (burn-in "
             f"{section['burn_in']:,}, thin {section['thin']})")
 
 
