@@ -64,6 +64,27 @@ def test_a_table_states_the_recorded_machine_and_load_or_that_none_was_recorded(
 def test_a_target_is_met_or_not_by_the_recorded_time(seconds, result):
     sweep = copy.deepcopy(_load("sweep"))
     sweep["large"]["levels"][0]["nonprivate"]["seconds"] = seconds
-    table = targets_table(sweep, _load("accuracy"), _load("vi"))
+    table = targets_table(sweep, _load("accuracy"), _load("vi"), _load("threads"), _load("lda"))
     row = next(line for line in table.splitlines() if "non-private on the true counts" in line)
     assert row.endswith(f"| {result} |")
+
+
+@pytest.mark.parametrize("speed_up, verdict", [(1.9, "met: 1.90×"), (1.7, "**not** met: 1.70×")])
+def test_the_thread_scaling_target_reads_ours_at_two_threads(speed_up, verdict):
+    threads = copy.deepcopy(_load("threads"))
+    for row in threads["scaling"]["rows"]:
+        if (row["sweep"], row["threads"]) == ("collapsed", 2):
+            row["speedup"] = speed_up
+    table = targets_table(_load("sweep"), _load("accuracy"), _load("vi"), threads, _load("lda"))
+    row = next(line for line in table.splitlines() if "ours at 2 threads" in line)
+    assert f"| {verdict} (naive" in row
+
+
+def test_the_tomotopy_target_is_met_only_at_every_k():
+    lda = copy.deepcopy(_load("lda"))
+    ratios = [0.9] + [1.1] * (len(lda["rows"]) - 1)
+    for row, ratio in zip(lda["rows"], ratios):
+        row["lpp_over_tomotopy"] = ratio
+    table = targets_table(_load("sweep"), _load("accuracy"), _load("vi"), _load("threads"), lda)
+    row = next(line for line in table.splitlines() if "tomotopy" in line)
+    assert "**not** met: 0.90× at K = 20, 1.10× at K = 50" in row

@@ -80,13 +80,16 @@ class KnownCountsLayout:
         self.values = np.concatenate(values) if values else np.empty(0, value_type)
         # total counts per row: whether int32 partial counts can hold a chunk's allocation
         self.row_counts = _row_sums(self.values.astype(np.int64), self.indptr)
+        # trials per row (a count up to LARGE_COUNT each): two passes over every entry, made
+        # once rather than at each new plan
+        self._row_trials = _row_sums(np.minimum(self.values, LARGE_COUNT).astype(np.float64),
+                                     self.indptr)
 
     def row_steps(self, n_topics: int) -> np.ndarray:
         """Work per row (a K-term weight sum per entry, a trial per count up to
         ``LARGE_COUNT``), for
         :func:`~lpp.inference.engines.sparse_topics.chunked_calls`."""
-        trials = _row_sums(np.minimum(self.values, LARGE_COUNT).astype(np.float64), self.indptr)
-        return trials + np.diff(self.indptr) * (1.0 + n_topics / 16.0) + 1.0
+        return self._row_trials + np.diff(self.indptr) * (1.0 + n_topics / 16.0) + 1.0
 
     @property
     def nnz(self) -> int:
@@ -232,30 +235,39 @@ class KnownCountsTopicEngine:
     def __init__(self, counts: np.ndarray, observed: np.ndarray):
         self.counts = counts
         self.layout = KnownCountsLayout(counts, observed)
-        self._plan = None
+        self._plans = {}  # (K, threads) -> (calls, partials)
+        self._tables = {}  # partial counts' dtype -> the largest (chunks, V, K) table made
 
     def _plan_for(self, n_topics: int):
         """``(calls, partials)`` for ``n_topics``: the kernel calls of bounded work over the row
         chunks and the chunks' topic-word partial counts (int32 unless a chunk's counts could
-        overflow it), made once per K and thread count and reused.
+        overflow it), made once per K and thread count and kept, so that a chain whose thread
+        count changes between sweeps plans each count once.
 
         One chunk per numba thread (at most :func:`lpp.inference.kernels.n_chunks`): every
         chunk adds its rows into its own V x K partial counts, which are zeroed and summed at
-        every sweep, so chunks beyond the threads only cost time. Chunks change no draw (rows
-        keep their streams; the partial counts are integers).
+        every sweep, so chunks beyond the threads only cost time. The plans share one table
+        (a plan with fewer chunks takes its first ones). Chunks change no draw (rows keep
+        their streams; the partial counts are integers).
         """
-        threads = numba.get_num_threads()
-        if self._plan is None or self._plan[0] != (n_topics, threads):
+        key = (n_topics, numba.get_num_threads())
+        if key not in self._plans:
+            if any(k != n_topics for k, _ in self._plans):
+                self._plans.clear()
+                self._tables.clear()
             lay = self.layout
             n_rows, n_cols = lay.shape
-            chunks = min(n_chunks(n_rows, n_cols * n_topics, cell_bytes=4), threads)
+            chunks = min(n_chunks(n_rows, n_cols * n_topics, cell_bytes=4), key[1])
             bounds = chunk_bounds(lay.indptr, n_topics, chunks)
             per_chunk = np.diff(np.concatenate(([0], np.cumsum(lay.row_counts)))[bounds])
-            wide = per_chunk.max(initial=0) > PARTIAL_LIMIT
-            partials = np.zeros((chunks, n_cols, n_topics), dtype=np.int64 if wide else np.int32)
-            calls = chunked_calls(bounds, lay.row_steps(n_topics))
-            self._plan = ((n_topics, threads), calls, partials)
-        return self._plan[1:]
+            dtype = np.int64 if per_chunk.max(initial=0) > PARTIAL_LIMIT else np.int32
+            table = self._tables.get(dtype)
+            if table is None or table.shape[0] < chunks:
+                table = self._tables[dtype] = np.zeros((chunks, n_cols, n_topics), dtype=dtype)
+                # the plans on the smaller table are made again on this one when next used
+                self._plans = {k: p for k, p in self._plans.items() if p[1].dtype != dtype}
+            self._plans[key] = (chunked_calls(bounds, lay.row_steps(n_topics)), table[:chunks])
+        return self._plans[key]
 
     def allocate(self, theta: np.ndarray, phi: np.ndarray, seed: int, iteration: int):
         """``(doc_topic (D x K), topic_word (K x V))``: the counts split over topics."""

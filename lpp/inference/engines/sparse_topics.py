@@ -646,28 +646,42 @@ class Workspace:
     chunk adds its rows into its own V x K partial counts, which are zeroed and summed at every
     sweep, so chunks beyond the threads only cost time (the parallel loops hand the threads
     equal shares of the chunks). Chunks change no draw: rows keep their streams and the
-    partial counts are integers.
+    partial counts are integers. :meth:`fit_threads` re-chunks for another thread count; the
+    per-chunk tables grow only when it needs more chunks than they hold.
     """
 
     def __init__(self, indptr, n_cols, n_topics):
         n_rows = indptr.size - 1
-        self.threads = numba.get_num_threads()
-        self.chunks = min(n_chunks(n_rows, n_cols * n_topics, cell_bytes=4), self.threads)
-        self.bounds = chunk_bounds(indptr, n_topics, self.chunks)
-        # int32 halves the tables that pass 1 scatters into; a chunk with more tokens than
-        # PARTIAL_LIMIT is redrawn into the int64 twin (same streams, same draw)
-        self.col_partials = np.zeros((self.chunks, n_cols, n_topics), dtype=np.int32)
-        self._wide_partials = None
-        self.markers = np.zeros((self.chunks, n_cols), dtype=np.int64)
-        self.cumulative = np.empty((self.chunks, n_cols))
-        self.free_cols = np.empty((self.chunks, n_cols), dtype=np.int64)
-        self.hits = np.empty((self.chunks, n_cols), dtype=np.int64)
+        self._indptr = indptr
+        self.most_chunks = n_chunks(n_rows, n_cols * n_topics, cell_bytes=4)
         self.prob = np.empty((n_topics, n_cols))
         self.alias = np.empty((n_topics, n_cols), dtype=np.int32)
         self.residual = np.empty((n_rows, n_topics))
+        self._tables = None
+        self._wide_partials = None
+        self.fit_threads(numba.get_num_threads())
+
+    def fit_threads(self, threads: int) -> None:
+        """Chunk bounds for ``threads`` threads, and the per-chunk tables as views of the first
+        chunks of the largest ones made so far."""
+        n_topics, n_cols = self.prob.shape
+        self.threads = threads
+        self.chunks = chunks = min(self.most_chunks, threads)
+        self.bounds = chunk_bounds(self._indptr, n_topics, chunks)
+        if self._tables is None or self._tables["markers"].shape[0] < chunks:
+            self._tables = {
+                # int32 halves the tables that pass 1 scatters into; a chunk with more tokens
+                # than PARTIAL_LIMIT is redrawn into the int64 twin (same streams, same draw)
+                "col_partials": np.zeros((chunks, n_cols, n_topics), dtype=np.int32),
+                "markers": np.zeros((chunks, n_cols), dtype=np.int64),
+                "cumulative": np.empty((chunks, n_cols)),
+                "free_cols": np.empty((chunks, n_cols), dtype=np.int64),
+                "hits": np.empty((chunks, n_cols), dtype=np.int64)}
+        for name, table in self._tables.items():
+            setattr(self, name, table[:chunks])
 
     def wide_partials(self) -> np.ndarray:
-        if self._wide_partials is None:
+        if self._wide_partials is None or self._wide_partials.shape != self.col_partials.shape:
             self._wide_partials = np.zeros(self.col_partials.shape, dtype=np.int64)
         return self._wide_partials
 
@@ -817,10 +831,10 @@ class SparseTopicPrivacy:
 
     def workspace(self, n_topics: int) -> Workspace:
         ws = self._workspace
-        n_rows, n_cols = self.layout.shape
-        if (ws is None or ws.prob.shape[0] != n_topics
-                or ws.threads != numba.get_num_threads()):
-            ws = self._workspace = Workspace(self.layout.indptr, n_cols, n_topics)
+        if ws is None or ws.prob.shape[0] != n_topics:
+            ws = self._workspace = Workspace(self.layout.indptr, self.layout.shape[1], n_topics)
+        elif ws.threads != numba.get_num_threads():
+            ws.fit_threads(numba.get_num_threads())
         return ws
 
     def sample(self, seed: int, iteration: int) -> TopicCountsDraw:

@@ -122,6 +122,35 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
             _same(first, again)
 
 
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
+@pytest.mark.parametrize("method", ["nonprivate", "naive"])
+def test_a_chain_whose_thread_count_changes_between_sweeps_plans_each_count_once(threads,
+                                                                                   method):
+    y, y_tilde, _ = _data()
+
+    def chain():
+        if method == "nonprivate":
+            return GibbsSampler.nonprivate(y, TopicModel(4), rng=3)
+        return GibbsSampler.private(y_tilde, 0.5, TopicModel(4), method="naive", rng=3)
+
+    steady, turns = chain(), chain()
+    plans = []
+    for n_threads in (1, 2, 1, 2, 1):
+        numba.set_num_threads(2)
+        steady.sweep()
+        numba.set_num_threads(n_threads)
+        turns.sweep()
+        plans.append(turns._fused._plan_for(4))
+    # the two-chunk table replaced the first plan's; from then on each count is planned once
+    assert plans[2] is plans[4] and plans[1] is plans[3] and plans[0] is not plans[2]
+    # both plans add into the same table, the one-chunk plan into its first chunk
+    assert np.shares_memory(plans[2][1], plans[1][1])
+    assert (plans[2][1].shape[0], plans[1][1].shape[0]) == (1, 2)
+    assert turns.engine == "sparse-known"
+    for k in ("theta", "phi"):
+        assert np.array_equal(steady.state[k], turns.state[k]), k
+
+
 def test_engine_selection_by_declared_capabilities():
     y, y_tilde, _ = _data()
 

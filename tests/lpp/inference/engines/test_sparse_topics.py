@@ -214,6 +214,30 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
         assert np.array_equal(runs[0].log_joint, other.log_joint)
 
 
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
+def test_a_chain_whose_thread_count_changes_between_sweeps_re_chunks_without_new_tables(threads):
+    rng = np.random.default_rng(8)
+    mu = rng.gamma(0.3, 1.0, (160, 4)) @ rng.gamma(0.3, 1.0, (4, 120))
+    y_tilde = privatize(rng.poisson(mu), 0.5, rng=rng)
+    steady, turns = (GibbsSampler.private(y_tilde, 0.5, TopicModel(4), rng=3) for _ in range(2))
+    numba.set_num_threads(2)
+    steady.sweep()
+    turns.sweep()
+    privacy = turns._fused.privacy
+    tables = privacy.workspace(4)._tables
+    for n_threads in (1, 2, 1, 2, 1):
+        numba.set_num_threads(2)
+        steady.sweep()
+        numba.set_num_threads(n_threads)
+        turns.sweep()
+        ws = privacy.workspace(4)
+        assert ws._tables is tables and ws.chunks == n_threads
+        assert np.shares_memory(ws.col_partials, tables["col_partials"])
+    assert turns.engine == "sparse"
+    for k in ("theta", "phi"):
+        assert np.array_equal(steady.state[k], turns.state[k]), k
+
+
 @pytest.mark.parametrize("n_topics", [3, 8, 13, 50])
 def test_an_entrys_rate_is_summed_in_its_documented_order(n_topics):
     """The rate of an entry (the total the collapsed step and the allocation use) is the same
