@@ -104,6 +104,10 @@ def row_topic_order(theta, d):
 
 #: topics a row's order gains at a time in :func:`extend_topic_order` (one pass over the topics)
 ORDER_BATCH = 16
+#: the fused engines form this many running sums of an allocated entry's weights at once (in
+#: the row's topic order, so at most ORDER_BATCH) and place a token among them without a
+#: branch per topic
+EAGER_SUMS = 8
 
 
 @njit(cache=True)

@@ -23,7 +23,9 @@ entry its K products and their sum; per token a uniform and a scan of the runnin
 row's topic order (1.5-2.5 topics on average); then the Gamma draws of ``theta`` and ``phi``
 (``(D + V) K`` of them, 45 ns each). The kernel writes the dense kernel's helpers out (their
 inlining added atomic reference-count updates to every entry), puts the row's topics in order
-only as far as its tokens' scans reach, and adds into one partial count table per thread.
+only as far as its tokens' scans reach, forms an entry's first ``EAGER_SUMS`` running sums at
+once (a token's place among them counted without a branch per topic), and adds into one
+partial count table per thread.
 
 :class:`KnownCountsTopicEngine` applies when the model declares ``"row_column_factors"`` and
 the count source declares ``"known_counts"`` (the naive privacy step; the true counts of a
@@ -46,6 +48,7 @@ from lpp.inference.engines.sparse_topics import (
 )
 from lpp.inference.kernels import (
     _UNDERFLOW,
+    EAGER_SUMS,
     allocate_large_entry_nb,
     extend_topic_order,
     n_chunks,
@@ -167,13 +170,31 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 continue
             # allocate_entry_nb: one categorical draw per token, the running sums of the
             # weights in the row's topic order; each token scans them from the start, and the
-            # sums formed for one token serve the entry's next ones
-            formed = 0
-            acc = 0.0
+            # sums formed for one token serve the entry's next ones. As in the collapsed
+            # engine's pass 1, the first EAGER_SUMS sums are formed at once and a token's place
+            # among them is counted without a branch per topic (the sums never decrease, so
+            # the count is the scan's stopping place)
+            if n_topics > EAGER_SUMS:
+                if n_ordered == 0:
+                    n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)
+                acc = 0.0
+                for q in range(EAGER_SUMS):
+                    acc += weights[order[q]]
+                    running[q] = acc
+                formed = EAGER_SUMS
+            else:
+                acc = 0.0
+                formed = 0
             for _ in range(count):
                 u = np.random.random() * total
                 p = 0
-                while True:
+                if n_topics > EAGER_SUMS:
+                    for q in range(EAGER_SUMS):
+                        p += running[q] <= u
+                    scan = p == EAGER_SUMS
+                else:
+                    scan = True
+                while scan:
                     if p == formed:
                         if p == n_ordered:
                             n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)

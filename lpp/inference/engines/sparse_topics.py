@@ -69,6 +69,7 @@ from lpp.distributions import (
 from lpp.inference import numerics
 from lpp.inference.numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
 from lpp.inference.kernels import (
+    EAGER_SUMS,
     allocate_large_entry_nb,
     extend_topic_order,
     n_chunks,
@@ -103,9 +104,6 @@ _PREFETCH_AHEAD = 12
 #: therefore token by token.
 BULK_MIN = LARGE_COUNT
 BULK_PER_COLUMN = 4
-#: pass 1 forms this many running sums of an allocated entry's weights at once (in the row's
-#: topic order) and places a token among them without a branch per topic
-_EAGER = 8
 #: pass 1 adds the topic-word counts of up to this many tokens at a time (see _pass1_rows)
 _PENDING = 4096
 #: ... hinting the cell of the token this many places ahead
@@ -407,30 +405,30 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 continue
             # allocate_entry_nb: one categorical draw per token, the running sums of the
             # weights in the row's topic order; each token scans them from the start, and the
-            # sums formed for one token serve the entry's next ones. The first _EAGER sums are
+            # sums formed for one token serve the entry's next ones. The first EAGER_SUMS sums are
             # formed at once and a token's place among them counted without a branch per
             # topic (a token lands beyond them about one time in four on text)
             if n_pending + FEW_TRIALS > _PENDING:
                 _add_pending(col_partial, pending_cols, pending_topics, n_pending)
                 n_pending = 0
-            if n_topics > _EAGER:
+            if n_topics > EAGER_SUMS:
                 if n_ordered == 0:
                     n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)
                 acc = 0.0
-                for q in range(_EAGER):
+                for q in range(EAGER_SUMS):
                     acc += weights[order[q]]
                     running[q] = acc
-                formed = _EAGER
+                formed = EAGER_SUMS
             else:
                 acc = 0.0
                 formed = 0
             for _ in range(y):
                 u = np.random.random() * total
                 p = 0
-                if n_topics > _EAGER:
-                    for q in range(_EAGER):
+                if n_topics > EAGER_SUMS:
+                    for q in range(EAGER_SUMS):
                         p += running[q] <= u
-                    scan = p == _EAGER
+                    scan = p == EAGER_SUMS
                 else:
                     scan = True
                 while scan:

@@ -48,17 +48,19 @@ def test_the_chain_is_the_dense_sweeps_bit_for_bit(mask_kind):
     _same(known, dense)
 
 
+@pytest.mark.parametrize("k", [5, 9, 20])  # below, just above and well above EAGER_SUMS
 @pytest.mark.parametrize("case", ["plain", "underflow", "nan", "ties", "zeros", "inf"])
-def test_the_allocation_is_the_dense_kernels_on_awkward_factors(case):
+def test_the_allocation_is_the_dense_kernels_on_awkward_factors(case, k):
     """The engine's kernel writes the dense kernel's arithmetic and draws out, and puts a row's
     topics in order only as far as its scans reach: the same split as the dense kernel where
     the products underflow (log-space weights), a factor is NaN or infinite, factors tie
     (the order's ties), weights are zero (the walk back off zero-weight topics), and for
-    counts above FEW_TRIALS and above LARGE_COUNT."""
+    counts above FEW_TRIALS and above LARGE_COUNT; with fewer topics than the running sums
+    formed at once, and more."""
     from lpp.distributions import FEW_TRIALS, LARGE_COUNT
 
     rng = np.random.default_rng(3)
-    n_docs, n_words, k = 60, 50, 9
+    n_docs, n_words = 60, 50
     y = rng.poisson(3.0, (n_docs, n_words))
     y[0, :4] = [FEW_TRIALS + 1, 200, LARGE_COUNT + 7, FEW_TRIALS]
     observed = rng.random(y.shape) < 0.9
