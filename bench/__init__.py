@@ -7,6 +7,7 @@ the machine and on its load; tests never assert on them. ``profiles/run.py`` rec
 """
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -76,3 +77,25 @@ def write_results(name, payload):
     """Write ``bench/results/<name>.json`` atomically (temp file + rename)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     return write_json(RESULTS / f"{name}.json", payload)
+
+
+def record_part(record: dict, name: str, payload: dict) -> dict:
+    """Put the part ``name`` just run into ``record`` (a result file's contents) with the
+    machine it ran on (:func:`machine`). The file's own ``machine`` describes the parts that
+    name none (files written before parts carried their own), so running one part never
+    relabels the others."""
+    here = machine()
+    record.setdefault("machine", here)
+    record[name] = {**payload, "machine": here}
+    return record
+
+
+def write_parts(name: str, parts: dict, results: Path = RESULTS):
+    """Write the parts just run into ``<results>/<name>.json`` (:func:`record_part`), keeping
+    the parts of the file that were not run."""
+    path = results / f"{name}.json"
+    record = json.loads(path.read_text()) if path.exists() else {}
+    for part, payload in parts.items():
+        record_part(record, part, payload)
+    results.mkdir(parents=True, exist_ok=True)
+    return write_json(path, record)

@@ -36,7 +36,7 @@ import time
 import numba
 import numpy as np
 
-from bench import RESULTS, machine, write_results
+from bench import RESULTS, record_part, write_results
 from bench.sweep import vi_data
 from lpp.inference import GibbsSampler, TopicModel, fit_private
 
@@ -232,9 +232,8 @@ def main(argv):
     chosen = [p for p in parts if p in argv] or list(parts)
     path = RESULTS / "accuracy.json"
     results = json.loads(path.read_text()) if path.exists() and not quick else {}
-    results["machine"] = machine()
     for name in chosen:
-        results[name] = parts[name](quick)
+        record_part(results, name, parts[name](quick))
         if not quick:  # a later part's failure keeps what this one measured
             write_results("accuracy", results)
     if "long" in results and "curve" in results and not quick:

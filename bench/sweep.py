@@ -24,7 +24,8 @@ Parts (``python -m bench.sweep [scaling] [numpy] [large] [--quick]``; all three 
 
 Every time is the median of timed sweeps after warm-up sweeps (numba's compilation excluded).
 The machine is shared: the load average before and after each part is recorded. Writes
-``bench/results/sweep.json`` (the parts run this time replace their entries).
+``bench/results/sweep.json``: the parts run this time replace their entries, each with the
+machine it ran on.
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ import time
 import numba
 import numpy as np
 
-from bench import RESULTS, machine, write_results
+from bench import write_parts
 from lpp.inference import GibbsSampler, TopicModel, fit_private
 from lpp.mechanism import privatize
 
@@ -277,13 +278,9 @@ PARTS = {"numpy": part_numpy, "scaling": part_scaling, "large": part_large}
 def main(argv):
     quick = "--quick" in argv
     chosen = [p for p in PARTS if p in argv] or list(PARTS)
-    path = RESULTS / "sweep.json"
-    results = json.loads(path.read_text()) if path.exists() and not quick else {}
-    results["machine"] = machine()
-    for name in chosen:
-        results[name] = PARTS[name](quick)
+    results = {name: PARTS[name](quick) for name in chosen}
     if not quick:
-        print(f"wrote {write_results('sweep', results)}")
+        print(f"wrote {write_parts('sweep', results)}")
 
 
 if __name__ == "__main__":

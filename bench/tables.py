@@ -46,16 +46,22 @@ def machine_text(record, threads=None) -> str:
 
 
 def conditions(record, part=None, threads=None) -> str:
-    """:func:`machine_text`, and the 1-minute load averages recorded before and after the run
-    of ``part`` (a part of ``record``, or the whole): ``...; load average 1.0 before, 1.6
-    after``, or that the file records none."""
+    """:func:`machine_text` (of ``part``'s own machine record where it has one, else of the
+    file's), and the 1-minute load averages recorded before and after the run of ``part`` (a
+    part of ``record``, or the whole): ``...; load average 1.0 before, 1.6 after``, or that
+    the file records none."""
     part = record if part is None else part
     if "load_before" in part and "load_after" in part:
         load = (f"load average {part['load_before'][0]:.1f} before, "
                 f"{part['load_after'][0]:.1f} after")
     else:
         load = "no load average recorded"
-    return f"{machine_text(record, threads)}; {load}"
+    return f"{machine_text(part if 'machine' in part else record, threads)}; {load}"
+
+
+def part_machine(record, part: str) -> dict:
+    """The machine that part ``part`` of ``record`` ran on: its own record, or the file's."""
+    return record[part].get("machine", record["machine"])
 
 
 def load_range(record) -> str:
@@ -273,7 +279,9 @@ def targets_table(sweep, accuracy, vi, threads, lda):
                  + ", ".join(f"{r:.2f}× at K = {k}" for k, r in ratios)
                  + f" (`lda.json`, {conditions(lda, threads=1)})"))
 
-    title = (f"Times from `sweep.json`: {machine_text(sweep)}, load averages "
+    machines = sorted({machine_text({"machine": part_machine(sweep, name)})
+                       for name in ("numpy", "scaling", "large") if name in sweep})
+    title = (f"Times from `sweep.json`: {' and '.join(machines)}, load averages "
              f"{load_range(sweep)} during its parts, unless a row names its file. MAE from "
              "`accuracy.json` and `vi.json`.")
     return title + "\n\n" + markdown_table(("target", "result"), rows)
@@ -587,7 +595,8 @@ def cost_model_table(sweep, gpu):
                   for r in gpu["rows"]]
     fits = DESIGN_COPIES * DESIGN_CHAINS * 2 * len(cpu_levels) + DESIGN_NONPRIVATE_CHAINS
     rows = []
-    for label, total in ((f"{sweep['machine']['cpu_count']} CPU cores (one fit at a time)",
+    for label, total in ((f"{part_machine(sweep, 'large')['cpu_count']} CPU cores (one fit at "
+                          "a time)",
                           cpu_design_hours(sweep)),
                          (f"one GPU ({gpu['device']})",
                           design_hours(gpu_levels, gpu["rows"][0]["cuda_nonprivate"]))):

@@ -14,8 +14,9 @@ on the text-like data of :mod:`bench.sweep` (epsilon/N = 1, K = 50, N x N, defau
   second of all of them. Where the total stops growing with P T, memory traffic, not cores,
   caps the machine.
 
-The load average before and after each part is recorded. Writes ``bench/results/threads.json``;
-``--quick`` runs tiny and writes nothing.
+The load average before and after each part is recorded. Writes ``bench/results/threads.json``
+(the parts run this time replace their entries, each with the machine it ran on); ``--quick``
+runs tiny and writes nothing.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import time
 import numba
 import numpy as np
 
-from bench import machine, write_results
+from bench import write_parts
 from bench.floor import FloorKernel
 from bench.sweep import _load, text_data
 from lpp.inference import GibbsSampler, TopicModel
@@ -138,7 +139,7 @@ def main(argv=None):
     args.parts = args.parts or ["scaling", "side_by_side"]
     n = args.n or (80 if args.quick else 10_000)
     k = 5 if args.quick else 50
-    out = {"machine": machine()}
+    out = {}
     if "scaling" in args.parts:
         part = out["scaling"] = part_scaling(n, k, rounds=2 if args.quick else 5,
                                              warm=1 if args.quick else 3)
@@ -159,7 +160,7 @@ def main(argv=None):
                   f"({c['vs_one_chain_on_most_threads']:.2f}x one chain on the most threads)")
     if args.quick:
         return out
-    print(f"wrote {write_results('threads', out)}")
+    print(f"wrote {write_parts('threads', out)}")
     return out
 
 

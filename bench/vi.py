@@ -45,7 +45,7 @@ import time
 import numba
 import numpy as np
 
-from bench import RESULTS, machine, write_results
+from bench import RESULTS, record_part, write_results
 from bench.accuracy import _anytime_curve, converged_mae, first_within
 from bench.sweep import _median_sweep, text_data, vi_data
 from lpp.inference import GibbsSampler, TopicModel
@@ -242,18 +242,18 @@ def main(argv):
     chosen = [p for p in parts if p in argv] or parts
     path = RESULTS / "vi.json"
     results = json.loads(path.read_text()) if path.exists() and not quick else {}
-    results["machine"] = machine()
     results["paper_numbers"] = PAPER_NUMBERS
     collapsed_fit = None
     for name in chosen:
         if name == "mcmc":
-            results[name] = part_mcmc(quick, collapsed_fit)
+            part = part_mcmc(quick, collapsed_fit)
         elif name == "engines":
-            results[name] = part_engines(quick)
+            part = part_engines(quick)
         else:
-            results[name], fit = part_vi(name, quick)
+            part, fit = part_vi(name, quick)
             if name == "collapsed":
                 collapsed_fit = fit
+        record_part(results, name, part)
         if not quick:
             write_results("vi", results)
     print_table(results)

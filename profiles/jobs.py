@@ -148,10 +148,41 @@ def _signal_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
 
 
+def _group_members(pgid: int):
+    """``{pid: (start time, executable)}`` of the processes in process group ``pgid``, from
+    ``/proc`` (None where there is no ``/proc``)."""
+    members = {}
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:  # it has ended
+            continue
+        # after the command name: state, ppid, pgrp, ... starttime is field 22 of the line
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            try:  # a fork that execs later is another program: it needs its own signal
+                image = os.readlink(f"/proc/{pid}/exe")
+            except OSError:
+                image = None
+            members[int(pid)] = (int(fields[19]), image)
+    return members
+
+
 def _wait(proc, stop, kill, grace: float, poll: float) -> int:
     """``proc``'s exit status; SIGINT to its process group once ``stop()`` says so, SIGKILL
-    once ``kill()`` does or ``grace`` seconds after SIGINT."""
+    once ``kill()`` does or ``grace`` seconds after SIGINT.
+
+    A line runs as ``sh -c LINE``, and dash takes a SIGINT that arrives while it starts up
+    and then starts its command all the same, which never sees the signal: so a process that
+    joins the group, or execs another program, after the signal gets SIGINT of its own
+    (where ``/proc`` lists the group).
+    """
     interrupted_at = None
+    signalled = None  # the group's processes that have had SIGINT
     while True:
         try:
             status = proc.wait(timeout=poll)
@@ -162,8 +193,15 @@ def _wait(proc, stop, kill, grace: float, poll: float) -> int:
                       and time.monotonic() - interrupted_at > grace):
             _signal_group(proc.pid, signal.SIGKILL)
         elif interrupted_at is None and stop():
+            signalled = _group_members(proc.pid)
             _signal_group(proc.pid, signal.SIGINT)
             interrupted_at = time.monotonic()
+        elif signalled is not None:
+            for pid, process in _group_members(proc.pid).items():
+                if signalled.get(pid) != process:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGINT)
+                    signalled[pid] = process
     if interrupted_at is not None:  # what the stage left running in its group goes with it
         _signal_group(proc.pid, signal.SIGKILL)
     return status

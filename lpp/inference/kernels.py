@@ -177,6 +177,30 @@ def chunk_partials(chunks: int, *shape: int) -> np.ndarray:
     return np.zeros((chunks,) + shape, dtype=np.int64)
 
 
+class ChunkTables:
+    """Per-chunk scratch tables that only grow, shared by every chunk count a chain uses.
+
+    A chain whose numba thread count changes between sweeps re-chunks its rows; its per-chunk
+    tables (partial counts, markers) are then views of the first chunks of the largest table
+    made so far under that name, so taking turns between thread counts allocates nothing.
+    A table is made again (zeroed) only when more chunks, another cell shape or another dtype
+    is asked for. Callers that need zeros fill their view: a view keeps what the last sweep
+    wrote.
+    """
+
+    def __init__(self):
+        self._largest = {}
+
+    def take(self, name: str, chunks: int, cell_shape: tuple, dtype) -> np.ndarray:
+        """``(chunks, *cell_shape)`` view of the table ``name``."""
+        cell_shape = tuple(int(n) for n in cell_shape)
+        table = self._largest.get(name)
+        if (table is None or table.shape[0] < chunks or table.shape[1:] != cell_shape
+                or table.dtype != np.dtype(dtype)):
+            table = self._largest[name] = np.zeros((chunks,) + cell_shape, dtype=dtype)
+        return table[:chunks]
+
+
 def rows_per_chunk(n_rows: int, chunks: int) -> int:
     return (n_rows + chunks - 1) // chunks
 

@@ -1,7 +1,9 @@
 """bench.machine: the record of the machine and of the code's revision beside a measurement."""
+import json
 import subprocess
 
-from bench import CODE_PATHS, code_revision, cpu_model, machine
+import bench
+from bench import CODE_PATHS, code_revision, cpu_model, machine, write_parts
 
 
 def _git(repo, *args):
@@ -34,3 +36,21 @@ def test_the_machine_record_names_cores_cpu_and_revision():
     record = machine()
     assert {"cpu_count", "cpu_model", "numba_threads", "revision"} <= set(record)
     assert isinstance(cpu_model(), str) and cpu_model()
+
+
+def test_a_part_run_alone_records_its_machine_and_leaves_the_others_as_they_were(tmp_path,
+                                                                                monkeypatch):
+    old = {"cpu_count": 2, "numba_threads": 2, "cpu_model": "AMD EPYC"}
+    (tmp_path / "sweep.json").write_text(json.dumps(
+        {"machine": old, "numpy": {"rows": [1]}, "large": {"levels": [1]}}))
+    new = {"cpu_count": 16, "numba_threads": 16, "cpu_model": "Intel"}
+    monkeypatch.setattr(bench, "machine", lambda: new)
+    write_parts("sweep", {"large": {"levels": [2]}}, results=tmp_path)
+    record = json.loads((tmp_path / "sweep.json").read_text())
+    assert record["machine"] == old and record["numpy"] == {"rows": [1]}
+    assert record["large"] == {"levels": [2], "machine": new}
+    write_parts("threads", {"scaling": {"rows": []}}, results=tmp_path)
+    write_parts("threads", {"side_by_side": {"cells": []}}, results=tmp_path)
+    record = json.loads((tmp_path / "threads.json").read_text())
+    assert record == {"machine": new, "scaling": {"rows": [], "machine": new},
+                      "side_by_side": {"cells": [], "machine": new}}

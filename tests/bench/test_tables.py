@@ -58,6 +58,10 @@ def test_a_table_states_the_recorded_machine_and_load_or_that_none_was_recorded(
     bare = {"machine": {"cpu_count": 16, "numba_threads": 16}}
     assert conditions(bare, threads=1) == (
         "1 numba thread on 16 cores (CPU model not recorded); no load average recorded")
+    # a part run on another machine than the file's others names its own
+    record["part"]["machine"] = {"cpu_count": 16, "numba_threads": 16, "cpu_model": "Intel"}
+    assert conditions(record, record["part"]) == (
+        "16 numba threads on 16 cores (Intel); load average 1.0 before, 1.6 after")
 
 
 @pytest.mark.parametrize("seconds, result", [(0.3, "met: 0.300 s"), (0.5, "**not** met: 0.500 s")])

@@ -49,6 +49,7 @@ from lpp.inference.engines.sparse_topics import (
 from lpp.inference.kernels import (
     _UNDERFLOW,
     EAGER_SUMS,
+    ChunkTables,
     allocate_large_entry_nb,
     extend_topic_order,
     n_chunks,
@@ -256,39 +257,37 @@ class KnownCountsTopicEngine:
     def __init__(self, counts: np.ndarray, observed: np.ndarray):
         self.counts = counts
         self.layout = KnownCountsLayout(counts, observed)
-        self._plans = {}  # (K, threads) -> (calls, partials)
-        self._tables = {}  # partial counts' dtype -> the largest (chunks, V, K) table made
+        self._plans = {}  # (K, threads) -> kernel calls
+        self._tables = ChunkTables()
 
     def _plan_for(self, n_topics: int):
         """``(calls, partials)`` for ``n_topics``: the kernel calls of bounded work over the row
         chunks and the chunks' topic-word partial counts (int32 unless a chunk's counts could
-        overflow it), made once per K and thread count and kept, so that a chain whose thread
-        count changes between sweeps plans each count once.
+        overflow it). The calls are made once per K and thread count and kept, and the partial
+        counts are views of one :class:`lpp.inference.kernels.ChunkTables` table, so that a
+        chain whose thread count changes between sweeps plans each count once.
 
         One chunk per numba thread (at most :func:`lpp.inference.kernels.n_chunks`): every
         chunk adds its rows into its own V x K partial counts, which are zeroed and summed at
-        every sweep, so chunks beyond the threads only cost time. The plans share one table
-        (a plan with fewer chunks takes its first ones). Chunks change no draw (rows keep
-        their streams; the partial counts are integers).
+        every sweep, so chunks beyond the threads only cost time. Chunks change no draw (rows
+        keep their streams; the partial counts are integers).
         """
         key = (n_topics, numba.get_num_threads())
         if key not in self._plans:
             if any(k != n_topics for k, _ in self._plans):
                 self._plans.clear()
-                self._tables.clear()
             lay = self.layout
             n_rows, n_cols = lay.shape
             chunks = min(n_chunks(n_rows, n_cols * n_topics, cell_bytes=4), key[1])
             bounds = chunk_bounds(lay.indptr, n_topics, chunks)
             per_chunk = np.diff(np.concatenate(([0], np.cumsum(lay.row_counts)))[bounds])
-            dtype = np.int64 if per_chunk.max(initial=0) > PARTIAL_LIMIT else np.int32
-            table = self._tables.get(dtype)
-            if table is None or table.shape[0] < chunks:
-                table = self._tables[dtype] = np.zeros((chunks, n_cols, n_topics), dtype=dtype)
-                # the plans on the smaller table are made again on this one when next used
-                self._plans = {k: p for k, p in self._plans.items() if p[1].dtype != dtype}
-            self._plans[key] = (chunked_calls(bounds, lay.row_steps(n_topics)), table[:chunks])
-        return self._plans[key]
+            wide = per_chunk.max(initial=0) > PARTIAL_LIMIT
+            self._plans[key] = (chunked_calls(bounds, lay.row_steps(n_topics)), chunks, wide)
+        calls, chunks, wide = self._plans[key]
+        n_cols = self.layout.shape[1]
+        if wide:
+            return calls, self._tables.take("wide", chunks, (n_cols, n_topics), np.int64)
+        return calls, self._tables.take("narrow", chunks, (n_cols, n_topics), np.int32)
 
     def allocate(self, theta: np.ndarray, phi: np.ndarray, seed: int, iteration: int):
         """``(doc_topic (D x K), topic_word (K x V))``: the counts split over topics."""

@@ -70,6 +70,7 @@ from lpp.inference import numerics
 from lpp.inference.numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
 from lpp.inference.kernels import (
     EAGER_SUMS,
+    ChunkTables,
     allocate_large_entry_nb,
     extend_topic_order,
     n_chunks,
@@ -655,8 +656,7 @@ class Workspace:
         self.prob = np.empty((n_topics, n_cols))
         self.alias = np.empty((n_topics, n_cols), dtype=np.int32)
         self.residual = np.empty((n_rows, n_topics))
-        self._tables = None
-        self._wide_partials = None
+        self._tables = ChunkTables()
         self.fit_threads(numba.get_num_threads())
 
     def fit_threads(self, threads: int) -> None:
@@ -666,22 +666,19 @@ class Workspace:
         self.threads = threads
         self.chunks = chunks = min(self.most_chunks, threads)
         self.bounds = chunk_bounds(self._indptr, n_topics, chunks)
-        if self._tables is None or self._tables["markers"].shape[0] < chunks:
-            self._tables = {
-                # int32 halves the tables that pass 1 scatters into; a chunk with more tokens
-                # than PARTIAL_LIMIT is redrawn into the int64 twin (same streams, same draw)
-                "col_partials": np.zeros((chunks, n_cols, n_topics), dtype=np.int32),
-                "markers": np.zeros((chunks, n_cols), dtype=np.int64),
-                "cumulative": np.empty((chunks, n_cols)),
-                "free_cols": np.empty((chunks, n_cols), dtype=np.int64),
-                "hits": np.empty((chunks, n_cols), dtype=np.int64)}
-        for name, table in self._tables.items():
-            setattr(self, name, table[:chunks])
+        take = self._tables.take
+        # int32 halves the tables that pass 1 scatters into; a chunk with more tokens than
+        # PARTIAL_LIMIT is redrawn into the int64 twin (same streams, same draw)
+        self.col_partials = take("col_partials", chunks, (n_cols, n_topics), np.int32)
+        self.markers = take("markers", chunks, (n_cols,), np.int64)
+        self.cumulative = take("cumulative", chunks, (n_cols,), np.float64)
+        self.free_cols = take("free_cols", chunks, (n_cols,), np.int64)
+        self.hits = take("hits", chunks, (n_cols,), np.int64)
 
     def wide_partials(self) -> np.ndarray:
-        if self._wide_partials is None or self._wide_partials.shape != self.col_partials.shape:
-            self._wide_partials = np.zeros(self.col_partials.shape, dtype=np.int64)
-        return self._wide_partials
+        """The int64 twin of :attr:`col_partials`, made when first needed."""
+        return self._tables.take("wide_partials", self.chunks, self.col_partials.shape[1:],
+                                 np.int64)
 
 
 class TopicCountsDraw:

@@ -143,10 +143,10 @@ def test_a_chain_whose_thread_count_changes_between_sweeps_plans_each_count_once
         numba.set_num_threads(n_threads)
         turns.sweep()
         plans.append(turns._fused._plan_for(4))
-    # the two-chunk table replaced the first plan's; from then on each count is planned once
-    assert plans[2] is plans[4] and plans[1] is plans[3] and plans[0] is not plans[2]
-    # both plans add into the same table, the one-chunk plan into its first chunk
-    assert np.shares_memory(plans[2][1], plans[1][1])
+    # each count is planned once: the kernel calls are made once per thread count
+    assert plans[0][0] is plans[2][0] is plans[4][0] and plans[1][0] is plans[3][0]
+    # every plan adds into the largest table made, the one-chunk plan into its first chunk
+    assert all(np.shares_memory(p[1], plans[1][1]) for p in plans[1:])
     assert (plans[2][1].shape[0], plans[1][1].shape[0]) == (1, 2)
     assert turns.engine == "sparse-known"
     for k in ("theta", "phi"):

@@ -224,15 +224,18 @@ def test_a_chain_whose_thread_count_changes_between_sweeps_re_chunks_without_new
     steady.sweep()
     turns.sweep()
     privacy = turns._fused.privacy
-    tables = privacy.workspace(4)._tables
+    two_chunks = privacy.workspace(4)
+    tables = {name: getattr(two_chunks, name)
+              for name in ("col_partials", "markers", "cumulative", "free_cols", "hits")}
     for n_threads in (1, 2, 1, 2, 1):
         numba.set_num_threads(2)
         steady.sweep()
         numba.set_num_threads(n_threads)
         turns.sweep()
         ws = privacy.workspace(4)
-        assert ws._tables is tables and ws.chunks == n_threads
-        assert np.shares_memory(ws.col_partials, tables["col_partials"])
+        assert ws is two_chunks and ws.chunks == n_threads
+        for name, table in tables.items():
+            assert np.shares_memory(getattr(ws, name), table), name
     assert turns.engine == "sparse"
     for k in ("theta", "phi"):
         assert np.array_equal(steady.state[k], turns.state[k]), k
