@@ -44,8 +44,33 @@ def _graph(dvc_yaml):
                                               [o.def_path for o in s.outs]) for s in stages}
 
 
+class _Producers(dict):
+    """{output path: the stage that writes it}, with an index of the outputs that are a path,
+    lie under it or hold it (:meth:`related`), so that a walk of the paper profile's several
+    hundred stages does not compare every dependency with every output."""
+
+    def __init__(self, graph):
+        super().__init__((out, name) for name, (_, outs) in graph.items() for out in outs)
+        self._by_path = {}  # a normalised path -> the outputs at it
+        self._by_folder = {}  # a normalised path -> the outputs at it or under it
+        for out in self:
+            path = PurePosixPath(out)
+            self._by_path.setdefault(path, []).append(out)
+            for folder in (path, *path.parents):
+                self._by_folder.setdefault(folder, []).append(out)
+
+    def related(self, dep):
+        """``(output, producer)`` of every output at ``dep``, under it or holding it (the pairs
+        that ``_is_under(out, [dep]) or _is_under(dep, [out])`` selects)."""
+        path = PurePosixPath(dep)
+        outs = dict.fromkeys(self._by_folder.get(path, ()))
+        for folder in path.parents:
+            outs.update(dict.fromkeys(self._by_path.get(folder, ())))
+        return [(out, self[out]) for out in outs]
+
+
 def _producers(graph):
-    return {out: name for name, (_, outs) in graph.items() for out in outs}
+    return _Producers(graph)
 
 
 def _reaches_true_counts(stage, graph, producers, seen=None):
@@ -56,9 +81,8 @@ def _reaches_true_counts(stage, graph, producers, seen=None):
         if _is_under(dep, TRUE_COUNTS):
             found.append([stage, dep])
             continue
-        for out, producer in producers.items():
-            related = _is_under(out, [dep]) or _is_under(dep, [out])
-            if not related or producer in seen or producer.split("@")[0] == BRIDGE:
+        for out, producer in producers.related(dep):
+            if producer in seen or producer.split("@")[0] == BRIDGE:
                 continue
             seen.add(producer)
             found += [[stage] + chain for chain in _reaches_true_counts(producer, graph, producers, seen)]
@@ -118,16 +142,14 @@ def _private_copies(stage, graph, producers, seen=None):
     reads, directly or through the outputs of other stages (never through privatize)."""
     seen = set() if seen is None else seen
     copies = set()
-    written = {o for o, p in producers.items() if p.split("@")[0] == BRIDGE
-               and _is_under(o, [PRIVATE_ROOT])}
     for dep in graph[stage][0]:
         if _is_under(dep, [PRIVATE_ROOT]):
             # a copy, or a folder of copies (then every copy privatize writes under it)
-            copies |= {o for o in written if _is_under(o, [dep]) or _is_under(dep, [o])}
+            copies |= {o for o, p in producers.related(dep)
+                       if p.split("@")[0] == BRIDGE and _is_under(o, [PRIVATE_ROOT])}
             continue
-        for out, producer in producers.items():
-            related = _is_under(out, [dep]) or _is_under(dep, [out])
-            if not related or producer in seen or producer.split("@")[0] == BRIDGE:
+        for out, producer in producers.related(dep):
+            if producer in seen or producer.split("@")[0] == BRIDGE:
                 continue
             seen.add(producer)
             copies |= _private_copies(producer, graph, producers, seen)
@@ -294,8 +316,7 @@ def _owner_side_leaks(graph):
     producers = _producers(graph)
     for stage in _private_stages(graph):
         for dep in graph[stage][0]:
-            bridged = any(p.split("@")[0] == BRIDGE and (_is_under(o, [dep]) or _is_under(dep, [o]))
-                          for o, p in producers.items())
+            bridged = any(p.split("@")[0] == BRIDGE for _, p in producers.related(dep))
             if _is_under(dep, [OWNER_SIDE]) or (bridged and not _is_under(dep, ["data/private"])):
                 leaks.append((stage, dep))
     return leaks

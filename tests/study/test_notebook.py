@@ -1,11 +1,12 @@
 """The notebook runner, end to end on a tiny data set: privatize, then infer privately.
 
-Also checks the privacy boundary on real outputs: nothing a private method writes holds
-the true counts; and, on a tiny notebook, the terminal's progress line and a quiet kernel
-shutdown.
+Also checks the privacy boundary on real outputs and runs: nothing a private method writes holds
+the true counts, and the analyst's notebook opens none of their files; and, on a tiny notebook,
+the terminal's progress line and a quiet kernel shutdown.
 """
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,44 @@ def test_private_outputs_hold_no_true_counts(pipeline):
             assert npz[name].shape != y.shape or not np.array_equal(npz[name], y), name
     with np.load(root / "private" / DATA_FILE) as npz:
         assert sorted(npz.files) == ["alpha", "y_tilde"]
+
+
+#: a sitecustomize for the notebooks' kernels: every file the kernel opens, by absolute path
+_OPEN_AUDIT = """
+import os, sys
+_log = open(os.environ["LPP_TEST_OPEN_LOG"], "a", buffering=1)
+def _record(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        _log.write(os.path.abspath(os.fsdecode(args[0])) + "\\n")
+sys.addaudithook(_record)
+"""
+
+
+def test_the_private_notebook_opens_no_true_count_file(pipeline, tmp_path, monkeypatch):
+    """What the kernel of the analyst's notebook opens, file by file (Python's audit hook), with
+    the true counts beside the private folder: nothing of them, whatever code path the library
+    takes. The owners' notebook, audited the same way, opens them (the check's power)."""
+    root, _ = pipeline
+    (tmp_path / "hook").mkdir()
+    (tmp_path / "hook" / "sitecustomize.py").write_text(_OPEN_AUDIT)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(tmp_path / "hook"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    prepared = (root / "prepared").resolve()
+
+    def opened(notebook, *params):
+        log = tmp_path / f"{notebook}.opened"
+        monkeypatch.setenv("LPP_TEST_OPEN_LOG", str(log))
+        assert main([str(NOTEBOOKS / notebook), str(tmp_path / notebook), *params]) == 0
+        return {Path(line).resolve() for line in log.read_text().splitlines()}
+
+    owners = opened("privatize.ipynb", "-p", "counts_dir", str(root / "prepared"),
+                    "-p", "out_dir", str(tmp_path / "private"), "-p", "epsilon_over_n", "1.0")
+    assert any(prepared in path.parents for path in owners)
+    analyst = opened("infer_private.ipynb", "-p", "private_dir", str(root / "private"),
+                     "-p", "out_dir", str(tmp_path / "fit"), "-p", "n_components", "2",
+                     "-p", "n_iter", "4", "-p", "burn_in", "2", "-p", "thin", "2")
+    assert any((root / "private").resolve() in path.parents for path in analyst)
+    assert not [path for path in analyst if prepared == path or prepared in path.parents]
 
 
 def test_executed_notebook_records_the_parameters(pipeline):
