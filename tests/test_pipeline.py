@@ -8,6 +8,7 @@ may reach a true-count file, directly or through any chain of stages, except thr
 Also: every stage declares, as DVC dependencies, all the local code it runs (below).
 """
 import ast
+import functools
 import importlib.util
 import json
 import shlex
@@ -393,6 +394,7 @@ def test_profiles_have_the_same_settings():
 LOCAL_PACKAGES = ("lpp", "data_prep", "study")
 
 
+@functools.lru_cache(maxsize=None)
 def _module_path(name, root=ROOT):
     """The source file of local module ``name`` (relative to ``root``), or None."""
     if name.split(".")[0] not in LOCAL_PACKAGES:
@@ -438,9 +440,15 @@ def _local_files(names, root=ROOT):
                 continue
             seen.add(path)
             is_package = path.name == "__init__.py"
-            todo += _imported_names((root / path).read_text(),
-                                    f"{prefix}.__init__" if is_package else prefix)
+            todo += _file_imports(root / path, f"{prefix}.__init__" if is_package else prefix)
     return seen
+
+
+@functools.lru_cache(maxsize=None)
+def _file_imports(path, module):
+    """:func:`_imported_names` of a source file, read and parsed once per test session (every
+    stage's walk reads the same few hundred files)."""
+    return tuple(sorted(_imported_names(path.read_text(), module)))
 
 
 def _notebook_imports(path):
