@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lpp.formats.counts import CountData, load_counts
-from lpp.formats.privatized import PrivatizedData, noise_seed, privatize_counts
+from lpp.formats.privatized import PrivatizedData, dataset_id, noise_seed, privatize_counts
 
 __all__ = ["selection_record", "privatize_prepared"]
 
@@ -121,8 +121,9 @@ def privatize_prepared(counts_dir, out_dir, *, epsilon_over_n: float, N: float =
     """Privatize the prepared folder ``counts_dir`` into ``out_dir``, as the pipeline does.
 
     The noise stream is :func:`lpp.formats.privatized.noise_seed` of ``noise_seed_base``
-    (``"system"``: the operating system's randomness, recorded nowhere), ``replicate`` and
-    the level; the private folder records ``replicate`` as its ledger's ``copy`` and
+    (``"system"``: the operating system's randomness, recorded nowhere), ``replicate``, the
+    level and the data set (the digest of its row and column ids), so that data sets noised
+    under one base seed are independent; the private folder records ``replicate`` as its ledger's ``copy`` and
     :func:`selection_record` of the prepared metadata as its ``selection``, and its rows and
     columns are in canonical order (:func:`lpp.formats.privatized.privatize_counts`).
 
@@ -135,7 +136,8 @@ def privatize_prepared(counts_dir, out_dir, *, epsilon_over_n: float, N: float =
     data = load_counts(counts_dir)
     private = privatize_counts(
         data.counts, out_dir, epsilon=epsilon_over_n * N, N=N,
-        seed=noise_seed(noise_seed_base, replicate, epsilon_over_n), source=str(counts_dir),
+        seed=noise_seed(noise_seed_base, replicate, epsilon_over_n,
+                        dataset_id(data.row_ids, data.column_ids)), source=str(counts_dir),
         row_ids=data.row_ids, column_ids=data.column_ids, heldout=data.arrays.get("heldout"),
         exact=exact, copy=replicate, selection=selection_record(data.meta))
     return data, private

@@ -179,6 +179,10 @@ def _check_canonical(ids, what: str, error=ValueError, where: str = "") -> None:
                     "yourself, put them in canonical_order first")
 
 
+_DATASET_PREFIX = "ids-sha256:"
+_DATASET_ID = re.compile(r"ids-sha256:[0-9a-f]{64}")
+
+
 def dataset_id(row_ids, column_ids) -> str:
     """The identifier of the counts a private folder privatizes: the sha256 of its rows' and
     columns' ids in canonical order (``ids-sha256:<hex>``).
@@ -195,7 +199,7 @@ def dataset_id(row_ids, column_ids) -> str:
     cols = [cols[k] for k in canonical_order(cols, "column ids")]
     text = json.dumps({"row_ids": rows, "column_ids": cols}, ensure_ascii=True,
                       separators=(",", ":"))
-    return "ids-sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return _DATASET_PREFIX + hashlib.sha256(text.encode()).hexdigest()
 
 
 def release_sha256(y_tilde, alpha) -> str:
@@ -328,14 +332,19 @@ def noise_source(seed, *, exact: bool):
 LEVEL_KEY_SCALE = 1_000_000
 
 
-def noise_seed(seed, replicate, epsilon_over_n) -> list[int] | None:
-    """The seed key of one privatized copy: ``[seed, replicate, level key]``, or None.
+def noise_seed(seed, replicate, epsilon_over_n, dataset: str) -> list[int] | None:
+    """The seed key of one privatized copy: ``[seed, replicate, level key, data set key]``, or
+    None.
 
-    Every (base seed, replicate, privacy level) gets its own noise stream, so copies at
-    different levels or replicates are independent, and the same three values always give
-    the same copy. The level enters as ``round(epsilon_over_n * 1e6)``. A ``seed`` of
-    ``"system"`` (or None) stands for system randomness and gives None, which
-    :func:`privatize_counts` reads the same way.
+    Every (base seed, replicate, privacy level, data set) gets its own noise stream, so copies
+    at different levels or replicates, and copies of different data sets noised under one base
+    seed, are independent; the same four values always give the same copy. Without the data
+    set in the key, two matrices noised at the same level and replicate would share their
+    random numbers, and whoever holds one of them would learn the other's noise. The level
+    enters as ``round(epsilon_over_n * 1e6)``, the data set as the integer of its
+    :func:`dataset_id` digest (a digest of the row and column ids, which the private folder
+    holds anyway). A ``seed`` of ``"system"`` (or None) stands for system randomness and gives
+    None, which :func:`privatize_counts` reads the same way.
 
     Parameters
     ----------
@@ -345,6 +354,8 @@ def noise_seed(seed, replicate, epsilon_over_n) -> list[int] | None:
         Which privatized copy at this level (>= 0).
     epsilon_over_n : float
         The privacy level epsilon / N (> 0, finite).
+    dataset : str
+        :func:`dataset_id` of the counts' row and column ids.
 
     Returns
     -------
@@ -357,8 +368,8 @@ def noise_seed(seed, replicate, epsilon_over_n) -> list[int] | None:
     TypeError
         If ``seed`` or ``replicate`` is not an integer, or ``epsilon_over_n`` not a number.
     ValueError
-        If ``seed`` or ``replicate`` is negative, or ``epsilon_over_n`` is not positive and
-        finite.
+        If ``seed`` or ``replicate`` is negative, ``epsilon_over_n`` is not positive and
+        finite, or ``dataset`` is not a :func:`dataset_id`.
     """
     system = seed is None or seed == "system"
     if not system and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
@@ -370,9 +381,14 @@ def noise_seed(seed, replicate, epsilon_over_n) -> list[int] | None:
     if not (math.isfinite(epsilon_over_n) and epsilon_over_n > 0):
         raise ValueError(f"epsilon_over_n (the privacy level epsilon / N) must be positive "
                          f"and finite, got {epsilon_over_n}")
+    if not (isinstance(dataset, str) and _DATASET_ID.fullmatch(dataset)):
+        raise ValueError(f"dataset must be lpp.formats.privatized.dataset_id of the counts' "
+                         f"row and column ids ('ids-sha256:' and 64 hex digits), got "
+                         f"{dataset!r}")
     if system:
         return None
-    return [int(seed), int(replicate), int(round(epsilon_over_n * LEVEL_KEY_SCALE))]
+    return [int(seed), int(replicate), int(round(epsilon_over_n * LEVEL_KEY_SCALE)),
+            int(dataset.removeprefix(_DATASET_PREFIX), 16)]
 
 
 #: the mechanisms a privatized folder may record

@@ -56,7 +56,7 @@ from lpp.formats.privatized import (ORDER, RANDOMNESS, _check_canonical, _check_
                                     _refuse_masked, _smallest_signed, canonical_key,
                                     canonical_order, check_meta_release, check_meta_settings,
                                     check_noise_level, check_selection, dataset_id,
-                                    noise_source)
+                                    noise_seed, noise_source)
 
 FORMAT_NAME = "lpp.formats.privatized_blocks"
 #: 1 recorded the noise seed (a leak); 2 kept the order the writer gave and stated no ledger;
@@ -322,8 +322,10 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
     independent ``2Geo(exp(-epsilon/N))`` noise. With ``seed=None`` (the default) each block's
     noise comes from system randomness and is recorded nowhere. A seed (for simulation
     studies only: whoever holds it can remove the noise) gives block b the stream
-    ``numpy.random.default_rng([seed, b])``, so the result does not depend on how many blocks
-    are noised at once or where.
+    ``numpy.random.default_rng(noise_seed(seed, copy, epsilon / N, dataset_id(block's row
+    ids, column_ids)) + [b])``: a block's noise depends on nothing but its own settings and
+    ids, so the result does not depend on how many blocks are noised at once or where, and
+    copies, levels and data sets noised under one seed are independent.
 
     The columns of every block are put in canonical order of ``column_ids`` before the noise
     is drawn; the rows must come in canonical order (``row_ids``; the default ids
@@ -370,9 +372,11 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
                 raise ValueError(f"block {b} of the counts must be a matrix with {n_cols} "
                                  f"columns, got shape {counts.shape}")
             counts = counts[:, cols]
-            rng, _ = noise_source(None if seed is None else [int(seed), b], exact=False)
             ids = (row_ids[lo:lo + counts.shape[0]] if row_ids is not None
                    else [str(r) for r in range(lo, lo + counts.shape[0])])
+            key = (None if seed is None else
+                   noise_seed(seed, copy or 0, epsilon / N, dataset_id(ids, column_ids)) + [b])
+            rng, _ = noise_source(key, exact=False)
             writer.write(privatize(counts, alpha, rng=rng), alpha, ids)
             lo += counts.shape[0]
     return PrivatizedBlocks(out_dir)

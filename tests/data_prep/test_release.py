@@ -22,6 +22,7 @@ from data_prep.corpus import prepare_network, prepare_topics
 from data_prep.release import privatize_prepared, selection_record
 from lpp.formats.counts import load_counts
 from lpp.formats.privatized import canonical_counts, is_canonical
+from lpp.mechanism import alpha_from_epsilon, privatize
 
 LETTERS = np.array(list("abcdefghijklmnopqrstuvwxyz"))
 
@@ -305,3 +306,29 @@ def test_the_uci_word_table_is_not_a_public_vocabulary(public, tmp_path):
     with pytest.raises(ValueError, match="public_vocab"):
         prepare_topics(corpora[0], tmp_path / "out", fmt="text-lines", vocab=vocab,
                        n_docs=10, min_tokens=1)
+
+
+def _dense(counts):
+    return counts.toarray() if hasattr(counts, "toarray") else np.asarray(counts)
+
+
+def test_data_sets_noised_under_one_seed_level_and_replicate_get_independent_noise(topics,
+                                                                                  network):
+    """Whoever holds one data set's true counts (or guesses them: most entries are 0) learns
+    nothing of another's noise: two data sets privatized with the same base seed, level and
+    replicate draw unrelated numbers. A key of the seed, replicate and level alone gives the
+    two matrices the same first draws, and their noise a correlation of about 1/2 entry by
+    entry (the check's power)."""
+    root = topics[0]
+    noise = []
+    for folder, out in ((root / "prepared", root / "same_key"),
+                        (network / "prepared", network / "same_key")):
+        prepared, private = privatize_prepared(folder, out, epsilon_over_n=1.0,
+                                               noise_seed_base=5, replicate=0)
+        noise.append((private.y_tilde - _dense(canonical_counts(prepared).counts)).ravel())
+    n = min(a.size for a in noise)
+    assert abs(np.corrcoef(noise[0][:n], noise[1][:n])[0, 1]) < _tolerance(n)
+    alpha = float(alpha_from_epsilon(1.0, 1.0))
+    shared = [(privatize(np.zeros(a.size, dtype=np.int64), alpha,
+                         rng=np.random.default_rng([5, 0, 1_000_000]))) for a in noise]
+    assert np.corrcoef(shared[0][:n], shared[1][:n])[0, 1] > 0.3

@@ -20,6 +20,7 @@ from study.prose import (
     parse_number,
     problems,
     quote_problems,
+    quoted_values,
     render_blocks,
     replace_block,
     unfilled_blocks,
@@ -172,10 +173,12 @@ def test_a_quote_of_the_committed_docs_fails_when_the_page_changes(tmp_path):
             (tmp_path / entry.name).symlink_to(entry)
     (tmp_path / "docs").mkdir()
     page = (ROOT / "docs" / "results.md").read_text()
-    assert "(0.153–0.162 vs 0.159)" in page
+    quote = next(q for q in QUOTES if q.text.startswith("non-private level at every ε/N ("))
+    low, high, reference = quoted_values(quote.text)
+    quoted = f"({low}–{high} vs {reference})"
+    assert quoted in page
     (tmp_path / "docs" / "results.md").write_text(
-        page.replace("(0.153–0.162 vs 0.159)", "(0.153–0.172 vs 0.159)"))
-    quote = next(q for q in QUOTES if "0.153}–{0.162" in q.text)
+        page.replace(quoted, f"({low}–9.999 vs {reference})"))
     assert quote_problems(quote, ROOT) == []
     assert quote_problems(quote, tmp_path) == [
         (f"docs/results.md: \"{quote.plain[:70]}…\" is not in the page (edit the page or the "

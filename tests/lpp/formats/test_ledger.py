@@ -22,7 +22,8 @@ def _counts(seed=0):
 def _copy(tmp_path, name, level, rep, counts=None, *, N=1.0, base=11, **kw):
     counts = _counts() if counts is None else counts
     return privatize_counts(counts, tmp_path / name, epsilon=level * N, N=N, source="toy",
-                            seed=noise_seed(base, rep, level), copy=rep, row_ids=ROWS,
+                            seed=noise_seed(base, rep, level, dataset_id(ROWS, COLS)),
+                            copy=rep, row_ids=ROWS,
                             column_ids=COLS, **kw)
 
 

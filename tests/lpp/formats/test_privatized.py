@@ -6,11 +6,12 @@ from scipy import stats
 
 from lpp.distributions import two_sided_geometric_logpmf
 from lpp.formats.privatized import (DATA_FILE, META_FILE, canonical_counts, canonical_key,
-                                   canonical_order, is_canonical, load_privatized, noise_seed,
-                                   privatize_counts, save_privatized)
+                                   canonical_order, dataset_id, is_canonical, load_privatized,
+                                   noise_seed, privatize_counts, save_privatized)
 from lpp.testing import FALSE_ALARM, chisquare_gof
 
 IDS = dict(row_ids=[f"d{i}" for i in range(40)], column_ids=[f"w{j}" for j in range(30)])
+DATASET = dataset_id(**IDS)
 
 
 def _counts(seed=0):
@@ -140,24 +141,30 @@ def test_bad_input_writes_nothing(tmp_path, kwargs, message):
     assert not (tmp_path / "out").exists()
 
 
-def test_noise_seed_keys_each_copy_by_seed_replicate_and_level():
-    assert noise_seed(2019, 0, 3.0) == [2019, 0, 3_000_000]
-    assert noise_seed(2019, 2, 1) == [2019, 2, 1_000_000]
-    keys = {tuple(noise_seed(7, r, level)) for r in range(3) for level in (0.5, 1.0, 2.0)}
-    assert len(keys) == 9
-    assert noise_seed("system", 1, 2.0) is None and noise_seed(None, 0, 1.0) is None
+def test_noise_seed_keys_each_copy_by_seed_replicate_level_and_data_set():
+    digest = int(DATASET.removeprefix("ids-sha256:"), 16)
+    assert noise_seed(2019, 0, 3.0, DATASET) == [2019, 0, 3_000_000, digest]
+    assert noise_seed(2019, 2, 1, DATASET) == [2019, 2, 1_000_000, digest]
+    other = dataset_id(IDS["row_ids"][:-1], IDS["column_ids"])
+    keys = {tuple(noise_seed(7, r, level, data)) for r in range(3) for level in (0.5, 1.0, 2.0)
+            for data in (DATASET, other)}
+    assert len(keys) == 18
+    assert noise_seed("system", 1, 2.0, DATASET) is None
+    assert noise_seed(None, 0, 1.0, DATASET) is None
 
 
 @pytest.mark.parametrize("args, error, match", [
-    ((2019, 0, -1), ValueError, "epsilon_over_n .* must be positive"),
-    ((2019, 0, 0.0), ValueError, "epsilon_over_n .* must be positive"),
-    ((2019, 0, float("inf")), ValueError, "finite"),
-    ((2019, -1, 1.0), ValueError, "replicate must be at least 0"),
-    ((-5, 0, 1.0), ValueError, "seed must be at least 0"),
-    ((2019, 0.5, 1.0), TypeError, "replicate must be an integer"),
-    ((True, 0, 1.0), TypeError, "seed must be an integer or \"system\""),
-    (("urandom", 0, 1.0), TypeError, "seed must be an integer or \"system\""),
-    ((2019, 0, "1"), TypeError, "epsilon_over_n must be a number"),
+    ((2019, 0, -1, DATASET), ValueError, "epsilon_over_n .* must be positive"),
+    ((2019, 0, 0.0, DATASET), ValueError, "epsilon_over_n .* must be positive"),
+    ((2019, 0, float("inf"), DATASET), ValueError, "finite"),
+    ((2019, -1, 1.0, DATASET), ValueError, "replicate must be at least 0"),
+    ((-5, 0, 1.0, DATASET), ValueError, "seed must be at least 0"),
+    ((2019, 0.5, 1.0, DATASET), TypeError, "replicate must be an integer"),
+    ((True, 0, 1.0, DATASET), TypeError, "seed must be an integer or \"system\""),
+    (("urandom", 0, 1.0, DATASET), TypeError, "seed must be an integer or \"system\""),
+    ((2019, 0, "1", DATASET), TypeError, "epsilon_over_n must be a number"),
+    ((2019, 0, 1.0, "topics"), ValueError, "dataset must be .*dataset_id"),
+    ((2019, 0, 1.0, DATASET.upper()), ValueError, "dataset must be .*dataset_id"),
 ])
 def test_noise_seed_refuses_bad_settings(args, error, match):
     with pytest.raises(error, match=match):
@@ -187,7 +194,8 @@ def _attack(folder, extra_candidates=()):
 
     Returns the true counts if some candidate key turns ``y~`` back into a count matrix,
     else None. The candidates: every integer in ``meta.json`` and the npz's scalar arrays,
-    alone, with a replicate ``[k, r]`` and as the pipeline's key ``noise_seed(k, r, level)``.
+    alone, with a replicate ``[k, r]`` and as the pipeline's key ``noise_seed(k, r, level,
+    dataset)`` (the folder's own ``dataset_id``).
     """
     data = load_privatized(folder)
     numbers = _digits_in(data.meta) | set(extra_candidates)
@@ -198,7 +206,8 @@ def _attack(folder, extra_candidates=()):
     level = data.meta["epsilon_over_n"]
     keys = []
     for k in sorted(n for n in numbers if 0 <= n < 2**63):
-        keys += [k, [k]] + [[k, r] for r in range(5)] + [noise_seed(k, r, level) for r in range(5)]
+        keys += [k, [k]] + [[k, r] for r in range(5)] + [
+            noise_seed(k, r, level, data.meta["ledger"]["dataset_id"]) for r in range(5)]
     p = 1.0 - data.alpha
     for key in keys:
         gen = np.random.default_rng(key)
@@ -217,7 +226,7 @@ def test_the_private_folder_does_not_give_the_noise_back(tmp_path):
     owners_seed = 2019
     folder = tmp_path / "private"
     privatize_counts(y, folder, epsilon=1.0, N=1.0, source="data/prepared/toy",
-                     seed=noise_seed(owners_seed, 0, 1.0), **IDS)
+                     seed=noise_seed(owners_seed, 0, 1.0, DATASET), **IDS)
     everything = b"".join(f.read_bytes() for f in sorted(folder.iterdir()))
     assert b"2019" not in everything
     assert _attack(folder) is None

@@ -41,16 +41,40 @@ def test_round_trip_by_block(tmp_path):
 
 def test_privatize_blocks_noises_each_block_from_its_own_stream(tmp_path):
     counts = np.arange(60).reshape(12, 5) % 4
+    ids = [f"{r:02d}" for r in range(12)]
     data = privatize_blocks([counts[:7], counts[7:]], tmp_path / "p", n_cols=5, epsilon=2.0,
-                            N=1.0, seed=11, source="toy", column_ids=list("abcde"))
+                            N=1.0, seed=11, source="toy", column_ids=list("abcde"), row_ids=ids)
     alpha = float(alpha_from_epsilon(2.0, 1.0))
     y, a = data.to_dense()
     assert np.all(a == alpha)
-    # block 1 is the same whatever came before it: its stream is [seed, 1]
+    # block 1 is the same whatever came before it: its stream is keyed by its own settings
+    # and ids (and its index)
     again = privatize_blocks([counts[:2], counts[7:]], tmp_path / "q", n_cols=5, epsilon=2.0,
-                             N=1.0, seed=11, source="toy", column_ids=list("abcde"))
+                             N=1.0, seed=11, source="toy", column_ids=list("abcde"),
+                             row_ids=ids[:2] + ids[7:])
     assert np.array_equal(again.read_block(1)[0], y[7:])
     assert not np.array_equal(y, counts)  # noised
+
+
+def test_privatize_blocks_gives_each_copy_level_and_data_set_its_own_noise(tmp_path):
+    """Under one seed, copies at one level, levels of one copy and blocks of other data sets
+    draw unrelated noise (a key of the seed and block alone made copies identical and levels
+    share their random numbers, which no ledger sum bounds)."""
+    counts = np.zeros((40, 50), dtype=np.int64)
+    cols = [f"w{j}" for j in range(50)]
+
+    def noise(name, **settings):
+        settings = {"epsilon": 1.0, "copy": 0, "column_ids": cols, **settings}
+        data = privatize_blocks([counts[:25], counts[25:]], tmp_path / name, n_cols=50,
+                                N=1.0, seed=3, source="toy", **settings)
+        return data.to_dense()[0].ravel().astype(float)
+
+    base = noise("base")
+    for name, settings in (("copy", {"copy": 1}), ("level", {"epsilon": 3.0}),
+                           ("columns", {"column_ids": [f"v{j}" for j in range(50)]}),
+                           ("rows", {"row_ids": [f"r{i:02d}" for i in range(40)]})):
+        assert abs(np.corrcoef(base, noise(name, **settings))[0, 1]) < 4 / np.sqrt(base.size)
+    assert np.array_equal(noise("again"), base)
 
 
 def test_refusals(tmp_path):
@@ -250,7 +274,7 @@ def test_blocks_are_in_the_canonical_order_of_their_ids(tmp_path):
     assert data.meta["order"] == "canonical ids" and data.meta["ledger"]["copy"] == 2
     again = privatize_blocks([counts[:7][:, [1, 4, 3, 0, 2]], counts[7:][:, [1, 4, 3, 0, 2]]],
                              tmp_path / "q", n_cols=5, epsilon=2.0, N=1.0, seed=11,
-                             source="toy", column_ids=["w0", "w1", "w2", "w3", "w10"])
+                             source="toy", column_ids=["w0", "w1", "w2", "w3", "w10"], copy=2)
     assert np.array_equal(again.to_dense()[0], data.to_dense()[0])
     with pytest.raises(ValueError, match="column ids are not distinct and in canonical order"):
         PrivatizedBlockWriter(tmp_path / "a", n_cols=3, epsilon=1, N=1, randomness="seeded",
