@@ -348,6 +348,46 @@ def test_only_privatize_reads_the_noise_seed():
     assert readers == {BRIDGE}
 
 
+def _privacy_setting_readers(dvc_yaml):
+    """Stages other than privatize that declare the privacy settings (the noise seed among
+    them) as a dependency: ``params.yaml`` whole, as a file, or a ``privacy`` key."""
+    from dvc.dependency.param import ParamsDependency
+    from dvc.repo import Repo
+
+    readers = set()
+    with Repo(str(dvc_yaml.parent)) as repo:
+        for stage in repo.index.stages:
+            name = stage.addressing.split(":")[-1]
+            if name.split("@")[0] == BRIDGE:
+                continue
+            for dep in stage.deps:
+                if PurePosixPath(dep.def_path).name != "params.yaml":
+                    continue
+                keys = list(dep.params or []) if isinstance(dep, ParamsDependency) else []
+                if not keys or any(k == "privacy" or k.startswith("privacy.") for k in keys):
+                    readers.add(name)
+    return readers
+
+
+def test_no_other_stage_declares_the_privacy_settings(tmp_path):
+    """The noise seed reaches privatize through its command line alone: no other stage depends
+    on the privacy section, or on the whole params file, where the seed is (a stage that did
+    could read it with DVC's tracking). A hand-made pipeline with such stages shows the
+    check's power."""
+    assert _privacy_setting_readers(ROOT / "dvc.yaml") == set()
+    (tmp_path / ".dvc").mkdir()
+    (tmp_path / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
+    (tmp_path / "params.yaml").write_text("privacy:\n  noise_seed: 1\nother:\n  k: 2\n")
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
+        "privatize": {"cmd": "x", "params": ["privacy"]},
+        "infer_private_a": {"cmd": "x", "params": ["privacy.noise_seed"]},
+        "infer_private_b": {"cmd": "x", "params": ["privacy"]},
+        "infer_private_c": {"cmd": "x", "deps": ["params.yaml"]},
+        "report": {"cmd": "x", "params": ["other.k"]}}}))
+    assert _privacy_setting_readers(tmp_path / "dvc.yaml") == {
+        "infer_private_a", "infer_private_b", "infer_private_c"}
+
+
 def test_the_check_catches_a_leak(tmp_path):
     """A private stage that depends on a file derived from the true counts must be caught."""
     leaky = {"stages": {
