@@ -66,9 +66,10 @@ sys.addaudithook(_record)
 
 
 def test_the_private_notebook_opens_no_true_count_file(pipeline, tmp_path, monkeypatch):
-    """What the kernel of the analyst's notebook opens, file by file (Python's audit hook), with
-    the true counts beside the private folder: nothing of them, whatever code path the library
-    takes. The owners' notebook, audited the same way, opens them (the check's power)."""
+    """What the kernels of the analyst's notebooks (Gibbs and VI) open, file by file (Python's
+    audit hook), with the true counts beside the private folder: nothing of them, whatever code
+    path the library takes. The owners' notebook, audited the same way, opens them (the
+    check's power)."""
     root, _ = pipeline
     (tmp_path / "hook").mkdir()
     (tmp_path / "hook" / "sitecustomize.py").write_text(_OPEN_AUDIT)
@@ -85,11 +86,15 @@ def test_the_private_notebook_opens_no_true_count_file(pipeline, tmp_path, monke
     owners = opened("privatize.ipynb", "-p", "counts_dir", str(root / "prepared"),
                     "-p", "out_dir", str(tmp_path / "private"), "-p", "epsilon_over_n", "1.0")
     assert any(prepared in path.parents for path in owners)
-    analyst = opened("infer_private.ipynb", "-p", "private_dir", str(root / "private"),
-                     "-p", "out_dir", str(tmp_path / "fit"), "-p", "n_components", "2",
-                     "-p", "n_iter", "4", "-p", "burn_in", "2", "-p", "thin", "2")
-    assert any((root / "private").resolve() in path.parents for path in analyst)
-    assert not [path for path in analyst if prepared == path or prepared in path.parents]
+    analysts = {
+        "infer_private.ipynb": ("-p", "n_iter", "4", "-p", "burn_in", "2", "-p", "thin", "2"),
+        "infer_vi.ipynb": ()}
+    for notebook, settings in analysts.items():
+        analyst = opened(notebook, "-p", "private_dir", str(root / "private"), "-p", "out_dir",
+                         str(tmp_path / "fits" / notebook), "-p", "n_components", "2", *settings)
+        assert any((root / "private").resolve() in path.parents for path in analyst), notebook
+        assert not [path for path in analyst if prepared == path or prepared in path.parents], \
+            notebook
 
 
 def test_executed_notebook_records_the_parameters(pipeline):
