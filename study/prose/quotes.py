@@ -993,8 +993,6 @@ _OTHER_PAGES = (
                  row("collapsed_cavi_eps1.0_rep0", "npmi"), row("collapsed_eps1.0_rep0", "npmi"),
                  row("collapsed_cavi_eps1.0_rep0", "loglik"),
                  row("collapsed_eps1.0_rep0", "loglik"))),
-    Quote(VI_PAGE, "the collapsed CAVI converged in {43} iterations after its 200-sweep start",
-          "results/fits/topics/collapsed_cavi_eps1.0_rep0/fit.json", key("iterations_done")),
     Quote(VI_PAGE, "counts is below that of the quick profile's 300-sweep collapsed Gibbs chain on "
           "the same copy ({0.149}", TOPICS, row("collapsed_cavi_eps1.0_rep0", "mae")),
     Quote(VI_PAGE, "A fit at the default: {0.10} s per iteration (target 0.15; text-like data "

@@ -4,7 +4,9 @@ The committed pages are checked block by block and quote by quote (each its own 
 failure names the page, the block or sentence, and how to fix it); the machinery is checked
 on hand-made pages, so that every way a number can go stale is seen to fail.
 """
+import fnmatch
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -59,6 +61,20 @@ def test_every_block_and_quote_is_on_a_checked_page():
     stray = ({page for block in BLOCKS for page in block.pages}
              | {quote.page for quote in QUOTES}) - checked
     assert not stray, f"pages with blocks or quotes that pages() does not list: {stray}"
+
+
+def test_every_quoted_file_is_in_git():
+    """A pipeline output that DVC keeps out of git is on the machine that ran the stage but not
+    in a clone, where its quotes could not be checked: quote only files that git tracks."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    tracked = set(listed)
+    sources = {quote.source for quote in QUOTES} | {
+        source for block in BLOCKS for source in block.sources}
+    # a block may read a glob of files: it must match at least one tracked file
+    untracked = sorted(source for source in sources
+                       if source not in tracked and not fnmatch.filter(tracked, source))
+    assert not untracked, f"quoted files that git does not track: {untracked}"
 
 
 def test_the_command_reports_all_match_on_the_committed_pages(capsys):
