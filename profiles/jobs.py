@@ -197,7 +197,7 @@ def _wait(proc, stop, kill, grace: float, poll: float) -> int:
             _signal_group(proc.pid, signal.SIGINT)
             interrupted_at = time.monotonic()
         elif signalled is not None:
-            for pid, process in _group_members(proc.pid).items():
+            for pid, process in (_group_members(proc.pid) or {}).items():
                 if signalled.get(pid) != process:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(pid, signal.SIGINT)

@@ -7,7 +7,7 @@ from scipy import stats
 from lpp.distributions import two_sided_geometric_logpmf
 from lpp.formats.privatized import (DATA_FILE, META_FILE, canonical_counts, canonical_key,
                                    canonical_order, dataset_id, is_canonical, load_privatized,
-                                   noise_seed, privatize_counts, save_privatized)
+                                   noise_seed, privatize_counts, release_sha256, save_privatized)
 from lpp.testing import FALSE_ALARM, chisquare_gof
 
 IDS = dict(row_ids=[f"d{i}" for i in range(40)], column_ids=[f"w{j}" for j in range(30)])
@@ -51,8 +51,36 @@ def test_the_true_counts_are_not_stored(tmp_path):
     with np.load(tmp_path / "p" / DATA_FILE) as npz:
         assert sorted(npz.files) == ["alpha", "y_tilde"]
         assert not np.array_equal(npz["y_tilde"], y)
-    meta = json.loads((tmp_path / "p" / META_FILE).read_text())
-    assert "counts" not in json.dumps(meta)
+
+
+def test_the_metadata_describe_the_release_not_the_true_counts(tmp_path):
+    """Two data sets with different true counts (here with different totals, non-zeros and
+    maxima), noised with the same settings, get the same meta.json but for the digests of
+    their released matrices: nothing in it is a statistic of the true counts."""
+    def written(name, counts):
+        privatize_counts(counts, tmp_path / name, epsilon=1.0, N=1.0, seed=[7, 0],
+                         source="toy", **IDS)
+        return json.loads((tmp_path / name / META_FILE).read_text()), load_privatized(
+            tmp_path / name)
+
+    sparse = np.zeros((40, 30), dtype=np.int64)
+    sparse[3, 4] = 1
+    dense = _counts() * 10
+    (meta_a, data_a), (meta_b, data_b) = written("a", sparse), written("b", dense)
+    for meta, data in ((meta_a, data_a), (meta_b, data_b)):
+        assert meta["ledger"]["release_sha256"] == release_sha256(data.y_tilde, data.alpha)
+    digests = ("data_sha256",), ("ledger", "release_sha256")
+    assert all(_at(meta_a, key) != _at(meta_b, key) for key in digests)
+    for meta in (meta_a, meta_b):
+        for *parents, leaf in digests:
+            del _at(meta, parents)[leaf]
+    assert meta_a == meta_b
+
+
+def _at(meta, keys):
+    for key in keys:
+        meta = meta[key]
+    return meta
 
 
 def test_small_dtype_on_disk_int64_in_memory(tmp_path):
