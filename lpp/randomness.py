@@ -4,7 +4,7 @@ Every compiled kernel that draws random numbers works on fixed *blocks* (rows, o
 entries) and, at the start of each block, reseeds numba's per-thread generator with a key
 derived from ``(seed, iteration, block)``.  A block always runs on a single thread, so the
 numbers it sees depend only on that key: the same seed gives bit-identical results with
-one or many threads (numba's own per-thread streams would not, see numba issue #4452).
+one or many threads (numba's own per-thread streams would not: which thread runs a block is up to the scheduler).
 
 Python-level functions take ``rng`` as a :class:`numpy.random.Generator`, an integer seed
 or ``None`` (scipy's SPEC 7) and turn it into a 63-bit *base seed* for the kernels:
