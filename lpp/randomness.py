@@ -25,7 +25,13 @@ _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 def as_generator(rng=None) -> np.random.Generator:
-    """Return a ``numpy.random.Generator`` from a Generator, an int seed or ``None``."""
+    """Return a ``numpy.random.Generator`` from a Generator, an int seed or ``None``.
+
+    A bool is refused (TypeError): ``rng=True`` reads as "random", not as the seed 1.
+    """
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"rng must be a numpy.random.Generator, a non-negative int seed or None, "
+                        f"got the bool {rng!r}")
     if rng is None or isinstance(rng, numbers.Integral):
         if rng is not None and int(rng) < 0:
             raise ValueError(f"a seed must be a non-negative integer, got {rng}")

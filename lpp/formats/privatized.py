@@ -79,6 +79,8 @@ import math
 import numbers
 import re
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -394,6 +396,56 @@ def noise_seed(seed, replicate, epsilon_over_n, dataset: str) -> list[int] | Non
 #: the mechanisms a privatized folder may record
 MECHANISMS = ("fast", "exact")
 
+#: how far a folder's ``epsilon_over_n`` may sit from the ``-log(alpha)`` of its noisiest
+#: row, relative: exp and log round, and the exact sampler's rational level is rounded to a
+#: float alpha
+LEVEL_RTOL = 1e-9
+
+
+def check_release_settings(epsilon, N, mechanism, source) -> tuple[float, float]:
+    """``(epsilon, N)`` as floats, after refusing settings a private folder cannot record or
+    its reader would refuse: ``epsilon`` and ``N`` positive finite real numbers (not bools;
+    the exact sampler's rationals are converted by :func:`privatize_counts`), ``mechanism``
+    one of :data:`MECHANISMS`, ``source`` a non-empty str. Called before anything is written,
+    so a bad setting never replaces a good folder."""
+    values = []
+    for name, value in (("epsilon", epsilon), ("N", N)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {value!r}")
+        if not (math.isfinite(float(value)) and float(value) > 0.0):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+        values.append(float(value))
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    if not isinstance(source, str) or not source:
+        raise TypeError(f"source must be a non-empty str (where the counts come from), got "
+                        f"{source!r}")
+    return values[0], values[1]
+
+
+def noisiest_level(alpha) -> float:
+    """The privacy loss per unit of count of the least noised row: ``-log(min(alpha))``."""
+    return float(-np.log(np.min(alpha)))
+
+
+def check_level(alpha, epsilon_over_n: float, error=ValueError, where: str = "",
+                bound_only: bool = False) -> None:
+    """Refuse a recorded ``epsilon_over_n`` that is not the privacy loss of the noise
+    ``alpha`` holds: the ledger adds up the recorded levels, so a level below the noise's
+    would be a false privacy claim, and one above it mislabels the release.
+
+    ``epsilon_over_n`` must equal :func:`noisiest_level` (within :data:`LEVEL_RTOL`); with
+    ``bound_only`` (one block of a folder whose other blocks are elsewhere) it must only not
+    be exceeded.
+    """
+    loss = noisiest_level(alpha)
+    slack = LEVEL_RTOL * max(1.0, epsilon_over_n)
+    if loss > epsilon_over_n + slack or (not bound_only and loss < epsilon_over_n - slack):
+        raise error(f"{where}the noise level alpha (its least noised row: epsilon/N = "
+                    f"-log(alpha) = {loss:.12g}) is not the recorded epsilon/N = "
+                    f"{epsilon_over_n:.12g}: a private folder records the privacy loss of its "
+                    "own noise")
+
 
 def _owns(name: str) -> bool:
     return name in (DATA_FILE, META_FILE)
@@ -432,6 +484,7 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mec
     """
     if randomness not in RANDOMNESS:
         raise ValueError(f"randomness must be one of {RANDOMNESS}, got {randomness!r}")
+    epsilon, N = check_release_settings(epsilon, N, mechanism, source)
     _refuse_masked(y_tilde, "y_tilde")
     y_tilde = np.asarray(y_tilde)
     if y_tilde.ndim != 2 or y_tilde.dtype.kind not in "iu":
@@ -449,6 +502,7 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mec
     alpha = noise_level_array(alpha)
     if alpha.shape not in ((), (n_rows, 1)):
         raise ValueError(f"alpha must be a scalar or have shape ({n_rows}, 1), got {alpha.shape}")
+    check_level(alpha, epsilon / N)
     arrays = {"y_tilde": _smallest_signed(y_tilde), "alpha": alpha}
     if heldout is not None:
         heldout = np.asarray(heldout)
@@ -459,8 +513,8 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mec
     meta = {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
         "shape": [n_rows, n_cols], "data_file": DATA_FILE, "data_sha256": None,
-        "epsilon": float(epsilon), "N": float(N), "epsilon_over_n": float(epsilon) / float(N),
-        "mechanism": mechanism, "randomness": randomness, "source": str(source),
+        "epsilon": epsilon, "N": N, "epsilon_over_n": epsilon / N,
+        "mechanism": mechanism, "randomness": randomness, "source": source,
         "has_heldout": heldout is not None, "order": ORDER,
         "ledger": {"dataset_id": dataset_id(row_ids, column_ids), "copy": copy,
                    "release_sha256": release_sha256(y_tilde, alpha)},
@@ -567,6 +621,7 @@ def load_privatized(path) -> PrivatizedData:
     if alpha.shape not in ((), (n_rows, 1)):
         raise FormatError(f"{data_path}: array 'alpha' has shape {alpha.shape}, expected () or "
                           f"({n_rows}, 1)")
+    check_level(alpha, meta["epsilon_over_n"], FormatError, f"{meta_path} and {data_path}: ")
     if release_sha256(y_tilde, alpha) != ledger["release_sha256"]:
         raise FormatError(f"{meta_path} (ledger): field 'release_sha256' does not match "
                           f"{data_path}'s y_tilde and alpha")
@@ -630,9 +685,13 @@ def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, colum
         heldout = heldout[np.ix_(rows, cols)]
     copy = _check_copy(copy)
     selection = check_selection(selection)
+    if exact:  # the exact sampler reads rationals ("1/3"); the folder records their floats
+        alpha_exact = exact_alpha(epsilon, N)
+        epsilon, N = (float(Fraction(x)) if isinstance(x, (str, Decimal)) else x
+                      for x in (epsilon, N))
+    epsilon, N = check_release_settings(epsilon, N, "exact" if exact else "fast", source)
     rng, randomness = noise_source(seed, exact=exact)
     if exact:
-        alpha_exact = exact_alpha(epsilon, N)
         y_tilde = privatize(counts, alpha_exact, rng=rng, exact=True)
         alpha = float(alpha_exact)
     else:

@@ -55,8 +55,9 @@ from lpp.mechanism import alpha_from_epsilon, privatize
 from lpp.formats.privatized import (ORDER, RANDOMNESS, _check_canonical, _check_copy,
                                     _refuse_masked, _smallest_signed, canonical_key,
                                     canonical_order, check_meta_release, check_meta_settings,
-                                    check_noise_level, check_selection, dataset_id,
-                                    noise_seed, noise_source)
+                                    check_level, check_noise_level, check_release_settings,
+                                    check_selection, dataset_id, noise_seed, noise_source,
+                                    noisiest_level)
 
 FORMAT_NAME = "lpp.formats.privatized_blocks"
 #: 1 recorded the noise seed (a leak); 2 kept the order the writer gave and stated no ledger;
@@ -109,6 +110,7 @@ class PrivatizedBlockWriter:
                  source: str, column_ids, copy=None, selection=None):
         if randomness not in RANDOMNESS:
             raise ValueError(f"randomness must be one of {RANDOMNESS}, got {randomness!r}")
+        epsilon, N = check_release_settings(epsilon, N, mechanism, source)
         if len(column_ids) != n_cols:
             raise ValueError(f"{len(column_ids)} column ids for {n_cols} columns")
         column_ids = [str(c) for c in column_ids]
@@ -116,12 +118,13 @@ class PrivatizedBlockWriter:
         self.out_dir = Path(out_dir)
         self.n_cols = int(n_cols)
         self._meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
-                      "epsilon": float(epsilon), "N": float(N),
-                      "epsilon_over_n": float(epsilon) / float(N), "mechanism": mechanism,
-                      "randomness": randomness, "source": str(source), "order": ORDER,
+                      "epsilon": epsilon, "N": N, "epsilon_over_n": epsilon / N,
+                      "mechanism": mechanism, "randomness": randomness, "source": source,
+                      "order": ORDER,
                       "copy": _check_copy(copy), "selection": check_selection(selection),
                       "column_ids": column_ids}
         self._bounds, self._sha, self._row_ids = [0], [], []
+        self._loss = 0.0  # -log(alpha) of the least noised row so far
         self._swap = atomic_folder(self.out_dir, owns=_owns)
         self._tmp = self._swap.__enter__()  # the folder the blocks go to until close()
 
@@ -163,12 +166,15 @@ class PrivatizedBlockWriter:
                              f"the previous block's last {self._row_ids[-1]!r}: the rows of a "
                              "private folder are in canonical order")
         alpha = np.broadcast_to(noise_level_array(alpha), (n_rows, 1))
+        check_level(alpha, self._meta["epsilon_over_n"], where=f"block {len(self._sha)}: ",
+                    bound_only=True)
         payload = npz_bytes({"y_tilde": _smallest_signed(y_tilde),
                              "alpha": np.ascontiguousarray(alpha)})
         atomic_write_bytes(self._tmp / _block_name(len(self._sha)), payload)
         self._sha.append(hashlib.sha256(payload).hexdigest())
         self._bounds.append(self._bounds[-1] + n_rows)
         self._row_ids += row_ids
+        self._loss = max(self._loss, noisiest_level(alpha))
 
     def _check_open(self) -> None:
         if self._swap is None:
@@ -188,6 +194,9 @@ class PrivatizedBlockWriter:
         self._check_open()
         if not self._sha:
             raise ValueError("no block was written")
+        # every block was within the recorded level; some row must reach it
+        check_level(np.exp(-self._loss), self._meta["epsilon_over_n"],
+                    where=f"{self.out_dir}: the blocks written: ")
         settings = {k: v for k, v in self._meta.items()
                     if k not in ("copy", "selection", "column_ids")}
         ledger = {"dataset_id": dataset_id(self._row_ids, self._meta["column_ids"]),
@@ -219,7 +228,11 @@ class PrivatizedBlockWriter:
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is None:
-            self.close()
+            try:
+                self.close()
+            except BaseException:  # the folder cannot be completed: leave the old one as it was
+                self.abort()
+                raise
         else:
             self.abort()
 
@@ -291,6 +304,8 @@ class PrivatizedBlocks:
         y_tilde = integer_member(arrays, "y_tilde", path, shape=(rows, self.shape[1]))
         alpha = check_noise_level(finite_member(arrays, "alpha", path, shape=(rows, 1)),
                                   "alpha", path)
+        check_level(alpha, self.meta["epsilon_over_n"], FormatError, f"{path}: ",
+                    bound_only=True)
         return y_tilde, alpha
 
     def to_dense(self) -> tuple[np.ndarray, np.ndarray]:
@@ -379,4 +394,6 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
             rng, _ = noise_source(key, exact=False)
             writer.write(privatize(counts, alpha, rng=rng), alpha, ids)
             lo += counts.shape[0]
+        if row_ids is not None and lo != len(row_ids):
+            raise ValueError(f"{len(row_ids)} row ids for the {lo} rows of the blocks")
     return PrivatizedBlocks(out_dir)

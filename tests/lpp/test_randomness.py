@@ -62,3 +62,12 @@ def test_as_generator_and_base_seed():
         as_generator(np.random.RandomState(0))
     with pytest.raises(TypeError):
         as_generator("7")
+
+
+@pytest.mark.parametrize("flag", [True, False, np.True_])
+def test_a_bool_is_not_a_seed(flag):
+    """``rng=True`` reads as "random"; taken as the seed 1 it would repeat one stream."""
+    with pytest.raises(TypeError, match="bool"):
+        as_generator(flag)
+    with pytest.raises(TypeError, match="bool"):
+        base_seed(flag)

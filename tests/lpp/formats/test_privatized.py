@@ -12,6 +12,7 @@ from lpp.testing import FALSE_ALARM, chisquare_gof
 
 IDS = dict(row_ids=[f"d{i}" for i in range(40)], column_ids=[f"w{j}" for j in range(30)])
 DATASET = dataset_id(**IDS)
+LN2 = float(np.log(2.0))  # the epsilon / N of alpha = 0.5
 
 
 def _counts(seed=0):
@@ -85,7 +86,7 @@ def _at(meta, keys):
 
 def test_small_dtype_on_disk_int64_in_memory(tmp_path):
     y_tilde = np.array([[-3, 200], [5, 0]])
-    save_privatized(tmp_path, y_tilde, 0.5, epsilon=1, N=1, randomness="seeded", mechanism="fast",
+    save_privatized(tmp_path, y_tilde, 0.5, epsilon=LN2, N=1, randomness="seeded", mechanism="fast",
                     source="x",
                     row_ids=["a", "b"], column_ids=["u", "v"])
     with np.load(tmp_path / DATA_FILE) as npz:
@@ -98,7 +99,7 @@ def test_heldout_and_per_row_alpha(tmp_path):
     heldout = np.zeros((2, 2), dtype=bool)
     heldout[0, 1] = True
     alpha = np.array([[0.3], [0.6]])
-    save_privatized(tmp_path, np.array([[1, -1], [0, 2]]), alpha, epsilon=1, N=1,
+    save_privatized(tmp_path, np.array([[1, -1], [0, 2]]), alpha, epsilon=-np.log(0.3), N=1,
                     randomness="system", mechanism="fast", source="x", row_ids=["a", "b"], column_ids=["u", "v"],
                     heldout=heldout)
     back = load_privatized(tmp_path)
@@ -160,7 +161,7 @@ def test_tampered_data_is_refused(tmp_path):
     (dict(randomness="urandom"), "randomness"),
 ])
 def test_bad_input_writes_nothing(tmp_path, kwargs, message):
-    args = dict(y_tilde=np.array([[1, -1], [0, 2]]), alpha=0.5, epsilon=1, N=1, randomness="seeded",
+    args = dict(y_tilde=np.array([[1, -1], [0, 2]]), alpha=0.5, epsilon=LN2, N=1, randomness="seeded",
                 mechanism="fast", source="x", row_ids=["a", "b"], column_ids=["u", "v"])
     args.update(kwargs)
     y_tilde, alpha = args.pop("y_tilde"), args.pop("alpha")
@@ -452,7 +453,7 @@ def test_a_masked_array_is_refused_before_anything_is_written(tmp_path):
         privatize_counts(y, tmp_path / "p", epsilon=1.0, N=1.0, seed=[7, 0], source="toy",
                          **IDS)
     with pytest.raises(TypeError, match="masked array"):
-        save_privatized(tmp_path / "p", y, 0.5, epsilon=1, N=1, randomness="seeded",
+        save_privatized(tmp_path / "p", y, 0.5, epsilon=LN2, N=1, randomness="seeded",
                         mechanism="fast", source="x", **IDS)
     assert not (tmp_path / "p").exists()
 
@@ -499,7 +500,7 @@ def test_privatize_counts_puts_rows_and_columns_in_canonical_order(tmp_path, sna
 def test_ids_out_of_canonical_order_are_refused_before_writing(tmp_path, row_ids, column_ids,
                                                                match):
     with pytest.raises(ValueError, match=match):
-        save_privatized(tmp_path / "out", np.array([[1, -1], [0, 2]]), 0.5, epsilon=1, N=1,
+        save_privatized(tmp_path / "out", np.array([[1, -1], [0, 2]]), 0.5, epsilon=LN2, N=1,
                         randomness="seeded", mechanism="fast", source="x", row_ids=row_ids,
                         column_ids=column_ids)
     assert not (tmp_path / "out").exists()
@@ -540,3 +541,65 @@ def test_canonical_counts_maps_prepared_counts_to_the_private_order(tmp_path):
                                heldout=prepared.arrays["heldout"])
     assert private.column_ids == truth.column_ids
     assert np.array_equal(private.heldout, truth.arrays["heldout"])
+
+
+# ---------------------------------------------------------------- the recorded privacy level
+
+def _save(path, alpha, **settings):
+    args = dict(epsilon=1.0, N=1.0, randomness="seeded", mechanism="fast", source="x",
+                row_ids=["a", "b"], column_ids=["u", "v"])
+    args.update(settings)
+    return save_privatized(path, np.array([[1, -1], [0, 2]]), alpha, **args)
+
+
+@pytest.mark.parametrize("alpha", [np.exp(-5.0), np.exp(-0.5), np.array([[np.exp(-1.0)],
+                                                                           [np.exp(-2.0)]])])
+def test_a_level_that_is_not_the_noise_is_refused(tmp_path, alpha):
+    """The ledger adds up the recorded epsilons: a folder whose noise is weaker (or stronger)
+    than its record would make a false privacy claim (or mislabel the release)."""
+    with pytest.raises(ValueError, match="recorded epsilon/N"):
+        _save(tmp_path / "p", alpha)
+    assert not (tmp_path / "p").exists()
+
+
+def test_per_row_noise_records_its_least_noised_row(tmp_path):
+    alpha = np.array([[np.exp(-1.0)], [np.exp(-0.25)]])  # the second row is noised more
+    _save(tmp_path / "p", alpha, epsilon=2.0, N=2.0)
+    assert np.array_equal(load_privatized(tmp_path / "p").alpha, alpha)
+
+
+def test_an_edited_level_is_refused_on_load(tmp_path):
+    _save(tmp_path / "p", np.exp(-1.0))
+    path = tmp_path / "p" / META_FILE
+    meta = json.loads(path.read_text())
+    meta.update(epsilon=0.1, N=1.0, epsilon_over_n=0.1)  # consistent with itself, not the noise
+    path.write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=f"{META_FILE}.*recorded epsilon/N = 0.1"):
+        load_privatized(tmp_path / "p")
+
+
+@pytest.mark.parametrize("settings, error, message", [
+    (dict(epsilon=0), ValueError, "epsilon must be a finite number > 0"),
+    (dict(epsilon=-1), ValueError, "epsilon must be a finite number > 0"),
+    (dict(epsilon=float("nan")), ValueError, "epsilon must be a finite number > 0"),
+    (dict(epsilon=True), TypeError, "epsilon must be a real number"),
+    (dict(N=0), ValueError, "N must be a finite number > 0"),
+    (dict(N="abc"), TypeError, "N must be a real number"),
+    (dict(mechanism="Fast"), ValueError, "mechanism must be one of"),
+    (dict(source=None), TypeError, "source must be a non-empty str"),
+])
+def test_bad_settings_leave_a_good_folder_as_it_was(tmp_path, settings, error, message):
+    """Settings the reader would refuse are refused before anything is written."""
+    _save(tmp_path / "p", np.exp(-1.0))
+    before = {f.name: f.read_bytes() for f in (tmp_path / "p").iterdir()}
+    with pytest.raises(error, match=message):
+        _save(tmp_path / "p", np.exp(-1.0), **settings)
+    assert {f.name: f.read_bytes() for f in (tmp_path / "p").iterdir()} == before
+    assert load_privatized(tmp_path / "p").meta["epsilon"] == 1.0
+
+
+def test_the_exact_sampler_takes_rational_strings(tmp_path):
+    data = privatize_counts(_counts(), tmp_path / "p", epsilon="1/3", N=1, exact=True,
+                            seed=[7, 0], source="toy", **IDS)
+    assert data.meta["epsilon"] == pytest.approx(1 / 3) and data.meta["mechanism"] == "exact"
+    assert data.alpha == pytest.approx(np.exp(-1 / 3))

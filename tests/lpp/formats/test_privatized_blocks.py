@@ -8,10 +8,12 @@ from lpp.mechanism import alpha_from_epsilon
 from lpp.formats.privatized_blocks import (PrivatizedBlocks, PrivatizedBlockWriter,
                                           blocks_release_sha256, privatize_blocks)
 
+LN2 = float(np.log(2.0))  # the epsilon / N of alpha = 0.5
+
 
 def _write(tmp_path, blocks, alpha=0.5):
     n_cols = blocks[0].shape[1]
-    with PrivatizedBlockWriter(tmp_path / "d", n_cols=n_cols, epsilon=1.0, N=1.0, randomness="seeded",
+    with PrivatizedBlockWriter(tmp_path / "d", n_cols=n_cols, epsilon=LN2, N=1.0, randomness="seeded",
                                mechanism="fast", source="test",
                                column_ids=[f"w{i}" for i in range(n_cols)]) as w:
         lo = 0
@@ -79,9 +81,9 @@ def test_privatize_blocks_gives_each_copy_level_and_data_set_its_own_noise(tmp_p
 
 def test_refusals(tmp_path):
     with pytest.raises(ValueError, match="column ids"):
-        PrivatizedBlockWriter(tmp_path / "a", n_cols=3, epsilon=1, N=1, randomness="seeded",
+        PrivatizedBlockWriter(tmp_path / "a", n_cols=3, epsilon=LN2, N=1, randomness="seeded",
                               mechanism="fast", source="x", column_ids=["a"])
-    w = PrivatizedBlockWriter(tmp_path / "b", n_cols=3, epsilon=1, N=1, randomness="seeded",
+    w = PrivatizedBlockWriter(tmp_path / "b", n_cols=3, epsilon=LN2, N=1, randomness="seeded",
                               mechanism="fast", source="x", column_ids=list("abc"))
     with pytest.raises(ValueError, match="3 columns"):
         w.write(np.zeros((2, 4), dtype=int), 0.5, ["0", "1"])
@@ -170,7 +172,7 @@ def test_an_aborted_run_leaves_the_previous_folder_and_no_block(tmp_path, snapsh
 
 
 def test_a_writer_never_closed_shows_nothing_and_is_cleaned_up(tmp_path):
-    writer = PrivatizedBlockWriter(tmp_path / "p", n_cols=5, epsilon=1, N=1, randomness="seeded",
+    writer = PrivatizedBlockWriter(tmp_path / "p", n_cols=5, epsilon=LN2, N=1, randomness="seeded",
                                    mechanism="fast", source="x", column_ids=list("abcde"))
     writer.write(np.ones((2, 5), dtype=int), 0.5, ["0", "1"])
     assert not (tmp_path / "p").exists()  # a killed process leaves its temporary folder...
@@ -277,9 +279,9 @@ def test_blocks_are_in_the_canonical_order_of_their_ids(tmp_path):
                              source="toy", column_ids=["w0", "w1", "w2", "w3", "w10"], copy=2)
     assert np.array_equal(again.to_dense()[0], data.to_dense()[0])
     with pytest.raises(ValueError, match="column ids are not distinct and in canonical order"):
-        PrivatizedBlockWriter(tmp_path / "a", n_cols=3, epsilon=1, N=1, randomness="seeded",
+        PrivatizedBlockWriter(tmp_path / "a", n_cols=3, epsilon=LN2, N=1, randomness="seeded",
                               mechanism="fast", source="x", column_ids=["b", "a", "c"])
-    with PrivatizedBlockWriter(tmp_path / "b", n_cols=3, epsilon=1, N=1, randomness="seeded",
+    with PrivatizedBlockWriter(tmp_path / "b", n_cols=3, epsilon=LN2, N=1, randomness="seeded",
                                mechanism="fast", source="x", column_ids=list("abc")) as w:
         with pytest.raises(ValueError, match="row ids of block 0 are not distinct"):
             w.write(np.ones((2, 3), dtype=int), 0.5, ["r2", "r1"])
@@ -288,3 +290,53 @@ def test_blocks_are_in_the_canonical_order_of_their_ids(tmp_path):
             w.write(np.ones((1, 3), dtype=int), 0.5, ["r0"])
         w.write(np.ones((1, 3), dtype=int), 0.5, ["r10"])
     assert PrivatizedBlocks(tmp_path / "b").meta["row_ids"] == ["r1", "r2", "r10"]
+
+
+def test_a_block_noised_less_than_the_recorded_level_is_refused(tmp_path):
+    with PrivatizedBlockWriter(tmp_path / "p", n_cols=3, epsilon=1.0, N=1.0,
+                               randomness="seeded", mechanism="fast", source="x",
+                               column_ids=list("abc")) as w:
+        with pytest.raises(ValueError, match="block 0: .*recorded epsilon/N = 1"):
+            w.write(np.ones((2, 3), dtype=int), np.exp(-2.0), ["0", "1"])
+        w.write(np.ones((2, 3), dtype=int), np.exp(-0.5), ["0", "1"])  # more noise: fine
+        w.write(np.ones((1, 3), dtype=int), np.exp(-1.0), ["2"])  # the level is reached
+    assert PrivatizedBlocks(tmp_path / "p").to_dense()[1][:, 0].tolist() == pytest.approx(
+        [np.exp(-0.5)] * 2 + [np.exp(-1.0)])
+
+
+def test_blocks_that_never_reach_the_recorded_level_leave_nothing(tmp_path):
+    with pytest.raises(ValueError, match="the blocks written: .*recorded epsilon/N = 1"):
+        with PrivatizedBlockWriter(tmp_path / "p", n_cols=3, epsilon=1.0, N=1.0,
+                                   randomness="seeded", mechanism="fast", source="x",
+                                   column_ids=list("abc")) as w:
+            w.write(np.ones((2, 3), dtype=int), np.exp(-0.5), ["0", "1"])
+    assert not (tmp_path / "p").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_an_edited_level_is_refused_when_a_block_is_read(tmp_path):
+    data = _write(tmp_path, [np.ones((2, 3), dtype=int)])
+    meta = dict(data.meta, epsilon=0.1, N=1.0, epsilon_over_n=0.1)
+    (tmp_path / "d" / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="block_00000.npz: .*recorded epsilon/N = 0.1"):
+        PrivatizedBlocks(tmp_path / "d").read_block(0)
+
+
+def test_bad_settings_are_refused_before_a_block_is_written(tmp_path):
+    for settings, message in ((dict(epsilon=0.0), "epsilon must be"), (dict(N=float("inf")),
+                              "N must be"), (dict(mechanism="Fast"), "mechanism"),
+                              (dict(source=None), "source")):
+        args = dict(n_cols=3, epsilon=1.0, N=1.0, randomness="seeded", mechanism="fast",
+                    source="x", column_ids=list("abc"))
+        args.update(settings)
+        with pytest.raises((ValueError, TypeError), match=message):
+            PrivatizedBlockWriter(tmp_path / "p", **args)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_row_ids_beyond_the_blocks_rows_are_refused(tmp_path):
+    y = np.ones((10, 4), dtype=np.int64)
+    with pytest.raises(ValueError, match="30 row ids for the 10 rows"):
+        privatize_blocks([y[:5], y[5:]], tmp_path / "p", n_cols=4, epsilon=1.0, N=1.0,
+                         source="x", column_ids=list("abcd"),
+                         row_ids=[f"r{i:02d}" for i in range(30)], seed=1)
+    assert not (tmp_path / "p").exists()
