@@ -9,10 +9,14 @@ to the checkpoint when one is configured.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 
+from lpp.formats.privatized import FORMAT_NAME as PRIVATIZED_FORMAT
+from lpp.formats.privatized import PrivatizedData
+from lpp.formats.privatized_blocks import FORMAT_NAME as BLOCKS_FORMAT
 from lpp.formats.privatized_blocks import META_FILE, PrivatizedBlocks
 from lpp.inference.chain import DEVICES, GibbsSampler
 from lpp.inference.models import make_model
@@ -193,6 +197,7 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
                          "this process, which the cluster's row-block data are not: compute "
                          "the start in-process (GibbsSampler.private(...).state on the dense "
                          "data) and pass it as init=dict, or use init='data' / 'em'")
+    _refuse_private_folder(y_tilde)
     if cluster is None and _is_block_format(y_tilde):
         raise TypeError("row-block data (lpp.formats.privatized_blocks) are fitted on a "
                         "cluster: pass cluster=True (a local one) or a Client, or load them "
@@ -215,9 +220,28 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     return _fit_chains(fit_one, n_chains, rng=rng, run=run, mask=mask)
 
 
+def _folder_format(data) -> str | None:
+    """The ``format`` a folder path's ``meta.json`` names (None for anything else)."""
+    if not isinstance(data, (str, Path)) or not (Path(data) / META_FILE).is_file():
+        return None
+    try:
+        meta = json.loads((Path(data) / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta.get("format") if isinstance(meta, dict) else None
+
+
 def _is_block_format(data) -> bool:
-    return isinstance(data, PrivatizedBlocks) or (
-        isinstance(data, (str, Path)) and (Path(data) / META_FILE).is_file())
+    return isinstance(data, PrivatizedBlocks) or _folder_format(data) == BLOCKS_FORMAT
+
+
+def _refuse_private_folder(data) -> None:
+    """A one-file private folder (or what its reader returns) is not a matrix: say how to
+    pass it, rather than fail on its dtype or take it for row-block data."""
+    if isinstance(data, PrivatizedData) or _folder_format(data) == PRIVATIZED_FORMAT:
+        raise TypeError("y_tilde is a private folder (lpp.formats.privatized): pass its "
+                        "matrix and noise level, data = load_privatized(path); "
+                        "fit_private(data.y_tilde, data.alpha, ...)")
 
 
 def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int = 1000,

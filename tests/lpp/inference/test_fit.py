@@ -468,3 +468,16 @@ def test_ctrl_c_stops_a_heavy_sweep_in_the_sweep_it_comes_in():
     # a partial result, as documented, stopped in the sweep the signal came in (sweep 2, or 3
     # on a machine that finished sweep 2 within the second before it): not a wall time
     assert interrupted == "True" and int(done) <= 3
+
+
+def test_a_private_folder_is_refused_with_how_to_pass_it(tmp_path):
+    """A one-file private folder, or what load_privatized returns, is not a matrix; the error
+    says how to pass it (neither 'row-block data' nor a dtype error)."""
+    from lpp.formats.privatized import load_privatized, privatize_counts
+
+    counts = np.random.default_rng(0).poisson(1.0, size=(6, 5))
+    privatize_counts(counts, tmp_path / "p", epsilon=1.0, N=1.0, seed=1, source="toy",
+                     row_ids=[str(i) for i in range(6)], column_ids=[str(j) for j in range(5)])
+    for data in (tmp_path / "p", str(tmp_path / "p"), load_privatized(tmp_path / "p")):
+        with pytest.raises(TypeError, match=r"load_privatized\(path\); fit_private\(data.y_tilde"):
+            fit_private(data, np.exp(-1.0), TopicModel(2), n_iter=2)
