@@ -269,7 +269,7 @@ def prepare_network(source, out=None, *, fmt: str = "edges", nodes=None,
                            min_total=params["min_total"], heldout_top=params["heldout_top"],
                            heldout_rule=params["heldout_rule"],
                            undirected=params["undirected"], nodes=node_table,
-                           label_column=label_column)
+                           label_column=label_column, source=source, nodes_source=nodes)
     result.summary.update(extra)
     if out is not None:
         record = {"format": fmt, **params, "sender_column": sender_column,

@@ -34,12 +34,14 @@ import mailbox
 import posixpath
 import tarfile
 from collections.abc import Iterator
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from lpp.validation import MAX_TOTAL_COUNT
 from data_prep.emails import decode_bytes, natural_key, unescape_bytes
 from data_prep.raw import require_file, sha256_file, verified_sha256
 from data_prep.streams import (InputTooLarge, ReadOptions, bom_encoding, decompression_errors,
@@ -382,13 +384,19 @@ def read_edge_list(path, *, sender_column: str = "from", recipient_column: str =
                    sep: str | None = None, options: ReadOptions = DEFAULT_READ) -> pd.DataFrame:
     """An edge list as columns ``sender``, ``recipient`` (and ``type``, ``weight`` if named).
 
-    ``weight_column`` names a column of whole non-negative counts (``3`` or ``3.0``): a row
-    then stands for that many interactions instead of one.
+    ``weight_column`` names a column of whole non-negative counts (``3`` or ``3.0``), each
+    at most :data:`MAX_TOTAL_COUNT` and parsed exactly: a row then stands for that many
+    interactions instead of one.
     """
     named = {"type": type_column, "weight": weight_column}
     extra = [kind for kind, column in named.items() if column]
     columns = [sender_column, recipient_column] + [named[kind] for kind in extra]
-    table = read_table(path, columns=columns, sep=sep, options=options)
+    # The weights are read as text and parsed by _edge_weights: pandas would read a column
+    # holding one "2.0" as float64, rounding every count above 2**53 before any check saw it.
+    # (A weight column that is also the sender or recipient column keeps its parsed type.)
+    as_text = ({weight_column: str} if weight_column
+               and weight_column not in (sender_column, recipient_column) else None)
+    table = read_table(path, columns=columns, sep=sep, dtype=as_text, options=options)
     edges = table[columns].copy()
     edges.columns = ["sender", "recipient"] + extra
     for column in ("sender", "recipient"):
@@ -401,18 +409,56 @@ def read_edge_list(path, *, sender_column: str = "from", recipient_column: str =
     return edges
 
 
+def _whole_count(text: str) -> int | None:
+    """``text`` as an exact whole non-negative count at most :data:`MAX_TOTAL_COUNT` (``3``,
+    ``3.0``, ``3e2``), else None. Parsed with Python ints and decimals, never through float64,
+    which rounds counts above 2**53 (9007199254740993 read as ...992)."""
+    text = text.strip()
+    if text.isascii() and text.isdigit():  # the common case
+        digits = text.lstrip("0")
+        # the limit has 16 digits; longer would also trip int()'s 4300-digit guard, whose
+        # ValueError names neither the file nor the row
+        if len(digits) > len(str(MAX_TOTAL_COUNT)):
+            return None
+        value = int(digits or "0")
+    else:
+        if "_" in text:  # Decimal takes "1_000" (PEP 515); pandas refused it, so still refused
+            return None
+        try:
+            number = Decimal(text)
+        except InvalidOperation:
+            return None
+        # compared before int(): "1e999999" would otherwise become a million-digit int
+        if (not number.is_finite() or number < 0 or number > MAX_TOTAL_COUNT
+                or number != number.to_integral_value()):
+            return None
+        value = int(number)
+    return value if value <= MAX_TOTAL_COUNT else None
+
+
 def _edge_weights(values: pd.Series, path, column: str) -> np.ndarray:
-    """The weight column as int64 counts, or a ``ValueError`` naming the first bad row."""
-    number = pd.to_numeric(values.astype(str).str.strip() if values.dtype == object else values,
-                           errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(number) | (number < 0) | (number != np.round(number))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
+    """The weight column as exact int64 counts, or a ``ValueError`` naming the first bad row.
+
+    A single weight above :data:`MAX_TOTAL_COUNT` (the most counts lpp fits in all) is
+    refused here, where its row is known; :func:`data_prep.network.build_network` refuses
+    weights that add up to more than that.
+    """
+    if pd.api.types.is_integer_dtype(values):  # already exact (e.g. a DataFrame's int column)
+        number = values.to_numpy()
+        parsed = [int(v) if 0 <= v <= MAX_TOTAL_COUNT else None for v in number.tolist()]
+    else:
+        # text as read (see read_edge_list); anything else (a float column of a DataFrame)
+        # through its text, NaN included, which is refused
+        parsed = [_whole_count(v if isinstance(v, str) else str(v)) for v in values.tolist()]
+    bad = [row for row, value in enumerate(parsed) if value is None]
+    if bad:
+        row = bad[0]
         raise ValueError(
-            f"{path}: the weight column {column!r} must hold whole non-negative counts; data "
-            f"row {row + 1} has {values.iloc[row]!r} (set prepare_network.weight_column, "
-            "--weight-column, to a column of counts, or to none to count each row once)")
-    return number.astype(np.int64)
+            f"{path}: the weight column {column!r} must hold whole non-negative counts of at "
+            f"most {MAX_TOTAL_COUNT:.0e} (the most counts lpp fits); data row {row + 1} has "
+            f"{values.iloc[row]!r} (set prepare_network.weight_column, --weight-column, to a "
+            "column of counts, or to none to count each row once)")
+    return np.array(parsed, dtype=np.int64)
 
 
 def read_nodes(path, *, id_column: str = "id", sep: str | None = None,

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from lpp.validation import check_int
+from lpp.validation import MAX_TOTAL_COUNT, check_int
 from data_prep.summary import heldout_fractions, network_summary
 
 HELDOUT_RULES = ("rows_cols", "any", "block", "none")
@@ -128,15 +128,20 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
                   min_sent: int = 1, min_total: int = 100, heldout_top: int = 50,
                   heldout_rule: str = "block", undirected: bool = False,
                   nodes: pd.DataFrame | None = None,
-                  label_column: str | None = None) -> NetworkCounts:
+                  label_column: str | None = None, source=None,
+                  nodes_source=None) -> NetworkCounts:
     """Build the filtered actor-by-actor counts and the held-out mask (module docstring).
 
     ``edges``: columns ``sender``, ``recipient`` (ints or strings) and optionally ``type``
-    and ``weight`` (non-negative integers).
+    and ``weight`` (non-negative integers adding up to at most
+    :data:`lpp.validation.MAX_TOTAL_COUNT`).
     ``recipient_types=None`` counts every row. ``nodes``: optional table indexed by actor id
     whose columns are copied into the actor records; ``label_column`` of it names the rows
-    and columns (default: the actor id).
+    and columns (default: the actor id). Node-table ids and edge ids are compared as text
+    (an integer as its digits), and every kept actor must have a row in the node table.
+    ``source`` and ``nodes_source`` (the files read, if any) name the inputs in errors.
     """
+    edges_name = f"the edge list {source}" if source is not None else "the edge list"
     missing = [c for c in EDGE_COLUMNS if c not in edges.columns]
     if missing:
         raise ValueError(f"the edge list lacks column(s) {missing}; it has {list(edges.columns)}")
@@ -146,8 +151,10 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
         raise ValueError("the edge list has rows without a sender or a recipient")
     if "weight" in edges.columns and not (pd.api.types.is_integer_dtype(edges["weight"])
                                           and (edges["weight"] >= 0).all()):
-        raise ValueError("the edge weights must be non-negative integers (counts): check "
-                         "prepare_network.weight_column")
+        raise ValueError(f"{edges_name}: the edge weights must be non-negative integers "
+                         "(counts): check prepare_network.weight_column")
+    if "weight" in edges.columns:
+        _check_weight_total(edges["weight"].to_numpy(), edges_name)
     if self_loops not in SELF_LOOP_RULES:
         raise ValueError(f"prepare_network.self_loops must be one of {SELF_LOOP_RULES}, got "
                          f"{self_loops!r}")
@@ -217,7 +224,8 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
     actors = []
     rank_sender = {int(a): r + 1 for r, a in enumerate(tops["top_senders"])}
     rank_recipient = {int(a): r + 1 for r, a in enumerate(tops["top_recipients"])}
-    info = nodes.reindex(universe[keep]) if nodes is not None else None
+    info = (_node_rows(nodes, universe[keep], nodes_source) if nodes is not None
+            else None)
     for position, actor in enumerate(keep):
         record = {"id": _plain(universe[actor])}
         if info is not None:
@@ -244,6 +252,54 @@ def build_network(edges: pd.DataFrame, *, recipient_types=("to", "cc"), self_loo
                               extra={"actors_in_edge_list": int(n_all)})
     return NetworkCounts(counts=counts, actor_ids=labels, actors=actors, heldout=mask,
                          summary=summary)
+
+
+def _check_weight_total(weights: np.ndarray, edges_name: str) -> None:
+    """Refuse weights adding up to more than :data:`MAX_TOTAL_COUNT`, the most counts lpp
+    fits: past it the int64 sums here (the matrix, the row and column sums, the bcc check)
+    would come close to wrapping round silently (five weights of 4e18 summed to 1.55e18).
+    Every row counts, also those the type and self-loop rules drop: the bcc check sums them."""
+    # The float64 sum cannot wrap; once it is at most twice the limit, the int64 sum cannot
+    # either, and that one is exact.
+    approx = float(weights.sum(dtype=np.float64))
+    total = approx if approx > 2 * MAX_TOTAL_COUNT else int(weights.sum(dtype=np.int64))
+    if total > MAX_TOTAL_COUNT:
+        raise ValueError(f"{edges_name}: the edge weights add up to {total:.4g}, more than the "
+                         f"{MAX_TOTAL_COUNT:.0e} counts lpp fits (lpp.validation.MAX_TOTAL_COUNT):"
+                         " check prepare_network.weight_column, or scale the weights down")
+
+
+def _id_text(value) -> str:
+    """An actor id as the text that edge ids and node-table ids are compared by: an integer as
+    its digits, anything else as its stripped text. A node table with one non-numeric id is
+    read as text while the edge list's ids are integers (or the other way round), and looking
+    integers up among strings found nothing: every actor lost its details, silently."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    return str(value).strip()
+
+
+def _node_rows(nodes: pd.DataFrame, ids: np.ndarray, nodes_source) -> pd.DataFrame:
+    """The node table's rows of the actors ``ids``, in that order; a ``ValueError`` naming the
+    table and the ids it lacks when some actor has no row (reindex gave such an actor empty
+    details, and its label became the text "None")."""
+    name = f"the node table {nodes_source}" if nodes_source is not None else "the node table"
+    column = f" {nodes.index.name!r}" if nodes.index.name is not None else ""
+    keys = pd.Index([_id_text(v) for v in nodes.index], dtype=object)
+    if keys.has_duplicates:
+        twice = list(dict.fromkeys(keys[keys.duplicated()]))
+        raise ValueError(f"{name}: the ids of its id column{column} repeat once compared as "
+                         f"text: {twice[:5]}")
+    wanted = [_id_text(v) for v in ids]
+    absent = [w for w in wanted if w not in keys]
+    if absent:
+        more = f" and {len(absent) - 5} more" if len(absent) > 5 else ""
+        raise ValueError(
+            f"{name} has no row for {len(absent)} of the {len(wanted)} actors kept: ids "
+            f"{absent[:5]}{more} of the edge list are missing from its id column{column} "
+            "(compared as text): add them, or check prepare_network.node_id_column "
+            "(--node-id-column) and the sender and recipient columns")
+    return nodes.set_axis(keys, axis=0).loc[wanted]
 
 
 def _plain(value):

@@ -253,6 +253,31 @@ def test_network_with_node_table_is_written_and_loaded(tmp_path):
         prepare_network(tmp_path / "e.tsv", label_column="email")
 
 
+def test_node_table_errors_name_the_file(tmp_path):
+    (tmp_path / "e.csv").write_text("from,to\n1,2\n2,1\n1,3\n3,1\n")
+    (tmp_path / "n.csv").write_text("id,email\n1,a@x\n2,b@x\n")
+    (tmp_path / "mixed.csv").write_text("id,email\n1,a@x\n2,b@x\n3,c@x\nq,d@x\n")
+    common = {"label_column": "email", "min_total": 0, "heldout_top": 1}
+    # actor 3 is not in n.csv: it was labelled "None"
+    with pytest.raises(ValueError, match=(f"the node table {tmp_path / 'n.csv'} has no row for "
+                                          r"1 of the 3 actors kept: ids \['3'\]")):
+        prepare_network(tmp_path / "e.csv", nodes=tmp_path / "n.csv", **common)
+    # one non-numeric id made the table text: every lookup missed ("labels are not unique")
+    mixed = prepare_network(tmp_path / "e.csv", nodes=tmp_path / "mixed.csv", **common)
+    assert mixed.actor_ids == ["a@x", "b@x", "c@x"]
+
+
+def test_edge_weight_errors_name_the_file(tmp_path):
+    path = tmp_path / "e.csv"
+    path.write_text("from,to,n\n1,2,600000000000000\n2,1,600000000000000\n")
+    with pytest.raises(ValueError, match=(f"the edge list {path}: the edge weights add up to "
+                                          r"1\.2e\+15, more than the 1e\+15 counts lpp fits")):
+        prepare_network(path, weight_column="n", min_total=0, heldout_top=1)
+    path.write_text("from,to,n\n" + "1,2,4000000000000000000\n" * 5)
+    with pytest.raises(ValueError, match=f"{path}: the weight column 'n' .* data row 1 "):
+        prepare_network(path, weight_column="n", min_total=0, heldout_top=1)
+
+
 def _cli_topics(tmp_path, *extra):
     return main(["topics", "--format", "text-csv", "--input", str(tmp_path / "texts.csv"),
                  "--id-column", "id", "--n-docs", "3", "--min-tokens", "5", "--vocab-size",

@@ -297,12 +297,18 @@ def test_text_lines_are_read_within_the_size_limit(tmp_path):
 
 # ---------------------------------------------------------------- edge weights
 
-@pytest.mark.parametrize("weight", ["-1", "2.5", "many", "", "nan"])
+@pytest.mark.parametrize("weight", [
+    "-1", "2.5", "many", "", "nan", "inf", "1_000",
+    # above the 1e15 counts lpp fits: 2**53 + 1 was rounded to 2**53 through float64, and
+    # 4e18 (five of them) wrapped round int64 when summed
+    "9007199254740993", "4000000000000000000", "1000000000000001", "1e16", "1" * 5000,
+])
 def test_bad_edge_weights_name_the_row_and_the_setting(tmp_path, weight):
     path = tmp_path / "edges.csv"
     path.write_text(f"from,to,n\na,b,3\nb,a,{weight}\n")
     with pytest.raises(ValueError, match=(f"{path}: the weight column 'n' must hold whole "
-                                          "non-negative counts; data row 2 .*weight_column")):
+                                          r"non-negative counts of at most 1e\+15 .*; data "
+                                          "row 2 .*weight_column")):
         read_edge_list(path, weight_column="n")
 
 
@@ -313,3 +319,13 @@ def test_edge_weights_are_whole_counts(tmp_path):
     assert edges["weight"].tolist() == [3, 2, 0] and edges["weight"].dtype == "int64"
     with pytest.raises(ValueError, match="no column.*'weight'"):
         read_edge_list(path, weight_column="weight")
+
+
+def test_edge_weights_are_parsed_exactly(tmp_path):
+    # the largest count taken, beside a "2.0" that made pandas read the column as float64
+    path = tmp_path / "edges.csv"
+    path.write_text("from,to,n\na,b,1000000000000000\nb,a,2.0\na,c, 7 \nc,a,3e2\n"
+                    "b,c,+4\nc,b,0007\n")
+    edges = read_edge_list(path, weight_column="n")
+    assert edges["weight"].tolist() == [10**15, 2, 7, 300, 4, 7]
+    assert edges["weight"].dtype == "int64"

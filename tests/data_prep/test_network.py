@@ -116,6 +116,60 @@ def test_string_actors_and_node_labels():
         build_network(numeric, min_total=2, heldout_top=0, nodes=twins, label_column="email")
 
 
+def test_node_ids_match_edge_ids_as_text():
+    # integer edge ids against a node table read as text (one id was not a number): the
+    # lookup found no actor, and every actor lost its details silently
+    numeric = pd.DataFrame({"sender": [1, 2], "recipient": [2, 1]})
+    nodes = pd.DataFrame({"email": ["a@x", "b@x", "q@x"]},
+                         index=pd.Index(["1", "2", "q"], name="id"))
+    result = build_network(numeric, min_total=2, heldout_top=0, nodes=nodes,
+                           label_column="email")
+    assert result.actor_ids == ["a@x", "b@x"]
+    assert [a["id"] for a in result.actors] == [1, 2]  # the edge list's ids, as before
+    # ... and the other way round: text edge ids against an integer index
+    text = pd.DataFrame({"sender": ["1", "2"], "recipient": ["2", "1"]})
+    plain = build_network(text, min_total=2, heldout_top=0,
+                          nodes=nodes.iloc[:2].set_axis(pd.Index([1, 2], name="id")))
+    assert [a["email"] for a in plain.actors] == ["a@x", "b@x"]
+    twins = nodes.set_axis(pd.Index(["1", " 1", "2"], name="id"))
+    with pytest.raises(ValueError, match=r"the node table: the ids of its id column 'id' "
+                                         r"repeat once compared as text: \['1'\]"):
+        build_network(numeric, min_total=2, heldout_top=0, nodes=twins)
+
+
+def test_kept_actors_missing_from_the_node_table_are_refused():
+    # actor 3 had no row: its label became the text "None"
+    edges = pd.DataFrame({"sender": [1, 2, 1, 2, 1, 3], "recipient": [2, 1, 2, 1, 3, 1]})
+    nodes = pd.DataFrame({"email": ["a@x", "b@x"]}, index=pd.Index([1, 2], name="id"))
+    for label_column in ("email", None):
+        with pytest.raises(ValueError, match=r"the node table has no row for 1 of the 3 actors "
+                                             r"kept: ids \['3'\] .*id column 'id'"):
+            build_network(edges, min_total=0, heldout_top=1, nodes=nodes,
+                          label_column=label_column)
+    # only kept actors need a row; many missing ones are listed in part
+    assert build_network(edges, min_total=3, heldout_top=1, nodes=nodes).actor_ids == ["1", "2"]
+    many = pd.DataFrame({"sender": list(range(10)), "recipient": [9] + list(range(9))})
+    with pytest.raises(ValueError, match=r"no row for 8 of the 10 actors kept: ids "
+                                         r"\['0', '3', '4', '5', '6'\] and 3 more"):
+        build_network(many, min_total=0, heldout_top=1, nodes=nodes)
+
+
+def test_edge_weights_adding_up_past_the_count_limit_are_refused():
+    # five weights of 4e18 summed to 1553255926290448384 in int64
+    huge = pd.DataFrame({"sender": [1] * 5, "recipient": [2] * 5, "weight": [4 * 10**18] * 5})
+    with pytest.raises(ValueError, match=r"the edge list: the edge weights add up to 2e\+19, "
+                                         r"more than the 1e\+15 counts lpp fits"):
+        build_network(huge, min_sent=0, min_total=0, heldout_top=1)
+    # just past the limit (exact: float64 could not tell 10**15 + 1 from 10**15 in a sum of
+    # many rows), rows dropped by the self-loop rule included
+    over = pd.DataFrame({"sender": [1, 2, 1], "recipient": [2, 1, 1],
+                         "weight": [10**15 - 5, 5, 1]})
+    with pytest.raises(ValueError, match="add up to 1e\\+15, more than"):
+        build_network(over, min_sent=0, min_total=0, heldout_top=1)
+    at = build_network(over.iloc[:2], min_sent=0, min_total=0, heldout_top=1)
+    assert at.counts.sum() == 10**15 and at.summary["edges"]["weight_total"] == 10**15
+
+
 def test_edges_from_parsed_emails(message):
     emails, _ = collect_emails([
         ("1", message("x", sender="A@x.com", to="b@x.com, c@x.com", cc="d@x.com",
