@@ -17,7 +17,9 @@ An output directory holds three files:
     The summary statistics alone (a DVC metrics file).
 
 Each file is written to a temporary name in the same directory and renamed into place, and
-every byte is computed before the first file is written, so a failed run leaves no output.
+every byte is computed before the first file is written, so a failed run leaves no output;
+a rewrite that fails part way puts the previous files back
+(:func:`lpp.formats.files.write_verified`).
 """
 from __future__ import annotations
 
@@ -82,7 +84,8 @@ def write_counts(out_dir, counts, *, row_ids, column_ids, kind: str, params: dic
     """Write ``counts.npz``, ``meta.json`` and ``summary.json`` into ``out_dir``.
 
     Creates ``out_dir`` if needed. Everything is validated and serialised before the first
-    file is touched; each file is replaced atomically. Returns ``out_dir`` as a Path.
+    file is touched; the three files are replaced all or none (a rewrite that fails part way
+    leaves the previous output whole). Returns ``out_dir`` as a Path.
     """
     csr = _as_int64_csr(counts)
     row_ids = [str(r) for r in row_ids]

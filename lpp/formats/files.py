@@ -433,8 +433,12 @@ def write_verified(out_dir, payload: bytes, meta: dict, *, meta_file: str, file_
     ``meta`` names the data file under ``file_key`` (and carries ``format`` and
     ``format_version``); its ``sha_key`` entry is set to the data's sha256, in place if the
     key is already there (so the caller's key order is kept). Everything is serialised before
-    the first file is touched and each file is replaced atomically, the metadata last: a
-    reader never sees metadata that vouches for a data file it does not describe.
+    the first file is touched and each file is replaced atomically, the metadata last; a
+    rewrite that fails part way (an exception, Ctrl-C) puts the previous files back
+    (:func:`_keep_previous`). So ``out_dir`` holds the previous output or the new one, never
+    metadata that vouches for a data file it does not describe. The folder is updated in
+    place, not replaced whole: it may hold files of others (DVC keeps a ``.gitignore`` beside
+    the prepared counts).
     """
     for key in ("format", "format_version", file_key):
         if key not in meta:
@@ -443,11 +447,79 @@ def write_verified(out_dir, payload: bytes, meta: dict, *, meta_file: str, file_
     meta[sha_key] = hashlib.sha256(payload).hexdigest()
     meta_payload = json_bytes(meta)
     out_dir = Path(out_dir)
-    atomic_write_bytes(out_dir / meta[file_key], payload)
-    for name, extra in (extra_files or {}).items():
-        atomic_write_bytes(out_dir / name, extra)
-    atomic_write_bytes(out_dir / meta_file, meta_payload)
+    meta_path = out_dir / meta_file
+    files = {meta[file_key]: payload, **(extra_files or {})}
+    kept = _keep_previous(out_dir, files)
+    try:
+        for name, content in files.items():
+            atomic_write_bytes(out_dir / name, content)
+        _fsync_folder(out_dir)  # the data's renames reach the disk before the metadata's
+        atomic_write_bytes(meta_path, meta_payload)
+    except BaseException:
+        # put the previous files back unless the new metadata made it into place (read off the
+        # disk: Ctrl-C may strike just after its rename), so that the metadata on disk always
+        # vouches for the data beside it
+        if not _holds(meta_path, meta_payload):
+            _put_back(out_dir, files, kept)
+        raise
+    finally:
+        for backup in kept.values():
+            backup.unlink(missing_ok=True)
     return out_dir
+
+
+def _keep_previous(folder: Path, names) -> dict[str, Path]:
+    """Keep the files ``names`` of ``folder`` that exist as ``.name.<random>.old`` beside them
+    (a hard link: the file is never missing, and nothing is copied), by name.
+
+    :func:`write_verified` renames them back when a rewrite fails part way. A writer killed
+    (SIGKILL, power loss) between its renames leaves them behind, with the previous data.
+    """
+    kept = {}
+    try:
+        for name in names:
+            target = folder / name
+            if os.path.lexists(target):
+                backup = target.with_name(
+                    f"{_tmp_prefix(target)}{secrets.token_hex(8)}{_OLD_SUFFIX}")
+                try:
+                    os.link(target, backup, follow_symlinks=False)
+                except (OSError, NotImplementedError):  # a file system without hard links
+                    shutil.copy2(target, backup, follow_symlinks=False)
+                kept[name] = backup
+    except BaseException:
+        for backup in kept.values():
+            backup.unlink(missing_ok=True)
+        raise
+    return kept
+
+
+def _put_back(folder: Path, names, kept: dict) -> None:
+    """Undo a part-way rewrite of the files ``names`` of ``folder``: each one replaced is
+    renamed back from its kept file (:func:`_keep_previous`; taken out of ``kept``, so that a
+    failed rename back leaves it on disk rather than deleted), each one new is removed."""
+    for name in names:
+        target, backup = folder / name, kept.get(name)
+        if backup is None:  # new in this write: the previous output had no such file
+            target.unlink(missing_ok=True)
+        elif not _same_file(backup, target):  # replaced already
+            del kept[name]
+            os.replace(backup, target)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _holds(path: Path, payload: bytes) -> bool:
+    """Whether the file ``path`` holds exactly ``payload``."""
+    try:
+        return path.read_bytes() == payload
+    except OSError:
+        return False
 
 
 def read_meta(path, *, meta_file: str, format_name: str, format_version) -> tuple[dict, Path]:

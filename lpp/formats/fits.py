@@ -125,7 +125,11 @@ def _arrays(result) -> dict:
 
 def save_fit(result, out_dir, *, data: str, extra: dict | None = None,
              diagnostics: dict | None = None) -> Path:
-    """Write a fit as ``fit.npz`` + ``fit.json`` atomically.
+    """Write a fit as ``fit.npz`` + ``fit.json``, all or nothing.
+
+    A rewrite of a fit directory that fails part way (an exception, Ctrl-C) leaves the
+    previous fit whole (:func:`lpp.formats.files.write_verified`). The directory is updated in
+    place, not replaced whole, so other files in it are left alone.
 
     Parameters
     ----------

@@ -61,6 +61,7 @@ def _digest(arrays: dict) -> str:
 
 def write_checkpoint(path, meta: dict, state: dict, aux: dict, record_arrays: dict) -> None:
     """Write the chain's ``state``, ``aux``, the record's arrays, ``meta`` and their digest."""
+    # meta first: lpp.inference.runner recognises a checkpoint by its zip's first member
     arrays = {"meta": np.array(json.dumps(meta))}
     arrays.update({f"state__{k}": v for k, v in state.items()})
     arrays.update({f"aux__{k}": v for k, v in aux.items()})

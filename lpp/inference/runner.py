@@ -12,6 +12,7 @@ partial result is written to the checkpoint when one is configured).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +22,9 @@ from lpp.progress import tqdm
 from lpp.validation import check_schedule
 
 log = logging.getLogger(__name__)
+
+#: the first member of a checkpoint's zip (:func:`lpp.inference.checkpoint.write_checkpoint`)
+_FIRST_MEMBER = b"meta.npy"
 
 __all__ = ["RunOptions", "run_chain"]
 
@@ -87,11 +91,51 @@ class RunOptions:
 
 
 def checkpoint_path(checkpoint, resume: bool) -> Path | None:
-    """The checkpoint's path, refusing ``resume=True`` without one (before any work starts)."""
+    """The checkpoint's path, checked before any work starts (a bad path would otherwise fail,
+    or overwrite someone's file, at the first checkpoint write, after the sweeps before it).
+
+    Raises
+    ------
+    ValueError
+        Naming the path and the setting ``checkpoint``: ``resume=True`` without a path; a path
+        that is a folder, or lies under a file; an existing file that is not a checkpoint
+        (:func:`_is_checkpoint_file`: the data file of a saved fit, say), which a run would
+        overwrite. A checkpoint is overwritten by ``resume=False`` as before, a damaged one
+        included.
+    """
     path = Path(checkpoint) if checkpoint is not None else None
     if resume and path is None:
         raise ValueError("resume=True needs the checkpoint path")
+    if path is None:
+        return None
+    if path.is_dir():
+        raise ValueError(f"checkpoint={str(path)!r} is a folder: name a file, e.g. "
+                         f"checkpoint={str(path / 'fit.checkpoint.npz')!r}")
+    above = next((p for p in path.parents if os.path.lexists(p)), None)
+    if above is not None and not above.is_dir():
+        raise ValueError(f"checkpoint={str(path)!r} lies under {above}, which is not a folder")
+    if path.is_file() and not _is_checkpoint_file(path):
+        raise ValueError(f"checkpoint={str(path)!r} is an existing file that is not a "
+                         "checkpoint (a fit's data file?): a run would overwrite it; name "
+                         "another checkpoint file, or delete this one")
     return path
+
+
+def _is_checkpoint_file(path: Path) -> bool:
+    """Whether the file ``path`` is a checkpoint, damaged or not, or empty: a zip whose first
+    member is ``meta.npy``, as :func:`lpp.inference.checkpoint.write_checkpoint` lays it out.
+
+    Only the first bytes are read, so that a checkpoint cut short or with a byte changed
+    (which a run with ``resume=False`` starts over, as its refusal to resume says) is still
+    one; a fit's ``fit.npz`` starts with its rates instead.
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(30 + len(_FIRST_MEMBER))
+    if not head:
+        return True  # nothing that a write could lose
+    # a zip local file header: its signature, ..., the name's length at byte 26, the name at 30
+    return (head[:4] == b"PK\x03\x04" and int.from_bytes(head[26:28], "little") ==
+            len(_FIRST_MEMBER) and head[30:] == _FIRST_MEMBER)
 
 
 def run_meta(chain, names, burn_in: int, thin: int) -> dict:

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,3 +118,31 @@ def test_a_counts_file_linked_from_outside_is_refused(tmp_path):
     meta["counts_sha256"] = json.loads((other / META_FILE).read_text())["counts_sha256"]
     (out / META_FILE).write_text(json.dumps(meta))
     _refused(out, "outside its folder")
+
+
+@pytest.mark.parametrize("failing", [COUNTS_FILE, SUMMARY_FILE, META_FILE])
+def test_a_rewrite_cut_short_leaves_the_previous_output(tmp_path, monkeypatch, failing,
+                                                        snapshot):
+    """Ctrl-C between the writes of a rewrite: the previous three files are all still there
+    (DVC's .gitignore beside them too), not new counts under the old meta.json."""
+    from lpp.formats import files
+    out = _write(tmp_path / "out")
+    (out / ".gitignore").write_text("/counts.npz\n")
+    before = snapshot(out)
+    real = files.os.replace
+
+    def replace(src, dst):
+        if Path(dst).name == failing:
+            raise KeyboardInterrupt
+        return real(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        _write(out, counts=np.array([[5, 0, 0], [0, 0, 7]]), summary={"documents": 3})
+    assert snapshot(out) == before
+    np.testing.assert_array_equal(load_counts(out).counts.toarray(), [[0, 2, 1], [3, 0, 0]])
+    monkeypatch.undo()
+    _write(out, counts=np.array([[5, 0, 0], [0, 0, 7]]), summary={"documents": 3})
+    assert load_counts(out).summary == {"documents": 3}
+    assert sorted(p.name for p in out.iterdir()) == [".gitignore", COUNTS_FILE, META_FILE,
+                                                     SUMMARY_FILE]

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -89,3 +91,58 @@ def test_a_forged_fit_of_several_chains_is_named_in_a_clear_error(tmp_path, two_
     with pytest.raises(ValueError) as info:
         load_fit(tmp_path)
     assert str(tmp_path) in str(info.value) and match in str(info.value), str(info.value)
+
+
+# ---- a rewrite is all or nothing --------------------------------------------------------------
+
+def _fail_on(monkeypatch, name, *, after=False):
+    """Make the rename that puts ``name`` in place raise KeyboardInterrupt (Ctrl-C between the
+    writes), before it or, with ``after``, just after it."""
+    from lpp.formats import files
+    real = files.os.replace
+
+    def replace(src, dst):
+        if Path(dst).name == name:
+            if after:
+                real(src, dst)
+            raise KeyboardInterrupt
+        return real(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+
+
+@pytest.mark.parametrize("failing", [DATA_FILE, "fit.json"])
+def test_a_rewrite_cut_short_leaves_the_previous_fit(tmp_path, result, two_chains, monkeypatch,
+                                                     failing, snapshot):
+    out = tmp_path / "fit"
+    save_fit(result, out, data="old")
+    (out / "notes.txt").write_text("someone else's")
+    before = snapshot(out)
+    _fail_on(monkeypatch, failing)
+    with pytest.raises(KeyboardInterrupt):
+        save_fit(two_chains, out, data="new")
+    assert snapshot(out) == before  # no temporary or kept file is left either
+    old = load_fit(out)
+    assert old.meta["data"] == "old" and np.array_equal(old.mu_hat, result.mu_hat)
+
+
+def test_ctrl_c_just_after_the_last_rename_keeps_the_new_fit(tmp_path, result, two_chains,
+                                                              monkeypatch):
+    """The new fit.json is in place: its fit.npz is not rolled back under it."""
+    out = tmp_path / "fit"
+    save_fit(result, out, data="old")
+    _fail_on(monkeypatch, "fit.json", after=True)
+    with pytest.raises(KeyboardInterrupt):
+        save_fit(two_chains, out, data="new")
+    assert load_fit(out).meta["data"] == "new"
+    assert sorted(p.name for p in out.iterdir()) == sorted([DATA_FILE, "fit.json"])
+
+
+def test_a_rewrite_replaces_the_fit_and_leaves_other_files(tmp_path, result, two_chains):
+    out = tmp_path / "fit"
+    save_fit(result, out, data="old")
+    (out / "notes.txt").write_text("someone else's")
+    save_fit(two_chains, out, data="new")
+    new = load_fit(out)
+    assert new.meta["data"] == "new" and new.n_chains == 2
+    assert sorted(p.name for p in out.iterdir()) == sorted([DATA_FILE, "fit.json", "notes.txt"])
