@@ -12,6 +12,7 @@ scikit-learn sorts them), ``fit_transform`` and ``get_feature_names_out``: lpp w
 from __future__ import annotations
 
 import inspect
+import numbers
 
 import numpy as np
 
@@ -225,8 +226,14 @@ def count_matrix(X, *, signed: bool, name: str = "X") -> np.ndarray:
         raise TypeError(f"{name} is a numpy.ma masked array: pass its data and give the mask "
                         "as mask= (True marks a missing entry)")
     arr = np.asarray(densify(X))
-    if arr.dtype == object:
-        arr = arr.astype(np.float64)  # numbers in an object array; TypeError for anything else
+    if arr.dtype == object:  # e.g. a DataFrame of mixed columns: numbers only, never cast
+        for value in arr.flat:
+            if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)
+                    or isinstance(value, np.timedelta64)):
+                raise TypeError(f"{name} must hold counts, got {value!r} (a "
+                                f"{type(value).__name__}) in an object array: cast booleans, "
+                                "parse text and fill missing values first")
+        arr = arr.astype(np.float64)
     if np.iscomplexobj(arr):
         raise ValueError(f"Complex data not supported: {name} must hold counts")
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)

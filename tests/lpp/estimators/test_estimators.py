@@ -608,3 +608,22 @@ def test_every_public_name_is_documented():
         for name in est.get_params():  # a line "name : type" or "name, other : type"
             doc = inspect.cleandoc(type(est).__doc__)
             assert re.search(rf"\n(\w+, )*{name}(, \w+)* : ", doc), name
+
+
+@pytest.mark.parametrize("cell", [True, np.True_, "3", None, float("nan")])
+def test_an_object_array_holding_other_than_numbers_is_refused(cell):
+    """A DataFrame of mixed columns arrives as an object array: a bool or a numeric string in
+    it is not a count (casting would take True for 1 and "3" for 3), and the error names X."""
+    X = np.ones((4, 3), dtype=object)
+    X[1, 2] = cell
+    for estimator in (GeometricMechanism(0.5, random_state=0),
+                      PrivateTopicModel(2, alpha=0.5, n_iter=2)):
+        with pytest.raises((TypeError, ValueError), match=r"X must hold counts|NaN"):
+            estimator.fit_transform(X) if isinstance(estimator, GeometricMechanism) else \
+                estimator.fit(X)
+
+
+def test_an_object_array_of_numbers_is_read_as_counts():
+    X = np.array([[1, 2.0], [np.int64(3), 0]], dtype=object)
+    out = GeometricMechanism(0.5, random_state=0).fit_transform(X)
+    assert out.shape == (2, 2) and out.dtype == np.int64
