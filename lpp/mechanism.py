@@ -29,7 +29,8 @@ from fractions import Fraction
 import numpy as np
 
 from lpp.randomness import as_generator
-from lpp.validation import broadcast_params, densify, finish, integer_array, noise_level_array, real_array
+from lpp.validation import (broadcast_params, densify, finish, integer_array, noise_level_array,
+                            real_array, size_shape)
 
 __all__ = ["ExactAlpha", "exact_alpha", "alpha_from_epsilon", "epsilon_from_alpha",
            "sample_two_sided_geometric", "privatize", "truncate"]
@@ -234,10 +235,10 @@ def sample_two_sided_geometric(alpha, size=None, rng=None, exact=False):
         tau = gen.geometric(p) - gen.geometric(p)
         return finish(tau.astype(np.int64), shape)
     arr = _exact_alphas(alpha)
+    size = None if size is None else size_shape(size)
     try:
-        shape = arr.shape if size is None else np.broadcast_shapes(
-            arr.shape, (size,) if np.ndim(size) == 0 else tuple(size))
-        if size is not None and shape != ((size,) if np.ndim(size) == 0 else tuple(size)):
+        shape = arr.shape if size is None else np.broadcast_shapes(arr.shape, size)
+        if size is not None and shape != size:
             raise ValueError
     except ValueError:
         raise ValueError(f"alpha of shape {arr.shape} does not broadcast to size {size}") \

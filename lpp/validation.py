@@ -219,12 +219,25 @@ def check_finite(values: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} must be finite; found NaN or infinity")
 
 
+def size_shape(size) -> tuple:
+    """A sampler's ``size`` (an int or a sequence of ints, numpy's convention) as a shape;
+    a TypeError naming ``size`` for anything else (``size=1.5`` or ``True`` would be cast)."""
+    entries = (size,) if np.ndim(size) == 0 else tuple(size)
+    for entry in entries:
+        if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, numbers.Integral):
+            raise TypeError(f"size must be an int or a sequence of ints, got {size!r}")
+        if entry < 0:
+            raise ValueError(f"size must not be negative, got {size!r}")
+    return tuple(int(entry) for entry in entries)
+
+
 def broadcast_params(arrays, names, size=None):
     """Broadcast ``arrays`` together (and to ``size`` if given); flat contiguous copies + shape."""
+    if size is not None:
+        size = size_shape(size)
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
         if size is not None:
-            size = (int(size),) if np.ndim(size) == 0 else tuple(int(s) for s in size)
             if np.broadcast_shapes(shape, size) != size:
                 raise ValueError
             shape = size

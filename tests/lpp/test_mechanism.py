@@ -249,3 +249,17 @@ def test_privatize_honours_a_masked_array(exact):
     np.testing.assert_array_equal(np.ma.getmaskarray(per_row), y.mask)
     with pytest.raises(ValueError, match="non-negative"):
         privatize(np.ma.MaskedArray([[-1, 2]], mask=[[False, True]]), 0.5, rng=1)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("size", [1.5, True, (2, 1.0), "3"])
+def test_a_size_that_is_not_ints_is_refused(size, exact):
+    """numpy's convention: an int or ints; 1.5 or True would be cast to one draw."""
+    alpha = exact_alpha(1, 1) if exact else 0.5
+    with pytest.raises(TypeError, match="size must be an int"):
+        sample_two_sided_geometric(alpha, size=size, rng=0, exact=exact)
+
+
+def test_a_size_as_a_tuple_of_numpy_ints_is_a_shape():
+    draws = sample_two_sided_geometric(0.5, size=(np.int64(2), 3), rng=0)
+    assert draws.shape == (2, 3)
