@@ -52,7 +52,7 @@ import yaml
 
 from lpp.formats.files import atomic_write_bytes
 from study import checkpoints
-from study.notebook import check_fitted_copies
+from study.notebook import check_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -108,7 +108,7 @@ def merged_settings(profile: Path, cuts: Path | None) -> dict:
         if unknown:
             raise ValueError(f"{cuts}: {sorted(unknown)} are not settings of {section!r}")
         settings[section].update(values)
-    check_fitted_copies(settings, source="the profile's settings")
+    check_settings(settings, source="the profile's settings")
     return settings
 
 

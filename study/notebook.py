@@ -79,6 +79,31 @@ def check_fitted_copies(settings: dict, source: str = PARAMS_FILE) -> None:
                              "never made")
 
 
+#: the diagnose settings that name fits of the studies: (setting, the study's setting that must
+#: hold them); the diagnosis reads the pipeline's own fit of each as its first chain
+DIAGNOSED_FITS = (("level", ("privacy", "levels")), ("rep", ("topics", "replicates")),
+                  ("rep", ("network", "replicates")), ("topic_methods", ("topics", "methods")),
+                  ("network_methods", ("network", "methods")), ("C", ("network", "C")))
+
+
+def check_settings(settings: dict, source: str = PARAMS_FILE) -> None:
+    """ValueError naming the setting when the studies' settings disagree:
+    :func:`check_fitted_copies`, and a ``diagnose`` section that names a level, copy, method
+    or C whose fit the studies never make (DVC would run the diagnosis's extra chains first,
+    then stop at the missing fit)."""
+    check_fitted_copies(settings, source)
+    diagnose = settings.get("diagnose") or {}
+    for key, (section, field) in DIAGNOSED_FITS:
+        if key not in diagnose:
+            continue
+        named = diagnose[key] if isinstance(diagnose[key], list) else [diagnose[key]]
+        made = (settings.get(section) or {}).get(field) or []
+        missing = [value for value in named if value not in made]
+        if missing:
+            raise ValueError(f"{source}: diagnose.{key} {missing} not in {section}.{field} "
+                             f"{made}: the diagnosis reads the studies' fit of each")
+
+
 def parameter_names(notebook) -> set[str]:
     """The variables assigned in the notebook's single ``parameters``-tagged cell."""
     nb = json.loads(Path(notebook).read_text())
@@ -314,7 +339,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if Path(PARAMS_FILE).is_file():
         try:
-            check_fitted_copies(yaml.safe_load(Path(PARAMS_FILE).read_text()) or {})
+            check_settings(yaml.safe_load(Path(PARAMS_FILE).read_text()) or {})
         except ValueError as err:
             print(err, file=sys.stderr)
             return 2

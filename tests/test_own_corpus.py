@@ -264,3 +264,27 @@ def test_the_claims_give_a_pattern_table_without_the_papers_verdicts(own_corpus_
     assert not judged_cases & {"fig4", "fig5"}   # no Enron verdict on the user's data
     text = (repo / "results" / "claims.md").read_text()
     assert f"`{DATASET}`" in text.split("## Patterns on other data")[1]
+
+
+def _page_yaml_blocks(page="docs/own_corpus.md") -> list[dict]:
+    text = (ROOT / page).read_text()
+    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+
+
+def test_the_pages_settings_are_params_yaml_keys_and_agree():
+    """Each YAML block of the page names only keys params.yaml has, in its sections, and the
+    small settings it offers, put over params.yaml, pass the runner's consistency checks."""
+    from study.notebook import check_settings
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    blocks = _page_yaml_blocks()
+    assert len(blocks) >= 2
+    for block in blocks:
+        for section, values in block.items():
+            assert section in params, f"docs/own_corpus.md names a section {section!r}"
+            unknown = set(values) - set(params[section])
+            assert not unknown, f"docs/own_corpus.md: {section} has no {sorted(unknown)}"
+    small = next(block for block in blocks if "diagnose" in block)
+    merged = {**params, **{section: {**params[section], **values}
+                           for section, values in small.items()}}
+    check_settings(merged, source="docs/own_corpus.md")

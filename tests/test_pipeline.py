@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import yaml
 
-from study.notebook import check_fitted_copies
+from study.notebook import check_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 TRUE_COUNTS = ("data/raw", "data/prepared")
@@ -585,7 +585,7 @@ def test_a_fit_of_a_copy_that_is_never_made_is_refused(tmp_path, section):
     cuts.write_text("privacy:\n  replicates: [0]\n" + others)
     with pytest.raises(ValueError, match=rf"{section}.replicates \[1, 2, 3, 4\]"):
         runner.merged_settings(ROOT / "profiles" / "paper.yaml", cuts)
-    check_fitted_copies(yaml.safe_load((ROOT / "params.yaml").read_text()))
+    check_settings(yaml.safe_load((ROOT / "params.yaml").read_text()))
     runner.merged_settings(ROOT / "profiles" / "paper.yaml", ROOT / "profiles" / "paper_cuts.yaml")
 
 

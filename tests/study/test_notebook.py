@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from lpp.formats.counts import write_counts
 from lpp.formats.fits import load_fit
@@ -341,3 +342,29 @@ def test_a_study_fitting_a_copy_that_is_never_made_is_refused_before_any_stage_r
     assert main([str(NOTEBOOKS / "privatize.ipynb"), str(tmp_path / "never.ipynb")]) == 2
     assert "params.yaml: topics.replicates [1]" in capsys.readouterr().err
     assert not (tmp_path / "never.ipynb").exists()
+
+
+@pytest.mark.parametrize("key, value, section", [
+    ("level", 2.0, "privacy.levels"), ("rep", 1, "topics.replicates"),
+    ("topic_methods", ["collapsed", "bessel"], "topics.methods"),
+    ("network_methods", ["naive"], "network.methods"), ("C", 10, "network.C")])
+def test_a_diagnosis_of_a_fit_the_studies_never_make_is_refused(tmp_path, monkeypatch, capsys,
+                                                                key, value, section):
+    """The diagnosis reads the studies' own fit of its level, copy, methods and C as the
+    first chain: naming one they never make is refused at the first notebook stage, naming
+    the setting (DVC would otherwise run the extra chains, then stop at the missing fit)."""
+    from study.notebook import check_settings
+
+    settings = {"privacy": {"levels": [1.0], "replicates": [0, 1]},
+                "topics": {"methods": ["collapsed"], "replicates": [0]},
+                "network": {"methods": ["collapsed"], "replicates": [0, 1], "C": [5]},
+                "diagnose": {"level": 1.0, "rep": 0, "topic_methods": ["collapsed"],
+                             "network_methods": ["collapsed"], "C": 5}}
+    check_settings(settings)
+    wrong = {**settings, "diagnose": {**settings["diagnose"], key: value}}
+    with pytest.raises(ValueError, match=rf"diagnose\.{key} .* not in {section}"):
+        check_settings(wrong)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(wrong))
+    assert main([str(NOTEBOOKS / "privatize.ipynb"), str(tmp_path / "never.ipynb")]) == 2
+    assert f"diagnose.{key}" in capsys.readouterr().err
