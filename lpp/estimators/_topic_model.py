@@ -88,7 +88,10 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Gibbs only: sweeps, the first ``burn_in`` discarded, then every ``thin``-th saved;
         the same for the chains of :meth:`transform` and :meth:`score`.
     init : {"data", "em", "prior", "dispersed"}, default="data"
-        Gibbs only: the chain's start (see :func:`lpp.inference.fit_private`).
+        Gibbs only: the chain's start (see :func:`lpp.inference.fit_private`). The chains
+        of :meth:`transform` and :meth:`score` hold the topics fixed, so there is no
+        variational fit of them to disperse a start around: with ``"dispersed"`` they start
+        from the data.
     n_chains : int, default=1
         Gibbs only: independent chains of the fit (see :func:`lpp.inference.fit_private`);
         with more than one, ``fit_`` holds them all, ``mu_hat_`` pools them, ``factors_`` and
@@ -443,13 +446,15 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             return tags
 
     # ----- the engines ----------------------------------------------------------------------------
-    def _infer(self, counts, alpha, mask, model, n_chains=1, device="cpu", **vi_options):
+    def _infer(self, counts, alpha, mask, model, n_chains=1, device="cpu", init=None,
+               **vi_options):
         """Run the engine the settings name on ``model`` (a model, or a VI adapter); a Gibbs
         chain's sweeps on ``device`` (the fit's setting; the fixed-topic chains of transform
-        and score run on the CPU)."""
+        and score run on the CPU) from ``init`` (default: the ``init`` setting)."""
         if self.inference == "gibbs":
             settings = dict(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin,
-                            rng=self.random_state, mask=mask, init=chain_start(self.init),
+                            rng=self.random_state, mask=mask,
+                            init=chain_start(self.init if init is None else init),
                             progress=self.progress, n_chains=n_chains, device=device)
             if alpha is not None:
                 return fit_private(counts, alpha, model, method=self.method, **settings)
@@ -467,8 +472,10 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         fitted = model_from_params(self.fit_.model)
         if self.inference == "gibbs":
             phi = self.components_ if columns is None else self.components_[:, columns]
+            # a dispersed start needs a variational fit of the topics, which are held here
+            init = "data" if self.init == "dispersed" else self.init
             return self._infer(counts, alpha, mask, FixedTopicModel(phi, a0=fitted.a0,
-                                                                    b0=fitted.b0))
+                                                                    b0=fitted.b0), init=init)
         if not isinstance(self.fit_, VIResult):
             raise ValueError("the variational transform holds the fit's q(phi), which a Gibbs "
                              "fit does not have: fit with inference='variational' (or "

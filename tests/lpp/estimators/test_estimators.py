@@ -627,3 +627,13 @@ def test_an_object_array_of_numbers_is_read_as_counts():
     X = np.array([[1, 2.0], [np.int64(3), 0]], dtype=object)
     out = GeometricMechanism(0.5, random_state=0).fit_transform(X)
     assert out.shape == (2, 2) and out.dtype == np.int64
+
+
+def test_a_dispersed_fit_transforms_and_scores_new_documents():
+    """The fixed-topic chains of transform and score have no variational fit of the topics
+    to disperse a start around: they start from the data."""
+    X = privatize(np.random.default_rng(0).poisson(1.0, (30, 25)), 0.6, rng=1)
+    est = PrivateTopicModel(3, alpha=0.6, init="dispersed", n_iter=5, random_state=0).fit(X)
+    theta = est.transform(X[:5])
+    assert theta.shape == (5, 3) and np.allclose(theta.sum(axis=1), 1.0)
+    assert np.isfinite(est.score(X[:5]))
