@@ -61,10 +61,11 @@ def current_profile(params_file=PARAMS_FILE) -> str:
     return profile
 
 
-def _fits_settings(fits_dir) -> dict:
+def _fits_settings(fits_dir, names=None) -> dict:
     """Sweeps of the MCMC fits, iterations of the variational ones and privatized copies of the
-    fits under ``fits_dir``, read from their fit.json."""
-    metas = [json.loads(p.read_text()) for p in sorted(Path(fits_dir).glob(f"*/{FIT_FILE}"))]
+    fits under ``fits_dir`` (those in ``names`` only, when given), read from their fit.json."""
+    metas = [json.loads(p.read_text()) for p in sorted(Path(fits_dir).glob(f"*/{FIT_FILE}"))
+             if names is None or p.parent.name in names]
     if not metas:
         raise FileNotFoundError(f"no fit (*/{FIT_FILE}) under {fits_dir}")
     # the pipeline's variational fits record their method as ``vi_method`` (infer_vi): their
@@ -92,7 +93,8 @@ def _fits_settings(fits_dir) -> dict:
     return settings
 
 
-def settings_caption(*, profile: str | None = None, fits_dir=None, **settings) -> str:
+def settings_caption(*, profile: str | None = None, fits_dir=None, fit_names=None,
+                     **settings) -> str:
     """One line naming the settings a figure was made with, for its title or caption.
 
     Parameters
@@ -103,6 +105,9 @@ def settings_caption(*, profile: str | None = None, fits_dir=None, **settings) -
     fits_dir : path-like, optional
         A folder of saved fits (one per sub-folder): adds their sweeps (burn-in, thin) and the
         number of privatized copies, read from the fits themselves.
+    fit_names : iterable of str, optional
+        The fits of ``fits_dir`` to read (the report's :func:`study.reports.named_fits`);
+        None: all of them.
     **settings
         Further ``name=value`` pairs, shown in order as ``name value`` (underscores become
         spaces; lists are joined by commas).
@@ -121,7 +126,7 @@ def settings_caption(*, profile: str | None = None, fits_dir=None, **settings) -
     """
     shown = {"profile": current_profile() if profile is None else str(profile)}
     if fits_dir is not None:
-        shown.update(_fits_settings(fits_dir))
+        shown.update(_fits_settings(fits_dir, fit_names))
     shown.update(settings)
 
     def text(value):

@@ -86,13 +86,14 @@ DIAGNOSED_FITS = (("level", ("privacy", "levels")), ("rep", ("topics", "replicat
                   ("network_methods", ("network", "methods")), ("C", ("network", "C")))
 
 
-def check_settings(settings: dict, source: str = PARAMS_FILE) -> None:
+def check_settings(settings: dict, source: str = PARAMS_FILE, diagnosis: bool = True) -> None:
     """ValueError naming the setting when the studies' settings disagree:
-    :func:`check_fitted_copies`, and a ``diagnose`` section that names a level, copy, method
-    or C whose fit the studies never make (DVC would run the diagnosis's extra chains first,
-    then stop at the missing fit)."""
+    :func:`check_fitted_copies`, and with ``diagnosis`` (the diagnosis's stages, or a whole
+    profile) a ``diagnose`` section that names a level, copy, method or C whose fit the
+    studies never make (DVC would run the diagnosis's extra chains first, then stop at the
+    missing fit). A run that never diagnoses need not keep that section in step."""
     check_fitted_copies(settings, source)
-    diagnose = settings.get("diagnose") or {}
+    diagnose = (settings.get("diagnose") or {}) if diagnosis else {}
     for key, (section, field) in DIAGNOSED_FITS:
         if key not in diagnose:
             continue
@@ -339,7 +340,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if Path(PARAMS_FILE).is_file():
         try:
-            check_settings(yaml.safe_load(Path(PARAMS_FILE).read_text()) or {})
+            # the diagnosis's stages: its notebook, and the extra chains it writes under chains/
+            check_settings(yaml.safe_load(Path(PARAMS_FILE).read_text()) or {},
+                           diagnosis=(args.section == "diagnose"
+                                      or "chains" in Path(args.output).parts))
         except ValueError as err:
             print(err, file=sys.stderr)
             return 2

@@ -4,13 +4,21 @@ Chains are the statistical unit: a fit of several chains (``n_chains``) gives on
 chain (column ``chain``) with the fit's worst R-hat beside it (``rhat``), so the spread a
 table shows is over chains x privatized copies.
 
-The report notebooks are narrative over three calls: score every saved fit of a case study
+The report notebooks are narrative over three calls: score the saved fits of a case study
 into a table (:func:`score_topic_fits`, :func:`score_community_fits`), write it
 (:func:`write_table`) and draw it (:func:`plot_scores`). The scores of one fit are the
 library's (:mod:`lpp.evaluation`); this module tabulates and draws them for the compendium.
+
+A report scores the fits that the current settings name (:func:`named_fits`), not every
+folder it finds: DVC never deletes the outputs of a stage that ``params.yaml`` no longer
+names, so the fits of an earlier run (another corpus, a dropped level or method) stay in the
+folder, and scored against the current true counts they would be wrong rows with no warning.
+A named fit that is missing is an error; a folder that no setting names is left out and
+reported (:func:`left_out_message`).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -41,30 +49,194 @@ MEASURE_LABELS = {"mae": "MAE", "offdiag_mae": "MAE, all off-diagonal entries",
                   "npmi_zero": "NPMI (never = 0)", "coherence": "coherence"}
 
 
-def fit_dirs(fits_dir) -> list[Path]:
-    """The fit directories directly under ``fits_dir`` (those holding a ``fit.json``), sorted.
+#: the case studies: the folders of their fits under ``results/fits/``, and of their reports
+STUDIES = ("topics", "network", "network_rows_cols")
+#: the settings (``section.key`` of params.yaml) that name each study's fits (:func:`named_fits`):
+#: a report stage declares them in dvc.yaml, so that DVC reruns it when they change, except
+#: ``privacy.levels`` (tests/test_pipeline.py: only privatize may declare a privacy setting)
+FIT_SETTINGS = {
+    "topics": ("privacy.levels", "topics.methods", "topics.replicates", "vi_topics.methods",
+               "vi_topics.replicates"),
+    "network": ("privacy.levels", "network.methods", "network.replicates", "network.C",
+                "network.unmasked_C"),
+    "network_rows_cols": ("privacy.levels", "network.methods", "network.replicates",
+                          "network.rows_cols_C"),
+}
+#: how many missing fits an error lists by name
+_LISTED = 5
+
+
+def _path_text(value) -> str:
+    """A setting as DVC writes it into a stage's paths (``${item.level}``: ``str``, booleans in
+    lower case), e.g. 1.0 -> ``1.0``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _values(settings: dict, key: str) -> list:
+    """The list setting ``key`` (``section.name``) of ``settings``."""
+    section, _, name = key.partition(".")
+    values = (settings.get(section) or {}).get(name)
+    if not isinstance(values, list):
+        raise KeyError(f"the settings have no list {key} (found {values!r}): it names fits "
+                       "of the pipeline's stages")
+    return values
+
+
+def named_fits(settings: dict, study: str) -> dict[str, str]:
+    """The fit folders that the stages of ``study`` write under ``results/fits/<study>/`` for
+    ``settings``: the fits a report of the study scores.
+
+    The names are those of dvc.yaml's stages (tests/test_pipeline.py checks that the two
+    agree), each level, copy and C written as DVC writes it into a path (``eps1.0``):
+
+    * ``topics``: ``<method>_eps<level>_rep<copy>`` of ``infer_private_topics``
+      (``topics.methods`` x ``privacy.levels`` x ``topics.replicates``) and of
+      ``infer_vi_topics`` (``vi_topics.methods`` x ``privacy.levels`` x
+      ``vi_topics.replicates``), and ``nonprivate`` (``infer_nonprivate_topics``);
+    * ``network``: ``<method>_C<C>_eps<level>_rep<copy>`` of ``infer_private_network``
+      (``network.methods`` x ``privacy.levels`` x ``network.replicates`` x ``network.C``),
+      the same with ``_unmasked`` appended for ``network.unmasked_C``
+      (``infer_private_network_unmasked``), and ``nonprivate_C<C>`` (and
+      ``nonprivate_C<C>_unmasked``) of the non-private stages;
+    * ``network_rows_cols``: ``<method>_C<C>_eps<level>_rep<copy>`` and ``nonprivate_C<C>``
+      for ``network.rows_cols_C``.
+
+    Parameters
+    ----------
+    settings : dict
+        The pipeline's settings (``params.yaml`` read with ``yaml.safe_load``); the keys of
+        :data:`FIT_SETTINGS` are read.
+    study : str
+        One of :data:`STUDIES`.
+
+    Returns
+    -------
+    dict
+        {fit folder name: the stage that writes it and the settings that name it}, in name
+        order (the order of a score table's rows).
+
+    Raises
+    ------
+    ValueError
+        If ``study`` is not one of :data:`STUDIES`.
+    KeyError
+        If a setting of :data:`FIT_SETTINGS` is missing or not a list.
+    """
+    if study not in STUDIES:
+        raise ValueError(f"unknown study {study!r}: one of {', '.join(STUDIES)}")
+    levels = _values(settings, "privacy.levels")
+    fits = {}
+
+    def private(stage, methods, replicates, components=None, suffix=""):
+        for method in _values(settings, methods):
+            for level in levels:
+                for rep in _values(settings, replicates):
+                    for c in ([None] if components is None else _values(settings, components)):
+                        part = "" if c is None else f"_C{_path_text(c)}"
+                        name = (f"{_path_text(method)}{part}_eps{_path_text(level)}"
+                                f"_rep{_path_text(rep)}{suffix}")
+                        fits[name] = (f"stage {stage}: {methods} {method}, privacy.levels "
+                                      f"{level}, {replicates} {rep}"
+                                      + ("" if c is None else f", {components} {c}"))
+
+    def nonprivate(stage, components, suffix=""):
+        for c in _values(settings, components):
+            fits[f"nonprivate_C{_path_text(c)}{suffix}"] = f"stage {stage}: {components} {c}"
+
+    if study == "topics":
+        private("infer_private_topics", "topics.methods", "topics.replicates")
+        private("infer_vi_topics", "vi_topics.methods", "vi_topics.replicates")
+        fits["nonprivate"] = "stage infer_nonprivate_topics (always run)"
+    elif study == "network":
+        private("infer_private_network", "network.methods", "network.replicates", "network.C")
+        private("infer_private_network_unmasked", "network.methods", "network.replicates",
+                "network.unmasked_C", suffix="_unmasked")
+        nonprivate("infer_nonprivate_network", "network.C")
+        nonprivate("infer_nonprivate_network_unmasked", "network.unmasked_C", suffix="_unmasked")
+    else:
+        private("infer_private_network_rows_cols", "network.methods", "network.replicates",
+                "network.rows_cols_C")
+        nonprivate("infer_nonprivate_network_rows_cols", "network.rows_cols_C")
+    return dict(sorted(fits.items()))
+
+
+def _saved_fits(fits_dir) -> list[Path]:
+    """The folders directly under ``fits_dir`` that hold a ``fit.json``, sorted."""
+    return sorted(p.parent for p in Path(fits_dir).glob(f"*/{FIT_FILE}"))
+
+
+def fit_dirs(fits_dir, names=None) -> list[Path]:
+    """The fit directories directly under ``fits_dir`` (those holding a ``fit.json``), sorted;
+    with ``names``, those named only.
+
+    Parameters
+    ----------
+    fits_dir : path-like
+        A folder of fit directories.
+    names : iterable of str or mapping, optional
+        The fits wanted, by folder name (:func:`named_fits`: a mapping whose values say which
+        stage and settings make each fit, for the error). None: every fit under ``fits_dir``.
 
     Raises
     ------
     FileNotFoundError
-        If ``fits_dir`` holds no fit.
+        If ``fits_dir`` holds no fit, or a named fit is not there (the error names the
+        folder and, with a mapping, the stage and settings that name it).
     """
-    found = sorted(p.parent for p in Path(fits_dir).glob(f"*/{FIT_FILE}"))
+    found = _saved_fits(fits_dir)
+    if names is not None:
+        present = {p.name for p in found}
+        missing = [name for name in names if name not in present]
+        if missing:
+            shown = [f"  {Path(fits_dir) / name}"
+                     + (f" ({names[name]})" if isinstance(names, Mapping) else "")
+                     for name in missing[:_LISTED]]
+            if len(missing) > _LISTED:
+                shown.append(f"  and {len(missing) - _LISTED} more")
+            raise FileNotFoundError(
+                f"{len(missing)} fit(s) that the settings name are not under {fits_dir} (no "
+                f"{FIT_FILE}):\n" + "\n".join(shown) + "\nrun their stages (dvc repro), or "
+                "take them out of the settings (params.yaml)")
+        wanted = set(names)
+        found = [p for p in found if p.name in wanted]
     if not found:
         raise FileNotFoundError(f"no fit (*/{FIT_FILE}) under {fits_dir}")
     return found
 
 
-def _score_table(fits_dir, score, columns, references=()) -> pd.DataFrame:
-    """One row per chain of each fit: its name, method, ``columns(chain)``,
-    ``score(chain)``, then :data:`CHAIN_COLUMNS`; then the ``references`` rows (columns they
-    lack are NaN).
+def unnamed_fit_dirs(fits_dir, names) -> list[Path]:
+    """The fit directories under ``fits_dir`` that ``names`` does not name, sorted: an earlier
+    run's, which a report leaves out (:func:`fit_dirs`)."""
+    wanted = set(names)
+    return [p for p in _saved_fits(fits_dir) if p.name not in wanted]
+
+
+def left_out_message(table: pd.DataFrame) -> str | None:
+    """A line naming the fit folders that a score table left out (``table.attrs["left_out"]``,
+    :func:`score_topic_fits`, :func:`score_community_fits`), or None when it left none out."""
+    left_out = table.attrs.get("left_out") or []
+    if not left_out:
+        return None
+    return (f"left out of the table, {len(left_out)} fit folder(s) not named by params.yaml: "
+            "an earlier run's; delete them or add them back to the settings: "
+            + ", ".join(left_out))
+
+
+def _score_table(fits_dir, score, columns, references=(), names=None) -> pd.DataFrame:
+    """One row per chain of each fit (those of ``names`` only, when given: :func:`fit_dirs`):
+    its name, method, ``columns(chain)``, ``score(chain)``, then :data:`CHAIN_COLUMNS`; then
+    the ``references`` rows (columns they lack are NaN).
 
     The run time of each fit (all its chains) is kept in ``table.attrs["seconds"]`` rather
-    than in a column: it varies between runs, and the table must repeat to the byte.
+    than in a column: it varies between runs, and the table must repeat to the byte. The
+    names of the fit folders left out (not in ``names``) are in ``table.attrs["left_out"]``.
     """
     rows, seconds = [], {}
-    for fit_dir in tqdm(fit_dirs(fits_dir), desc="scoring fits", unit="fit", leave=False):
+    scored = fit_dirs(fits_dir, names)
+    left_out = [] if names is None else [p.name for p in unnamed_fit_dirs(fits_dir, names)]
+    for fit_dir in tqdm(scored, desc="scoring fits", unit="fit", leave=False):
         fit = load_fit(fit_dir)
         chains = fit.chains if isinstance(fit, SavedChains) else [fit]
         rhat = fit.rhat_max if isinstance(fit, SavedChains) else np.nan
@@ -75,12 +247,14 @@ def _score_table(fits_dir, score, columns, references=()) -> pd.DataFrame:
     table = pd.DataFrame(rows + list(references), columns=list(rows[0]))
     table["chain"] = table["chain"].astype("Int64")  # whole numbers; empty on reference rows
     table.attrs["seconds"] = seconds
+    table.attrs["left_out"] = left_out
     return table
 
 
 def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
-                     true_rates=None) -> pd.DataFrame:
-    """Score every topic-model fit under ``fits_dir`` against the true counts.
+                     true_rates=None, names=None) -> pd.DataFrame:
+    """Score the topic-model fits under ``fits_dir`` against the true counts: those of
+    ``names``, or every fit.
 
     Parameters
     ----------
@@ -92,6 +266,10 @@ def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
         Top words per topic for NPMI and coherence.
     true_rates : array_like, optional
         The rates behind the counts, where known: the oracle row (NaN otherwise).
+    names : iterable of str or mapping, optional
+        The fits to score, by folder name: those the settings name
+        (``named_fits(settings, "topics")``). Every other fit folder is left out, its name in
+        ``table.attrs["left_out"]`` (:func:`left_out_message`). None: every fit.
 
     Returns
     -------
@@ -104,7 +282,7 @@ def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
     Raises
     ------
     FileNotFoundError
-        If ``fits_dir`` holds no fit.
+        If ``fits_dir`` holds no fit, or a fit of ``names`` is not there.
     ValueError
         If a fit does not match the counts (see :func:`topic_scores`).
     """
@@ -113,12 +291,13 @@ def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
         fits_dir,
         lambda fit: topic_scores(fit, true_counts, reference=reference, n_top=n_top),
         lambda fit: {"epsilon_over_n": fit.meta["extra"].get("epsilon_over_n")},
-        topic_references(true_counts, true_rates))
+        topic_references(true_counts, true_rates), names)
 
 
 def score_community_fits(fits_dir, true_counts, heldout=None, *,
-                         true_rates=None) -> pd.DataFrame:
-    """Score every community-model fit under ``fits_dir`` against the true counts.
+                         true_rates=None, names=None) -> pd.DataFrame:
+    """Score the community-model fits under ``fits_dir`` against the true counts: those of
+    ``names``, or every fit.
 
     Parameters
     ----------
@@ -130,6 +309,11 @@ def score_community_fits(fits_dir, true_counts, heldout=None, *,
         True = held out of inference; adds the ``heldout_mae`` and ``heldout_loglik`` columns.
     true_rates : array_like, optional
         The rates behind the counts, where known: the oracle row (NaN otherwise).
+    names : iterable of str or mapping, optional
+        The fits to score, by folder name: those the settings name
+        (``named_fits(settings, "network")``, or ``"network_rows_cols"``). Every other fit
+        folder is left out, its name in ``table.attrs["left_out"]``
+        (:func:`left_out_message`). None: every fit.
 
     Returns
     -------
@@ -143,7 +327,7 @@ def score_community_fits(fits_dir, true_counts, heldout=None, *,
     Raises
     ------
     FileNotFoundError
-        If ``fits_dir`` holds no fit.
+        If ``fits_dir`` holds no fit, or a fit of ``names`` is not there.
     ValueError
         If a fit does not match the counts (see :func:`community_scores`).
     """
@@ -153,7 +337,7 @@ def score_community_fits(fits_dir, true_counts, heldout=None, *,
         lambda fit: {"C": fit.model["n_components"],
                      "epsilon_over_n": fit.meta["extra"].get("epsilon_over_n"),
                      "heldout_used": heldout_used(fit)},
-        community_references(y, heldout, true_rates))
+        community_references(y, heldout, true_rates), names)
 
 
 def write_table(table: pd.DataFrame, path) -> Path:

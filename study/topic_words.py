@@ -57,7 +57,7 @@ def mean_topics(fit) -> np.ndarray:
 
 
 def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
-                     reference: str = REFERENCE_FIT) -> pd.DataFrame:
+                     reference: str = REFERENCE_FIT, names=None) -> pd.DataFrame:
     """The top words of every topic of every fit under ``fits_dir``, aligned to ``reference``.
 
     Parameters
@@ -72,6 +72,9 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
         Top words listed per topic.
     reference : str
         The fit whose topics number the rows (the non-private fit of the true counts).
+    names : iterable of str or mapping, optional
+        The fits to list (:func:`study.reports.named_fits`); None: every fit under
+        ``fits_dir``. A fit folder of an earlier run is then never read.
 
     Returns
     -------
@@ -90,7 +93,9 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
         If the fits' vocabulary size differs from ``vocabulary``'s, or a fit has another
         number of topics than the reference.
     """
-    dirs = fit_dirs(fits_dir)
+    dirs = fit_dirs(fits_dir, names)
+    if names is not None:
+        dirs = [d for d in dirs if d.name in names]
     names = [d.name for d in dirs]
     if reference not in names:
         raise FileNotFoundError(f"no fit named {reference!r} under {fits_dir} to align the "

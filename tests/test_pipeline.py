@@ -299,6 +299,99 @@ def test_the_rows_cols_network_stages(quick_graph, paper_graph):
     assert settings["paper"]["network"]["rows_cols_C"] == [5, 10, 20]
 
 
+#: the report stage of each case study (study.reports.STUDIES)
+REPORTS = {"topics": "report_topics", "network": "report_network",
+           "network_rows_cols": "report_network_rows_cols"}
+
+
+def _other_settings():
+    """The quick profile's settings with other methods, levels, copies and C: every setting
+    that names fits changed (a level an int, as a user may write it)."""
+    settings = yaml.safe_load((ROOT / "params.yaml").read_text())
+    settings["privacy"].update(levels=[2.0, 0.5, 1], replicates=[0, 1, 2])
+    settings["topics"].update(methods=["bessel"], replicates=[1, 2])
+    settings["vi_topics"].update(methods=["collapsed_cavi", "paper_cavi"], replicates=[0, 2])
+    settings["network"].update(methods=["naive"], replicates=[2], C=[20], unmasked_C=[5, 10],
+                               rows_cols_C=[10, 20])
+    return settings
+
+
+@pytest.fixture(scope="module")
+def other_graph(tmp_path_factory):
+    """The stages of the pipeline under :func:`_other_settings`."""
+    work = tmp_path_factory.mktemp("other")
+    (work / ".dvc").mkdir()
+    (work / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
+    (work / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
+    (work / "params.yaml").write_text(yaml.safe_dump(_other_settings(), sort_keys=False))
+    return _graph(work / "dvc.yaml")
+
+
+def _fit_folders(graph, study):
+    """{fit folder name: the stage that writes it, without its matrix item} of the stages that
+    write a fit folder directly under ``results/fits/<study>/``."""
+    prefix = f"results/fits/{study}/"
+    return {out[len(prefix):]: stage.split("@")[0] for stage, (_, outs) in graph.items()
+            for out in outs if out.startswith(prefix) and "/" not in out[len(prefix):]}
+
+
+def test_the_reports_score_the_fits_the_stages_write(quick_graph, paper_graph, other_graph):
+    """study.reports.named_fits, the fits a report scores, names exactly the fit folders that
+    the pipeline's stages write for the same settings (each with the stage that writes it),
+    for both profiles and hand-made settings; and each report reads that study's folder."""
+    from study.reports import STUDIES, named_fits
+
+    profiles = {"quick": (yaml.safe_load((ROOT / "params.yaml").read_text()), quick_graph),
+                "paper": (yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text()),
+                          paper_graph),
+                "other": (_other_settings(), other_graph)}
+    assert set(STUDIES) == set(REPORTS)
+    for profile, (settings, graph) in profiles.items():
+        for study in STUDIES:
+            named = {name: described.split()[1].rstrip(":")
+                     for name, described in named_fits(settings, study).items()}
+            written = _fit_folders(graph, study)
+            assert written, (profile, study)
+            assert named == written, (profile, study, set(named) ^ set(written))
+            assert f"results/fits/{study}" in graph[REPORTS[study]][0]
+    assert "bessel_eps1_rep2" in _fit_folders(other_graph, "topics")
+
+
+def _notebook_parameter(path, name):
+    """The default of parameter ``name`` in a notebook's parameters cell."""
+    nb = json.loads(Path(path).read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    for node in ast.parse("".join(cell["source"])).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name
+                                                for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise KeyError(name)
+
+
+def test_the_reports_declare_the_settings_that_name_their_fits(quick_graph):
+    """A report reruns when the settings that name its fits change (study.reports.FIT_SETTINGS;
+    of the privacy settings only the public levels, see
+    test_no_other_stage_declares_the_privacy_settings), and its notebook's study is the one
+    whose folder it scores."""
+    from study.reports import FIT_SETTINGS
+
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for study, report in REPORTS.items():
+        declared = stages[report].get("params", [])
+        for key in FIT_SETTINGS[study]:
+            if key.startswith("privacy."):
+                assert key in PUBLIC_PRIVACY_SETTINGS and key in declared, (report, key)
+            else:
+                assert key in declared or key.split(".")[0] in declared, (report, key)
+        args = shlex.split(" ".join(stages[report]["cmd"].split()))
+        notebook = args[3]
+        given = {args[i + 1]: args[i + 2] for i, a in enumerate(args) if a == "-p"}
+        assert given.get("study", _notebook_parameter(ROOT / notebook, "study")) == study
+        assert given.get("fits_dir", _notebook_parameter(ROOT / notebook, "fits_dir")) \
+            == f"results/fits/{study}"
+        assert "params_file" not in given  # the stage reads the params.yaml it runs under
+
+
 def test_only_privatize_writes_private_data(graph):
     writers = {name for name, (_, outs) in graph.items() if any(o.startswith("data/private") for o in outs)}
     assert writers and all(name.split("@")[0] == BRIDGE for name in writers)
@@ -348,9 +441,15 @@ def test_only_privatize_reads_the_noise_seed():
     assert readers == {BRIDGE}
 
 
+#: privacy settings that any stage may declare: the levels are public (every private folder
+#: records its own), and the reports name their fits by them
+PUBLIC_PRIVACY_SETTINGS = {"privacy.levels"}
+
+
 def _privacy_setting_readers(dvc_yaml):
     """Stages other than privatize that declare the privacy settings (the noise seed among
-    them) as a dependency: ``params.yaml`` whole, as a file, or a ``privacy`` key."""
+    them) as a dependency: ``params.yaml`` whole, as a file, or a ``privacy`` key other than
+    :data:`PUBLIC_PRIVACY_SETTINGS`."""
     from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
@@ -364,7 +463,9 @@ def _privacy_setting_readers(dvc_yaml):
                 if PurePosixPath(dep.def_path).name != "params.yaml":
                     continue
                 keys = list(dep.params or []) if isinstance(dep, ParamsDependency) else []
-                if not keys or any(k == "privacy" or k.startswith("privacy.") for k in keys):
+                if not keys or any(k == "privacy" or (k.startswith("privacy.")
+                                                      and k not in PUBLIC_PRIVACY_SETTINGS)
+                                   for k in keys):
                     readers.add(name)
     return readers
 
@@ -383,7 +484,7 @@ def test_no_other_stage_declares_the_privacy_settings(tmp_path):
         "infer_private_a": {"cmd": "x", "params": ["privacy.noise_seed"]},
         "infer_private_b": {"cmd": "x", "params": ["privacy"]},
         "infer_private_c": {"cmd": "x", "deps": ["params.yaml"]},
-        "report": {"cmd": "x", "params": ["other.k"]}}}))
+        "report": {"cmd": "x", "params": ["other.k", "privacy.levels"]}}}))
     assert _privacy_setting_readers(tmp_path / "dvc.yaml") == {
         "infer_private_a", "infer_private_b", "infer_private_c"}
 

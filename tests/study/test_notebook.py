@@ -351,8 +351,9 @@ def test_a_study_fitting_a_copy_that_is_never_made_is_refused_before_any_stage_r
 def test_a_diagnosis_of_a_fit_the_studies_never_make_is_refused(tmp_path, monkeypatch, capsys,
                                                                 key, value, section):
     """The diagnosis reads the studies' own fit of its level, copy, methods and C as the
-    first chain: naming one they never make is refused at the first notebook stage, naming
-    the setting (DVC would otherwise run the extra chains, then stop at the missing fit)."""
+    first chain: naming one they never make is refused by the diagnosis's stages (its extra
+    chains, its notebook), naming the setting; DVC would otherwise run the extra chains, then
+    stop at the missing fit. Stages of a run that never diagnoses are not held up."""
     from study.notebook import check_settings
 
     settings = {"privacy": {"levels": [1.0], "replicates": [0, 1]},
@@ -364,7 +365,13 @@ def test_a_diagnosis_of_a_fit_the_studies_never_make_is_refused(tmp_path, monkey
     wrong = {**settings, "diagnose": {**settings["diagnose"], key: value}}
     with pytest.raises(ValueError, match=rf"diagnose\.{key} .* not in {section}"):
         check_settings(wrong)
+    check_settings(wrong, diagnosis=False)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(wrong))
-    assert main([str(NOTEBOOKS / "privatize.ipynb"), str(tmp_path / "never.ipynb")]) == 2
+    chain = tmp_path / "results" / "notebooks" / "chains" / "never.ipynb"
+    assert main([str(NOTEBOOKS / "infer_private.ipynb"), str(chain)]) == 2
     assert f"diagnose.{key}" in capsys.readouterr().err
+    assert main([str(NOTEBOOKS / "diagnose.ipynb"), str(tmp_path / "never.ipynb"),
+                 "--section", "diagnose"]) == 2
+    assert f"diagnose.{key}" in capsys.readouterr().err
+    assert not chain.exists() and not (tmp_path / "never.ipynb").exists()

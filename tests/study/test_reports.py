@@ -10,7 +10,8 @@ from scipy import stats
 
 from lpp.evaluation import topic_scores
 from lpp.formats.fits import load_fit, save_fit
-from study.reports import plot_scores, score_community_fits, score_topic_fits, write_table
+from study.reports import (left_out_message, named_fits, plot_scores, score_community_fits,
+                           score_topic_fits, write_table)
 from study.figures import method_palette
 
 
@@ -120,6 +121,120 @@ def test_unmasked_fits_leave_the_masked_rows_unchanged(tmp_path):
 def test_scoring_an_empty_folder_is_refused(tmp_path):
     with pytest.raises(FileNotFoundError, match="no fit"):
         score_topic_fits(tmp_path, np.ones((2, 2), dtype=int))
+
+
+#: hand-made settings: the fits of the current run (a params.yaml's keys that name fits)
+SETTINGS = {"privacy": {"levels": [1.0]},
+            "topics": {"methods": ["collapsed"], "replicates": [0]},
+            "vi_topics": {"methods": [], "replicates": [0]},
+            "network": {"methods": ["collapsed"], "replicates": [0], "C": [2], "unmasked_C": [],
+                        "rows_cols_C": [2]}}
+
+
+def test_named_fits_are_the_folders_the_stages_write():
+    settings = {"privacy": {"levels": [3.0, 1]},
+                "topics": {"methods": ["naive", "collapsed"], "replicates": [0, 2]},
+                "vi_topics": {"methods": ["collapsed_cavi"], "replicates": [1]},
+                "network": {"methods": ["naive"], "replicates": [1], "C": [5, 10],
+                            "unmasked_C": [20], "rows_cols_C": [5]}}
+    topics = named_fits(settings, "topics")
+    assert list(topics) == sorted(
+        [f"{m}_eps{e}_rep{r}" for m in ("naive", "collapsed") for e in ("3.0", "1")
+         for r in (0, 2)] + ["collapsed_cavi_eps3.0_rep1", "collapsed_cavi_eps1_rep1",
+                             "nonprivate"])
+    assert topics["collapsed_cavi_eps1_rep1"].startswith("stage infer_vi_topics:")
+    assert list(named_fits(settings, "network")) == [
+        "naive_C10_eps1_rep1", "naive_C10_eps3.0_rep1", "naive_C20_eps1_rep1_unmasked",
+        "naive_C20_eps3.0_rep1_unmasked", "naive_C5_eps1_rep1", "naive_C5_eps3.0_rep1",
+        "nonprivate_C10", "nonprivate_C20_unmasked", "nonprivate_C5"]
+    assert list(named_fits(settings, "network_rows_cols")) == [
+        "naive_C5_eps1_rep1", "naive_C5_eps3.0_rep1", "nonprivate_C5"]
+    with pytest.raises(ValueError, match="unknown study"):
+        named_fits(settings, "other")
+    with pytest.raises(KeyError, match="vi_topics.methods"):
+        named_fits({**settings, "vi_topics": {}}, "topics")
+
+
+def _topic_fits(folder, y, phi, *names):
+    for name in names:
+        method = name.split("_eps")[0]
+        extra = {} if name == "nonprivate" else {"epsilon_over_n": float(name.split("_eps")[1][:3])}
+        _save(folder, name, method, np.full(y.shape, 1.0 + len(name) % 3), phi, **extra)
+
+
+def test_a_fit_of_an_earlier_run_is_left_out_and_reported(tmp_path):
+    """The fits of an earlier run (another level, a dropped method: DVC never deletes them)
+    stay in the folder; the table scores the fits the settings name, and says what it left out."""
+    rng = np.random.default_rng(2)
+    y = sp.csr_array(rng.poisson(1.0, (20, 8)))
+    phi = rng.gamma(1.0, 1.0, (2, 3, 8))
+    current, both = tmp_path / "current", tmp_path / "both"
+    for folder in (current, both):
+        _topic_fits(folder, y, phi, "collapsed_eps1.0_rep0", "nonprivate")
+    _topic_fits(both, y, phi, "collapsed_eps3.0_rep0", "naive_eps1.0_rep0")
+    names = named_fits(SETTINGS, "topics")
+    table = score_topic_fits(both, y, n_top=3, names=names)
+    assert list(table.fit) == ["collapsed_eps1.0_rep0", "nonprivate", "zeros", "oracle"]
+    assert table.attrs["left_out"] == ["collapsed_eps3.0_rep0", "naive_eps1.0_rep0"]
+    assert set(table.attrs["seconds"]) == {"collapsed_eps1.0_rep0", "nonprivate"}
+    message = left_out_message(table)
+    assert "not named by params.yaml" in message and "delete them" in message
+    assert "collapsed_eps3.0_rep0, naive_eps1.0_rep0" in message
+    # the rows of the named fits are those of a folder that holds them alone
+    alone = score_topic_fits(current, y, n_top=3, names=names)
+    pd.testing.assert_frame_equal(table, alone)
+    assert (write_table(table, tmp_path / "a.csv").read_bytes()
+            == write_table(alone, tmp_path / "b.csv").read_bytes())
+
+
+def test_a_community_fit_of_an_earlier_run_is_left_out(tmp_path):
+    y = np.array([[0, 1, 2], [3, 0, 4], [5, 6, 0]])
+    for name, method in (("collapsed_C2_eps1.0_rep0", "collapsed"),
+                         ("collapsed_C2_eps2.0_rep0", "collapsed"),
+                         ("nonprivate_C2", "nonprivate"), ("nonprivate_C5", "nonprivate")):
+        _save(tmp_path, name, method, np.ones((3, 3)), n_components=2)
+    for study in ("network", "network_rows_cols"):
+        table = score_community_fits(tmp_path, y, names=named_fits(SETTINGS, study))
+        assert list(table.fit) == ["collapsed_C2_eps1.0_rep0", "nonprivate_C2", "zeros",
+                                   "oracle"]
+        assert table.attrs["left_out"] == ["collapsed_C2_eps2.0_rep0", "nonprivate_C5"]
+        assert "collapsed_C2_eps2.0_rep0, nonprivate_C5" in left_out_message(table)
+
+
+def test_a_fit_the_settings_name_must_be_there(tmp_path):
+    rng = np.random.default_rng(2)
+    y = sp.csr_array(rng.poisson(1.0, (20, 8)))
+    phi = rng.gamma(1.0, 1.0, (2, 3, 8))
+    _topic_fits(tmp_path, y, phi, "collapsed_eps1.0_rep0", "nonprivate")
+    settings = {**SETTINGS, "privacy": {"levels": [1.0, 2.0]}}
+    with pytest.raises(FileNotFoundError) as error:
+        score_topic_fits(tmp_path, y, n_top=3, names=named_fits(settings, "topics"))
+    message = str(error.value)
+    assert str(tmp_path / "collapsed_eps2.0_rep0") in message
+    assert ("stage infer_private_topics: topics.methods collapsed, privacy.levels 2.0, "
+            "topics.replicates 0") in message
+    assert "collapsed_eps1.0_rep0" not in message
+    # a folder without its fit.json (an interrupted run) is no fit
+    (tmp_path / "collapsed_eps2.0_rep0").mkdir()
+    with pytest.raises(FileNotFoundError, match="collapsed_eps2.0_rep0"):
+        score_topic_fits(tmp_path, y, n_top=3, names=named_fits(settings, "topics"))
+    with pytest.raises(FileNotFoundError, match="nonprivate_C2"):
+        score_community_fits(tmp_path, np.ones((3, 3)), names=named_fits(SETTINGS, "network"))
+
+
+def test_a_folder_of_the_named_fits_alone_scores_as_before(tmp_path):
+    """The normal case: the folder holds the fits the settings name, and nothing else."""
+    rng = np.random.default_rng(2)
+    y = sp.csr_array(rng.poisson(1.0, (20, 8)))
+    phi = rng.gamma(1.0, 1.0, (2, 3, 8))
+    settings = {**SETTINGS, "topics": {"methods": ["naive", "collapsed"], "replicates": [0]}}
+    _topic_fits(tmp_path, y, phi, "nonprivate", "naive_eps1.0_rep0", "collapsed_eps1.0_rep0")
+    named = score_topic_fits(tmp_path, y, n_top=3, names=named_fits(settings, "topics"))
+    every = score_topic_fits(tmp_path, y, n_top=3)
+    pd.testing.assert_frame_equal(named, every)
+    assert list(named.fit) == ["collapsed_eps1.0_rep0", "naive_eps1.0_rep0", "nonprivate",
+                               "zeros", "oracle"]
+    assert named.attrs["left_out"] == [] and left_out_message(named) is None
 
 
 def _table(methods, by=None):
