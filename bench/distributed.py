@@ -119,11 +119,12 @@ def _distributed(path, n_workers, n_warm, n_timed):
     from dask.distributed import Client, LocalCluster
 
     from lpp.inference import TopicModel
-    from lpp.inference.distributed import WORKER_ENV, DistributedChain
+    from lpp.inference.distributed import WORKER_ENV, WORKER_PRELOAD, DistributedChain
     from lpp.formats.privatized_blocks import PrivatizedBlocks
 
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      dashboard_address=":0", env=WORKER_ENV) as cluster, \
+                      dashboard_address=":0", env=WORKER_ENV,
+                      preload=[WORKER_PRELOAD]) as cluster, \
             Client(cluster) as client:
         bare = client.run(_rss)
         client.run(_import_engine)

@@ -64,9 +64,9 @@ from lpp.inference.result import ChainResult, Entry, Record
 from lpp.inference.runner import RunOptions, checkpoint_path, run_chain
 from lpp.formats.privatized_blocks import PrivatizedBlocks
 from lpp.inference.distributed.chain import ENGINE, NO_WORKER_SECONDS, DistributedChain, NoWorkersError, _lazy_mu_hat
-from lpp.inference.distributed.cluster import CONNECT_SECONDS, DEFAULT_WORKERS, WORKER_ENV, _connect
+from lpp.inference.distributed.cluster import CONNECT_SECONDS, DEFAULT_WORKERS, WORKER_ENV, WORKER_PRELOAD, _connect
 
-__all__ = ["CONNECT_SECONDS", "DEFAULT_WORKERS", "DistributedChain", "ENGINE", "NO_WORKER_SECONDS", "NoWorkersError", "WORKER_ENV", "fit_private_distributed"]
+__all__ = ["CONNECT_SECONDS", "DEFAULT_WORKERS", "DistributedChain", "ENGINE", "NO_WORKER_SECONDS", "NoWorkersError", "WORKER_ENV", "WORKER_PRELOAD", "fit_private_distributed"]
 
 
 def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAULT_WORKERS,

@@ -13,6 +13,10 @@ from lpp.validation import positive_int
 #: would otherwise start a thread per core in every worker process, so W workers on one
 #: machine would run W times more threads than it has cores)
 WORKER_ENV = {"NUMBA_NUM_THREADS": "1"}
+#: preload of the local cluster's workers: numba, when the spawn imported it (with the user's
+#: script) before the nanny applied :data:`WORKER_ENV`, is made to follow it before any task
+#: (:mod:`lpp.inference.distributed.worker_setup`)
+WORKER_PRELOAD = "lpp.inference.distributed.worker_setup"
 #: workers of the LocalCluster started when no cluster is given
 DEFAULT_WORKERS = 2
 #: seconds to connect to a scheduler address before a distributed fit gives up
@@ -41,7 +45,8 @@ def _connect(cluster, n_workers: int):
             workers = n_workers if cluster is None or cluster is True else positive_int(
                 cluster, "cluster (a number of local workers)")
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", env=WORKER_ENV)
+                                   dashboard_address=":0", env=WORKER_ENV,
+                                   preload=[WORKER_PRELOAD])
             owned.append(cluster)
         owned.insert(0, _client(cluster))
         return owned[0], owned
