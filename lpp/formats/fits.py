@@ -29,6 +29,7 @@ data, but they are large and nothing downstream needs them).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,6 +153,7 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None,
     pathlib.Path
         ``out_dir``.
     """
+    _check_extra(extra)
     chains = getattr(result, "chains", [result])  # a fit, or one chain (a ChainResult)
     if len(chains) > 1:
         return _save_chains(result, out_dir, data=data, extra=extra, diagnostics=diagnostics)
@@ -162,6 +164,21 @@ def save_fit(result, out_dir, *, data: str, extra: dict | None = None,
     meta = _meta(result, data, extra)
     return write_verified(out_dir, npz_bytes(arrays), meta, meta_file=META_FILE,
                           file_key="data_file", sha_key="data_sha256")
+
+
+def _check_extra(extra) -> None:
+    """A TypeError naming ``extra`` when it is not a dict of what JSON holds (numbers,
+    strings, bools, None, lists and dicts of them; NaN and infinity are stored as null), so
+    that the failure names the setting rather than surface from the JSON encoder."""
+    if extra is None:
+        return
+    if not isinstance(extra, dict):
+        raise TypeError(f"extra must be a dict of settings, got {type(extra).__name__}")
+    try:
+        json.dumps(_jsonable(extra), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"extra must hold JSON values (numbers, strings, bools, None, lists "
+                        f"and dicts of them): {exc}") from None
 
 
 def _meta(result, data, extra) -> dict:

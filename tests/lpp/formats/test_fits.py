@@ -146,3 +146,10 @@ def test_a_rewrite_replaces_the_fit_and_leaves_other_files(tmp_path, result, two
     new = load_fit(out)
     assert new.meta["data"] == "new" and new.n_chains == 2
     assert sorted(p.name for p in out.iterdir()) == sorted([DATA_FILE, "fit.json", "notes.txt"])
+
+
+@pytest.mark.parametrize("extra", [{"e": object()}, {"e": {1, 2}}, [("epsilon", 1.0)]])
+def test_extra_that_json_cannot_hold_is_refused_naming_it(tmp_path, result, extra):
+    with pytest.raises(TypeError, match="extra must"):
+        save_fit(result, tmp_path / "f", data="x", extra=extra)
+    assert not (tmp_path / "f").exists()
