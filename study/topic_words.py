@@ -94,8 +94,6 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
         number of topics than the reference.
     """
     dirs = fit_dirs(fits_dir, names)
-    if names is not None:
-        dirs = [d for d in dirs if d.name in names]
     names = [d.name for d in dirs]
     if reference not in names:
         raise FileNotFoundError(f"no fit named {reference!r} under {fits_dir} to align the "
