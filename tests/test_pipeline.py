@@ -1062,3 +1062,29 @@ def test_the_long_chains_records_go_with_the_investigations_not_the_paper_profil
     assert written_to == [(records, records), (tmp_path / "res", tmp_path / "fig")]
     paper_roots = [ROOT / root for root in paper_layout(ROOT).roots]
     assert not any(root == records or root in records.parents for root in paper_roots)
+
+
+def test_every_cached_output_is_ignored_by_git_before_dvc_lists_it(tmp_path):
+    """DVC lists an output in a ``.gitignore`` only once its stage succeeded; a stage that
+    fails leaves its outputs unlisted, where a ``git add`` would commit true counts, private
+    copies, fits or executed notebooks. The repository's own ``.gitignore`` covers every cached
+    output under settings that name new ones (other levels, copies, methods and C)."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    from dvc.repo import Repo
+
+    settings = _other_settings()
+    (tmp_path / ".dvc").mkdir()
+    (tmp_path / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
+    (tmp_path / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+    with Repo(str(tmp_path)) as repo:
+        cached = sorted({o.def_path for s in repo.index.stages for o in s.outs if o.use_cache})
+    assert any("eps0.5_rep1" in out for out in cached) and any("bessel" in out for out in cached)
+    # a folder output (eps0.5_rep1 has no file type) is checked by a file in it: a pattern may
+    # name folders only
+    files = (".npz", ".json", ".ipynb", ".csv", ".png")
+    probes = [out if out.endswith(files) else f"{out}/fit.npz" for out in cached]
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT,
+                             input="\n".join(probes), capture_output=True, text=True).stdout
+    assert sorted(set(probes) - set(ignored.split())) == []

@@ -78,6 +78,7 @@ import json
 import math
 import numbers
 import re
+import struct
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -330,8 +331,24 @@ def noise_source(seed, *, exact: bool):
     return np.random.default_rng(_seed_key(seed)), "seeded"
 
 
-#: a privacy level enters its copy's seed key in millionths (3.0 -> 3000000)
+#: a privacy level written with at most six decimals enters its copy's seed key in millionths
+#: (3.0 -> 3000000); any other level by its bits (:func:`level_key`)
 LEVEL_KEY_SCALE = 1_000_000
+
+
+def level_key(epsilon_over_n: float) -> int:
+    """The integer by which a privacy level enters a copy's seed key: one per distinct level.
+
+    A level that is the float nearest a multiple of 1e-6 (what a decimal with at most six
+    places reads as) gives its number of millionths; any other level gives ``2**64`` plus its
+    IEEE-754 bits, above every number of millionths, so that two levels never share a key (and
+    therefore never share their noise), however close they are.
+    """
+    level = float(epsilon_over_n)
+    millionths = round(level * LEVEL_KEY_SCALE)
+    if millionths < 2**63 and millionths / LEVEL_KEY_SCALE == level:
+        return millionths
+    return 2**64 + struct.unpack("<Q", struct.pack("<d", level))[0]
 
 
 def noise_seed(seed, replicate, epsilon_over_n, dataset: str) -> list[int] | None:
@@ -343,7 +360,7 @@ def noise_seed(seed, replicate, epsilon_over_n, dataset: str) -> list[int] | Non
     seed, are independent; the same four values always give the same copy. Without the data
     set in the key, two matrices noised at the same level and replicate would share their
     random numbers, and whoever holds one of them would learn the other's noise. The level
-    enters as ``round(epsilon_over_n * 1e6)``, the data set as the integer of its
+    enters as :func:`level_key` (its millionths, or its bits), the data set as the integer of its
     :func:`dataset_id` digest (a digest of the row and column ids, which the private folder
     holds anyway). A ``seed`` of ``"system"`` (or None) stands for system randomness and gives
     None, which :func:`privatize_counts` reads the same way.
@@ -389,7 +406,7 @@ def noise_seed(seed, replicate, epsilon_over_n, dataset: str) -> list[int] | Non
                          f"{dataset!r}")
     if system:
         return None
-    return [int(seed), int(replicate), int(round(epsilon_over_n * LEVEL_KEY_SCALE)),
+    return [int(seed), int(replicate), level_key(epsilon_over_n),
             int(dataset.removeprefix(_DATASET_PREFIX), 16)]
 
 

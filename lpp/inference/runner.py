@@ -180,14 +180,26 @@ def run_chain(chain, record, *, n_iter: int, burn_in: int = 0, thin: int = 1, pr
                          chain.state, chain.aux, record.arrays())
 
     interrupted = False
-    bar = tqdm(total=n_iter, initial=chain.iteration, desc=desc,
-               disable=(not progress) if progress is not None else None, leave=False)
+
+    def new_bar():
+        return tqdm(total=n_iter, initial=chain.iteration, desc=desc,
+                    disable=(not progress) if progress is not None else None, leave=False)
+
+    bar = new_bar()
+    first_sweep = True
     try:
         while chain.iteration < n_iter:
             t0 = time.perf_counter()
             chain.sweep()
             record.book(chain, time.perf_counter() - t0)
-            bar.update(1)
+            if first_sweep:
+                # the run's first sweep also compiles numba's kernels (or loads them): a bar
+                # started after it measures the rate, and the time left, on sweeps alone
+                first_sweep = False
+                bar.close()
+                bar = new_bar()
+            else:
+                bar.update(1)
             if status is not None:
                 bar.set_postfix_str(status(chain), refresh=False)
             if callback is not None:

@@ -7,7 +7,8 @@ from scipy import stats
 from lpp.distributions import two_sided_geometric_logpmf
 from lpp.formats.privatized import (DATA_FILE, META_FILE, canonical_counts, canonical_key,
                                    canonical_order, dataset_id, is_canonical, load_privatized,
-                                   noise_seed, privatize_counts, release_sha256, save_privatized)
+                                   level_key, noise_seed, privatize_counts, release_sha256,
+                                   save_privatized)
 from lpp.testing import FALSE_ALARM, chisquare_gof
 
 IDS = dict(row_ids=[f"d{i}" for i in range(40)], column_ids=[f"w{j}" for j in range(30)])
@@ -180,6 +181,20 @@ def test_noise_seed_keys_each_copy_by_seed_replicate_level_and_data_set():
     assert len(keys) == 18
     assert noise_seed("system", 1, 2.0, DATASET) is None
     assert noise_seed(None, 0, 1.0, DATASET) is None
+
+
+@pytest.mark.parametrize("near", [(1e-7, 2e-7), (1.0, 1.0000001), (1.0, np.nextafter(1.0, 2.0)),
+                                  (1 / 3, 0.333333), (2.5e-7, 3e-7)])
+def test_levels_that_differ_never_share_a_noise_key(near):
+    """Levels closer than a millionth once shared a key (and so their noise): each level keys
+    its own stream, and a level written with up to six decimals keeps its millionths."""
+    low, high = near
+    assert noise_seed(5, 0, low, DATASET) != noise_seed(5, 0, high, DATASET)
+    assert level_key(low) != level_key(high)
+    assert level_key(0.333333) == 333_333 and level_key(2.5) == 2_500_000
+    assert level_key(1 / 3) >= 2**64 and level_key(1e-7) >= 2**64
+    draws = [np.random.default_rng(noise_seed(5, 0, level, DATASET)).random(4) for level in near]
+    assert not np.array_equal(*draws)
 
 
 @pytest.mark.parametrize("args, error, match", [

@@ -68,3 +68,32 @@ def test_without_a_checkpoint_nothing_is_checked():
     assert checkpoint_path(None, resume=False) is None
     with pytest.raises(ValueError, match="resume=True needs the checkpoint path"):
         checkpoint_path(None, resume=True)
+
+
+def test_the_bar_measures_its_rate_on_sweeps_after_the_first(topic_data, monkeypatch):
+    """The first sweep of a run compiles numba's kernels (or loads them): a bar that counted
+    it would estimate the time left from the compilation. The bar that counts the sweeps is
+    started after it, at the chain's iteration; the first bar only shows the start."""
+    import lpp.inference.runner as runner
+
+    events = []
+
+    class Bar:
+        def __init__(self, *, total, initial, **_):
+            self.n = initial
+            events.append(("bar", initial, total))
+
+        def update(self, n=1):
+            self.n += n
+
+        def set_postfix_str(self, *args, **kwargs):
+            pass
+
+        def close(self):
+            events.append(("close", self.n))
+
+    monkeypatch.setattr(runner, "tqdm", Bar)
+    sweeps = []
+    _fit(topic_data, None, sweeps, progress=True)
+    assert sweeps == [1, 2, 3, 4]
+    assert events == [("bar", 0, 4), ("close", 0), ("bar", 1, 4), ("close", 4)]
