@@ -276,6 +276,19 @@ def read_json_object(path) -> dict:
     return obj
 
 
+def folder_format(path, meta_file: str) -> str | None:
+    """The ``format`` that the metadata file ``meta_file`` of the folder ``path`` names; None
+    when ``path`` is not such a folder or its metadata is not a readable JSON object (for a
+    caller that tells apart what it was handed, before the format's own reader checks it)."""
+    if not isinstance(path, (str, Path)) or not (Path(path) / meta_file).is_file():
+        return None
+    try:
+        meta = read_json_object(Path(path) / meta_file)
+    except (FormatError, MissingFileError):
+        return None
+    return meta.get("format")
+
+
 def _shown(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

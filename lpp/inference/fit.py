@@ -9,11 +9,9 @@ to the checkpoint when one is configured.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 
+from lpp.formats.files import folder_format
 from lpp.formats.privatized import FORMAT_NAME as PRIVATIZED_FORMAT
 from lpp.formats.privatized import PrivatizedData
 from lpp.formats.privatized_blocks import FORMAT_NAME as BLOCKS_FORMAT
@@ -220,25 +218,15 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
     return _fit_chains(fit_one, n_chains, rng=rng, run=run, mask=mask)
 
 
-def _folder_format(data) -> str | None:
-    """The ``format`` a folder path's ``meta.json`` names (None for anything else)."""
-    if not isinstance(data, (str, Path)) or not (Path(data) / META_FILE).is_file():
-        return None
-    try:
-        meta = json.loads((Path(data) / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return meta.get("format") if isinstance(meta, dict) else None
-
-
 def _is_block_format(data) -> bool:
-    return isinstance(data, PrivatizedBlocks) or _folder_format(data) == BLOCKS_FORMAT
+    return (isinstance(data, PrivatizedBlocks)
+            or folder_format(data, META_FILE) == BLOCKS_FORMAT)
 
 
 def _refuse_private_folder(data) -> None:
     """A one-file private folder (or what its reader returns) is not a matrix: say how to
     pass it, rather than fail on its dtype or take it for row-block data."""
-    if isinstance(data, PrivatizedData) or _folder_format(data) == PRIVATIZED_FORMAT:
+    if isinstance(data, PrivatizedData) or folder_format(data, META_FILE) == PRIVATIZED_FORMAT:
         raise TypeError("y_tilde is a private folder (lpp.formats.privatized): pass its "
                         "matrix and noise level, data = load_privatized(path); "
                         "fit_private(data.y_tilde, data.alpha, ...)")

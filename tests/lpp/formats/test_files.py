@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from lpp.formats.files import atomic_write_bytes, npz_bytes, write_json
+from lpp.formats.files import atomic_write_bytes, folder_format, npz_bytes, write_json
 
 
 def test_atomic_write_leaves_the_old_file_on_failure(tmp_path, monkeypatch):
@@ -112,3 +112,18 @@ def test_a_link_out_of_a_folder_is_refused(tmp_path):
             confined_file(tmp_path / "in", name, meta, "data_file")
     with pytest.raises(MissingFileError, match="does not exist"):
         confined_file(tmp_path / "in", "gone.npz", meta, "data_file")
+
+
+def test_folder_format_names_the_format_or_none(tmp_path):
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "meta.json").write_text('{"format": "lpp-privatized"}')
+    assert folder_format(tmp_path / "good", "meta.json") == "lpp-privatized"
+    assert folder_format(str(tmp_path / "good"), "meta.json") == "lpp-privatized"
+    for name, text in [("list", "[1]"), ("nan", '{"format": NaN}'), ("bad", "{"),
+                       ("bytes", "\udcff")]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "meta.json").write_bytes(text.encode("utf-8", "surrogateescape"))
+        assert folder_format(tmp_path / name, "meta.json") is None, name
+    assert folder_format(tmp_path / "good" / "meta.json", "meta.json") is None  # a file
+    assert folder_format(tmp_path / "missing", "meta.json") is None
+    assert folder_format(np.zeros((2, 2)), "meta.json") is None
