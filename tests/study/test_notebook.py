@@ -282,6 +282,7 @@ def test_a_clean_shutdown_sends_no_interrupt_and_a_busy_kernel_gets_one(tmp_path
                                                                         monkeypatch):
     import asyncio
     import time
+    import traceback
 
     from jupyter_client import AsyncKernelManager
 
@@ -291,7 +292,9 @@ def test_a_clean_shutdown_sends_no_interrupt_and_a_busy_kernel_gets_one(tmp_path
     original = AsyncKernelManager._async_interrupt_kernel
 
     async def counted(self):
-        interrupts.append(self)
+        # where the interrupt came from, and how the kernel stood, for a failure to explain
+        interrupts.append(f"shutting_down={self.shutting_down} has_kernel={self.has_kernel}\n"
+                          + "".join(traceback.format_stack(limit=12)))
         await original(self)
 
     monkeypatch.setattr(AsyncKernelManager, "_async_interrupt_kernel", counted)
@@ -300,7 +303,7 @@ def test_a_clean_shutdown_sends_no_interrupt_and_a_busy_kernel_gets_one(tmp_path
     monkeypatch.setattr(runner, "QUIET_SHUTDOWN_SECONDS", 120.0)
     notebook = _tiny_notebook(tmp_path / "tiny.ipynb", SWEEPS)
     assert main([str(notebook), str(tmp_path / "out.ipynb")]) == 0
-    assert interrupts == []  # the shutdown request alone ended the kernel
+    assert interrupts == [], "\n\n".join(interrupts)  # the shutdown request alone ended it
 
     monkeypatch.setattr(runner, "QUIET_SHUTDOWN_SECONDS", 1.0)
 
