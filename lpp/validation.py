@@ -271,7 +271,7 @@ def observed_mask(mask, shape: tuple[int, ...]) -> np.ndarray:
     the *observed* entries."""
     if mask is None:
         return np.ones(shape, dtype=bool)
-    arr = np.asarray(mask)
+    arr = np.asarray(densify(mask))
     if arr.dtype != bool:
         if not np.issubdtype(arr.dtype, np.integer) or not np.isin(arr, (0, 1)).all():
             raise TypeError("mask must be a boolean array (True marks a missing entry)")

@@ -51,7 +51,11 @@ def require_arviz():
     with warnings.catch_warnings():
         # arviz 0.23 announces its coming refactor once a day with a FutureWarning at import
         warnings.simplefilter("ignore", FutureWarning)
-        import arviz
+        try:
+            import arviz
+        except ImportError as exc:
+            raise ModuleNotFoundError("the chains' diagnostics and their export need ArviZ: "
+                                      "pip install 'lpp[diagnostics]'", name="arviz") from exc
     return arviz
 
 

@@ -33,7 +33,8 @@ else:
     SKLEARN = True
 
 __all__ = ["SKLEARN", "BaseEstimator", "ClassNamePrefixFeaturesOutMixin", "NotFittedError",
-           "OneToOneFeatureMixin", "TransformerMixin", "check_features", "count_matrix"]
+           "OneToOneFeatureMixin", "TransformerMixin", "check_features", "count_matrix",
+           "random_state_rng"]
 
 
 if SKLEARN:
@@ -251,10 +252,31 @@ def count_matrix(X, *, signed: bool, name: str = "X") -> np.ndarray:
                              "of 1 is required.")
     floating = np.issubdtype(arr.dtype, np.floating)
     if floating and not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinity; counts must be finite")
+        raise ValueError(f"{name} contains NaN or infinity; counts must be finite: fill a "
+                         "missing entry with any count and mark it in mask= (True = missing)")
     if not signed and np.any(arr < 0):
         raise ValueError(f"Negative values in data passed to {name}: true counts are "
                          "non-negative")
     if floating and np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must hold whole-number counts, got non-integer values")
     return count_array(arr, name, signed=signed)
+
+
+def random_state_rng(random_state):
+    """An estimator's ``random_state`` as the ``rng`` of lpp's functions.
+
+    None, an int seed and a ``numpy.random.Generator`` pass as they are. A legacy
+    ``numpy.random.RandomState`` (what scikit-learn's ``check_random_state`` hands out) gives
+    a seed drawn from it, so it advances as scikit-learn's estimators advance it: every call
+    gets new randomness, reproducibly. Anything else is a ``TypeError`` naming
+    ``random_state``.
+    """
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    if random_state is None or isinstance(random_state, np.random.Generator) or (
+            isinstance(random_state, numbers.Integral)
+            and not isinstance(random_state, (bool, np.bool_))):
+        return random_state
+    raise TypeError("random_state must be None, a non-negative int seed, a "
+                    "numpy.random.Generator or a numpy.random.RandomState, got "
+                    f"{random_state!r}")

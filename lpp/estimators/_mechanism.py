@@ -13,6 +13,7 @@ from ._base import (
     TransformerMixin,
     check_features,
     count_matrix,
+    random_state_rng,
 )
 
 __all__ = ["GeometricMechanism"]
@@ -28,6 +29,10 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     fresh noise. Give :class:`PrivateTopicModel` the same ``alpha``: it is what the model's
     likelihood of the noised counts needs.
 
+    Each call noises the counts anew, and each noisy copy of the same people's counts spends
+    their privacy budget again: privatize once, and run cross-validation, model search and
+    repeated predictions on the released counts, not on a pipeline that holds the mechanism.
+
     Parameters
     ----------
     alpha : float or lpp.mechanism.ExactAlpha
@@ -41,11 +46,11 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         (``alpha`` must then be an ``ExactAlpha``), about a hundred times slower; with
         ``random_state=None`` its bits come from the operating system's CSPRNG, which is what
         a formal privacy claim needs.
-    random_state : int, numpy.random.Generator or None, default=None
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         The noise's randomness. None (the default): fresh system randomness on every call.
         An int: the same noise on every call (reproducible; whoever holds the seed can
-        regenerate the noise, so for simulations only). A Generator: drawn from, so every call
-        gets new noise, reproducibly.
+        regenerate the noise, so for simulations only). A Generator or a RandomState: drawn
+        from, so every call gets new noise, reproducibly.
 
     Attributes
     ----------
@@ -147,7 +152,8 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         counts = count_matrix(X, signed=False)
         if hasattr(self, "n_features_in_"):
             check_features(self, X, reset=False)
-        return privatize(counts, alpha, rng=self.random_state, exact=bool(self.exact))
+        return privatize(counts, alpha, rng=random_state_rng(self.random_state),
+                         exact=bool(self.exact))
 
     if SKLEARN:
         def __sklearn_tags__(self):

@@ -34,6 +34,7 @@ from ._base import (
     TransformerMixin,
     check_features,
     count_matrix,
+    random_state_rng,
 )
 
 __all__ = ["INFERENCES", "INITS", "METHODS", "PrivateTopicModel"]
@@ -108,8 +109,9 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         proportions (rows sum to 1); False, the posterior mean of its topic intensities
         ``theta`` (the model's own scale: the expected number of the document's tokens from
         topic k is ``theta[d, k] * components_[k].sum()``).
-    random_state : int, numpy.random.Generator or None, default=None
-        Seed of every random stream; an int repeats a fit (and a transform) bit for bit.
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
+        Seed of every random stream; an int repeats a fit (and a transform) bit for bit. A
+        Generator or a RandomState is drawn from, so each call gets new randomness.
     progress : bool or None, default=False
         Show a progress bar (None: on interactive terminals only).
     device : {"cpu", "cuda"}, default="cpu"
@@ -143,7 +145,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         scikit-learn installed).
     inference_data_ : arviz.InferenceData
         Gibbs fits, with ArviZ installed (``lpp[diagnostics]``): the chain's log joint, total
-        rate and a few entries' rates per saved draw (:func:`lpp.diagnostics.to_inference_data`).
+        rate and a few entries' rates per saved draw (:func:`lpp.diagnostics.to_inference_data`),
+        an entry labelled by its row's position and, after a DataFrame, its column's name.
         Computed on first access; absent without ArviZ and for variational fits.
 
     See Also
@@ -424,7 +427,11 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         try:
             from lpp.diagnostics import to_inference_data
 
-            return to_inference_data(self.fit_)
+            names = None
+            if hasattr(self, "feature_names_in_"):  # rows by position, columns by name
+                n_rows = self.fit_.mu_hat.shape[0]
+                names = [[str(d) for d in range(n_rows)], [str(v) for v in self.feature_names_in_]]
+            return to_inference_data(self.fit_, names=names)
         except ImportError as exc:
             raise AttributeError("inference_data_ needs ArviZ: pip install lpp[diagnostics]") \
                 from exc
@@ -453,13 +460,14 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         and score run on the CPU) from ``init`` (default: the ``init`` setting)."""
         if self.inference == "gibbs":
             settings = dict(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin,
-                            rng=self.random_state, mask=mask,
+                            rng=random_state_rng(self.random_state), mask=mask,
                             init=chain_start(self.init if init is None else init),
                             progress=self.progress, n_chains=n_chains, device=device)
             if alpha is not None:
                 return fit_private(counts, alpha, model, method=self.method, **settings)
             return fit_nonprivate(counts, model, **settings)
-        settings = dict(max_iter=self.max_iter, tol=self.tol, rng=self.random_state, mask=mask,
+        settings = dict(max_iter=self.max_iter, tol=self.tol,
+                        rng=random_state_rng(self.random_state), mask=mask,
                         progress=self.progress, **vi_options)
         if alpha is not None:
             return fit_variational(counts, alpha, model, method=self.method, **settings)

@@ -21,7 +21,7 @@ from lpp.inference.models import make_model
 from lpp.inference.result import ChainResult, FitResult, Record
 from lpp.inference.runner import RunOptions, run_chain
 from lpp.randomness import chain_seeds, replay_seed
-from lpp.validation import check_int
+from lpp.validation import check_int, densify
 
 __all__ = ["chain_checkpoint", "fit_nonprivate", "fit_private"]
 
@@ -36,14 +36,16 @@ def _fit_chains(fit_one, n_chains: int, *, rng, run: RunOptions, mask):
     """The fit of ``fit_one(seed, run)`` run once for one chain (on ``rng`` as given), or once
     per chain, one after the other, each on its own seed (:func:`lpp.randomness.chain_seeds`)
     and checkpoint (:meth:`RunOptions.for_chain`)."""
-    exclude = None if mask is None else np.asarray(np.ma.getdata(mask), dtype=bool)
     if check_int(n_chains, "n_chains", minimum=1) == 1:
-        return FitResult([fit_one(rng, run)], exclude=exclude)
-    if run.resume and rng is None:
-        raise ValueError("resuming a fit of several chains needs its base seed: pass rng= the "
-                         "seed of the run (result.seed)")
-    seeds = chain_seeds(replay_seed(rng), n_chains)
-    chains = [fit_one(seed, run.for_chain(c)) for c, seed in enumerate(seeds)]
+        chains = [fit_one(rng, run)]
+    else:
+        if run.resume and rng is None:
+            raise ValueError("resuming a fit of several chains needs its base seed: pass rng= "
+                             "the seed of the run (result.seed)")
+        seeds = chain_seeds(replay_seed(rng), n_chains)
+        chains = [fit_one(seed, run.for_chain(c)) for c, seed in enumerate(seeds)]
+    # the chains' samplers have checked the mask (a bool or 0/1 array, or a scipy.sparse one)
+    exclude = None if mask is None else np.asarray(np.ma.getdata(densify(mask))).astype(bool)
     return FitResult(chains, exclude=exclude)
 
 

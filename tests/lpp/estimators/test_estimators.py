@@ -186,6 +186,23 @@ def test_the_chains_diagnostics_need_arviz_and_a_gibbs_fit(small):
     assert not hasattr(est, "inference_data_")
 
 
+def test_the_diagnostics_label_entries_by_the_dataframes_columns(small, monkeypatch):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("arviz")
+    pytest.importorskip("sklearn")  # feature_names_in_ is scikit-learn's
+    words = [f"w{v}" for v in range(small.y_tilde.shape[1])]
+    est = tiny(alpha=small.alpha).fit(pd.DataFrame(small.y_tilde, columns=words))
+    labels = [str(x) for x in est.inference_data_.posterior["entry"].values]
+    assert labels and all(label.split(", ")[1] in words for label in labels)
+    # without ArviZ the export says what to install; the estimator has no such attribute
+    import lpp.diagnostics.export as export
+
+    monkeypatch.setitem(sys.modules, "arviz", None)
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'lpp\[diagnostics\]'"):
+        export.require_arviz()
+    assert not hasattr(tiny(alpha=small.alpha).fit(small.y_tilde), "inference_data_")
+
+
 def test_a_mask_leaves_entries_out_of_the_likelihood(small):
     mask = np.zeros(small.y_tilde.shape, dtype=bool)
     mask[0, :3] = True
@@ -353,6 +370,26 @@ def test_the_mechanism_draws_fresh_noise_unless_seeded_by_an_int():
     assert not np.array_equal(stream.transform(counts), stream.transform(counts))
     seeded = GeometricMechanism(0.5, random_state=3)
     np.testing.assert_array_equal(seeded.transform(counts), seeded.transform(counts))
+    # scikit-learn's legacy generator is drawn from like a Generator: new noise per call,
+    # the same sequence of it from the same state
+    legacy = [GeometricMechanism(0.5, random_state=np.random.RandomState(5)) for _ in range(2)]
+    first = [legacy[0].transform(counts) for _ in range(2)]
+    assert not np.array_equal(*first)
+    for out in first:
+        np.testing.assert_array_equal(out, legacy[1].transform(counts))
+
+
+def test_a_random_state_instance_gives_a_reproducible_fit(small):
+    """A numpy.random.RandomState (scikit-learn's check_random_state) seeds the fit from its
+    state: the same state, the same fit; the instance advances, as scikit-learn's do."""
+    fits = [PrivateTopicModel(2, alpha=small.alpha, n_iter=10,
+                              random_state=np.random.RandomState(9)).fit(small.y_tilde[:12])
+            for _ in range(2)]
+    np.testing.assert_array_equal(fits[0].components_, fits[1].components_)
+    state = np.random.RandomState(9)
+    est = PrivateTopicModel(2, alpha=small.alpha, n_iter=10, random_state=state)
+    est.fit(small.y_tilde[:12])
+    assert not np.array_equal(est.fit(small.y_tilde[:12]).components_, fits[0].components_)
 
 
 def test_the_mechanisms_noise_is_two_sided_geometric():
@@ -431,7 +468,8 @@ def test_an_unfitted_estimator_says_so(small):
     ({"n_chains": 0}, ValueError, "n_chains"),
     ({"burn_in": 50, "n_iter": 50}, ValueError, "burn_in"),
     ({"a0": -1.0}, ValueError, "a0"),
-    ({"random_state": "seed"}, TypeError, "rng"),
+    ({"random_state": "seed"}, TypeError, "random_state must be"),
+    ({"random_state": True}, TypeError, "random_state must be"),
     ({"inference": "variational", "max_iter": 0}, ValueError, "max_iter"),
     ({"inference": "variational", "tol": -1.0}, ValueError, "tol"),
     ({"normalize": "yes"}, TypeError, "normalize"),

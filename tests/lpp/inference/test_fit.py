@@ -481,3 +481,21 @@ def test_a_private_folder_is_refused_with_how_to_pass_it(tmp_path):
     for data in (tmp_path / "p", str(tmp_path / "p"), load_privatized(tmp_path / "p")):
         with pytest.raises(TypeError, match=r"load_privatized\(path\); fit_private\(data.y_tilde"):
             fit_private(data, np.exp(-1.0), TopicModel(2), n_iter=2)
+
+
+def test_a_scipy_sparse_mask_is_the_dense_mask(topic_data):
+    """Counts may come as scipy.sparse, so may the mask: the same fit as its dense form, and a
+    sparse mask that is not a mask is refused as the dense one is."""
+    _, _, y_tilde, alpha = topic_data
+    mask = np.zeros(y_tilde.shape, dtype=bool)
+    mask[0, 1] = mask[2, 0] = True
+    fits = [fit_private(y_tilde, alpha, TopicModel(2), rng=3, n_iter=4, mask=m, progress=False)
+            for m in (mask, scipy.sparse.csr_matrix(mask))]
+    assert np.array_equal(fits[0].mu_hat, fits[1].mu_hat)
+    assert np.array_equal(fits[0].exclude, fits[1].exclude)
+    with pytest.raises(TypeError, match="mask must be a boolean array"):
+        fit_private(y_tilde, alpha, TopicModel(2), rng=3, n_iter=4, progress=False,
+                    mask=scipy.sparse.csr_matrix(mask * 2))
+    with pytest.raises(ValueError, match="mask has shape"):
+        fit_private(y_tilde, alpha, TopicModel(2), rng=3, n_iter=4, progress=False,
+                    mask=scipy.sparse.csr_matrix(mask[:1]))
