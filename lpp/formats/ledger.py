@@ -149,6 +149,10 @@ class Ledger:
                              f"true counts ({entry['rule']})")
             if d.unstated:
                 lines.append(f"{'':<24} selection not stated by: {', '.join(d.unstated)}")
+            seeded = [r.path for r in d.releases if r.randomness == "seeded"]
+            if seeded:  # whoever holds the seed regenerates the noise and subtracts it
+                lines.append(f"{'':<24} noised from a seed (a simulation: epsilon holds only "
+                             f"while the seed is secret): {', '.join(seeded)}")
         total = "-" if self.total_epsilon is None else f"{self.total_epsilon:g}"
         lines.append(f"{'total':<24} {'':>6} {self.total_epsilon_over_n:>10g} {total:>9}")
         return "\n".join(lines)

@@ -159,3 +159,15 @@ def test_a_forged_ledger_is_refused(tmp_path, forge):
             load_privatized(folder)
     with pytest.raises(ValueError, match="no private folder"):
         composed_epsilon([])
+
+
+def test_the_table_flags_a_release_noised_from_a_seed(tmp_path):
+    """Whoever holds a seeded copy's seed regenerates its noise and subtracts it: the table
+    says so for such folders, and not for one noised from system randomness."""
+    _copy(tmp_path, "seeded", 1.0, 0)
+    privatize_counts(_counts(), tmp_path / "system", epsilon=1.0, N=1.0, source="toy",
+                     seed=None, copy=1, row_ids=ROWS, column_ids=COLS)
+    table = composed_epsilon([tmp_path / "seeded"]).table()
+    assert f"noised from a seed (a simulation: epsilon holds only while the seed is secret): " \
+           f"{tmp_path / 'seeded'}" in table
+    assert "noised from a seed" not in composed_epsilon([tmp_path / "system"]).table()
