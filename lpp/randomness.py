@@ -24,24 +24,26 @@ from numba import njit
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-def as_generator(rng=None) -> np.random.Generator:
-    """Return a ``numpy.random.Generator`` from a Generator, an int seed or ``None``.
-
-    A bool is refused (TypeError): ``rng=True`` reads as "random", not as the seed 1.
-    """
+def check_rng(rng, name: str = "rng",
+              kinds: str = "a numpy.random.Generator, a non-negative int seed or None"):
+    """``rng`` unchanged if it is None, an int seed or a ``numpy.random.Generator``; a
+    TypeError naming ``name`` and the ``kinds`` its caller takes otherwise. A bool is refused:
+    ``rng=True`` reads as "random", not as the seed 1."""
     if isinstance(rng, (bool, np.bool_)):
-        raise TypeError(f"rng must be a numpy.random.Generator, a non-negative int seed or None, "
-                        f"got the bool {rng!r}")
-    if rng is None or isinstance(rng, numbers.Integral):
-        if rng is not None and int(rng) < 0:
-            raise ValueError(f"a seed must be a non-negative integer, got {rng}")
-        return np.random.default_rng(rng)
-    if isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} must be {kinds}, got the bool {rng!r}")
+    if rng is None or isinstance(rng, (numbers.Integral, np.random.Generator)):
         return rng
-    raise TypeError(
-        "rng must be a numpy.random.Generator, a non-negative int seed or None, "
-        f"got {type(rng).__name__}"
-    )
+    raise TypeError(f"{name} must be {kinds}, got {type(rng).__name__}")
+
+
+def as_generator(rng=None) -> np.random.Generator:
+    """Return a ``numpy.random.Generator`` from a Generator, an int seed or ``None``
+    (:func:`check_rng`)."""
+    if isinstance(check_rng(rng), np.random.Generator):
+        return rng
+    if rng is not None and int(rng) < 0:
+        raise ValueError(f"a seed must be a non-negative integer, got {rng}")
+    return np.random.default_rng(rng)
 
 
 def base_seed(rng=None) -> int:

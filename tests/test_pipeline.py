@@ -98,6 +98,16 @@ def _private_stages(graph):
     return [n for n in graph if n.startswith(PRIVATE_PREFIXES)]
 
 
+def _work_tree(work, params_text, pipeline_text=None):
+    """``work`` as a DVC project (no git) with the settings ``params_text`` and the pipeline
+    ``pipeline_text`` (default: this repository's)."""
+    (work / ".dvc").mkdir()
+    (work / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
+    (work / "dvc.yaml").write_text(pipeline_text or (ROOT / "dvc.yaml").read_text())
+    (work / "params.yaml").write_text(params_text)
+    return work
+
+
 @pytest.fixture(scope="module")
 def quick_graph():
     return _graph(ROOT / "dvc.yaml")
@@ -107,11 +117,8 @@ def quick_graph():
 def paper_graph(tmp_path_factory):
     """The stages of the paper profile: some matrices (e.g. network.unmasked_C) are empty
     in the quick profile, so their stages exist only here."""
-    work = tmp_path_factory.mktemp("paper")
-    (work / ".dvc").mkdir()
-    (work / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
-    (work / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
-    (work / "params.yaml").write_text((ROOT / "profiles" / "paper.yaml").read_text())
+    work = _work_tree(tmp_path_factory.mktemp("paper"),
+                      (ROOT / "profiles" / "paper.yaml").read_text())
     return _graph(work / "dvc.yaml")
 
 
@@ -319,11 +326,8 @@ def _other_settings():
 @pytest.fixture(scope="module")
 def other_graph(tmp_path_factory):
     """The stages of the pipeline under :func:`_other_settings`."""
-    work = tmp_path_factory.mktemp("other")
-    (work / ".dvc").mkdir()
-    (work / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
-    (work / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
-    (work / "params.yaml").write_text(yaml.safe_dump(_other_settings(), sort_keys=False))
+    work = _work_tree(tmp_path_factory.mktemp("other"),
+                      yaml.safe_dump(_other_settings(), sort_keys=False))
     return _graph(work / "dvc.yaml")
 
 
@@ -476,15 +480,12 @@ def test_no_other_stage_declares_the_privacy_settings(tmp_path):
     could read it with DVC's tracking). A hand-made pipeline with such stages shows the
     check's power."""
     assert _privacy_setting_readers(ROOT / "dvc.yaml") == set()
-    (tmp_path / ".dvc").mkdir()
-    (tmp_path / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
-    (tmp_path / "params.yaml").write_text("privacy:\n  noise_seed: 1\nother:\n  k: 2\n")
-    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
-        "privatize": {"cmd": "x", "params": ["privacy"]},
-        "infer_private_a": {"cmd": "x", "params": ["privacy.noise_seed"]},
-        "infer_private_b": {"cmd": "x", "params": ["privacy"]},
-        "infer_private_c": {"cmd": "x", "deps": ["params.yaml"]},
-        "report": {"cmd": "x", "params": ["other.k", "privacy.levels"]}}}))
+    _work_tree(tmp_path, "privacy:\n  noise_seed: 1\nother:\n  k: 2\n", yaml.safe_dump(
+        {"stages": {"privatize": {"cmd": "x", "params": ["privacy"]},
+                    "infer_private_a": {"cmd": "x", "params": ["privacy.noise_seed"]},
+                    "infer_private_b": {"cmd": "x", "params": ["privacy"]},
+                    "infer_private_c": {"cmd": "x", "deps": ["params.yaml"]},
+                    "report": {"cmd": "x", "params": ["other.k", "privacy.levels"]}}}))
     assert _privacy_setting_readers(tmp_path / "dvc.yaml") == {
         "infer_private_a", "infer_private_b", "infer_private_c"}
 
@@ -498,9 +499,7 @@ def test_the_check_catches_a_leak(tmp_path):
         "infer_private_x": {"cmd": "x", "deps": ["data/private/p", "results/stats.json"],
                             "outs": ["results/fit"]},
     }}
-    (tmp_path / ".dvc").mkdir()
-    (tmp_path / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
-    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(leaky))
+    _work_tree(tmp_path, "", yaml.safe_dump(leaky))
     leaked = _graph(tmp_path / "dvc.yaml")
     chains = _reaches_true_counts("infer_private_x", leaked, _producers(leaked))
     assert chains == [["infer_private_x", "summarise", "data/prepared/t"]]
@@ -1073,11 +1072,7 @@ def test_every_cached_output_is_ignored_by_git_before_dvc_lists_it(tmp_path):
         pytest.skip("not a git checkout")
     from dvc.repo import Repo
 
-    settings = _other_settings()
-    (tmp_path / ".dvc").mkdir()
-    (tmp_path / ".dvc" / "config").write_text("[core]\n    no_scm = true\n")
-    (tmp_path / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+    _work_tree(tmp_path, yaml.safe_dump(_other_settings(), sort_keys=False))
     with Repo(str(tmp_path)) as repo:
         cached = sorted({o.def_path for s in repo.index.stages for o in s.outs if o.use_cache})
     assert any("eps0.5_rep1" in out for out in cached) and any("bessel" in out for out in cached)

@@ -16,6 +16,7 @@ import numbers
 
 import numpy as np
 
+from lpp.randomness import check_rng
 from lpp.validation import count_array, densify
 
 try:  # scikit-learn is optional: lpp needs numpy, scipy and numba only
@@ -265,18 +266,13 @@ def count_matrix(X, *, signed: bool, name: str = "X") -> np.ndarray:
 def random_state_rng(random_state):
     """An estimator's ``random_state`` as the ``rng`` of lpp's functions.
 
-    None, an int seed and a ``numpy.random.Generator`` pass as they are. A legacy
+    None, an int seed and a ``numpy.random.Generator`` pass as they are
+    (:func:`lpp.randomness.check_rng`, naming ``random_state``). A legacy
     ``numpy.random.RandomState`` (what scikit-learn's ``check_random_state`` hands out) gives
     a seed drawn from it, so it advances as scikit-learn's estimators advance it: every call
-    gets new randomness, reproducibly. Anything else is a ``TypeError`` naming
-    ``random_state``.
+    gets new randomness, reproducibly.
     """
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    if random_state is None or isinstance(random_state, np.random.Generator) or (
-            isinstance(random_state, numbers.Integral)
-            and not isinstance(random_state, (bool, np.bool_))):
-        return random_state
-    raise TypeError("random_state must be None, a non-negative int seed, a "
-                    "numpy.random.Generator or a numpy.random.RandomState, got "
-                    f"{random_state!r}")
+    return check_rng(random_state, "random_state", "a numpy.random.Generator or RandomState, a "
+                     "non-negative int seed or None")

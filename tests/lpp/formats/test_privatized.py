@@ -175,6 +175,9 @@ def test_noise_seed_keys_each_copy_by_seed_replicate_level_and_data_set():
     digest = int(DATASET.removeprefix("ids-sha256:"), 16)
     assert noise_seed(2019, 0, 3.0, DATASET) == [2019, 0, 3_000_000, digest]
     assert noise_seed(2019, 2, 1, DATASET) == [2019, 2, 1_000_000, digest]
+    # six decimals or fewer: millionths; any other level: above them all, by its bits
+    assert level_key(0.333333) == 333_333 and level_key(2.5) == 2_500_000
+    assert level_key(1 / 3) >= 2**64 and level_key(1e-7) >= 2**64
     other = dataset_id(IDS["row_ids"][:-1], IDS["column_ids"])
     keys = {tuple(noise_seed(7, r, level, data)) for r in range(3) for level in (0.5, 1.0, 2.0)
             for data in (DATASET, other)}
@@ -191,8 +194,6 @@ def test_levels_that_differ_never_share_a_noise_key(near):
     low, high = near
     assert noise_seed(5, 0, low, DATASET) != noise_seed(5, 0, high, DATASET)
     assert level_key(low) != level_key(high)
-    assert level_key(0.333333) == 333_333 and level_key(2.5) == 2_500_000
-    assert level_key(1 / 3) >= 2**64 and level_key(1e-7) >= 2**64
     draws = [np.random.default_rng(noise_seed(5, 0, level, DATASET)).random(4) for level in near]
     assert not np.array_equal(*draws)
 
