@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from lpp.inference.engines.prefetch import prefetch_row
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block, uniform
 
 _PREFETCH_AHEAD = 12
 _CHUNKS = 32
@@ -27,8 +27,9 @@ def _floor_rows(indptr, cols, theta, phi_t, row_lo, row_hi):
     n_topics = theta.shape[1]
     sink = 0.0
     last_entry = indptr[row_hi]
+    rng = new_stream()
     for d in range(row_lo, row_hi):
-        seed_stream(1, 0, d)
+        seed_block(rng, 1, 0, d)
         for idx in range(indptr[d], indptr[d + 1]):
             if idx + _PREFETCH_AHEAD < last_entry:
                 prefetch_row(phi_t, cols[idx + _PREFETCH_AHEAD])
@@ -47,7 +48,7 @@ def _floor_rows(indptr, cols, theta, phi_t, row_lo, row_hi):
             total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
             for k in range(whole, n_topics):
                 total += theta[d, k] * phi_t[v, k]
-            sink += total * np.random.random()
+            sink += total * uniform(rng)
     return sink
 
 

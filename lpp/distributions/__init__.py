@@ -9,17 +9,17 @@ Numba-callable scalar twins (``*_nb``; no argument checks, for use inside ``@nji
 ``log_bessel_i_nb(nu, x)``, ``log_bessel_ive_nb(nu, x)`` (= log I - x),
 ``log_bessel_ratio_nb(nu, x)`` (= log(I_{nu+1}/I_nu), accurate for huge nu),
 ``bessel_logpmf_nb(n, nu, a)``, ``bessel_mode_nb(nu, a)``, ``bessel_mean_nb(nu, a)``,
-``sample_bessel_nb(nu, a)`` (draws with numba's ``np.random``: seed it with
-``lpp.randomness.seed_stream`` at the top of each block), ``skellam_logpmf_nb(k, mu1, mu2)``,
-``standard_normal_nb()`` and ``standard_gamma_nb(shape)`` (exact, ziggurat-based;
-faster than numba's ``np.random`` ones), ``two_sided_geometric_logpmf_nb(k, alpha)``,
+``skellam_logpmf_nb(k, mu1, mu2)``, ``two_sided_geometric_logpmf_nb(k, alpha)``,
 ``poisson_logpmf_nb(k, lam)``,
-``poisson_logcdf_nb(k, lam)`` (log P(X <= k)) and ``poisson_logsf_nb(k, lam)`` (log P(X > k)),
-``poisson_nb(lam)`` (numba's Poisson draw, -1 for a mean it cannot take),
-``truncated_poisson_at_most_nb`` / ``truncated_poisson_above_nb`` (Poisson draws conditioned
-on a tail), ``gamma_rate_nb(shape, rate)`` (the models' Gamma draws; NumPy twin
-``gamma_rate_np``), and ``allocate_count_nb`` (the multinomial allocation of a count over
-components, O(K) for large counts; ``multinomial_into_nb`` wraps it).
+``poisson_logcdf_nb(k, lam)`` (log P(X <= k)) and ``poisson_logsf_nb(k, lam)`` (log P(X > k)).
+The samplers take the block's stream (:func:`lpp.randomness.seed_block`) as their first
+argument: ``sample_bessel_nb(rng, nu, a)``, ``standard_normal_nb(rng)`` and
+``standard_gamma_nb(rng, shape)`` (exact, ziggurat-based), ``poisson_nb(rng, lam)`` (-1 for a
+mean it cannot take), ``binomial_nb(rng, n, p)``, ``truncated_poisson_at_most_nb`` /
+``truncated_poisson_above_nb`` (Poisson draws conditioned on a tail),
+``gamma_rate_nb(rng, shape, rate)`` (the models' Gamma draws; NumPy twin ``gamma_rate_np``),
+and ``allocate_count_nb`` (the multinomial allocation of a count over components, O(K) for
+large counts; ``multinomial_into_nb`` wraps it).
 All parameters are means (Poisson, Skellam) — never scales or rates of anything else.
 """
 from .bessel import (
@@ -43,6 +43,7 @@ from ._gamma_sampler import (
     standard_gamma_nb,
     standard_normal_nb,
 )
+from .binomial import binomial_nb
 from .geometric import two_sided_geometric_logpmf, two_sided_geometric_logpmf_nb
 from .poisson import (
     poisson_logcdf,
@@ -69,7 +70,7 @@ __all__ = [
     "bessel_logpmf", "bessel_logpmf_nb", "bessel_mean", "bessel_mean_nb", "bessel_mode",
     "bessel_mode_nb", "log_bessel_i", "log_bessel_i_nb", "log_bessel_ive_nb",
     "log_bessel_ratio_nb",
-    "sample_bessel", "sample_bessel_nb", "standard_gamma_nb", "standard_normal_nb",
+    "binomial_nb", "sample_bessel", "sample_bessel_nb", "standard_gamma_nb", "standard_normal_nb",
     "two_sided_geometric_logpmf", "two_sided_geometric_logpmf_nb",
     "poisson_logcdf", "poisson_logcdf_nb", "poisson_logpmf", "poisson_logpmf_nb",
     "poisson_logsf", "poisson_logsf_nb", "poisson_nb", "privatized_poisson_logpmf",

@@ -26,6 +26,8 @@ import math
 import numpy as np
 from numba import njit
 
+from lpp.randomness import standard_exponential, uniform
+
 from ._special import lgamma_diff_nb
 
 #: tail start, in standard deviations (minimises envelope mass for a normal shape)
@@ -104,14 +106,14 @@ def _bessel_envelope(nu, a):
 
 
 @njit(cache=True)
-def _bessel_draw(nu, m, log_half_a, d_r, chord_r, rate_r, tail_r, d_l, n_left, chord_l,
+def _bessel_draw(rng, nu, m, log_half_a, d_r, chord_r, rate_r, tail_r, d_l, n_left, chord_l,
                  rate_l, tail_l):
     """One exact draw by rejection under the envelope built by :func:`_bessel_envelope`."""
     n_flat = d_r + n_left
     total = n_flat + tail_r + tail_l
     while True:
-        u = np.random.random() * total
-        log_v = -np.random.standard_exponential()
+        u = uniform(rng) * total
+        log_v = -standard_exponential(rng)
         if u < n_flat:
             k = math.floor(u) - n_left
             # squeeze: the chord lies below h inside the flat part
@@ -123,18 +125,18 @@ def _bessel_draw(nu, m, log_half_a, d_r, chord_r, rate_r, tail_r, d_l, n_left, c
             if log_v <= _log_ratio_from_mode(m, k, nu, log_half_a):
                 return np.int64(m + k)
         elif u < n_flat + tail_r:
-            k = d_r + math.floor(np.random.standard_exponential() / rate_r)
+            k = d_r + math.floor(standard_exponential(rng) / rate_r)
             if log_v <= _log_ratio_from_mode(m, k, nu, log_half_a) + rate_r * k:
                 return np.int64(m + k)
         else:
-            j = d_l + math.floor(np.random.standard_exponential() / rate_l)
+            j = d_l + math.floor(standard_exponential(rng) / rate_l)
             if j <= m and log_v <= _log_ratio_from_mode(m, -j, nu, log_half_a) + rate_l * j:
                 return np.int64(m - j)
 
 
 @njit(cache=True)
-def sample_bessel_nb(nu, a):
-    """One exact Bessel(nu, a) draw (int64) with numba's ``np.random`` (seed it per block).
+def sample_bessel_nb(rng, nu, a):
+    """One exact Bessel(nu, a) draw (int64) from the stream ``rng`` (:mod:`lpp.randomness`).
 
     ``nu >= 0`` real, ``a >= 0`` (``a = 0`` is the point mass at 0); anything else (negative,
     NaN, infinite) raises ``ValueError``.  Keep ``nu, a <= 1e15`` (the mode must fit int64).
@@ -144,5 +146,5 @@ def sample_bessel_nb(nu, a):
     if a == 0.0:
         return np.int64(0)
     env = _bessel_envelope(nu, a)
-    return _bessel_draw(nu, env[0], env[1], env[2], env[3], env[4], env[5], env[6], env[7],
+    return _bessel_draw(rng, nu, env[0], env[1], env[2], env[3], env[4], env[5], env[6], env[7],
                         env[8], env[9], env[10])

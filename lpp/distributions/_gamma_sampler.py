@@ -17,8 +17,8 @@ of the sparse topic sampler at epsilon/N = 3. Here:
   space and never below :data:`TINY`; :func:`gamma_rate_np` is its NumPy twin (the same law,
   for priors and simulators outside the kernels).
 
-The numba functions draw their uniforms from numba's per-thread ``np.random`` stream, so they
-follow the block streams of :mod:`lpp.randomness` like every other kernel draw.
+The numba functions take a stream of :mod:`lpp.randomness` as their first argument and draw
+their uniforms from it, as every other kernel draw does.
 """
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 from numba import njit
+
+from lpp.randomness import uniform
 
 #: strips of the ziggurat (Doornik's ZIGNOR uses 128)
 _STRIPS = 128
@@ -59,33 +61,33 @@ _X, _RATIO = _ziggurat_tables()
 
 
 @njit(cache=True)
-def _normal_tail(negative):
+def _normal_tail(rng, negative):
     """A draw from the standard normal beyond ``_R`` (Marsaglia 1964), with the given sign."""
     while True:
-        x = -math.log(np.random.random()) / _R
-        y = -math.log(np.random.random())
+        x = -math.log(uniform(rng)) / _R
+        y = -math.log(uniform(rng))
         if y + y >= x * x:
             break
     return -(_R + x) if negative else _R + x
 
 
 @njit(cache=True)
-def standard_normal_nb():
+def standard_normal_nb(rng):
     """One exact N(0, 1) draw (ziggurat; see the module docstring)."""
     xs = _X
     ratio = _RATIO
     while True:
-        bits = np.int64(np.random.random() * _TWO_53)
+        bits = np.int64(uniform(rng) * _TWO_53)
         i = bits & _INDEX_MASK
         u = ((bits >> _BITS_PER_INDEX) + 0.5) * _ABSCISSA_SCALE - 1.0  # in (-1, 1)
         if abs(u) < ratio[i]:
             return u * xs[i]
         if i == 0:
-            return _normal_tail(u < 0.0)
+            return _normal_tail(rng, u < 0.0)
         x = u * xs[i]
         f0 = math.exp(-0.5 * (xs[i] * xs[i] - x * x))
         f1 = math.exp(-0.5 * (xs[i + 1] * xs[i + 1] - x * x))
-        if f1 + np.random.random() * (f0 - f1) < 1.0:
+        if f1 + uniform(rng) * (f0 - f1) < 1.0:
             return x
 
 
@@ -98,16 +100,16 @@ def marsaglia_tsang_constants(shape):
 
 
 @njit(cache=True)
-def _marsaglia_tsang(d, c):
+def _marsaglia_tsang(rng, d, c):
     """Marsaglia and Tsang (2000): a transformed normal, accepted by a squeeze or its log test."""
     while True:
         while True:
-            x = standard_normal_nb()
+            x = standard_normal_nb(rng)
             v = 1.0 + c * x
             if v > 0.0:
                 break
         v = v * v * v
-        u = np.random.random()
+        u = uniform(rng)
         x2 = x * x
         if u < 1.0 - 0.0331 * x2 * x2:
             return d * v
@@ -116,13 +118,13 @@ def _marsaglia_tsang(d, c):
 
 
 @njit(cache=True)
-def _standard_gamma_at_least_one(shape):
+def _standard_gamma_at_least_one(rng, shape):
     d, c = marsaglia_tsang_constants(shape)
-    return _marsaglia_tsang(d, c)
+    return _marsaglia_tsang(rng, d, c)
 
 
 @njit(cache=True)
-def standard_gamma_nb(shape):
+def standard_gamma_nb(rng, shape):
     """One exact Gamma(shape, 1) draw, ``shape > 0``.
 
     Below shape 1 the power ``U**(1/shape)`` can underflow to 0 although the variate is
@@ -137,9 +139,9 @@ def standard_gamma_nb(shape):
     if not shape > 0.0:
         return math.nan
     if shape >= 1.0:
-        return _standard_gamma_at_least_one(shape)
-    return _standard_gamma_at_least_one(shape + 1.0) * math.exp(
-        math.log(np.random.random()) / shape)
+        return _standard_gamma_at_least_one(rng, shape)
+    return _standard_gamma_at_least_one(rng, shape + 1.0) * math.exp(
+        math.log(uniform(rng)) / shape)
 
 
 #: smallest positive normal double: the floor of every Gamma draw (see :func:`gamma_rate_nb`)
@@ -150,7 +152,7 @@ _LOG_POWER_LINEAR = -600.0
 
 
 @njit(cache=True)
-def gamma_rate_nb(shape, rate):
+def gamma_rate_nb(rng, shape, rate):
     """One Gamma(shape, rate) draw (mean ``shape / rate``), never below :data:`TINY`.
 
     Variates from :func:`lpp.distributions.standard_gamma_nb` (ziggurat normal inside Marsaglia
@@ -164,24 +166,24 @@ def gamma_rate_nb(shape, rate):
     if not (shape > 0.0 and rate > 0.0):
         return math.nan
     if shape >= 1.0:
-        x = standard_gamma_nb(shape) / rate
+        x = standard_gamma_nb(rng, shape) / rate
         if x < TINY:
             return TINY
         return x
     d, c = marsaglia_tsang_constants(shape + 1.0)
-    return gamma_rate_below_one_nb(shape, d, c, rate)
+    return gamma_rate_below_one_nb(rng, shape, d, c, rate)
 
 
 @njit(cache=True)
-def gamma_rate_below_one_nb(shape, d, c, rate):
+def gamma_rate_below_one_nb(rng, shape, d, c, rate):
     """:func:`gamma_rate_nb` for ``0 < shape < 1`` given ``(d, c) =
     marsaglia_tsang_constants(shape + 1)``: the same draw, for kernels that draw many variates
     of one small shape and form the constants once. NaN for a rate that is NaN or not
     positive."""
     if not rate > 0.0:
         return math.nan
-    g = _marsaglia_tsang(d, c)
-    log_power = math.log(np.random.random()) / shape
+    g = _marsaglia_tsang(rng, d, c)
+    log_power = math.log(uniform(rng)) / shape
     if log_power > _LOG_POWER_LINEAR:
         x = g * math.exp(log_power) / rate
     else:

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from lpp.randomness import base_seed, seed_stream
+from lpp.randomness import base_seed, new_stream, seed_block
 from lpp.validation import broadcast_params, finish, integer_array, real_array
 from ._bessel_sampler import (
     _bessel_draw,
@@ -145,7 +145,8 @@ def _sample_kernel(nu, a, seed, out):
     n = out.size
     n_blocks = (n + SAMPLE_BLOCK - 1) // SAMPLE_BLOCK
     for b in prange(n_blocks):
-        seed_stream(seed, 0, b)
+        rng = new_stream()
+        seed_block(rng, seed, 0, b)
         env = _bessel_envelope(1.0, 1.0)
         prev_nu = -1.0
         prev_a = -1.0
@@ -157,7 +158,7 @@ def _sample_kernel(nu, a, seed, out):
                 env = _bessel_envelope(nu[i], a[i])
                 prev_nu = nu[i]
                 prev_a = a[i]
-            out[i] = _bessel_draw(nu[i], env[0], env[1], env[2], env[3], env[4], env[5],
+            out[i] = _bessel_draw(rng, nu[i], env[0], env[1], env[2], env[3], env[4], env[5],
                                   env[6], env[7], env[8], env[9], env[10])
 
 

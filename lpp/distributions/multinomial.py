@@ -14,9 +14,8 @@ count:
   holding 10^4). Per-trial draws are cheaper below the threshold, and the threshold lies above
   the counts of the shipped data sets, so their random streams are those of per-trial draws.
 
-The three ways draw from the same law (tests compare each with the multinomial pmf). Draws use
-numba's per-thread ``np.random`` stream: call them inside a block seeded with
-:func:`lpp.randomness.seed_stream`.
+The three ways draw from the same law (tests compare each with the multinomial pmf). Draws take
+a stream of :mod:`lpp.randomness` as their first argument.
 """
 from __future__ import annotations
 
@@ -24,6 +23,10 @@ import math
 
 import numpy as np
 from numba import njit
+
+from lpp.randomness import uniform
+
+from .binomial import binomial_nb
 
 #: counts up to this are allocated by sorting their uniforms
 FEW_TRIALS = 16
@@ -44,11 +47,13 @@ def rescale_log_weights_nb(log_weights):
 
 
 @njit(cache=True, inline="always")
-def allocate_count_nb(count, weights, total, uniforms, cells, counts):
+def allocate_count_nb(rng, count, weights, total, uniforms, cells, counts):
     """Draw ``Multinomial(count, weights / total)`` as pairs ``(cells[i], counts[i])``.
 
     Parameters
     ----------
+    rng : uint64 array
+        The block's stream (:func:`lpp.randomness.seed_block`).
     count : int
         Trials (>= 0).
     weights : float64 array of length K
@@ -79,7 +84,7 @@ def allocate_count_nb(count, weights, total, uniforms, cells, counts):
         # below would run off the array's start
         return 0
     if count == 1:
-        u = np.random.random() * total
+        u = uniform(rng) * total
         acc = 0.0
         for k in range(n_cells):
             acc += weights[k]
@@ -91,7 +96,7 @@ def allocate_count_nb(count, weights, total, uniforms, cells, counts):
                 return 1
     if count <= FEW_TRIALS:
         for i in range(count):
-            u = np.random.random() * total
+            u = uniform(rng) * total
             j = i
             while j > 0 and uniforms[j - 1] > u:
                 uniforms[j] = uniforms[j - 1]
@@ -116,15 +121,15 @@ def allocate_count_nb(count, weights, total, uniforms, cells, counts):
             if i == count:
                 break
         return n_hit
-    return _allocate_many(count, weights, cells, counts)
+    return _allocate_many(rng, count, weights, cells, counts)
 
 
 @njit(cache=True)
-def _allocate_many(count, weights, cells, counts):
+def _allocate_many(rng, count, weights, cells, counts):
     """More than :data:`FEW_TRIALS` trials: a binary search per trial up to
     :data:`LARGE_COUNT`, conditional binomials above."""
     if count > LARGE_COUNT:
-        return _binomial_split(count, weights, cells, counts)
+        return _binomial_split(rng, count, weights, cells, counts)
     n_cells = weights.size
     last = n_cells - 1
     acc = 0.0
@@ -133,7 +138,7 @@ def _allocate_many(count, weights, cells, counts):
         acc += weights[k]
         weights[k] = acc
     for _ in range(count):
-        u = np.random.random() * acc
+        u = uniform(rng) * acc
         lo = 0
         hi = last
         while lo < hi:  # first cell whose running sum exceeds u
@@ -162,7 +167,7 @@ def _compact(counts, cells, n_cells):
 
 
 @njit(cache=True)
-def _binomial_split(count, weights, cells, counts):
+def _binomial_split(rng, count, weights, cells, counts):
     """Conditional binomials over the cells, in order; the last cell of positive weight takes
     what is left (its conditional probability is 1)."""
     n_cells = weights.size
@@ -182,7 +187,7 @@ def _binomial_split(count, weights, cells, counts):
             c = 0
         else:
             p = w / rest
-            c = np.random.binomial(left, p) if p < 1.0 else left
+            c = binomial_nb(rng, left, p) if p < 1.0 else left
         rest -= w
         if c != 0:
             cells[n_hit] = k
@@ -195,7 +200,7 @@ def _binomial_split(count, weights, cells, counts):
 
 
 @njit(cache=True)
-def multinomial_into_nb(n, weights, out):
+def multinomial_into_nb(rng, n, weights, out):
     """Draw ``Multinomial(n, weights / sum(weights))`` into ``out`` (overwritten), by
     :func:`allocate_count_nb`; ``weights`` are overwritten."""
     n_cells = weights.size
@@ -206,5 +211,5 @@ def multinomial_into_nb(n, weights, out):
     uniforms = np.empty(FEW_TRIALS)
     cells = np.empty(n_cells, dtype=np.int64)
     counts = np.empty(n_cells, dtype=np.int64)
-    for i in range(allocate_count_nb(n, weights, total, uniforms, cells, counts)):
+    for i in range(allocate_count_nb(rng, n, weights, total, uniforms, cells, counts)):
         out[cells[i]] = counts[i]

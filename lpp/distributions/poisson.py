@@ -10,9 +10,10 @@ O(min(k, sqrt(lam))) near the centre, a handful of terms in the tails. From a me
 to about 9 sqrt(lam) terms, 1e9 at lam = 1e16) takes Temme's uniform asymptotic expansion of
 the incomplete gamma function instead: O(1), within about 1e-14 of the exact sums there.
 
-Draws: :func:`poisson_nb` is numba's ``np.random.poisson`` made total: a mean that is NaN,
-infinite or above :data:`MAX_MEAN` gives -1 (numba's sampler would loop forever on it), which
-callers turn into an error. The truncated draws cost O(1) expected work at any mean.
+Draws take a stream of :mod:`lpp.randomness` as their first argument. :func:`poisson_nb` is
+exact (inversion below a mean of 10, Hormann's PTRS above) and total: a mean that is NaN,
+infinite or above :data:`MAX_MEAN` gives -1, which callers turn into an error. The truncated
+draws cost O(1) expected work at any mean.
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ import numpy as np
 from numba import njit
 
 from lpp.validation import broadcast_params, finish, integer_array, real_array
+from lpp.randomness import uniform
+
 from ._special import bd0_nb, lgamma_diff_nb, stirling_correction_nb
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -235,17 +238,63 @@ def poisson_logsf(k, lam):
 # Poisson tails and truncated Poisson draws (the collapsed privacy step)
 # ---------------------------------------------------------------------------------------------
 
+#: below this mean a Poisson draw is by inversion (one uniform, about ``lam`` steps), from it on by
+#: Hormann's transformed rejection (PTRS, as NumPy's ``Generator.poisson``; his bound)
+_INVERSION_MEAN = 10.0
+
+
 @njit(cache=True)
-def poisson_nb(lam):
-    """One Pois(lam) draw with numba's ``np.random``; -1 when ``lam`` is negative, NaN,
-    infinite or above :data:`MAX_MEAN` (where numba's own sampler would never return)."""
+def poisson_nb(rng, lam):
+    """One Pois(lam) draw from the stream ``rng`` (:mod:`lpp.randomness`); -1 when ``lam`` is
+    negative, NaN, infinite or above :data:`MAX_MEAN`, for the caller to refuse.
+
+    Exact: below a mean of 10 by inversion, the cumulative pmf walked up from 0 against one
+    uniform; from 10 on by Hormann's (1993) transformed rejection with squeeze (PTRS)."""
     if not (0.0 <= lam <= MAX_MEAN):
         return np.int64(-1)
-    return np.int64(np.random.poisson(lam))
+    if lam < _INVERSION_MEAN:
+        u = uniform(rng)
+        p = math.exp(-lam)
+        acc = p
+        k = 0
+        # the walk stops within about 40 terms at lam < 10; it ends where the pmf vanishes
+        # in case rounding leaves the cumulative sum just below u
+        while acc <= u and p > 0.0:
+            k += 1
+            p *= lam / k
+            acc += p
+        return np.int64(k)
+    return _poisson_ptrs(rng, lam)
 
 
 @njit(cache=True)
-def truncated_poisson_at_most_nb(lam, n, log_cdf_n):
+def _poisson_ptrs(rng, lam):
+    """Hormann's PTRS for ``lam >= 10``: a transformed uniform, accepted by a squeeze or by
+    the log-pmf."""
+    slam = math.sqrt(lam)
+    log_lam = math.log(lam)
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2.0)
+    while True:
+        u = uniform(rng) - 0.5
+        v = uniform(rng)
+        us = 0.5 - abs(u)
+        if us == 0.0:  # U = 0 exactly: outside the hat's support
+            continue
+        k = math.floor((2.0 * a / us + b) * u + lam + 0.43)
+        if us >= 0.07 and v <= v_r:
+            return np.int64(k)
+        if k < 0.0 or (us < 0.013 and v > us):
+            continue
+        if (math.log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b)
+                <= -lam + k * log_lam - math.lgamma(k + 1.0)):
+            return np.int64(k)
+
+
+@njit(cache=True)
+def truncated_poisson_at_most_nb(rng, lam, n, log_cdf_n):
     """One draw of Pois(lam) conditioned on ``X <= n`` (``n >= 0``); -1 for a NaN ``lam``.
 
     ``log_cdf_n = log P(X <= n)`` is passed in because the caller has it already. When the
@@ -261,13 +310,13 @@ def truncated_poisson_at_most_nb(lam, n, log_cdf_n):
         return 0
     if lam < n:
         while True:
-            x = poisson_nb(lam)
+            x = poisson_nb(rng, lam)
             if x <= n:  # -1 included: a mean the sampler cannot take
                 return x
     if _near_large_mean(float(n), lam):
-        return _at_most_near_mean(lam, n)
+        return _at_most_near_mean(rng, lam, n)
     p = math.exp(poisson_logpmf_nb(n, lam) - log_cdf_n)
-    u = np.random.random()
+    u = uniform(rng)
     x = n
     acc = p
     while acc < u and x > 0:
@@ -278,7 +327,7 @@ def truncated_poisson_at_most_nb(lam, n, log_cdf_n):
 
 
 @njit(cache=True)
-def _at_most_near_mean(lam, n):
+def _at_most_near_mean(rng, lam, n):
     """Pois(lam) given ``X <= n`` for ``1 <= n <= lam``, O(1) expected work at any size.
 
     Within one standard deviation of the mean: rejection from the untruncated Poisson
@@ -290,22 +339,22 @@ def _at_most_near_mean(lam, n):
     delta = lam - n
     if delta <= math.sqrt(lam):
         while True:
-            x = poisson_nb(lam)
+            x = poisson_nb(rng, lam)
             if x <= n:
                 return x
     log_r = math.log1p(-delta / lam)
     log_n = math.log(float(n))
     while True:
-        m = math.floor(math.log(1.0 - np.random.random()) / log_r)
+        m = math.floor(math.log(1.0 - uniform(rng)) / log_r)
         if m > n:
             continue
         log_accept = lgamma_diff_nb(float(n) - m + 1.0, m) - m * log_n
-        if math.log(1.0 - np.random.random()) <= log_accept:
+        if math.log(1.0 - uniform(rng)) <= log_accept:
             return np.int64(n - np.int64(m))
 
 
 @njit(cache=True)
-def truncated_poisson_above_nb(lam, n, log_sf_n):
+def truncated_poisson_above_nb(rng, lam, n, log_sf_n):
     """One draw of Pois(lam) conditioned on ``X > n`` (``n >= 0``, ``lam > 0``); -1 for a mean
     :func:`poisson_nb` cannot take.
 
@@ -318,13 +367,13 @@ def truncated_poisson_above_nb(lam, n, log_sf_n):
         return np.int64(-1)
     if lam > n + 1.0:
         while True:
-            x = poisson_nb(lam)
+            x = poisson_nb(rng, lam)
             if x > n or x < 0:
                 return x
     if _near_large_mean(float(n), lam):
-        return _above_near_mean(lam, n)
+        return _above_near_mean(rng, lam, n)
     p = math.exp(poisson_logpmf_nb(n + 1, lam) - log_sf_n)
-    u = np.random.random()
+    u = uniform(rng)
     x = n + 1
     acc = p
     while acc < u and p > 0.0:
@@ -335,7 +384,7 @@ def truncated_poisson_above_nb(lam, n, log_sf_n):
 
 
 @njit(cache=True)
-def _above_near_mean(lam, n):
+def _above_near_mean(rng, lam, n):
     """Pois(lam) given ``X > n`` for ``lam <= n + 1``, O(1) expected work at any size: as
     :func:`_at_most_near_mean`, upwards. ``m = X - n - 1`` has pmf ratios
     ``lam / (n + 2 + m) <= r = lam / (n + 2)``; a geometric ``m`` is accepted with probability
@@ -343,14 +392,14 @@ def _above_near_mean(lam, n):
     delta = n + 1.0 - lam
     if delta <= math.sqrt(lam):
         while True:
-            x = poisson_nb(lam)
+            x = poisson_nb(rng, lam)
             if x > n or x < 0:
                 return x
     base = float(n) + 2.0
     log_r = math.log1p(-(base - lam) / base)
     log_base = math.log(base)
     while True:
-        m = math.floor(math.log(1.0 - np.random.random()) / log_r)
+        m = math.floor(math.log(1.0 - uniform(rng)) / log_r)
         log_accept = m * log_base - lgamma_diff_nb(base, m)
-        if math.log(1.0 - np.random.random()) <= log_accept:
+        if math.log(1.0 - uniform(rng)) <= log_accept:
             return np.int64(n + 1 + np.int64(m))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block, uniform
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
@@ -146,12 +146,12 @@ def extend_topic_order(theta, d, placed, n_ordered, order):
 
 
 @njit(cache=True)
-def allocate_large_entry_nb(count, d, v, weights, total, uniforms, cells, hits, row_topic,
+def allocate_large_entry_nb(rng, count, d, v, weights, total, uniforms, cells, hits, row_topic,
                             col_topic):
     """A count above :data:`lpp.distributions.FEW_TRIALS` split as :func:`allocate_entry_nb`
     splits it (by :func:`lpp.distributions.allocate_count_nb`): the out-of-line path of the
     kernels that write the split of small counts out."""
-    for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+    for i in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
         k = cells[i]
         row_topic[d, k] += hits[i]
         col_topic[v, k] += hits[i]
@@ -210,7 +210,7 @@ def rows_per_chunk(n_rows: int, chunks: int) -> int:
 # ---------------------------------------------------------------------------------------------
 
 @njit(cache=True, inline="always")
-def allocate_entry_nb(count, d, v, n_topics, weights, total, order, uniforms, cells, hits,
+def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, uniforms, cells, hits,
                       row_topic, col_topic):
     """Allocate the ``count`` tokens of entry ``(d, v)`` over topics in proportion to
     ``weights`` (their sum ``total``), adding them to ``row_topic[d]`` and ``col_topic[v]``.
@@ -226,7 +226,7 @@ def allocate_entry_nb(count, d, v, n_topics, weights, total, order, uniforms, ce
         if not total > 0.0:
             return
         for _ in range(count):
-            u = np.random.random() * total
+            u = uniform(rng) * total
             acc = 0.0
             for p in range(n_topics):
                 k = order[p]
@@ -239,7 +239,7 @@ def allocate_entry_nb(count, d, v, n_topics, weights, total, order, uniforms, ce
             row_topic[d, k] += 1
             col_topic[v, k] += 1
         return
-    for i in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+    for i in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
         k = cells[i]
         row_topic[d, k] += hits[i]
         col_topic[v, k] += hits[i]
@@ -396,8 +396,8 @@ def expected_allocation(theta, phi, y, observed, topic_word):
 # Gamma draws
 # ---------------------------------------------------------------------------------------------
 
-#: draws per random stream of the Gamma updates, at least: reseeding numba's Mersenne Twister
-#: costs about 1.6 us, as much as 20 Gamma draws, so short rows share a stream in fixed blocks
+#: draws per random stream of the Gamma updates, at least: short rows share a stream in fixed
+#: blocks of rows (set by the shape alone, so the draws do not depend on the threads)
 _GAMMA_BLOCK_DRAWS = 2048
 
 
@@ -408,16 +408,17 @@ def gamma_rows_per_block(n_rows: int, n_cols: int) -> int:
 
 @njit(cache=True)
 def _gamma_block(counts, a0, rate, seed, iteration, block, rows_per_block, out):
-    seed_stream(seed, iteration, block)
+    rng = new_stream()
+    seed_block(rng, seed, iteration, block)
     # most cells of sparse counts are 0, of shape a0: below 1, its constants are formed once
     small = 0.0 < a0 < 1.0
     d_small, c_small = marsaglia_tsang_constants(a0 + 1.0) if small else (0.0, 0.0)
     for r in range(block * rows_per_block, min((block + 1) * rows_per_block, counts.shape[0])):
         for c in range(counts.shape[1]):
             if small and counts[r, c] == 0:
-                out[r, c] = gamma_rate_below_one_nb(a0, d_small, c_small, rate[r, c])
+                out[r, c] = gamma_rate_below_one_nb(rng, a0, d_small, c_small, rate[r, c])
             else:
-                out[r, c] = gamma_rate_nb(a0 + counts[r, c], rate[r, c])
+                out[r, c] = gamma_rate_nb(rng, a0 + counts[r, c], rate[r, c])
 
 
 def _gamma_matrix_loop(counts, a0, rate, seed, iteration, rows_per_block, out):
@@ -475,15 +476,16 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
     cells = np.empty(n_comp, dtype=np.int64)
     hits = np.empty(n_comp, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
+    rng = new_stream()
     for d in range(lo, hi):
-        seed_stream(seed, iteration, first_row + d)
+        seed_block(rng, seed, iteration, first_row + d)
         order = row_topic_order(theta, d)
         for v in range(n_cols):
             count = y[d, v]
             if count == 0 or not observed[d, v]:
                 continue
             total = topic_entry_weights(theta, phi_t, d, v, weights)
-            allocate_entry_nb(count, d, v, n_comp, weights, total, order, uniforms, cells, hits,
+            allocate_entry_nb(rng, count, d, v, n_comp, weights, total, order, uniforms, cells, hits,
                               row_totals, col_partial)
 
 
@@ -533,8 +535,9 @@ def _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, lo, hi, node_
     cells = np.empty(n_comm * n_comm, dtype=np.int64)
     hits = np.empty(n_comm * n_comm, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
+    rng = new_stream()
     for i in range(lo, hi):
-        seed_stream(seed, iteration, i)
+        seed_block(rng, seed, iteration, i)
         for j in range(n_nodes):
             count = y[i, j]
             if count == 0 or not observed[i, j]:
@@ -552,7 +555,7 @@ def _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, lo, hi, node_
                         weights[c * n_comm + d] = (np.log(theta[i, c]) + np.log(pi[c, d])
                                                    + np.log(theta[j, d]))
                 total = rescale_log_weights_nb(weights)
-            for h in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+            for h in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
                 c, d = divmod(cells[h], n_comm)
                 n_cd = hits[h]
                 node_partial[i, c] += n_cd
@@ -606,8 +609,9 @@ def update_memberships_kernel(theta, pi, node_totals, observed, a0, b0, seed, it
     send = out @ pi.T
     recv = out @ pi
     rate = np.empty(n_comm)
+    rng = new_stream()
     for i in range(n_nodes):
-        seed_stream(seed, iteration, i)
+        seed_block(rng, seed, iteration, i)
         for c in range(n_comm):
             rate[c] = b0
         for j in range(n_nodes):
@@ -618,7 +622,7 @@ def update_memberships_kernel(theta, pi, node_totals, observed, a0, b0, seed, it
                 for c in range(n_comm):
                     rate[c] += recv[j, c]
         for c in range(n_comm):
-            out[i, c] = gamma_rate_nb(a0 + node_totals[i, c], rate[c])
+            out[i, c] = gamma_rate_nb(rng, a0 + node_totals[i, c], rate[c])
         for c in range(n_comm):
             s = 0.0
             r = 0.0
@@ -643,8 +647,9 @@ def _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, lo, hi, totals0
     cells = np.empty(rank, dtype=np.int64)
     hits = np.empty(rank, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
+    rng = new_stream()
     for i in range(lo, hi):
-        seed_stream(seed, iteration, i)
+        seed_block(rng, seed, iteration, i)
         for j in range(n_j):
             for l in range(n_l):
                 count = y[i, j, l]
@@ -659,7 +664,7 @@ def _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, lo, hi, totals0
                     for r in range(rank):
                         weights[r] = np.log(f0[i, r]) + np.log(f1[j, r]) + np.log(f2[l, r])
                     total = rescale_log_weights_nb(weights)
-                for h in range(allocate_count_nb(count, weights, total, uniforms, cells, hits)):
+                for h in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
                     r = cells[h]
                     totals0[i, r] += hits[h]
                     partial1[j, r] += hits[h]

@@ -3,16 +3,25 @@ import numpy as np
 import pytest
 from numba import njit, prange
 
-from lpp.randomness import as_generator, base_seed, seed_stream, stream_key
+from lpp.randomness import (
+    as_generator,
+    base_seed,
+    block_key,
+    new_stream,
+    seed_block,
+    standard_exponential,
+    uniform,
+)
 
 
 @njit(parallel=True)
 def _block_uniforms(seed, iteration, n_blocks, per_block):
     out = np.empty((n_blocks, per_block))
     for b in prange(n_blocks):
-        seed_stream(seed, iteration, b)
+        rng = new_stream()
+        seed_block(rng, seed, iteration, b)
         for j in range(per_block):
-            out[b, j] = np.random.random()
+            out[b, j] = uniform(rng)
     return out
 
 
@@ -38,10 +47,83 @@ def test_streams_differ_by_seed_iteration_and_block():
     assert len({tuple(row) for row in a}) == 4
 
 
-def test_stream_keys_spread_over_32_bits():
-    keys = {int(stream_key(0, it, b)) for it in range(100) for b in range(100)}
-    assert len(keys) >= 9_990  # birthday collisions in 2**32: expect ~0.01 of 10^4
-    assert max(keys) > 2**31
+_M64 = 2**64 - 1
+
+
+def _splitmix_py(x):
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return x, z ^ (z >> 31)
+
+
+def _xoshiro256plus_py(state, n):
+    """The published xoshiro256+ in Python integers: n outputs' top 53 bits as doubles."""
+    s0, s1, s2, s3 = state
+    out = []
+    for _ in range(n):
+        out.append(((s0 + s3) & _M64) >> 11)
+        t = (s1 << 17) & _M64
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= t
+        s3 = ((s3 << 45) | (s3 >> 19)) & _M64
+    return [v * 2.0**-53 for v in out]
+
+
+def test_seed_block_and_uniform_follow_splitmix64_and_xoshiro256plus():
+    """The generator is the published one: state from splitmix64 at the block's key, then
+    xoshiro256+'s top 53 bits (an independent Python implementation of both)."""
+    rng = new_stream()
+    seed_block(rng, 2019, 7, 12)
+    x = int(block_key(2019, 7, 12))
+    state = []
+    for _ in range(4):
+        x, z = _splitmix_py(x)
+        state.append(z)
+    assert [int(w) for w in rng] == state
+    assert [uniform(rng) for _ in range(1000)] == _xoshiro256plus_py(state, 1000)
+
+
+@njit
+def _top_bits_of_keys(n_iterations, n_blocks):
+    out = np.empty(n_iterations * n_blocks, dtype=np.uint64)
+    for it in range(n_iterations):
+        for b in range(n_blocks):
+            out[it * n_blocks + b] = block_key(5, it, b) >> np.uint64(32)
+    return out
+
+
+def test_blocks_whose_keys_share_32_bits_draw_different_numbers():
+    """A 32-bit key (numba's own generator takes no more) gives pairs of blocks the same
+    numbers once a chain has some 10^5 blocks; the full 64-bit key does not."""
+    top = _top_bits_of_keys(300, 1000)  # 300,000 blocks: about 10 pairs agree in 32 bits
+    values, first, counts = np.unique(top, return_index=True, return_counts=True)
+    twice = np.flatnonzero(counts > 1)
+    assert twice.size > 0  # the pairs a 32-bit key would have merged
+    for v in values[twice][:5]:
+        (i, j) = np.flatnonzero(top == v)[:2]
+        a = _block_uniforms(5, int(i // 1000), 1000, 8)[i % 1000]
+        b = _block_uniforms(5, int(j // 1000), 1000, 8)[j % 1000]
+        assert not np.array_equal(a, b)
+
+
+def test_uniforms_lie_on_the_53_bit_grid_of_the_unit_interval():
+    u = _block_uniforms(3, 0, 10, 1000).ravel()
+    assert ((u >= 0.0) & (u < 1.0)).all()
+    assert np.array_equal(u * 2.0**53, np.floor(u * 2.0**53))
+
+
+def test_standard_exponential_is_exp_one():
+    from scipy import stats
+
+    rng = new_stream()
+    seed_block(rng, 8, 0, 0)
+    x = np.array([standard_exponential(rng) for _ in range(20_000)])
+    assert np.isfinite(x).all() and (x >= 0).all()
+    assert stats.kstest(x, "expon").pvalue > 1e-3
 
 
 def test_block_uniforms_are_uniform():

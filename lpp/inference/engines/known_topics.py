@@ -18,10 +18,9 @@ chain is therefore bit-identical to the dense sweep, and to itself for any numbe
 threads (topic-word totals are summed per chunk of rows in integers).
 
 What a sweep costs (``python -m bench.lda``: the Enron counts, 1000 x 1000, 139,000 tokens in
-64,000 non-zero entries, one thread): per row a reseed of the generator (about 0.9 us); per
-entry its K products and their sum; per token a uniform and a scan of the running sums in the
-row's topic order (1.5-2.5 topics on average); then the Gamma draws of ``theta`` and ``phi``
-(``(D + V) K`` of them, 45 ns each). The kernel writes the dense kernel's helpers out (their
+64,000 non-zero entries, one thread): per entry its K products and their sum; per token a
+uniform and a scan of the running sums in the row's topic order (1.5-2.5 topics on average);
+then the Gamma draws of ``theta`` and ``phi`` (``(D + V) K`` of them). The kernel writes the dense kernel's helpers out (their
 inlining added atomic reference-count updates to every entry), puts the row's topics in order
 only as far as its tokens' scans reach, forms an entry's first ``EAGER_SUMS`` running sums at
 once (a token's place among them counted without a branch per topic), and adds into one
@@ -38,7 +37,7 @@ import numpy as np
 from numba import njit, prange
 
 from lpp.inference.engines.prefetch import prefetch_row
-from lpp.randomness import Tag, derive_seed, seed_stream
+from lpp.randomness import Tag, derive_seed, new_stream, seed_block, uniform
 from lpp.distributions import FEW_TRIALS, LARGE_COUNT, rescale_log_weights_nb
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.engines.sparse_topics import (
@@ -133,8 +132,9 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
     hits = np.empty(n_topics, dtype=np.int64)
     uniforms = np.empty(FEW_TRIALS)
     last_entry = indptr[row_hi]
+    rng = new_stream()
     for d in range(row_lo, row_hi):
-        seed_stream(seed, iteration, d)
+        seed_block(rng, seed, iteration, d)
         # the row's topic order, placed as far as its tokens' scans reach (seldom all K)
         placed[:] = False
         n_ordered = 0
@@ -164,7 +164,7 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 total = _log_weights(theta, phi_t, d, v, weights)
             count = values[idx]
             if count > FEW_TRIALS:
-                allocate_large_entry_nb(count, d, v, weights, total, uniforms, cells, hits,
+                allocate_large_entry_nb(rng, count, d, v, weights, total, uniforms, cells, hits,
                                         doc_topic, col_partial)
                 continue
             if not total > 0.0:
@@ -187,7 +187,7 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 acc = 0.0
                 formed = 0
             for _ in range(count):
-                u = np.random.random() * total
+                u = uniform(rng) * total
                 p = 0
                 if n_topics > EAGER_SUMS:
                     for q in range(EAGER_SUMS):

@@ -58,7 +58,7 @@ import numpy as np
 from numba import njit, prange
 
 from lpp.inference.engines.prefetch import prefetch_cell, prefetch_row
-from lpp.randomness import Tag, derive_seed, seed_stream
+from lpp.randomness import Tag, derive_seed, new_stream, seed_block, uniform
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
@@ -323,8 +323,9 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
     pending_topics = np.empty(_PENDING, dtype=np.int64)
     n_pending = 0
     last_entry = indptr[row_hi]
+    rng = new_stream()
     for d in range(row_lo, row_hi):
-        seed_stream(seed, iteration, first_row + d)
+        seed_block(rng, seed, iteration, first_row + d)
         # the row's topic order (row_topic_order), placed as far as its tokens' scans reach
         placed[:] = False
         n_ordered = 0
@@ -373,7 +374,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 # the same u.
                 lam_low = total / alpha
                 lam_high = alpha * total
-                u = np.random.random()
+                u = uniform(rng)
                 low = 1.0
                 t = 1.0
                 for j in range(1, y_tilde + 1):
@@ -390,7 +391,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 if not (ratio_rest < 1.0 and target_hi < low and sums[y] > target_hi):
                     y = positive_by_inversion_at(y_tilde, alpha, total, u)
             else:
-                y = sample_true_count_collapsed_nb(y_tilde, alpha, total)
+                y = sample_true_count_collapsed_nb(rng, y_tilde, alpha, total)
             pos_y[idx] = y
             if y <= 0:  # none drawn, or the failure mark -1 (the caller refuses the sweep)
                 failed = failed or y < 0
@@ -399,7 +400,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
             if not total > _UNDERFLOW:
                 total = _log_weights(theta, phi_t, d, v, weights)
             if y > FEW_TRIALS:
-                allocate_large_entry_nb(y, d, v, weights, total, uniforms, cells, hits,
+                allocate_large_entry_nb(rng, y, d, v, weights, total, uniforms, cells, hits,
                                         doc_topic, col_partial)
                 continue
             if not total > 0.0:
@@ -424,7 +425,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 acc = 0.0
                 formed = 0
             for _ in range(y):
-                u = np.random.random() * total
+                u = uniform(rng) * total
                 p = 0
                 if n_topics > EAGER_SUMS:
                     for q in range(EAGER_SUMS):
@@ -467,7 +468,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                     need[k] = False
         for k in range(n_topics):
             rate = alpha * theta[d, k] * residual[d, k]
-            n = poisson_nb(rate) if rate != 0.0 else 0  # -1 for a NaN or overflowed rate
+            n = poisson_nb(rng, rate) if rate != 0.0 else 0  # -1 for a NaN or overflowed rate
             neg_counts[d, k] = n
             doc_topic[d, k] += n
 
@@ -494,12 +495,13 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                 bulk_counts, col_partial, marker, cumulative, free_cols, hits):
     n_cols, n_topics = phi_t.shape
     uniforms = np.empty(FEW_TRIALS)
+    rng = new_stream()
     for d in range(row_lo, row_hi):
         pos = token_ptr[d]
         slot = bulk_ptr[d]
         if token_ptr[d + 1] == pos and bulk_ptr[d + 1] == slot:
             continue
-        seed_stream(seed, iteration, first_row + d)
+        seed_block(rng, seed, iteration, first_row + d)
         tag = d + 1
         for idx in range(indptr[d], indptr[d + 1]):
             marker[cols[idx]] = tag
@@ -521,7 +523,7 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                     w = phi_t[bulk_cols[slot + i], k]
                     cumulative[i] = w
                     total += w
-                for i in range(allocate_count_nb(n, cumulative[:n_bulk], total, uniforms,
+                for i in range(allocate_count_nb(rng, n, cumulative[:n_bulk], total, uniforms,
                                                  free_cols, hits)):
                     c = free_cols[i]
                     bulk_counts[slot + c] += hits[i]
@@ -530,7 +532,7 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                 start = pos
                 for _ in range(n):
                     while True:  # alias draw from phi[k, :], rejecting columns in E(d)
-                        u = np.random.random() * n_cols
+                        u = uniform(rng) * n_cols
                         i = int(u)
                         if i >= n_cols:
                             i = n_cols - 1
@@ -553,7 +555,7 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                         free_cols[m] = v
                         m += 1
                 for _ in range(n):
-                    u = np.random.random() * acc
+                    u = uniform(rng) * acc
                     lo = 0
                     hi = m - 1
                     while lo < hi:

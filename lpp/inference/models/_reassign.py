@@ -36,7 +36,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block, uniform
 from lpp.distributions import rescale_log_weights_nb
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
 from lpp.inference.kernels import sum_partials
@@ -50,9 +50,9 @@ MAX_REASSIGN_TOKENS = 10**9
 
 
 @njit(cache=True)
-def _categorical(weights, total):
+def _categorical(rng, weights, total):
     """Index drawn with probability ``weights[k] / total`` (``total > 0``)."""
-    u = np.random.random() * total
+    u = uniform(rng) * total
     acc = 0.0
     n_topics = weights.size
     for k in range(n_topics):
@@ -99,13 +99,14 @@ def _reassign_rows(indptr, cols, counts, token_ptr, token_cols, bulk_ptr, bulk_c
     n_topics = theta.shape[1]
     weights = np.empty(n_topics)
     used = np.empty(n_topics)
+    rng = new_stream()
     for d in range(row_lo, row_hi):
         tokens = _row_tokens(d, indptr, cols, counts, token_ptr, token_cols, bulk_ptr,
                              bulk_cols, bulk_counts)
         n_tokens = tokens.size
         if n_tokens == 0:
             continue
-        seed_stream(seed, iteration, first_row + d)
+        seed_block(rng, seed, iteration, first_row + d)
         topics = np.empty(n_tokens, dtype=np.int64)
         for k in range(n_topics):
             used[k] = 0.0
@@ -119,7 +120,7 @@ def _reassign_rows(indptr, cols, counts, token_ptr, token_cols, bulk_ptr, bulk_c
                 for k in range(n_topics):
                     weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
                 total = rescale_log_weights_nb(weights)
-            topics[t] = _categorical(weights, total)
+            topics[t] = _categorical(rng, weights, total)
             used[topics[t]] += 1.0
         for _ in range(scans):  # z | y, phi with theta[d] summed out
             for t in range(n_tokens):
@@ -134,7 +135,7 @@ def _reassign_rows(indptr, cols, counts, token_ptr, token_cols, bulk_ptr, bulk_c
                         weights[k] = (math.log(a0 + used[k]) + math.log(phi_t[v, k])
                                       - math.log(theta_rate[d, k]))
                     total = rescale_log_weights_nb(weights)
-                topics[t] = _categorical(weights, total)
+                topics[t] = _categorical(rng, weights, total)
                 used[topics[t]] += 1.0
         for t in range(n_tokens):
             k = topics[t]

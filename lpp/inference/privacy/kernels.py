@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from lpp.distributions import (
+    binomial_nb,
     poisson_logcdf_nb,
     poisson_logsf_nb,
     poisson_nb,
@@ -25,7 +26,7 @@ from lpp.distributions import (
 from lpp.distributions.bessel import MAX_PARAMETER as BESSEL_MAX_PARAMETER
 from lpp.distributions.poisson import MAX_MEAN
 from lpp.inference.numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parallel_and_serial
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block, uniform
 
 __all__ = ["BLOCK_SIZE", "INVERSION_MAX_COUNT", "INVERSION_MAX_RATE", "bessel_counts_kernel",
            "collapsed_kernel", "lambda_kernel", "positive_by_inversion_at",
@@ -48,10 +49,10 @@ _N_RECIPROCALS = _RECIPROCALS.size
 # ---------------------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _positive_by_inversion(y_tilde, alpha, mu):
+def _positive_by_inversion(rng, y_tilde, alpha, mu):
     """Exact draw for ``y_tilde > 0`` by inversion of the whole conditional: one uniform, then
     :func:`positive_by_inversion_at`."""
-    return positive_by_inversion_at(y_tilde, alpha, mu, np.random.random())
+    return positive_by_inversion_at(y_tilde, alpha, mu, uniform(rng))
 
 
 @njit(cache=True)
@@ -118,7 +119,7 @@ def positive_by_inversion_at(y_tilde, alpha, mu, u):
 
 
 @njit(cache=True)
-def sample_true_count_collapsed_nb(y_tilde, alpha, mu):
+def sample_true_count_collapsed_nb(rng, y_tilde, alpha, mu):
     """One exact draw from ``P(y | y_tilde, mu) ∝ Pois(y; mu) alpha**|y_tilde - y|``; -1 for a
     rate that is NaN, infinite or above :data:`lpp.distributions.poisson.MAX_MEAN`."""
     if mu <= 0.0:
@@ -126,9 +127,9 @@ def sample_true_count_collapsed_nb(y_tilde, alpha, mu):
     if not mu <= MAX_MEAN:
         return -1
     if y_tilde <= 0:
-        return poisson_nb(alpha * mu)
+        return poisson_nb(rng, alpha * mu)
     if y_tilde <= INVERSION_MAX_COUNT and mu <= INVERSION_MAX_RATE * alpha:
-        return _positive_by_inversion(y_tilde, alpha, mu)
+        return _positive_by_inversion(rng, y_tilde, alpha, mu)
     log_alpha = math.log(alpha)
     lam_low = mu / alpha
     lam_high = alpha * mu
@@ -142,18 +143,19 @@ def sample_true_count_collapsed_nb(y_tilde, alpha, mu):
         p_high = 0.0
     else:
         p_high = 1.0 / (1.0 + math.exp(diff))
-    if np.random.random() < p_high:
-        return truncated_poisson_above_nb(lam_high, y_tilde, log_sf_high)
-    return truncated_poisson_at_most_nb(lam_low, y_tilde, log_cdf_low)
+    if uniform(rng) < p_high:
+        return truncated_poisson_above_nb(rng, lam_high, y_tilde, log_sf_high)
+    return truncated_poisson_at_most_nb(rng, lam_low, y_tilde, log_cdf_low)
 
 
 @njit(cache=True)
 def _collapsed_block(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, b, out):
-    seed_stream(seed, iteration, b)
+    rng = new_stream()
+    seed_block(rng, seed, iteration, b)
     for e in range(b * BLOCK_SIZE, min(y_tilde.size, (b + 1) * BLOCK_SIZE)):
         if observed[e]:
             alpha = alpha_values[e // alpha_stride]
-            out[e] = sample_true_count_collapsed_nb(y_tilde[e], alpha, mu[e])
+            out[e] = sample_true_count_collapsed_nb(rng, y_tilde[e], alpha, mu[e])
         else:
             out[e] = 0
 
@@ -200,7 +202,8 @@ def _collapsed_steps(y_tilde: np.ndarray) -> np.ndarray:
 @njit(cache=True)
 def _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, iteration, b,
                          y_out, g_plus_out, g_minus_out):
-    seed_stream(seed, iteration, b)
+    rng = new_stream()
+    seed_block(rng, seed, iteration, b)
     for e in range(b * BLOCK_SIZE, min(y_tilde.size, (b + 1) * BLOCK_SIZE)):
         if not observed[e]:
             y_out[e] = 0
@@ -217,7 +220,7 @@ def _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, itera
             g_minus_out[e] = 0
             continue
         # m = min(y_tilde+, g-) given their difference y_tilde (Theorem 3)
-        m = sample_bessel_nb(abs(yt), a)
+        m = sample_bessel_nb(rng, abs(yt), a)
         if yt <= 0:
             y_plus = m
             g_minus = m - yt
@@ -227,7 +230,7 @@ def _bessel_counts_block(y_tilde, mu, observed, lam_plus, lam_minus, seed, itera
         if m_e <= 0.0 or y_plus == 0:
             y = 0
         else:
-            y = np.random.binomial(y_plus, m_e / (m_e + lp))
+            y = binomial_nb(rng, y_plus, m_e / (m_e + lp))
         y_out[e] = y
         g_plus_out[e] = y_plus - y
         g_minus_out[e] = g_minus
@@ -260,12 +263,13 @@ def bessel_counts_kernel(y_tilde, mu, observed, lam_plus, lam_minus, seed, itera
 @njit(cache=True)
 def _lambda_block(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b,
                   lam_plus, lam_minus):
-    seed_stream(seed, iteration, b)
+    rng = new_stream()
+    seed_block(rng, seed, iteration, b)
     for e in range(b * BLOCK_SIZE, min(g_plus.size, (b + 1) * BLOCK_SIZE)):
         if observed[e]:
             scale = scale_values[e // scale_stride]
-            lam_plus[e] = standard_gamma_nb(1.0 + g_plus[e]) * scale
-            lam_minus[e] = standard_gamma_nb(1.0 + g_minus[e]) * scale
+            lam_plus[e] = standard_gamma_nb(rng, 1.0 + g_plus[e]) * scale
+            lam_minus[e] = standard_gamma_nb(rng, 1.0 + g_minus[e]) * scale
 
 
 def _lambda_loop(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration, b_lo,

@@ -7,7 +7,7 @@ import pytest
 from numba import njit
 from scipy import special
 
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block
 from lpp.distributions import (
     bessel_logpmf,
     bessel_mean,
@@ -136,9 +136,10 @@ def test_sampler_at_tiny_a_returns_zero(nu):
 @njit
 def _draw_with_scalar_twin(nu, a, n, seed):
     out = np.empty(n, dtype=np.int64)
-    seed_stream(seed, 0, 0)
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     for i in range(n):
-        out[i] = sample_bessel_nb(nu, a)
+        out[i] = sample_bessel_nb(rng, nu, a)
     return out
 
 

@@ -13,7 +13,7 @@ import pytest
 from numba import njit
 from scipy import special, stats
 
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block
 from lpp.distributions import TINY, gamma_rate_nb, standard_gamma_nb, standard_normal_nb
 from lpp.distributions._gamma_sampler import (_R, gamma_rate_below_one_nb,
                                               marsaglia_tsang_constants)
@@ -22,19 +22,21 @@ from lpp.testing import FALSE_ALARM, chisquare_gof
 
 @njit
 def _normals(n, seed):
-    seed_stream(seed, 0, 0)
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     out = np.empty(n)
     for i in range(n):
-        out[i] = standard_normal_nb()
+        out[i] = standard_normal_nb(rng)
     return out
 
 
 @njit
 def _gammas(shape, n, seed):
-    seed_stream(seed, 0, 0)
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     out = np.empty(n)
     for i in range(n):
-        out[i] = standard_gamma_nb(shape)
+        out[i] = standard_gamma_nb(rng, shape)
     return out
 
 
@@ -94,10 +96,11 @@ N_RATE_DRAWS = 100_000
 
 @njit
 def _rate_gammas(shape, rate, n, seed):
-    seed_stream(seed, 0, 0)
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     out = np.empty(n)
     for i in range(n):
-        out[i] = gamma_rate_nb(shape, rate)
+        out[i] = gamma_rate_nb(rng, shape, rate)
     return out
 
 
@@ -114,12 +117,14 @@ def _one_shape_gammas(shape, rates, seed):
     """The same draws by gamma_rate_nb and by gamma_rate_below_one_nb on the same stream."""
     out = np.empty((2, rates.size))
     d, c = marsaglia_tsang_constants(shape + 1.0)
-    seed_stream(seed, 0, 0)
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     for i in range(rates.size):
-        out[0, i] = gamma_rate_nb(shape, rates[i])
-    seed_stream(seed, 0, 0)
+        out[0, i] = gamma_rate_nb(rng, shape, rates[i])
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     for i in range(rates.size):
-        out[1, i] = gamma_rate_below_one_nb(shape, d, c, rates[i])
+        out[1, i] = gamma_rate_below_one_nb(rng, shape, d, c, rates[i])
     return out
 
 
@@ -176,16 +181,17 @@ def test_small_shapes_in_log_space_keep_the_exact_law_above_the_floor():
 _BAD_SHAPES_CODE = """
 import numpy as np
 from numba import njit
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block
 from lpp.distributions import gamma_rate_nb, standard_gamma_nb
 
 @njit
 def draws(shapes, rates):
-    seed_stream(3, 0, 0)
+    rng = new_stream()
+    seed_block(rng, 3, 0, 0)
     out = np.empty((2, shapes.size))
     for i in range(shapes.size):
-        out[0, i] = standard_gamma_nb(shapes[i])
-        out[1, i] = gamma_rate_nb(shapes[i], rates[i])
+        out[0, i] = standard_gamma_nb(rng, shapes[i])
+        out[1, i] = gamma_rate_nb(rng, shapes[i], rates[i])
     return out
 
 out = draws(np.array([np.nan, -1.0, -0.8, 0.0, 2.0, 2.0, 2.0]),

@@ -7,7 +7,7 @@ import pytest
 from numba import njit
 from scipy import stats
 
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
@@ -21,12 +21,13 @@ N_DRAWS = 100_000
 
 @njit
 def _multinomials(n, weights, n_draws, seed):
-    seed_stream(seed, 0, 0)
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     out = np.empty((n_draws, weights.size), dtype=np.int64)
     w = np.empty(weights.size)
     for i in range(n_draws):
         w[:] = weights
-        multinomial_into_nb(n, w, out[i])
+        multinomial_into_nb(rng, n, w, out[i])
     return out
 
 
@@ -55,7 +56,8 @@ def test_multinomial_large_count_cell_is_binomial():
 @njit
 def _pairs(n, weights, n_draws, seed):
     """Draws through allocate_count_nb itself; each row is the per-cell count (from the pairs)."""
-    seed_stream(seed, 0, 0)
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     k = weights.size
     out = np.zeros((n_draws, k), dtype=np.int64)
     w = np.empty(k)
@@ -65,7 +67,7 @@ def _pairs(n, weights, n_draws, seed):
     ordered = True
     for i in range(n_draws):
         w[:] = weights
-        n_hit = allocate_count_nb(n, w, weights.sum(), uniforms, cells, counts)
+        n_hit = allocate_count_nb(rng, n, w, weights.sum(), uniforms, cells, counts)
         for h in range(n_hit):
             if h > 0 and cells[h] <= cells[h - 1]:
                 ordered = False

@@ -9,7 +9,7 @@ import pytest
 from numba import njit
 from scipy import special, stats
 
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block
 from lpp.distributions import (
     poisson_logcdf,
     poisson_logcdf_nb,
@@ -119,16 +119,17 @@ N_TRUNCATED_DRAWS = 100_000
 
 @njit
 def _truncated(lam, n, above, n_draws, seed):
-    seed_stream(seed, 0, 0)
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     out = np.empty(n_draws, dtype=np.int64)
     if above:
         log_tail = poisson_logsf_nb(n, lam)
         for i in range(n_draws):
-            out[i] = truncated_poisson_above_nb(lam, n, log_tail)
+            out[i] = truncated_poisson_above_nb(rng, lam, n, log_tail)
     else:
         log_tail = poisson_logcdf_nb(n, lam)
         for i in range(n_draws):
-            out[i] = truncated_poisson_at_most_nb(lam, n, log_tail)
+            out[i] = truncated_poisson_at_most_nb(rng, lam, n, log_tail)
     return out
 
 
@@ -215,10 +216,11 @@ def test_tails_at_huge_counts_return_at_once():
 
 @njit
 def _near_mean_draws(lam, n, above, n_draws, seed):
-    seed_stream(seed, 0, 0)
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
     out = np.empty(n_draws, dtype=np.int64)
     for i in range(n_draws):
-        out[i] = _above_near_mean(lam, n) if above else _at_most_near_mean(lam, n)
+        out[i] = _above_near_mean(rng, lam, n) if above else _at_most_near_mean(rng, lam, n)
     return out
 
 
@@ -240,15 +242,18 @@ import numpy as np
 from numba import njit
 from lpp.distributions import (poisson_logcdf_nb, poisson_logsf_nb,
                                truncated_poisson_above_nb, truncated_poisson_at_most_nb)
+from lpp.randomness import new_stream, seed_block
 
 @njit
 def draws(lam, n, above):
+    rng = new_stream()
+    seed_block(rng, 1, 0, 0)
     out = np.empty(200, dtype=np.int64)
     for i in range(200):
         if above:
-            out[i] = truncated_poisson_above_nb(lam, n, poisson_logsf_nb(n, lam))
+            out[i] = truncated_poisson_above_nb(rng, lam, n, poisson_logsf_nb(n, lam))
         else:
-            out[i] = truncated_poisson_at_most_nb(lam, n, poisson_logcdf_nb(n, lam))
+            out[i] = truncated_poisson_at_most_nb(rng, lam, n, poisson_logcdf_nb(n, lam))
     return out
 
 for lam, n in [(4e15, 4 * 10**15 - 10**9), (4e15, 4 * 10**15 + 10**9), (1e15, 10**15)]:
@@ -265,9 +270,11 @@ def test_truncated_draws_at_huge_means_cost_little():
 
 @njit
 def _poisson_nb_values(lams):
+    rng = new_stream()
+    seed_block(rng, 1, 0, 0)
     out = np.empty(lams.size, dtype=np.int64)
     for i in range(lams.size):
-        out[i] = poisson_nb(lams[i])
+        out[i] = poisson_nb(rng, lams[i])
     return out
 
 
@@ -275,5 +282,34 @@ def test_poisson_draw_refuses_means_it_cannot_take():
     # numba's own sampler never returns on these
     bad = np.array([np.nan, np.inf, -1.0, 1e19, 2.0**53 * 2])
     assert (_poisson_nb_values(bad) == -1).all()
-    seed_stream(1, 0, 0)
     assert (_poisson_nb_values(np.array([0.0, 3.0, 1e12])) >= 0).all()
+
+
+# --- the untruncated draw ------------------------------------------------------------------------
+
+@njit
+def _poisson_draws(lam, n_draws, seed):
+    rng = new_stream()
+    seed_block(rng, seed, 0, 0)
+    out = np.empty(n_draws, dtype=np.int64)
+    for i in range(n_draws):
+        out[i] = poisson_nb(rng, lam)
+    return out
+
+
+@pytest.mark.parametrize("lam", [1e-6, 0.3, 1.0, 4.5, 9.999, 10.0, 30.0, 333.3, 1e4, 2.5e6])
+def test_poisson_draws_match_the_exact_pmf(lam):
+    """Inversion below a mean of 10, PTRS from 10 on: both against scipy's pmf."""
+    draws = _poisson_draws(lam, 100_000, 31)
+    width = int(12 * math.sqrt(lam)) + 20
+    support = np.arange(max(0, int(lam) - width), int(lam) + width)
+    pmf = stats.poisson.pmf(support, lam)
+    pmf /= pmf.sum()  # the far tails, beyond 12 sd, hold under 1e-30
+    assert chisquare_gof(draws, support, pmf)
+    assert abs(draws.mean() - lam) < 6 * math.sqrt(lam / draws.size) + 1e-9
+
+
+def test_poisson_draws_at_the_largest_mean_are_near_it():
+    draws = _poisson_draws(2.0**53, 1000, 5)
+    assert (draws > 0).all()
+    assert abs(draws.mean() / 2.0**53 - 1.0) < 1e-6

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block
 from lpp.inference import CommunityModel, CPTensorModel, TopicModel
 from lpp.testing.geweke import geweke_simulations
 from lpp.inference.privacy import BesselPrivacy, CollapsedPrivacy, sample_true_count_collapsed_nb
@@ -54,7 +54,8 @@ def test_gets_it_right_with_missing_entries_and_per_row_alpha():
 @njit
 def _pois_mu_for_nonpositive(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration,
                              out):
-    seed_stream(seed, iteration, 0)
+    rng = new_stream()
+    seed_block(rng, seed, iteration, 0)
     for e in range(y_tilde.size):
         if not observed[e]:
             out[e] = 0
@@ -62,7 +63,7 @@ def _pois_mu_for_nonpositive(y_tilde, mu, observed, alpha_values, alpha_stride, 
             out[e] = np.random.poisson(mu[e])  # the bug: Pois(mu) instead of Pois(alpha * mu)
         else:
             alpha = alpha_values[e // alpha_stride]
-            out[e] = sample_true_count_collapsed_nb(y_tilde[e], alpha, mu[e])
+            out[e] = sample_true_count_collapsed_nb(rng, y_tilde[e], alpha, mu[e])
 
 
 class ForgetsAlpha(CollapsedPrivacy):

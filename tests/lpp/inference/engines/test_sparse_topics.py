@@ -27,7 +27,7 @@ from lpp.distributions import FEW_TRIALS, LARGE_COUNT, poisson_nb, rescale_log_w
 from lpp.inference.privacy import noise_levels, sample_true_counts
 from lpp.inference.privacy.kernels import sample_true_count_collapsed_nb
 from lpp.mechanism import privatize
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block
 from lpp.testing import FALSE_ALARM, chisquare_gof, geweke_test
 
 ROWS = 50_000
@@ -278,8 +278,9 @@ def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_su
     uniforms = np.empty(FEW_TRIALS)
     excluded = np.empty(n_topics)
     need = np.zeros(n_topics, dtype=np.bool_)
+    rng = new_stream()
     for d in range(row_lo, row_hi):
-        seed_stream(seed, iteration, first_row + d)
+        seed_block(rng, seed, iteration, first_row + d)
         order = kernels.row_topic_order(theta, d)
         alpha = alpha_rows[d]
         lo, hi = indptr[d], indptr[d + 1]
@@ -290,7 +291,7 @@ def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_su
             if values[idx] <= 0:
                 pos_y[idx] = 0
                 continue
-            y = sample_true_count_collapsed_nb(values[idx], alpha, total)
+            y = sample_true_count_collapsed_nb(rng, values[idx], alpha, total)
             pos_y[idx] = y
             if y == 0:
                 continue
@@ -298,7 +299,7 @@ def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_su
                 for k in range(n_topics):
                     weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
                 total = rescale_log_weights_nb(weights)
-            kernels.allocate_entry_nb(y, d, v, n_topics, weights, total, order, uniforms, cells,
+            kernels.allocate_entry_nb(rng, y, d, v, n_topics, weights, total, order, uniforms, cells,
                                       hits, doc_topic, col_partial)
         for k in range(n_topics):
             residual[d, k] = phi_sums[k] - excluded[k]
@@ -311,7 +312,7 @@ def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_su
             need[:] = False
         for k in range(n_topics):
             rate = alpha * theta[d, k] * residual[d, k]
-            n = poisson_nb(rate) if rate != 0.0 else 0
+            n = poisson_nb(rng, rate) if rate != 0.0 else 0
             neg_counts[d, k] = n
             doc_topic[d, k] += n
 

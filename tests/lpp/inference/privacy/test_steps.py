@@ -166,17 +166,18 @@ def test_bad_counts_and_rates_are_refused():
 _RATES_CODE = """
 import time
 import numpy as np
-from lpp.randomness import seed_stream
+from lpp.randomness import new_stream, seed_block
 from lpp.inference.privacy import (BesselPrivacy, CollapsedPrivacy, noise_levels,
                                    sample_true_count_collapsed_nb)
 
-seed_stream(1, 0, 0)
-sample_true_count_collapsed_nb(3, 0.5, 2.0)
+rng = new_stream()
+seed_block(rng, 1, 0, 0)
+sample_true_count_collapsed_nb(rng, 3, 0.5, 2.0)
 t = time.perf_counter()
 # around y~ = 1e16 the tail sums' float counter froze (2**53) and the step never returned; now
 # it draws, or marks a draw it cannot make (-1: a Poisson mean beyond 2**53)
-huge = [sample_true_count_collapsed_nb(10**16, 0.5, mu) for mu in (0.25e16, 0.5e16, 0.9e16)]
-large = [sample_true_count_collapsed_nb(8 * 10**15, 0.5, mu) for mu in (2e15, 4e15, 7.9e15)]
+huge = [sample_true_count_collapsed_nb(rng, 10**16, 0.5, mu) for mu in (0.25e16, 0.5e16, 0.9e16)]
+large = [sample_true_count_collapsed_nb(rng, 8 * 10**15, 0.5, mu) for mu in (2e15, 4e15, 7.9e15)]
 print(round(time.perf_counter() - t, 3),
       all(y == -1 or 0 <= y < 3 * 10**16 for y in huge) and min(large) > 10**15)
 y_tilde = np.array([[-2, 0, 3, 10**6]])
