@@ -43,6 +43,7 @@ from bench.sweep import text_data
 from lpp.distributions import poisson_nb
 from lpp.inference.models._reassign import _categorical
 from lpp.inference.privacy import sample_true_count_collapsed_nb
+from lpp.randomness import new_stream, seed_block
 
 PLAIN, NEGATIVES_SUMMED_OUT, THETA_COLLAPSED = 0, 1, 2
 #: (name, scheme, prior shape a0)
@@ -61,7 +62,9 @@ def sweep(y_tilde, alpha, theta, phi, a0, b0, scheme, seed, collapsed_exposure=T
 
     ``collapsed_exposure=False`` drops the ``1 / (b0 + sum_v phi[k, v])`` factor of the
     collapsed reassignment: a wrong sweep, kept to show that the test can tell."""
-    np.random.seed(seed)
+    np.random.seed(seed)  # numba's generator: the Gamma draws below
+    rng = new_stream()  # the samplers of lpp.distributions take a stream of their own
+    seed_block(rng, seed, 0, 0)
     n_docs, n_words = y_tilde.shape
     n_topics = theta.shape[1]
     doc_topic = np.zeros((n_docs, n_topics))
@@ -78,9 +81,9 @@ def sweep(y_tilde, alpha, theta, phi, a0, b0, scheme, seed, collapsed_exposure=T
             if y_tilde[d, v] <= 0 and scheme == NEGATIVES_SUMMED_OUT:
                 row_y[v] = 0
             elif y_tilde[d, v] <= 0:
-                row_y[v] = poisson_nb(alpha * mu)
+                row_y[v] = poisson_nb(rng, alpha * mu)
             else:
-                row_y[v] = sample_true_count_collapsed_nb(y_tilde[d, v], alpha, mu)
+                row_y[v] = sample_true_count_collapsed_nb(rng, y_tilde[d, v], alpha, mu)
             n_tokens += row_y[v]
         token_word = np.empty(n_tokens, dtype=np.int64)
         token_topic = np.empty(n_tokens, dtype=np.int64)
@@ -94,7 +97,7 @@ def sweep(y_tilde, alpha, theta, phi, a0, b0, scheme, seed, collapsed_exposure=T
                 total += weights[k]
             for _ in range(row_y[v]):
                 token_word[t] = v
-                token_topic[t] = _categorical(weights, total)
+                token_topic[t] = _categorical(rng, weights, total)
                 doc_topic[d, token_topic[t]] += 1.0
                 t += 1
         if scheme == THETA_COLLAPSED:
@@ -107,7 +110,7 @@ def sweep(y_tilde, alpha, theta, phi, a0, b0, scheme, seed, collapsed_exposure=T
                     if collapsed_exposure:
                         weights[k] *= exposure[k]
                     total += weights[k]
-                token_topic[t] = _categorical(weights, total)
+                token_topic[t] = _categorical(rng, weights, total)
                 doc_topic[d, token_topic[t]] += 1.0
         for t in range(n_tokens):
             topic_word[token_topic[t], token_word[t]] += 1.0

@@ -84,16 +84,16 @@ RESULTS = "docs/results.md"
 
 _RESULTS = (
     Quote(RESULTS, "the pipeline's {146} stages", "dvc.lock", lambda lock: [len(lock["stages"])]),
-    Quote(RESULTS, "non-private level at every ε/N ({0.154}–{0.163} vs {0.159})", TOPICS,
+    Quote(RESULTS, "non-private level at every ε/N ({0.153}–{0.161} vs {0.159})", TOPICS,
           joined(span("collapsed", "mae"), means("nonprivate", "mae", REFERENCE))),
     Quote(RESULTS, "privacy grows ({0.20}, {0.28}, {0.54} at ε/N = 3, 2, 1)", TOPICS,
           means("naive", "mae")),
-    Quote(RESULTS, "more so with more noise ({0.25}, {0.27}, {0.29} vs {0.23}; naive falls to "
-          "{0.19})", TOPICS,
+    Quote(RESULTS, "more so with more noise ({0.25}, {0.27}, {0.31} vs {0.23}; naive falls to "
+          "{0.17})", TOPICS,
           joined(means("collapsed", "npmi"), means("nonprivate", "npmi", REFERENCE),
                  means("naive", "npmi", (1,)))),
-    Quote(RESULTS, "coherence at ε/N = 1 ({−57.4} vs {−64.2}; at ε/N = 3 and 2 ours is {−64.6} "
-          "and {−63.3}, within the non-private chains' {−66.3} to {−63.1})", TOPICS,
+    Quote(RESULTS, "coherence at ε/N = 1 ({−56.3} vs {−63.8}; at ε/N = 3 and 2 ours is {−63.1} "
+          "and {−62.6}, within the non-private chains' {−66.4} to {−62.4})", TOPICS,
           joined(means("collapsed", "coherence", (1,)),
                  means("nonprivate", "coherence", REFERENCE),
                  means("collapsed", "coherence", (3, 2)),
@@ -105,25 +105,25 @@ _RESULTS = (
           "{−0.58}, non-private {−0.245}", TOPICS,
           joined(means("collapsed", "loglik"), means("naive", "loglik"),
                  means("nonprivate", "loglik", REFERENCE))),
-    Quote(RESULTS, "the five non-private chains alone span NPMI {0.204}–{0.251}", TOPICS,
+    Quote(RESULTS, "the five non-private chains alone span NPMI {0.216}–{0.239}", TOPICS,
           span("nonprivate", "npmi", REFERENCE)),
-    Quote(RESULTS, "({2}, {1} and {2} of 5 chains put ours below it at most levels", NETWORK,
+    Quote(RESULTS, "({1}, {1} and {2} of 5 chains put ours below it at most levels", NETWORK,
           lambda t: [_chains_above_ours(t, c) for c in (5, 10, 20)]),
     Quote(RESULTS, "which holds {62} % of the emails", NETWORK_DATA,
           percent(key("heldout", "by_rule", "block", "counts"))),
-    Quote(RESULTS, "at C = 5 it survives (ours {4.59}, {4.25}, {3.82} at ε/N = 3, 2, 1, naive "
-          "{4.68}, {4.71}, {4.94}, non-private {4.66})", NETWORK,
+    Quote(RESULTS, "at C = 5 it survives (ours {4.52}, {4.28}, {3.76} at ε/N = 3, 2, 1, naive "
+          "{4.69}, {4.75}, {4.91}, non-private {4.62})", NETWORK,
           joined(means("collapsed", "offdiag_mae", C=5), means("naive", "offdiag_mae", C=5),
                  means("nonprivate", "offdiag_mae", REFERENCE, C=5))),
-    Quote(RESULTS, "at C = 5 its MAE ({27.2}, {26.3}, {24.3} at ε/N = 3, 2, 1) is above naive "
-          "({25.9}, {25.5}, {25.7})", NETWORK,
+    Quote(RESULTS, "at C = 5 its MAE ({26.3}, {26.7}, {23.7} at ε/N = 3, 2, 1) is above naive "
+          "({26.0}, {25.9}, {25.5})", NETWORK,
           joined(means("collapsed", "heldout_mae", C=5), means("naive", "heldout_mae", C=5))),
-    Quote(RESULTS, "(the non-private reference's five chains: {26.1} ± {1.5})", NETWORK,
+    Quote(RESULTS, "(the non-private reference's five chains: {25.8} ± {1.2})", NETWORK,
           joined(means("nonprivate", "heldout_mae", REFERENCE, C=5),
                  sds("nonprivate", "heldout_mae", REFERENCE, C=5))),
-    Quote(RESULTS, "(our means {33}–{117} with sd up to {34} over the three copies, naive "
-          "{27}–{75}; the non-private reference's five chains {59} ± {28} at C = 10 and {46} ± "
-          "{28} at C = 20)", NETWORK,
+    Quote(RESULTS, "(our means {39}–{80} with sd up to {26} over the three copies, naive "
+          "{24}–{72}; the non-private reference's five chains {45} ± {40} at C = 10 and {51} ± "
+          "{36} at C = 20)", NETWORK,
           lambda t: [*_range_over_c(t, "collapsed"),
                      max(max(sds("collapsed", "heldout_mae", C=c)(t)) for c in (10, 20)),
                      *_range_over_c(t, "naive"),
@@ -133,29 +133,29 @@ _RESULTS = (
                              sds("nonprivate", "heldout_mae", REFERENCE, C=20))(t)]),
     Quote(RESULTS, "Predicting 0 everywhere beats every fit there ({23.3}), and on the observed "
           "entries ({1.57})", NETWORK, joined(zeros("heldout_mae"), zeros("mae"))),
-    Quote(RESULTS, "(C = 5: ours {−72}, {−80}, {−112} at ε/N = 3, 2, 1, naive {−72}, {−69}, "
-          "{−75}, non-private {−76})", NETWORK,
+    Quote(RESULTS, "(C = 5: ours {−78}, {−82}, {−110} at ε/N = 3, 2, 1, naive {−86}, {−85}, "
+          "{−76}, non-private {−81})", NETWORK,
           joined(means("collapsed", "heldout_loglik", C=5), means("naive", "heldout_loglik", C=5),
                  means("nonprivate", "heldout_loglik", REFERENCE, C=5))),
-    Quote(RESULTS, "held-out MAE ours {6.76}, {6.63}, {6.59} at ε/N = 3, 2, 1, naive {6.84}, "
-          "{6.88}, {6.99}, non-private {7.04} ± {0.36} (five chains, {6.74}–{7.56})", ROWS_COLS,
+    Quote(RESULTS, "held-out MAE ours {6.74}, {7.12}, {6.59} at ε/N = 3, 2, 1, naive {6.85}, "
+          "{6.87}, {6.98}, non-private {7.45} ± {1.39} (five chains, {6.79}–{9.93})", ROWS_COLS,
           joined(means("collapsed", "heldout_mae"), means("naive", "heldout_mae"),
                  means("nonprivate", "heldout_mae", REFERENCE),
                  sds("nonprivate", "heldout_mae", REFERENCE),
                  span("nonprivate", "heldout_mae", REFERENCE))),
-    Quote(RESULTS, "though predicting zero everywhere ({6.52}) is still lower, and the held-out "
-          "log-likelihood ranks ours last ({−24.8}, {−28.3}, {−28.7} against naive {−22.5}, "
-          "{−22.0}, {−20.6}, non-private {−23.4})", ROWS_COLS,
+    Quote(RESULTS, "while predicting zero everywhere ({6.52}) is still lower, and the held-out "
+          "log-likelihood ranks ours last ({−26.2}, {−26.4}, {−31.4} against naive {−24.0}, "
+          "{−23.4}, {−22.2}, non-private {−23.1})", ROWS_COLS,
           joined(zeros("heldout_mae"), means("collapsed", "heldout_loglik"),
                  means("naive", "heldout_loglik"),
                  means("nonprivate", "heldout_loglik", REFERENCE))),
-    Quote(RESULTS, "rises with noise ({0.245} → {0.290} from ε/N = 3 to 1, non-private {0.228})",
+    Quote(RESULTS, "rises with noise ({0.250} → {0.308} from ε/N = 3 to 1, non-private {0.231})",
           TOPICS, joined(means("collapsed", "npmi", (3, 1)),
                          means("nonprivate", "npmi", REFERENCE))),
-    Quote(RESULTS, "shrinks the rise from {0.044} to {0.004} ({0.2869} → {0.2912})", TOPICS,
+    Quote(RESULTS, "shrinks the rise from {0.058} to {0.025} ({0.2837} → {0.3086})", TOPICS,
           lambda t: [_rise(t, "npmi"), _rise(t, "npmi_zero"),
                      *means("collapsed", "npmi_zero", (3, 1))(t)]),
-    Quote(RESULTS, "{4.1} % of top-word pairs never co-occur at ε/N = 3, {0.14} % at 1", TOPICS,
+    Quote(RESULTS, "{3.4} % of top-word pairs never co-occur at ε/N = 3, {0.03} % at 1", TOPICS,
           lambda t: [100 * (a - b) for a, b in zip(means("collapsed", "npmi_zero", (3, 1))(t),
                                                    means("collapsed", "npmi", (3, 1))(t))]),
     Quote(RESULTS, "instead of 1,000 move any score by at most {0.04}", NPMI_RECORD,
@@ -165,9 +165,10 @@ _RESULTS = (
                          for g in r["table"].values())]),
     Quote(RESULTS, "Three seeds score {0.215}–{0.254} (−1) and {0.261}–{0.287} (0)", NPMI_RECORD,
           lambda r: [*_seed_range(r, "fitted -1"), *_seed_range(r, "fitted 0")]),
-    Quote(RESULTS, "they span {0.204}–{0.251} (−1) and {0.268}–{0.290} (0), the best above ours "
-          "at ε/N = 3 ({0.245}, {0.287}), ours at ε/N = 2 and 1 {0.003} and {0.001} above it under "
-          "Lau's convention", TOPICS,
+    Quote(RESULTS, "they span {0.216}–{0.239} (−1) and {0.275}–{0.288} (0); ours at ε/N = 3 "
+          "({0.250}, {0.284}) lies above the best of them under −1 and inside their span under "
+          "Lau's convention, at ε/N = 2 and 1 {0.006} and {0.021} above the best under Lau's "
+          "convention", TOPICS,
           lambda t: [*span("nonprivate", "npmi", REFERENCE)(t),
                      *span("nonprivate", "npmi_zero", REFERENCE)(t),
                      *means("collapsed", "npmi", (3,))(t),
@@ -362,29 +363,29 @@ _CONVERGENCE = (
                      *(r["mean_log_joint"][n] for n in _NONPRIVATE_SEEDS)]),
     Quote(CONVERGENCE, "and {10}–{25} saved draws per chain", DIAGNOSE,
           lambda t: [t.draws.min(), t.draws.max()]),
-    Quote(CONVERGENCE, "{7} of the {24} quantities sit in different modes, {10} still drift, {4} "
+    Quote(CONVERGENCE, "{11} of the {24} quantities sit in different modes, {8} still drift, {4} "
           "agree", DIAGNOSE,
           lambda t: [*verdict_count("modes")(t), len(t), *verdict_count("drifting")(t),
                      *verdict_count("agree")(t)]),
-    Quote(CONVERGENCE, "and {3} are too short to tell", DIAGNOSE, verdict_count("unclear")),
-    Quote(CONVERGENCE, "differ between chains by up to {16.5} within-chain standard deviations "
-          "(`mu[campbell-l/inbox/667., http]`: {two} chains at {128}–{142}, {four} at {49}–{73}); "
-          "so are {4} of our topic fit's {4} ({4.0}–{5.2} within-chain standard deviations "
-          "apart), and {0} of the naive fit's {4} in this run", DIAGNOSE,
-          lambda t: [*diagnosed(_NONPRIVATE_TOPIC, "mu[campbell-l/inbox/667., http]",
-                                "separation")(t),
-                     *_in_words(_split_at_gap(chain_means(
-                         _NONPRIVATE_TOPIC, "mu[campbell-l/inbox/667., http]")(t))),
+    Quote(CONVERGENCE, "and {1} too short to tell", DIAGNOSE, verdict_count("unclear")),
+    Quote(CONVERGENCE, "The followed rates of the non-private topic fit are in different modes "
+          "({4} of {4}): single documents' rates differ between chains by up to {4.0} "
+          "within-chain standard deviations (`{mu[corman-s/inbox/archives/76., http]}`: chain "
+          "means {133}–{212}); so are {2} of our topic fit's {4} ({3.2}–{3.7} within-chain "
+          "standard deviations apart), and {4} of the naive fit's {4} in this run", DIAGNOSE,
+          lambda t: [*_followed_in_modes(_NONPRIVATE_TOPIC)(t),
+                     *_widest_apart(_NONPRIVATE_TOPIC)(t),
                      *_followed_in_modes(_TOPIC)(t),
                      *_extremes(lambda t: list(t.loc[t.case.str.contains(_TOPIC)
-                                                     & t.quantity.str.startswith("mu["),
+                                                     & t.quantity.str.startswith("mu[")
+                                                     & (t.verdict == "modes"),
                                                      "separation"]))(t),
                      *_followed_in_modes("topics naive")(t)]),
     Quote(CONVERGENCE, "Our network fit's two chains sit apart too: total rates of about "
-          "{24,000} and {52,000}", DIAGNOSE,
+          "{30,000} and {47,000}", DIAGNOSE,
           lambda t: sorted(chain_means(_NETWORK_CASE, "total_rate")(t)), rel_tol=0.02),
-    Quote(CONVERGENCE, "and {2} of its {4} followed rates at {137}–{141} in one chain and "
-          "{75}–{85} in the other", DIAGNOSE, lambda t: _network_followed(t)),
+    Quote(CONVERGENCE, "and {4} of its {4} followed rates at {169}–{278} in one chain and "
+          "{5}–{189} in the other", DIAGNOSE, lambda t: _network_followed(t)),
     Quote(CONVERGENCE, "total rates of about {38,000}, {40,000}, {53,000} and {81,000}",
           PAPER_DIAGNOSE, lambda t: sorted(chain_means(_NETWORK_CASE, "total_rate")(t)),
           rel_tol=0.02),
@@ -460,6 +461,18 @@ def _followed_in_modes(case):
     def read(t):
         rows = t[t.case.str.contains(case, regex=False) & t.quantity.str.startswith("mu[")]
         return [int((rows.verdict == "modes").sum()), len(rows)]
+    return read
+
+
+def _widest_apart(case):
+    """The followed rate (``mu[...]``) of the ``diagnose`` case whose name contains ``case``
+    whose chains lie furthest apart: that separation, the rate's name, and the smallest and
+    largest of its chain means."""
+    def read(t):
+        rows = t[t.case.str.contains(case, regex=False) & t.quantity.str.startswith("mu[")]
+        row = rows.loc[rows.separation.idxmax()]
+        means = [float(v) for v in row.chain_means.split(";")]
+        return [row.separation, row.quantity, min(means), max(means)]
     return read
 
 
@@ -551,13 +564,15 @@ _VARIATIONAL = (
                      30 / (r["mcmc"]["vi"]["sweeps_per_effective_sample"]
                            * _chain_sweep_seconds(r))],
           rel_tol=0.06),
-    Quote(VARIATIONAL, "CAVI, averaging all its {40} sweeps, has the lowest MAE ({0.207})",
+    Quote(VARIATIONAL, "CAVI, averaging all its {40} sweeps, reaches an MAE of {0.210}, between "
+          "the CAVI's ({0.214}) and the {200}-sweep chain's ({0.207})",
           VI_QUICK, joined(vi_row("VI-started MCMC", "iterations"),
-                           vi_row("VI-started MCMC", "mae"))),
+                           vi_row("VI-started MCMC", "mae"), vi_row("collapsed CAVI", "mae"),
+                           vi_row("private MCMC", "iterations"), vi_row("private MCMC", "mae"))),
     Quote(VARIATIONAL, "At epsilon/N = 1, replicate 0: MAE collapsed CAVI {0.149} against the "
-          "quick-profile Gibbs chains' {0.164} (collapsed, 300 sweeps) and {0.535} (naive); NPMI "
-          "{0.287} against {0.286}, and a lower predictive log-likelihood ({−0.345} against "
-          "{−0.306})", TOPICS,
+          "quick-profile Gibbs chains' {0.162} (collapsed, 300 sweeps) and {0.537} (naive); NPMI "
+          "{0.287} against {0.302}, and a lower predictive log-likelihood ({−0.345} against "
+          "{−0.309})", TOPICS,
           joined(row("collapsed_cavi_eps1.0_rep0", "mae"), row("collapsed_eps1.0_rep0", "mae"),
                  row("naive_eps1.0_rep0", "mae"), row("collapsed_cavi_eps1.0_rep0", "npmi"),
                  row("collapsed_eps1.0_rep0", "npmi"), row("collapsed_cavi_eps1.0_rep0", "loglik"),
@@ -686,27 +701,27 @@ def _lower_on_average(r):
 
 
 _FIGURES = (
-    Quote(FIGURES, "Mean distance over topics and copies: ours {0.37} / {0.42} / {0.53} at ε/N = "
-          "3 / 2 / 1, naive {0.42} / {0.46} / {0.55}, collapsed CAVI {0.45} / {0.49} / {0.57}",
+    Quote(FIGURES, "Mean distance over topics and copies: ours {0.38} / {0.43} / {0.52} at ε/N = "
+          "3 / 2 / 1, naive {0.38} / {0.41} / {0.54}, collapsed CAVI {0.43} / {0.45} / {0.53}",
           TOPIC_WORDS, joined(mean_distance("collapsed"), mean_distance("naive"),
                               mean_distance("collapsed_cavi"))),
-    Quote(FIGURES, "MAE to the true rates {0.16} / {0.18} / {0.24} (ours) vs {0.22} / {0.47} / "
-          "{0.72} (naive), non-private {0.16}", "results/synthetic/communities.json",
+    Quote(FIGURES, "MAE to the true rates {0.16} / {0.18} / {0.24} (ours) vs {0.22} / {0.44} / "
+          "{0.71} (naive), non-private {0.16}", "results/synthetic/communities.json",
           lambda r: [*(level["collapsed"]["mae_to_rates"] for level in r["levels"]),
                      *(level["naive"]["mae_to_rates"] for level in r["levels"]),
                      r["non-private"]["mae_to_rates"]]),
-    Quote(FIGURES, "over seeds {3}, {4}, {5} at α0 = {0.2} / {0.5} / {0.8}: ours {0.16} ± {0.02} / "
-          "{0.19} ± {0.02} / {0.47} ± {0.08}, naive {0.17} ± {0.01} / {0.21} ± {0.01} / {0.46} ± "
-          "{0.04} (mean ± sd). Ours is lower on average at α0 = {0.2} and {0.5} and in {7} of {9} "
+    Quote(FIGURES, "over seeds {3}, {4}, {5} at α0 = {0.2} / {0.5} / {0.8}: ours {0.150} ± "
+          "{0.014} / {0.197} ± {0.012} / {0.529} ± {0.151}, naive {0.162} ± {0.004} / {0.201} ± "
+          "{0.005} / {0.458} ± {0.037} (mean ± sd). Ours is lower on average at α0 = {0.2} and {0.5} and in {6} of {9} "
           "seed-level pairs", "results/synthetic/topics.json",
           lambda r: [*r["seeds"], *(h["alpha0"] for h in r["hellinger"]),
                      *_hellinger_with_sd(r), *_lower_on_average(r)]),
-    Quote(FIGURES, "the chains have not mixed in 300 sweeps (R-hat up to {2.07}", DIAGNOSE,
+    Quote(FIGURES, "the chains have not mixed in 300 sweeps (R-hat up to {1.87}", DIAGNOSE,
           lambda t: [t.loc[t.case.str.contains(_TOPIC), "r_hat"].max()]),
-    Quote(FIGURES, "total rates of about {24,000} and {52,000}", DIAGNOSE,
+    Quote(FIGURES, "total rates of about {30,000} and {47,000}", DIAGNOSE,
           lambda t: sorted(chain_means(_NETWORK_CASE, "total_rate")(t)), rel_tol=0.02),
-    Quote(FIGURES, "and {2} of the {4} followed rates at {137}–{141} in one chain and {75}–{85} "
-          "in the other (R-hat up to {2.22})", DIAGNOSE,
+    Quote(FIGURES, "and {4} of the {4} followed rates at {169}–{278} in one chain and {5}–{189} "
+          "in the other (R-hat up to {1.98})", DIAGNOSE,
           lambda t: [*_network_followed(t),
                      t.loc[t.case.str.contains(_NETWORK_CASE), "r_hat"].max()]),
     Quote(FIGURES, "centred at our draw's {0.5}", "results/central/beta_bernoulli.json",
@@ -991,8 +1006,8 @@ _OTHER_PAGES = (
           "effective sample", VI_BENCH,
           lambda r: [_chain_sweep_seconds(r),
                      r["mcmc"]["vi"]["sweeps_per_effective_sample"]]),
-    Quote(VI_PAGE, "({0.149} against {0.164}), its NPMI about the same ({0.287} against {0.286}), "
-          "its predictive log-likelihood lower ({-0.345} against {-0.306})", TOPICS,
+    Quote(VI_PAGE, "({0.149} against {0.162}), its NPMI about the same ({0.287} against {0.302}), "
+          "its predictive log-likelihood lower ({-0.345} against {-0.309})", TOPICS,
           joined(row("collapsed_cavi_eps1.0_rep0", "mae"), row("collapsed_eps1.0_rep0", "mae"),
                  row("collapsed_cavi_eps1.0_rep0", "npmi"), row("collapsed_eps1.0_rep0", "npmi"),
                  row("collapsed_cavi_eps1.0_rep0", "loglik"),
@@ -1186,13 +1201,13 @@ _BENCH = (
     Quote(BENCH, "(`bench/results/rng.json`; {2} numba threads on a {2}-core machine for the "
           "sweep, one for the generators; the file records neither the CPU model nor the "
           "load): the engines draw from a xoshiro256+ stream per row (`lpp.randomness`); a "
-          "uniform from it costs {0.88} ns, from numba's MT19937 (the engines' generator "
-          "before) {7.96} ns, and a row's reseed {0.005} µs against {1.04} µs. A collapsed "
-          "sweep at 3000², ε/N = 1 ({0.113} s) draws about {4.3} M uniforms, {61} % of them "
+          "uniform from it costs {0.82} ns, from numba's MT19937 (the engines' generator "
+          "before) {7.48} ns, and a row's reseed {0.004} µs against {1.04} µs. A collapsed "
+          "sweep at 3000², ε/N = 1 ({0.089} s) draws about {4.3} M uniforms, {61} % of them "
           "for the conditional of `y` (one per positive entry), {15} % for the split of pass "
           "1, {6} % for pass 2 and {18} % for the topic totals and the Gamma updates. Against "
-          "MT19937 and its reseeds, the engines' generator saves about {0.018} s of the sweep "
-          "({14} % of what it would take)", RNG,
+          "MT19937 and its reseeds, the engines' generator saves about {0.017} s of the sweep "
+          "({16} % of what it would take)", RNG,
           lambda r: [r["threads"], r["machine"]["cpu_count"], r["ns_per_uniform"]["xoshiro256+"],
                      r["ns_per_uniform"]["mt19937"], r["us_per_reseed"]["xoshiro256+"],
                      r["us_per_reseed"]["mt19937"], r["sweep_seconds"], *uniform_shares(r),
