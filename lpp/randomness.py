@@ -30,6 +30,8 @@ import numpy as np
 from numba import njit
 
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: splitmix64's increment (the odd integer nearest 2**64 / golden ratio)
+_GOLDEN_GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
@@ -74,7 +76,7 @@ def replay_seed(rng=None) -> int:
 
 @njit(cache=True)
 def _splitmix64(x):
-    x = (x + np.uint64(0x9E3779B97F4A7C15)) & _MASK64
+    x = (x + _GOLDEN_GAMMA) & _MASK64
     x = ((x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & _MASK64
     x = ((x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & _MASK64
     return x ^ (x >> np.uint64(31))
@@ -100,10 +102,8 @@ def seed_block(stream, seed, iteration, block):
     :func:`block_key`. Call it at the top of each block (one ``prange`` iteration, or a row)."""
     x = block_key(seed, iteration, block)
     for i in range(4):
-        x = (x + np.uint64(0x9E3779B97F4A7C15)) & _MASK64
-        z = ((x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & _MASK64
-        z = ((z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & _MASK64
-        stream[i] = z ^ (z >> np.uint64(31))
+        stream[i] = _splitmix64(x)
+        x = (x + _GOLDEN_GAMMA) & _MASK64
 
 
 @njit(cache=True)

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from lpp.validation import broadcast_params, finish, integer_array, real_array
-from lpp.randomness import uniform
+from lpp.randomness import standard_exponential, uniform
 
 from ._special import bd0_nb, lgamma_diff_nb, stirling_correction_nb
 
@@ -345,11 +345,11 @@ def _at_most_near_mean(rng, lam, n):
     log_r = math.log1p(-delta / lam)
     log_n = math.log(float(n))
     while True:
-        m = math.floor(math.log(1.0 - uniform(rng)) / log_r)
+        m = math.floor(-standard_exponential(rng) / log_r)
         if m > n:
             continue
         log_accept = lgamma_diff_nb(float(n) - m + 1.0, m) - m * log_n
-        if math.log(1.0 - uniform(rng)) <= log_accept:
+        if -standard_exponential(rng) <= log_accept:
             return np.int64(n - np.int64(m))
 
 
@@ -399,7 +399,7 @@ def _above_near_mean(rng, lam, n):
     log_r = math.log1p(-(base - lam) / base)
     log_base = math.log(base)
     while True:
-        m = math.floor(math.log(1.0 - uniform(rng)) / log_r)
+        m = math.floor(-standard_exponential(rng) / log_r)
         log_accept = m * log_base - lgamma_diff_nb(base, m)
-        if math.log(1.0 - uniform(rng)) <= log_accept:
+        if -standard_exponential(rng) <= log_accept:
             return np.int64(n + 1 + np.int64(m))
