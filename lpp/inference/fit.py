@@ -61,13 +61,20 @@ def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> ChainResult:
                             checkpoint_every=run.checkpoint_every, resume=run.resume, rng=rng,
                             callback=run.callback, desc=f"{sampler.model.name}/{sampler.method}")
     arrays = rec.arrays()
+    del rec  # and with it the spare running-sum buffer, one array of the data's size
     n_saved = arrays["saved_iterations"].size
+    # the posterior mean in the running sum's own buffer: at the data's size, a further copy
+    # would be the fit's peak memory
+    mu_hat = None
+    if n_saved:
+        mu_sum = arrays["mu_sum"]
+        mu_hat = np.divide(mu_sum, n_saved, out=mu_sum if mu_sum.flags.writeable else None)
     return ChainResult(
         method=sampler.method, model=sampler.model.params(), seed=sampler.seed, n_iter=n_iter,
         burn_in=burn_in, thin=thin, iterations_done=sampler.iteration, interrupted=interrupted,
         saved_iterations=arrays["saved_iterations"],
         samples={n: arrays[f"samples__{n}"] for n in names},
-        mu_hat=arrays["mu_sum"] / n_saved if n_saved else None,
+        mu_hat=mu_hat,
         log_joint=arrays["log_joint"], iter_seconds=arrays["iter_seconds"],
         state=sampler.state, aux=sampler.aux, engine=sampler.engine,
         data_fingerprint=sampler.fingerprint(), device=sampler.device)
