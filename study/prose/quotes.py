@@ -932,7 +932,7 @@ _PIPELINE = (
           lambda lock: [len(lock["stages"])]),
     Quote(PIPELINE, "(about {1} s per sweep at ε/N = 1, {0.4}–{0.5} s at 3 and 2", SWEEP,
           joined(large_sweep("collapsed", (1,)), large_sweep("collapsed", (3, 2)))),
-    Quote(PIPELINE, "— {80} hours of 2 cores by the cost model of `python -m bench.tables`", SWEEP,
+    Quote(PIPELINE, "— {76} hours of 2 cores by the cost model of `python -m bench.tables`", SWEEP,
           lambda r: [cpu_design_hours(r)]),
     Quote(PIPELINE, "at the paper's settings ({42} min on 2 shared cores)", STAGE_SECONDS,
           _synthetic_minutes),
