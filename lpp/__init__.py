@@ -29,16 +29,36 @@ The library needs numpy, scipy and numba only; tqdm (progress bars), Dask (a fit
 cluster) and ArviZ (diagnostics) are the extras ``progress``, ``distributed`` and
 ``diagnostics``. The code that reproduces the papers — the notebook runner, the score tables
 and figures, the claims table — is the sibling package ``study``, which ``lpp`` never imports.
-Submodules are imported on demand (``import lpp`` alone stays light). ``docs/design.md``
-explains the design the code relies on.
+Each submodule loads on first use: ``import lpp`` alone stays light, and ``lpp.inference``,
+``lpp.mechanism`` and the others are there without an import of their own (PEP 562).
+``docs/design.md`` explains the design the code relies on.
 """
-from importlib.metadata import PackageNotFoundError, version
+from importlib import import_module as _import_module
+from importlib import metadata as _metadata
 
 from lpp import _numba_cache
 
 _numba_cache.configure()
 
 try:
-    __version__ = version("lpp")
-except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = _metadata.version("lpp")
+except _metadata.PackageNotFoundError:  # a source tree that was never installed
     __version__ = "0+unknown"
+
+#: the public subpackages and modules, each imported when ``lpp.<name>`` is first used
+_SUBMODULES = frozenset({
+    "central", "diagnostics", "distributions", "estimators", "evaluation", "formats",
+    "inference", "mechanism", "metrics", "progress", "randomness", "simulate", "testing",
+    "validation", "vi",
+})
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return _import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    public = (n for n in globals() if n.startswith("__") or not n.startswith("_"))
+    return sorted({*public, *_SUBMODULES})

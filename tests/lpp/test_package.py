@@ -13,6 +13,38 @@ def test_package_docstring_and_version():
     assert isinstance(lpp.__version__, str) and lpp.__version__ == expect
 
 
+def test_the_front_door_lists_the_submodules_and_nothing_borrowed():
+    names = dir(lpp)
+    assert "__version__" in names and {"inference", "mechanism", "vi"} <= set(names)
+    assert not {"version", "PackageNotFoundError", "importlib"} & set(names)
+    assert not hasattr(lpp, "version")
+    try:
+        lpp.no_such_module
+    except AttributeError as err:
+        assert "no_such_module" in str(err)
+    else:
+        raise AssertionError("an unknown name gave no AttributeError")
+
+
+def test_the_lazy_submodules_are_the_public_modules():
+    top = {name.split(".")[1] for name in _modules() if name.count(".") == 1}
+    assert lpp._SUBMODULES == {name for name in top if not name.startswith("_")}
+
+
+def test_submodules_load_on_first_use_and_import_lpp_loads_none():
+    code = textwrap.dedent("""
+        import sys
+        import lpp
+        loaded = sorted(m for m in sys.modules if m.startswith("lpp."))
+        assert loaded == ["lpp._numba_cache"], loaded
+        assert callable(lpp.inference.fit_private) and callable(lpp.mechanism.privatize)
+        assert "lpp.inference" in sys.modules and "lpp.vi" not in sys.modules
+    """)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
 # ---------------------------------------------------------------- the import graph
 import ast  # noqa: E402
 import subprocess  # noqa: E402
