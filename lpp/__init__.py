@@ -33,8 +33,10 @@ Each submodule loads on first use: ``import lpp`` alone stays light, and ``lpp.i
 ``lpp.mechanism`` and the others are there without an import of their own (PEP 562).
 ``docs/design.md`` explains the design the code relies on.
 """
+from functools import cache as _cache
 from importlib import import_module as _import_module
 from importlib import metadata as _metadata
+from pkgutil import iter_modules as _iter_modules
 
 from lpp import _numba_cache
 
@@ -45,20 +47,19 @@ try:
 except _metadata.PackageNotFoundError:  # a source tree that was never installed
     __version__ = "0+unknown"
 
-#: the public subpackages and modules, each imported when ``lpp.<name>`` is first used
-_SUBMODULES = frozenset({
-    "central", "diagnostics", "distributions", "estimators", "evaluation", "formats",
-    "inference", "mechanism", "metrics", "progress", "randomness", "simulate", "testing",
-    "validation", "vi",
-})
+
+@_cache
+def _submodules() -> frozenset:
+    """The public subpackages and modules, each imported when ``lpp.<name>`` is first used."""
+    return frozenset(m.name for m in _iter_modules(__path__) if not m.name.startswith("_"))
 
 
 def __getattr__(name: str):
-    if name in _SUBMODULES:
+    if name in _submodules():
         return _import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     public = (n for n in globals() if n.startswith("__") or not n.startswith("_"))
-    return sorted({*public, *_SUBMODULES})
+    return sorted({*public, *_submodules()})

@@ -65,10 +65,7 @@ def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> ChainResult:
     n_saved = arrays["saved_iterations"].size
     # the posterior mean in the running sum's own buffer: at the data's size, a further copy
     # would be the fit's peak memory
-    mu_hat = None
-    if n_saved:
-        mu_sum = arrays["mu_sum"]
-        mu_hat = np.divide(mu_sum, n_saved, out=mu_sum if mu_sum.flags.writeable else None)
+    mu_hat = np.divide(arrays["mu_sum"], n_saved, out=arrays["mu_sum"]) if n_saved else None
     return ChainResult(
         method=sampler.method, model=sampler.model.params(), seed=sampler.seed, n_iter=n_iter,
         burn_in=burn_in, thin=thin, iterations_done=sampler.iteration, interrupted=interrupted,

@@ -327,15 +327,6 @@ def verdict_count(verdict):
     return lambda t: [int((t.verdict == verdict).sum())]
 
 
-def _split_at_gap(values):
-    """Two groups of ``values`` split at their widest gap: count, smallest and largest of
-    the upper group, then of the lower."""
-    ordered = sorted(values)
-    cut = max(range(1, len(ordered)), key=lambda i: ordered[i] - ordered[i - 1])
-    low, high = ordered[:cut], ordered[cut:]
-    return [len(high), high[0], high[-1], len(low), low[0], low[-1]]
-
-
 def fits(column, names=None):
     """A column of ``topic_fits.csv``, for the fits named (all by default), in their order."""
     def read(t):
@@ -471,15 +462,9 @@ def _widest_apart(case):
     def read(t):
         rows = t[t.case.str.contains(case, regex=False) & t.quantity.str.startswith("mu[")]
         row = rows.loc[rows.separation.idxmax()]
-        means = [float(v) for v in row.chain_means.split(";")]
+        means = chain_means(case, row.quantity)(t)
         return [row.separation, row.quantity, min(means), max(means)]
     return read
-
-
-def _in_words(split):
-    """:func:`_split_at_gap`'s counts as the pages write them (``two``, ``four``)."""
-    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
-    return [words.get(v, v) if i in (0, 3) else v for i, v in enumerate(split)]
 
 
 def _network_followed(table):
