@@ -120,19 +120,22 @@ def _work_tree(path: Path) -> Path:
     return path
 
 
-#: how the work tree's DVC cache gives back its outputs: a link where the file system allows
-#: one. DVC's default copies, which holds every output twice: a topic fit at the paper's scale
-#: is 2.2 GB, and the profile's fits with their copies would outgrow the free space of the
-#: 250 GB disk it was first run on.
-#: The stages never edit an output in place (DVC removes them before a stage runs), so a link
-#: cannot change what the cache holds.
-CACHE_TYPE = "reflink,hardlink,copy"
+#: how the work tree's DVC cache gives back its outputs: a hard link, a copy only where the
+#: file system has none. DVC's default copies, which holds every output twice: a topic fit at
+#: the paper's scale is 2.2 GB, and the profile's fits with their copies outgrow the free space
+#: of a 250 GB disk. Hard links rather than reflinks first: DVC cannot tell a reflink from a
+#: copy, so with ``reflink`` first it takes a copy for one and, on a file system without
+#: reflinks (ext4), copies every output. The stages never edit an output in place (DVC removes
+#: them before a stage runs, and notebooks replace their files whole), so a link cannot change
+#: what the cache holds.
+CACHE_TYPE = "hardlink,copy"
 
 
 def link_cache(work: Path) -> None:
     """Set ``cache.type`` to :data:`CACHE_TYPE` in the work tree's local DVC config
-    (``.dvc/config.local``, untracked), unless one is set there already. Outputs committed
-    before keep their copies until ``dvc checkout --relink``."""
+    (``.dvc/config.local``, untracked), unless one is set there already. Outputs committed as
+    copies before stay copies (DVC accepts a copy under ``copy``); to link them,
+    ``dvc checkout --relink STAGE...`` under ``cache.type hardlink`` alone."""
     dvc = [sys.executable, "-m", "dvc", "config", "--local", "cache.type"]
     current = subprocess.run(dvc, cwd=work, capture_output=True, text=True)
     if current.returncode == 0 and current.stdout.strip():
