@@ -5,6 +5,7 @@ recording each in ``dvc.lock`` as ``dvc repro`` does.
     python profiles/jobs.py --repo ../lpp-paper --jobs 2 report_topics   # it and what it needs
     python profiles/jobs.py --single-item --jobs 2 report_topics report_network
     python profiles/jobs.py --cluster tcp://SCHEDULER:8786 infer_private_topics
+    python profiles/jobs.py --jobs 2 --stop-after 2h45m       # stop cleanly before a job's end
     python profiles/run.py --jobs 4                           # a profile's stages (run.py)
 
 ``dvc repro`` runs one stage at a time, and two of them do not share a work tree well: each
@@ -49,7 +50,9 @@ notebook's fit writes its checkpoint and stops), waits for them to exit (a secon
 :data:`STOP_GRACE_SECONDS`, kills them), records those that finished and stops (exit status
 130). A later run skips the stages that are done and reruns those cut short, whose fits
 continue from their checkpoints (:mod:`study.checkpoints`: the checkpoint folder is not an
-output, so removing the outputs leaves it).
+output, so removing the outputs leaves it). ``--stop-after DURATION`` does the same once that
+much time has passed (exit status 124): a batch job whose allocation ends stops its stages
+while their fits can still write their checkpoints, instead of being killed between two.
 
 Threads: with ``--jobs N`` each stage gets ``NUMBA_NUM_THREADS`` (and ``OMP_NUM_THREADS``,
 ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``) of ``--threads-per-job`` or, by default, this
@@ -96,6 +99,8 @@ TAIL_LINES = 20
 CONNECT_SECONDS = 10
 #: the exit status of a run stopped by Ctrl-C
 INTERRUPTED = 130
+#: the exit status of a run stopped at its time limit (``--stop-after``), as ``timeout``'s
+TIME_LIMIT = 124
 
 
 class StagesFailed(RuntimeError):
@@ -109,6 +114,39 @@ class StagesFailed(RuntimeError):
             lines.append("not run, as they depend on a failed stage: " + ", ".join(
                 f"{stage} (needs {needs})" for stage, needs in self.skipped.items()))
         super().__init__("\n".join(lines))
+
+
+class TimeLimitReached(RuntimeError):
+    """The run reached its time limit: the running stages were stopped as Ctrl-C stops them
+    (their fits wrote their checkpoints), those that finished were recorded, the others did not
+    start. A later run continues."""
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``text``: a number of seconds (``5400``), or hours, minutes and seconds with
+    their units (``2h30m``, ``90m``, ``45s``, ``1.5h``)."""
+    value = str(text).strip().lower()
+    try:
+        seconds = float(value)
+    except ValueError:
+        parts = re.fullmatch(r"(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s)?",
+                             value)
+        if not value or parts is None:
+            raise ValueError(f"not a duration: {text!r} (seconds, or e.g. 2h30m, 90m, 45s)") \
+                from None
+        hours, minutes, secs = (float(part or 0) for part in parts.groups())
+        seconds = 3600 * hours + 60 * minutes + secs
+    if not seconds > 0:
+        raise ValueError(f"a time limit must be positive, got {text!r}")
+    return seconds
+
+
+def duration_argument(text: str) -> float:
+    """:func:`parse_duration` for argparse (its message, not argparse's own)."""
+    try:
+        return parse_duration(text)
+    except ValueError as bad:
+        raise argparse.ArgumentTypeError(str(bad)) from None
 
 
 def available_cpus() -> int:
@@ -492,8 +530,10 @@ class _Dvc:
 class _Run:
     """One run of the scheduler: what is pending, running, done, failed."""
 
-    def __init__(self, dvc: _Dvc, runner, order, needs, graph, on_done, out):
+    def __init__(self, dvc: _Dvc, runner, order, needs, graph, on_done, out, deadline=None):
         self.dvc, self.runner, self.graph = dvc, runner, graph
+        self.deadline = deadline  # time.monotonic() at which to stop, or None
+        self.timed_out = False
         self.needs = needs
         self.on_done, self.out = on_done, out
         self.pending = list(order)
@@ -606,8 +646,11 @@ class _Run:
     # -- the loop ---------------------------------------------------------------------------
     def loop(self) -> None:
         """Start the ready stages and record the finished ones until none is left to run,
-        or until Ctrl-C (then :meth:`stop`)."""
+        or until Ctrl-C or the deadline (then :meth:`stop`)."""
         while not self.stopping:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                self.stopping = self.timed_out = True
+                return
             self.launch_ready()
             if not self.running:
                 return
@@ -623,7 +666,8 @@ class _Run:
             self.runner.kill()
         names = ", ".join(stage.addressing for stage, _ in self.running.values())
         if names:
-            self.out(f"interrupted: {'SIGKILL' if kill else 'SIGINT'} sent to {names}; "
+            why = "time limit reached" if self.timed_out else "interrupted"
+            self.out(f"{why}: {'SIGKILL' if kill else 'SIGINT'} sent to {names}; "
                      "waiting for them to stop" + ("" if kill else " (Ctrl-C again kills them)"))
         try:
             while self.running:
@@ -659,14 +703,21 @@ def _first_interrupt_sets(flag_owner):
 
 def run_pipeline(root, targets=None, *, single_item: bool = False, jobs: int = 1,
                  cluster=None, threads_per_job: int | None = None, on_done=None,
-                 out=None) -> dict[str, float]:
+                 out=None, stop_after: float | None = None) -> dict[str, float]:
     """Reproduce ``targets`` (stage names, a foreach group's name for all its members, DVC
     file paths; none: the whole pipeline) in the DVC repository ``root`` and what they need
     (only them with ``single_item``), ``jobs`` stages at a time or on the Dask cluster at
     ``cluster`` (a scheduler's address, or a Cluster). ``on_done(stage, seconds)`` is called as
     each stage's run is recorded; ``out(line)`` prints progress. Returns the seconds of each
     stage that ran. Raises :class:`StagesFailed` after a failure, KeyboardInterrupt after
-    Ctrl-C (once the running stages stopped)."""
+    Ctrl-C (once the running stages stopped).
+
+    ``stop_after`` (seconds from the call) is a time limit, e.g. a batch job's: once it has
+    passed no stage starts, the running ones are stopped as Ctrl-C stops them and
+    :class:`TimeLimitReached` is raised once they have (they get up to
+    :data:`STOP_GRACE_SECONDS`, so leave that much and the time to write a checkpoint before
+    the job's end)."""
+    deadline = None if stop_after is None else time.monotonic() + stop_after
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     if cluster is not None and jobs != 1:
@@ -674,14 +725,17 @@ def run_pipeline(root, targets=None, *, single_item: bool = False, jobs: int = 1
                          "many stages run at once")
     if threads_per_job is not None and threads_per_job < 1:
         raise ValueError(f"threads_per_job must be at least 1, got {threads_per_job}")
+    if stop_after is not None and not stop_after > 0:
+        raise ValueError(f"stop_after must be a positive number of seconds, got {stop_after}")
     out = out or (lambda line: print(line, flush=True))
     root = Path(root).resolve()
     with contextlib.chdir(root):  # DVC names stages and reads targets relative to it
         return _run_pipeline(root, targets, single_item, jobs, cluster, threads_per_job,
-                             on_done, out)
+                             on_done, out, deadline)
 
 
-def _run_pipeline(root, targets, single_item, jobs, cluster, threads_per_job, on_done, out):
+def _run_pipeline(root, targets, single_item, jobs, cluster, threads_per_job, on_done, out,
+                  deadline):
     dvc = _Dvc(root)
     runner = None
     try:
@@ -692,7 +746,7 @@ def _run_pipeline(root, targets, single_item, jobs, cluster, threads_per_job, on
             runner = _Cluster(address, threads_per_job, root)
         else:
             runner = _Local(jobs, threads_per_job or max(1, available_cpus() // jobs))
-        run = _Run(dvc, runner, order, needs, graph, on_done, out)
+        run = _Run(dvc, runner, order, needs, graph, on_done, out, deadline)
         out(f"{len(order)} stages, {runner.describe()}")
         with dvc.repo.scm_context(), _first_interrupt_sets(run):
             twice = False
@@ -715,6 +769,9 @@ def _run_pipeline(root, targets, single_item, jobs, cluster, threads_per_job, on
         + (f", {len(run.pending)} not started" if run.stopping else ""))
     if run.failed:
         raise StagesFailed(run.failed, run.skipped)
+    if run.timed_out:
+        raise TimeLimitReached(f"stopped at the time limit; {len(run.pending)} stages did not "
+                               "start")
     if run.stopping:
         raise KeyboardInterrupt
     return run.seconds
@@ -732,16 +789,25 @@ def main(argv=None) -> int:
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="run the stages' commands on this Dask scheduler's workers")
     parser.add_argument("--threads-per-job", type=int, default=None)
+    parser.add_argument("--stop-after", type=duration_argument, default=None, metavar="DURATION",
+                        help="stop the running stages as Ctrl-C does once this much time has "
+                             "passed (seconds, or e.g. 2h30m): a batch job's limit less "
+                             f"{STOP_GRACE_SECONDS:.0f} s for them to stop")
     args = parser.parse_args(argv)
     if args.cluster and args.jobs != 1:
         parser.error("--cluster and --jobs exclude each other: the cluster's workers decide "
                      "how many stages run at once")
     try:
         run_pipeline(args.repo, args.targets, single_item=args.single_item, jobs=args.jobs,
-                     cluster=args.cluster, threads_per_job=args.threads_per_job)
+                     cluster=args.cluster, threads_per_job=args.threads_per_job,
+                     stop_after=args.stop_after)
     except StagesFailed as failed:
         print(failed, file=sys.stderr, flush=True)
         return 1
+    except TimeLimitReached as stopped:
+        print(f"{stopped}: run again to continue (DVC skips the stages that are done)",
+              file=sys.stderr, flush=True)
+        return TIME_LIMIT
     except KeyboardInterrupt:
         print("interrupted: run again to continue (DVC skips the stages that are done)",
               file=sys.stderr, flush=True)

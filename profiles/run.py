@@ -217,14 +217,15 @@ def _lock_entry(work: Path, stage: str):
 
 
 def run_stages(work: Path, stages=STAGES, single: bool = False, jobs: int = 1,
-               cluster: str | None = None, threads_per_job: int | None = None) -> None:
+               cluster: str | None = None, threads_per_job: int | None = None,
+               stop_after: float | None = None) -> None:
     """``dvc repro`` each of ``stages`` (a group member by member) in ``work``, recording the
     wall seconds of each that ran in the work tree as it finishes (a stage that runs after
-    another it needs includes that one's time). With ``jobs`` > 1 or a ``cluster``, the
-    stages run several at a time instead (:func:`run_parallel`)."""
+    another it needs includes that one's time). With ``jobs`` > 1, a ``cluster`` or a time
+    limit ``stop_after`` (seconds), the scheduler runs them instead (:func:`run_parallel`)."""
     items = stage_items(pipeline_stages(work), stages)
-    if jobs > 1 or cluster:
-        run_parallel(work, items, single, jobs, cluster, threads_per_job)
+    if jobs > 1 or cluster or stop_after is not None:
+        run_parallel(work, items, single, jobs, cluster, threads_per_job, stop_after)
         return
     for stage in items:
         print(f"=== {stage}", flush=True)
@@ -251,26 +252,33 @@ def _jobs():
 
 
 def run_parallel(work: Path, items, single: bool = False, jobs: int = 2,
-                 cluster: str | None = None, threads_per_job: int | None = None) -> None:
+                 cluster: str | None = None, threads_per_job: int | None = None,
+                 stop_after: float | None = None) -> None:
     """Reproduce ``items`` (and what they need, unless ``single``) in ``work`` ``jobs`` at a
     time or on the Dask cluster at ``cluster`` (:func:`jobs.run_pipeline`), recording the wall
     seconds of each stage that ran, its own, as it is recorded in ``dvc.lock``. Raises
-    ``jobs.StagesFailed`` after a failed stage, KeyboardInterrupt after Ctrl-C."""
+    ``jobs.StagesFailed`` after a failed stage, KeyboardInterrupt after Ctrl-C,
+    ``jobs.TimeLimitReached`` once ``stop_after`` seconds have passed."""
     _jobs().run_pipeline(work, items, single_item=single, jobs=jobs, cluster=cluster,
-                         threads_per_job=threads_per_job,
+                         threads_per_job=threads_per_job, stop_after=stop_after,
                          on_done=lambda stage, s: record_stage_seconds(work, stage, round(s, 1)))
 
 
-def _run_in_parallel(work: Path, stages, single: bool, jobs: int, cluster, threads) -> int:
-    """:func:`run_stages` several at a time; the exit status: 0, 1 after a failed stage (named
-    with the stages it stopped), 130 after Ctrl-C."""
+def _run_in_parallel(work: Path, stages, single: bool, jobs: int, cluster, threads,
+                     stop_after=None) -> int:
+    """:func:`run_stages` by the scheduler; the exit status: 0, 1 after a failed stage (named
+    with the stages it stopped), 130 after Ctrl-C, 124 at the time limit ``stop_after``."""
     scheduler = _jobs()
     try:
-        run_stages(work, stages, single, jobs, cluster, threads)
+        run_stages(work, stages, single, jobs, cluster, threads, stop_after)
     except scheduler.StagesFailed as failed:
         print(f"{failed}\nnothing collected (--collect-only copies what is up to date)",
               file=sys.stderr, flush=True)
         return 1
+    except scheduler.TimeLimitReached as stopped:
+        print(f"{stopped}: run again to continue (DVC skips the stages that are done); "
+              "nothing collected", file=sys.stderr, flush=True)
+        return scheduler.TIME_LIMIT
     except KeyboardInterrupt:
         print("interrupted: run again to continue (DVC skips the stages that are done)",
               file=sys.stderr, flush=True)
@@ -474,6 +482,12 @@ def main(argv=None) -> int:
                              "(they must share the work tree's file system)")
     parser.add_argument("--threads-per-job", type=int, default=None,
                         help="threads of each stage of --jobs or --cluster")
+    parser.add_argument("--stop-after", type=_jobs().duration_argument, default=None,
+                        metavar="DURATION",
+                        help="stop the running stages as Ctrl-C does (their fits write their "
+                             "checkpoints) once this much time has passed, e.g. 2h45m: a batch "
+                             "job's limit less two minutes for them to stop; a later run "
+                             "continues")
     parser.add_argument("--collect-only", action="store_true")
     parser.add_argument("--continue-chains", action="store_true",
                         help="inference stages rerun on their fits' own data (more sweeps, a "
@@ -500,9 +514,9 @@ def main(argv=None) -> int:
             stages = None
         if args.continue_chains:
             set_aside_fits(work, stages)
-        if args.jobs > 1 or args.cluster:
+        if args.jobs > 1 or args.cluster or args.stop_after is not None:
             status = _run_in_parallel(work, stages, single, args.jobs, args.cluster,
-                                      args.threads_per_job)
+                                      args.threads_per_job, args.stop_after)
             if status:
                 return status
         else:

@@ -964,7 +964,8 @@ def test_the_paper_run_times_only_the_stages_dvc_reran(tmp_path, monkeypatch):
 def test_the_paper_run_with_jobs_hands_the_stages_to_the_scheduler(tmp_path, monkeypatch):
     """run_stages with jobs > 1 (or a cluster) runs no ``dvc repro``: profiles/jobs.py gets
     the stages, a group member by member, and each stage's own seconds are recorded as it
-    is; the exit status names a failure (1) or Ctrl-C (130), and the options are checked."""
+    is, and so does a serial run with a time limit; the exit status names a failure (1),
+    Ctrl-C (130) or the time limit (124), and the options are checked."""
     runner = _profile_runner()
     scheduler = runner._jobs()
     work = tmp_path
@@ -980,10 +981,14 @@ def test_the_paper_run_with_jobs_hands_the_stages_to_the_scheduler(tmp_path, mon
     monkeypatch.setattr(scheduler, "run_pipeline", fake_pipeline)
     runner.run_stages(work, ["fit", "other"], True, jobs=3, threads_per_job=2)
     assert calls == [(work, ["fit@a", "fit@b", "other"],
-                      {"single_item": True, "jobs": 3, "cluster": None, "threads_per_job": 2})]
+                      {"single_item": True, "jobs": 3, "cluster": None, "threads_per_job": 2,
+                       "stop_after": None})]
     assert runner.recorded_stage_seconds(work, lambda tree, stage: True) == {"fit@a": 12.3}
     runner.run_stages(work, ["fit"], cluster="tcp://host:8786")
     assert calls[-1][2]["cluster"] == "tcp://host:8786" and calls[-1][2]["jobs"] == 1
+    runner.run_stages(work, ["other"], stop_after=600.0)
+    assert calls[-1][1:] == (["other"], {"single_item": False, "jobs": 1, "cluster": None,
+                                         "threads_per_job": None, "stop_after": 600.0})
 
     def failing(root, targets, **options):
         raise scheduler.StagesFailed({"fit@a": "exit 1"}, {"other": "fit@a"})
@@ -996,6 +1001,12 @@ def test_the_paper_run_with_jobs_hands_the_stages_to_the_scheduler(tmp_path, mon
 
     monkeypatch.setattr(scheduler, "run_pipeline", interrupted)
     assert runner._run_in_parallel(work, ["fit"], False, 2, None, None) == 130
+
+    def timed_out(root, targets, **options):
+        raise scheduler.TimeLimitReached("stopped at the time limit; 3 stages did not start")
+
+    monkeypatch.setattr(scheduler, "run_pipeline", timed_out)
+    assert runner._run_in_parallel(work, ["fit"], False, 1, None, None, 60.0) == 124
     for wrong in (["--jobs", "0"], ["--jobs", "2", "--cluster", "tcp://host:8786"]):
         with pytest.raises(SystemExit):
             runner.main(["--work-tree", str(tmp_path / "never"), *wrong])

@@ -278,6 +278,49 @@ def test_ctrl_c_stops_the_running_stages_and_the_next_run_continues(toy):
     assert "up to date" in _dvc(toy, "status").stdout
 
 
+def test_a_time_limit_stops_the_running_stages_as_ctrl_c_does_and_the_next_run_continues(toy):
+    """A batch job's limit: once ``--stop-after`` has passed no stage starts, the running ones
+    get SIGINT (their checkpoints written) and the run exits 124; the next run continues."""
+    _behave(toy, **{"each-a": {"sleep": 120}})
+    scheduler = subprocess.Popen(
+        [sys.executable, str(ROOT / "profiles" / "jobs.py"), "--repo", str(toy), "--jobs", "2",
+         "--stop-after", "20s"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+    output, _ = scheduler.communicate(timeout=120)
+    assert scheduler.returncode == jobs.TIME_LIMIT, output
+    assert "time limit reached: SIGINT sent to each@a" in output
+    assert "stopped at the time limit" in output and "not started" in output
+    assert (toy / "checkpoints" / "each-a").read_text() == "half way"
+    lock = _lock(toy)["stages"]
+    assert "each@a" not in lock and "last" not in lock and "first" in lock
+    ran = jobs.run_pipeline(toy, jobs=2)
+    assert "each@a" in ran and "first" not in ran
+    assert _times(toy)["each-a"]["resumed"] is True
+    assert "up to date" in _dvc(toy, "status").stdout
+
+
+@pytest.mark.parametrize("text,seconds", [("5400", 5400), ("2h30m", 9000), ("90m", 5400),
+                                          ("45s", 45), ("1.5h", 5400), ("1h0m30s", 3630)])
+def test_durations_read_as_seconds(text, seconds):
+    assert jobs.parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "2x", "h", "0", "-5m", "nan"])
+def test_a_bad_duration_is_refused(text):
+    with pytest.raises(ValueError, match="not a duration|must be positive"):
+        jobs.parse_duration(text)
+
+
+def test_a_bad_time_limit_is_refused_naming_the_option(tmp_path):
+    with pytest.raises(ValueError, match="stop_after"):
+        jobs.run_pipeline(tmp_path, stop_after=0)
+    for script in ("jobs.py", "run.py"):
+        done = subprocess.run([sys.executable, str(ROOT / "profiles" / script), "--stop-after",
+                               "2x"], capture_output=True, text=True, env=_env())
+        assert done.returncode == 2, done.stderr
+        assert "--stop-after: not a duration: '2x'" in done.stderr
+
+
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("dask.distributed")
