@@ -129,16 +129,19 @@ def _work_tree(path: Path) -> Path:
 #: them before a stage runs, and notebooks replace their files whole), so a link cannot change
 #: what the cache holds.
 CACHE_TYPE = "hardlink,copy"
+#: the type this runner set before it took :data:`CACHE_TYPE`: replaced, not kept as a choice
+#: of the user's, since under it DVC copies on ext4
+_COPYING_CACHE_TYPE = "reflink,hardlink,copy"
 
 
 def link_cache(work: Path) -> None:
     """Set ``cache.type`` to :data:`CACHE_TYPE` in the work tree's local DVC config
-    (``.dvc/config.local``, untracked), unless one is set there already. Outputs committed as
-    copies before stay copies (DVC accepts a copy under ``copy``); to link them,
+    (``.dvc/config.local``, untracked), unless another one is set there already. Outputs
+    committed as copies before stay copies (DVC accepts a copy under ``copy``); to link them,
     ``dvc checkout --relink STAGE...`` under ``cache.type hardlink`` alone."""
     dvc = [sys.executable, "-m", "dvc", "config", "--local", "cache.type"]
     current = subprocess.run(dvc, cwd=work, capture_output=True, text=True)
-    if current.returncode == 0 and current.stdout.strip():
+    if current.returncode == 0 and current.stdout.strip() not in ("", _COPYING_CACHE_TYPE):
         return
     subprocess.run([*dvc, CACHE_TYPE], cwd=work, check=True)
 

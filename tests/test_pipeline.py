@@ -900,6 +900,11 @@ def test_the_work_tree_links_its_outputs_to_the_cache_unless_told_otherwise(tmp_
     subprocess.run([*dvc, "config", "--local", "cache.type", "copy"], cwd=work, check=True)
     runner.link_cache(work)
     assert cache_type() == "copy"
+    # the order that copies on ext4, as the runner once set it, is replaced
+    subprocess.run([*dvc, "config", "--local", "cache.type", "reflink,hardlink,copy"], cwd=work,
+                   check=True)
+    runner.link_cache(work)
+    assert cache_type() == runner.CACHE_TYPE
 
 
 def test_the_collected_stage_times_describe_only_the_stages_of_the_lock(tmp_path):
