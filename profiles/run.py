@@ -279,11 +279,10 @@ def _run_in_parallel(work: Path, stages, single: bool, jobs: int, cluster, threa
               file=sys.stderr, flush=True)
         return 1
     except scheduler.TimeLimitReached as stopped:
-        print(f"{stopped}: run again to continue (DVC skips the stages that are done); "
-              "nothing collected", file=sys.stderr, flush=True)
+        print(f"{stopped}: {scheduler.CONTINUE_HINT}; nothing collected", file=sys.stderr, flush=True)
         return scheduler.TIME_LIMIT
     except KeyboardInterrupt:
-        print("interrupted: run again to continue (DVC skips the stages that are done)",
+        print(f"interrupted: {scheduler.CONTINUE_HINT}",
               file=sys.stderr, flush=True)
         return scheduler.INTERRUPTED
     return 0
@@ -489,8 +488,8 @@ def main(argv=None) -> int:
                         metavar="DURATION",
                         help="stop the running stages as Ctrl-C does (their fits write their "
                              "checkpoints) once this much time has passed, e.g. 2h45m: a batch "
-                             "job's limit less two minutes for them to stop; a later run "
-                             "continues")
+                             f"job's limit less {_jobs().STOP_GRACE_SECONDS:.0f} s for them to "
+                             "stop; a later run continues")
     parser.add_argument("--collect-only", action="store_true")
     parser.add_argument("--continue-chains", action="store_true",
                         help="inference stages rerun on their fits' own data (more sweeps, a "

@@ -259,12 +259,14 @@ def test_ctrl_c_stops_the_running_stages_and_the_next_run_continues(toy):
         [sys.executable, str(ROOT / "profiles" / "jobs.py"), "--repo", str(toy), "--jobs", "2"],
         env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     started = toy / "times" / "each-a.started"
-    deadline = time.monotonic() + 30
+    # generous: on a loaded machine DVC takes tens of seconds to start and run the first stage
+    deadline = time.monotonic() + 180
     while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert started.exists(), "each@a did not start within 180 s"
     stage_pid = int(started.read_text())
     scheduler.send_signal(signal.SIGINT)
-    output, _ = scheduler.communicate(timeout=30)
+    output, _ = scheduler.communicate(timeout=150)
     assert scheduler.returncode == jobs.INTERRUPTED, output
     assert "SIGINT sent to each@a" in output
     assert (toy / "checkpoints" / "each-a").read_text() == "half way"  # it got the signal
@@ -281,12 +283,13 @@ def test_ctrl_c_stops_the_running_stages_and_the_next_run_continues(toy):
 def test_a_time_limit_stops_the_running_stages_as_ctrl_c_does_and_the_next_run_continues(toy):
     """A batch job's limit: once ``--stop-after`` has passed no stage starts, the running ones
     get SIGINT (their checkpoints written) and the run exits 124; the next run continues."""
-    _behave(toy, **{"each-a": {"sleep": 120}})
+    # the limit leaves a loaded machine time to start DVC and run the first stage before it
+    _behave(toy, **{"each-a": {"sleep": 600}})
     scheduler = subprocess.Popen(
         [sys.executable, str(ROOT / "profiles" / "jobs.py"), "--repo", str(toy), "--jobs", "2",
-         "--stop-after", "20s"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+         "--stop-after", "45s"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True)
-    output, _ = scheduler.communicate(timeout=120)
+    output, _ = scheduler.communicate(timeout=400)
     assert scheduler.returncode == jobs.TIME_LIMIT, output
     assert "time limit reached: SIGINT sent to each@a" in output
     assert "stopped at the time limit" in output and "not started" in output
