@@ -279,7 +279,8 @@ def _run_in_parallel(work: Path, stages, single: bool, jobs: int, cluster, threa
               file=sys.stderr, flush=True)
         return 1
     except scheduler.TimeLimitReached as stopped:
-        print(f"{stopped}: {scheduler.CONTINUE_HINT}; nothing collected", file=sys.stderr, flush=True)
+        print(f"{stopped}: {scheduler.CONTINUE_HINT}; nothing collected", file=sys.stderr,
+              flush=True)
         return scheduler.TIME_LIMIT
     except KeyboardInterrupt:
         print(f"interrupted: {scheduler.CONTINUE_HINT}",
