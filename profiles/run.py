@@ -150,8 +150,8 @@ def continuable_fits(status: dict, lock: dict, stages) -> dict[str, tuple[str, l
     """``(data folder, fit folders)`` by stage: the inference stages among ``stages`` (a
     foreach group's name selects its members) that DVC would rerun on the data their fits were
     made from, with the folder their notebook reads (``private_dir`` or ``counts_dir`` in the
-    command that made the fits) and their outputs under ``results/fits/``. ``status`` is ``dvc status --json`` of the work tree, ``lock`` its
-    ``dvc.lock``: a stage qualifies when no dependency under ``data/`` changed and no output was
+    command that made the fits) and their outputs under ``results/fits/``. ``status`` is
+    ``dvc status --json`` of the work tree, ``lock`` its ``dvc.lock``: a stage qualifies when no dependency under ``data/`` changed and no output was
     modified (a changed command or code is what a longer run is)."""
     chosen = {}
     for stage, changes in status.items():
