@@ -40,8 +40,9 @@ FOLDED_COLUMNS = 256
 
 
 def _pass1_timer(layout, workspace, theta, phi):
-    """A function ``(cols, values) -> (seconds, entries with y > 0)`` running the engine's pass 1
-    on ``layout``'s rows with the given columns and values."""
+    """A function ``(cols, values, starts=None, ends=None) -> (seconds, entries with y > 0)``
+    running the engine's pass 1 on ``layout``'s rows with the given columns and values: over
+    the workspace's chunks, or over the row ranges ``starts[c]..ends[c] - 1``."""
     n_rows, n_topics = theta.shape
     phi_t = np.ascontiguousarray(phi.T)
     phi_sums = phi.sum(axis=1)
@@ -51,16 +52,17 @@ def _pass1_timer(layout, workspace, theta, phi):
     doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
     seed = derive_seed(1, Tag.PASS1)
 
-    def run(cols, values):
+    def run(cols, values, starts=None, ends=None):
+        if starts is None:
+            starts, ends = workspace.bounds[:-1], workspace.bounds[1:]
         workspace.col_partials.fill(0)
         workspace.markers.fill(0)
         doc_topic.fill(0)
         start = time.perf_counter()
         sparse_topics._pass1[False](layout.indptr, cols, values, layout.alpha_rows, theta, phi_t,
-                                    phi_sums, seed, 0, 0, workspace.bounds[:-1],
-                                    workspace.bounds[1:], pos_y, row_drawn, neg_counts,
-                                    workspace.residual, doc_topic, workspace.col_partials,
-                                    workspace.markers)
+                                    phi_sums, seed, 0, 0, starts, ends, pos_y, row_drawn,
+                                    neg_counts, workspace.residual, doc_topic,
+                                    workspace.col_partials, workspace.markers)
         return time.perf_counter() - start, int(np.count_nonzero(pos_y))
 
     return run

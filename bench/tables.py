@@ -472,7 +472,7 @@ def threads_table(threads):
     cells = [(c["chains"], c["threads"], f"{c['seconds_per_sweep']:.3f}",
               f"{c['sweeps_per_second']:.2f}", f"{c['vs_one_chain_on_most_threads']:.2f}×")
              for c in side["cells"]]
-    return (f"Thread counts, taking turns sweep by sweep ({size}; medians of "
+    text = (f"Thread counts, taking turns sweep by sweep ({size}; medians of "
             f"{scaling['rounds']} rounds; {conditions(threads, scaling)})\n\n"
             + markdown_table(("sweep", "threads", "seconds per sweep", "speed-up over 1 thread"),
                              rows)
@@ -481,6 +481,26 @@ def threads_table(threads):
             + markdown_table(("chains", "threads each", "seconds per sweep, each",
                               "sweeps per second, all", "against one chain on every core"),
                              cells))
+    if "bound" in threads:
+        text += "\n\n" + bound_table(threads)
+    return text
+
+
+def bound_table(threads):
+    """``bench.threads bound``: the serial share of each sweep, and ours' balance over the row
+    chunks with the speed-up it bounds."""
+    bound = threads["bound"]
+    size = f"{bound['D']:,} × {bound['V']:,}, K = {bound['K']}, ε/N = {bound['epsilon_over_n']:g}"
+    serial = [(name, f"{row['seconds']:.3f}", f"{1e3 * row['serial_seconds']:.1f}",
+               f"{100 * row['serial_share']:.1f} %") for name, row in bound["serial"].items()]
+    chunks = [(row["threads"], row["chunks"], f"{row['slowest_over_mean']:.3f}",
+               f"{row['speedup_bound']:.1f}×") for row in bound["rows"]]
+    return (f"What the code allows on more cores, measured on one thread ({size}; "
+            f"{conditions(threads, bound, threads=1)})\n\n"
+            + markdown_table(("sweep", "seconds per sweep", "ms outside the parallel loops",
+                              "serial share"), serial)
+            + "\n\n" + markdown_table(("threads", "row chunks", "ours' pass 1: slowest chunk / "
+                                         "mean", "bound on ours' speed-up"), chunks))
 
 
 def ab_table(ab):

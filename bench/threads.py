@@ -1,6 +1,7 @@
 """How the topic sweeps use a machine's cores: thread scaling, and chains side by side.
 
-``python -m bench.threads [scaling] [side_by_side] [--n N] [--quick]`` (both parts by default),
+``python -m bench.threads [scaling] [side_by_side] [bound] [--n N] [--quick]`` (every part by
+default),
 on the text-like data of :mod:`bench.sweep` (epsilon/N = 1, K = 50, N x N, default 10,000):
 
 * ``scaling`` — one process; for every power of two T up to the machine's cores (and the core
@@ -14,6 +15,14 @@ on the text-like data of :mod:`bench.sweep` (epsilon/N = 1, K = 50, N x N, defau
   second of all of them. Where the total stops growing with P T, memory traffic, not cores,
   caps the machine.
 
+* ``bound`` — what the code itself allows on more cores, measured on one thread: the share of
+  a sweep of each chain that runs outside lpp's compiled parallel loops (Python, NumPy, serial
+  kernels; from ``cProfile``), and the balance of ours' pass 1 over the engine's own row
+  chunks for every power of two of threads up to :data:`BOUND_THREADS` (each chunk timed alone
+  on one thread: the slowest against the mean). Together they bound the speed-up at T threads
+  on a machine whose cores do not slow each other down (Amdahl's law with the slowest chunk);
+  what a many-core machine gives short of that bound is memory and cache traffic.
+
 The load average before and after each part is recorded. Writes ``bench/results/threads.json``
 (the parts run this time replace their entries, each with the machine it ran on); ``--quick``
 runs tiny and writes nothing.
@@ -21,17 +30,27 @@ runs tiny and writes nothing.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import multiprocessing
 import os
+import pstats
+import sys
 import time
 
 import numba
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
 from bench import write_parts
 from bench.floor import FloorKernel
+from bench.pass1 import _pass1_timer
 from bench.sweep import _load, text_data
 from lpp.inference import GibbsSampler, TopicModel
+from lpp.inference.engines import sparse_topics
+from lpp.inference.privacy import noise_levels
+
+#: the most threads the ``bound`` part projects to
+BOUND_THREADS = 32
 
 
 def powers_of_two(limit: int) -> list[int]:
@@ -127,16 +146,103 @@ def part_side_by_side(n, k, warm, timed):
             "cells": cells}
 
 
+def parallel_loops() -> set:
+    """lpp's compiled parallel loops, as ``cProfile`` names functions: ``(file, line, name)``."""
+    found = set()
+    for name, module in list(sys.modules.items()):
+        if name != "lpp" and not name.startswith("lpp."):
+            continue
+        for value in vars(module).values():
+            for item in value if isinstance(value, tuple) else (value,):
+                if isinstance(item, Dispatcher) and item.targetoptions.get("parallel"):
+                    code = item.py_func.__code__
+                    found.add((code.co_filename, code.co_firstlineno, code.co_name))
+    return found
+
+
+def serial_seconds(sweep, sweeps: int) -> tuple[float, float]:
+    """``(seconds per sweep, seconds per sweep outside lpp's parallel loops)`` over ``sweeps``
+    sweeps under ``cProfile``: the part that more threads cannot shorten."""
+    profile = cProfile.Profile()
+    start = time.perf_counter()
+    profile.enable()
+    for _ in range(sweeps):
+        sweep()
+    profile.disable()
+    whole = time.perf_counter() - start
+    loops = parallel_loops()
+    inside = sum(stat[2] for key, stat in pstats.Stats(profile).stats.items() if key in loops)
+    return whole / sweeps, max(whole - inside, 0.0) / sweeps
+
+
+def chunk_seconds(chain, y_tilde, alpha, k, most_threads, repeat):
+    """Ours' pass 1 at the chain's point, each of the engine's row chunks for T threads timed
+    alone on the current thread (the best of ``repeat``), for every power of two T up to
+    ``most_threads``; ``(chunks the engine allows, {T: seconds of each chunk})``."""
+    theta, phi = (np.ascontiguousarray(a, dtype=np.float64)
+                  for a in chain.model.row_column_factors(chain.state))
+    privacy = sparse_topics.SparseTopicPrivacy(y_tilde, noise_levels(alpha, y_tilde.shape),
+                                               np.ones(y_tilde.shape, dtype=bool))
+    layout, workspace = privacy.layout, privacy.workspace(k)
+    run = _pass1_timer(layout, workspace, theta, phi)
+    run(layout.cols, layout.values)  # compiles
+    out = {}
+    for threads in powers_of_two(most_threads):
+        bounds = sparse_topics.chunk_bounds(layout.indptr, k,
+                                            min(threads, workspace.most_chunks))
+        out[threads] = [min(run(layout.cols, layout.values, bounds[c:c + 1], bounds[c + 1:c + 2])[0]
+                            for _ in range(repeat)) for c in range(bounds.size - 1)]
+    return workspace.most_chunks, out
+
+
+def part_bound(n, k, warm, sweeps, repeat, most_threads=BOUND_THREADS):
+    y = np.empty((n, n), dtype=np.int64)
+    y_tilde, alpha, _, _, info = text_data(n, k, 1.0, true_counts=y)
+    numba.set_num_threads(1)
+    load_before = _load()
+    try:
+        chains = {"collapsed": GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1),
+                  "naive": GibbsSampler.private(y_tilde, alpha, TopicModel(k), method="naive",
+                                                rng=1),
+                  "nonprivate": GibbsSampler.nonprivate(y, TopicModel(k), rng=1)}
+        serial = {}
+        for name, chain in chains.items():
+            for _ in range(warm):
+                chain.sweep()
+            whole, outside = serial_seconds(chain.sweep, sweeps)
+            serial[name] = {"engine": chain.engine, "seconds": whole, "serial_seconds": outside,
+                            "serial_share": outside / whole}
+        most_chunks, chunks = chunk_seconds(chains["collapsed"], y_tilde, alpha, k,
+                                            most_threads, repeat)
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    ours = serial["collapsed"]
+    rows = []
+    for threads, seconds in chunks.items():
+        seconds = np.asarray(seconds)
+        imbalance = float(seconds.max() / seconds.mean())
+        # Amdahl's law, the parallel part waiting for the slowest chunk; with fewer chunks
+        # than threads the chunks are the limit
+        parallel = (ours["seconds"] - ours["serial_seconds"]) * imbalance / seconds.size
+        rows.append({"threads": threads, "chunks": int(seconds.size), "chunk_seconds":
+                     seconds.tolist(), "slowest_over_mean": imbalance,
+                     "speedup_bound": ours["seconds"] / (ours["serial_seconds"] + parallel)})
+    return {"D": n, "V": n, "K": k, "epsilon_over_n": 1.0, **info, "warm_up_sweeps": warm,
+            "profiled_sweeps": sweeps, "most_chunks": most_chunks, "serial": serial,
+            "rows": rows, "load_before": load_before, "load_after": _load()}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("parts", nargs="*", help="scaling, side_by_side (default: both)")
+    parser.add_argument("parts", nargs="*", help="scaling, side_by_side, bound (default: all)")
     parser.add_argument("--n", type=int, default=None, help="rows = columns (default 10,000)")
     parser.add_argument("--quick", action="store_true", help="a tiny run; writes nothing")
     args = parser.parse_args(argv)
-    unknown = set(args.parts) - {"scaling", "side_by_side"}
+    parts = ["scaling", "side_by_side", "bound"]
+    unknown = set(args.parts) - set(parts)
     if unknown:
-        parser.error(f"unknown parts {sorted(unknown)}: choose from scaling, side_by_side")
-    args.parts = args.parts or ["scaling", "side_by_side"]
+        parser.error(f"unknown parts {sorted(unknown)}: choose from {', '.join(parts)}")
+    args.parts = args.parts or parts
     n = args.n or (80 if args.quick else 10_000)
     k = 5 if args.quick else 50
     out = {}
@@ -158,6 +264,20 @@ def main(argv=None):
                   f"{c['seconds_per_sweep']:8.4f} s per sweep each, "
                   f"{c['sweeps_per_second']:7.2f} sweeps/s in all "
                   f"({c['vs_one_chain_on_most_threads']:.2f}x one chain on the most threads)")
+    if "bound" in args.parts:
+        part = out["bound"] = part_bound(n, k, warm=1 if args.quick else 8,
+                                         sweeps=1 if args.quick else 3,
+                                         repeat=1 if args.quick else 2)
+        print(f"on one thread at {n} x {n} (load {part['load_before']} -> "
+              f"{part['load_after']}): seconds per sweep, and outside the parallel loops")
+        for name, row in part["serial"].items():
+            print(f"  {name:>10s} {row['seconds']:8.4f} s, {row['serial_seconds']:7.4f} s "
+                  f"({100 * row['serial_share']:.1f} %)")
+        print("  ours' pass 1 over the row chunks of T threads: slowest chunk / mean, and the "
+              "bound on the speed-up")
+        for row in part["rows"]:
+            print(f"  {row['threads']:3d} threads ({row['chunks']:2d} chunks): "
+                  f"{row['slowest_over_mean']:.3f}, at most {row['speedup_bound']:.1f}x")
     if args.quick:
         return out
     print(f"wrote {write_parts('threads', out)}")

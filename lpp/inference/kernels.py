@@ -704,14 +704,47 @@ def allocate_cp3_kernel(y, observed, f0, f1, f2, seed, iteration):
     return totals0, totals1, totals2
 
 
-@njit(cache=True)
-def sum_partials(partials, out_t):
-    """``out_t[k, v] = sum over chunks of partials[c, v, k]`` (integers: exact in any order)."""
+#: columns per block of :func:`sum_partials`: a block's sums (128 x K int64, 50 kB at K = 50)
+#: stay in cache while every chunk's rows of it are added, and are written out transposed
+SUM_COLUMNS = 128
+
+
+def _sum_partials_loop(partials, out_t):
     n_chunks, n_cols, n_topics = partials.shape
-    for k in range(n_topics):
-        for v in range(n_cols):
-            out_t[k, v] = 0
-    for c in range(n_chunks):
-        for v in range(n_cols):
+    for b in prange((n_cols + SUM_COLUMNS - 1) // SUM_COLUMNS):
+        lo = b * SUM_COLUMNS
+        hi = min(lo + SUM_COLUMNS, n_cols)
+        block = np.empty((hi - lo, n_topics), dtype=np.int64)
+        for v in range(lo, hi):
             for k in range(n_topics):
-                out_t[k, v] += partials[c, v, k]
+                block[v - lo, k] = partials[0, v, k]
+        for c in range(1, n_chunks):
+            for v in range(lo, hi):
+                for k in range(n_topics):
+                    block[v - lo, k] += partials[c, v, k]
+        for k in range(n_topics):
+            for v in range(lo, hi):
+                out_t[k, v] = block[v - lo, k]
+
+
+def _zero_partials_loop(partials):
+    for c in prange(partials.shape[0]):
+        partials[c] = 0
+
+
+_sum_partials = parallel_and_serial(_sum_partials_loop)
+_zero_partials = parallel_and_serial(_zero_partials_loop)
+
+
+def sum_partials(partials: np.ndarray, out_t: np.ndarray, small: bool = False) -> None:
+    """``out_t[k, v] = sum over chunks of partials[c, v, k]`` (integers: exact in any order),
+    in parallel over blocks of columns (serially where ``small``). Its work grows with the
+    chunks, that is with the threads, so on many cores a serial sum would cost a sweep more
+    than the threads save on it."""
+    _sum_partials[small](partials, out_t)
+
+
+def zero_partials(partials: np.ndarray, small: bool = False) -> None:
+    """Zero every chunk's partial counts, each chunk on its own thread (serially where
+    ``small``)."""
+    _zero_partials[small](partials)

@@ -53,6 +53,7 @@ from lpp.inference.kernels import (
     extend_topic_order,
     n_chunks,
     sum_partials,
+    zero_partials,
 )
 
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
@@ -297,14 +298,14 @@ class KnownCountsTopicEngine:
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         phi_t = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
         calls, partials = self._plan_for(n_topics)
-        partials.fill(0)
-        doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
         small = lay.nnz * n_topics < SERIAL_BELOW
+        zero_partials(partials, small)
+        doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
         for starts, ends in calls:
             _allocate[small](lay.indptr, lay.cols, lay.values, theta, phi_t, seed, iteration,
                              starts, ends, doc_topic, partials)
         topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
-        sum_partials(partials, topic_word)
+        sum_partials(partials, topic_word, small)
         return doc_topic, topic_word
 
     def sweep(self, model, state, observed, privacy_seed: int, model_seed: int, iteration: int):

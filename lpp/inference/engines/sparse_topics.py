@@ -75,6 +75,7 @@ from lpp.inference.kernels import (
     extend_topic_order,
     n_chunks,
     sum_partials,
+    zero_partials,
 )
 from lpp.inference.privacy.kernels import (
     _RECIPROCALS,
@@ -738,7 +739,7 @@ class TopicCountsDraw:
             partials = ws.wide_partials()
             draw = self._draw(ws, partials, theta, phi, phi_t, phi_sums, small)
         topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
-        sum_partials(partials, topic_word)
+        sum_partials(partials, topic_word, small)
         self.pos_y, doc_topic, self.token_ptr, self.token_cols, self.bulk = draw
         return doc_topic, topic_word
 
@@ -754,7 +755,7 @@ class TopicCountsDraw:
         row_drawn = np.empty(n_rows)
         neg_counts = np.empty((n_rows, n_topics), dtype=np.int64)
         doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
-        partials.fill(0)
+        zero_partials(partials, small)
         ws.markers.fill(0)
         for starts, ends in chunked_calls(ws.bounds, lay.row_steps(n_topics)):
             _pass1[small](lay.indptr, lay.cols, lay.values, lay.alpha_rows, theta, phi_t,

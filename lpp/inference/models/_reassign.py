@@ -39,7 +39,7 @@ from numba import njit, prange
 from lpp.randomness import new_stream, seed_block, uniform
 from lpp.distributions import rescale_log_weights_nb
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
-from lpp.inference.kernels import sum_partials
+from lpp.inference.kernels import sum_partials, zero_partials
 
 #: Gibbs scans over a row's tokens per sweep (each token once per scan)
 REASSIGN_SCANS = 1
@@ -186,11 +186,11 @@ def reassign_tokens(tokens, theta, phi, theta_rate, a0, seed, iteration, first_r
     phi_t = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
     theta_rate = np.ascontiguousarray(theta_rate, dtype=np.float64)
     doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
-    partials.fill(0)
     small = n_rows * n_cols < SERIAL_BELOW
+    zero_partials(partials, small)
     for starts, ends in calls:
         _reassign[small](*tokens, theta, phi_t, theta_rate, float(a0), int(scans), seed,
                          iteration, first_row, starts, ends, doc_topic, partials)
     topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
-    sum_partials(partials, topic_word)
+    sum_partials(partials, topic_word, small)
     return doc_topic, topic_word

@@ -1,6 +1,8 @@
+import numba
 import numpy as np
+import pytest
 
-from lpp.inference.kernels import ChunkTables
+from lpp.inference.kernels import SUM_COLUMNS, ChunkTables, sum_partials, zero_partials
 
 
 def test_chunk_tables_grow_only_and_hand_out_views_of_the_largest():
@@ -27,3 +29,23 @@ def test_chunk_tables_are_made_again_for_another_cell_shape_or_dtype_and_kept_by
     other = tables.take("markers", 2, (5,), np.int64)
     assert other.shape == (2, 5)
     assert np.shares_memory(tables.take("partials", 1, (5, 4), np.int64), wide)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("chunks,n_cols,n_topics", [(1, 5, 3), (3, 2 * SUM_COLUMNS + 7, 50),
+                                                     (32, SUM_COLUMNS, 7)])
+@pytest.mark.parametrize("small", [False, True])
+def test_partial_counts_sum_over_chunks_transposed_and_zero(dtype, chunks, n_cols, n_topics,
+                                                            small):
+    partials = np.random.default_rng(chunks).integers(0, 1 << 20, (chunks, n_cols, n_topics))
+    partials = partials.astype(dtype)
+    out_t = np.full((n_topics, n_cols), -1, dtype=np.int64)
+    for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        numba.set_num_threads(threads)
+        try:
+            sum_partials(partials, out_t, small)
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        np.testing.assert_array_equal(out_t, partials.sum(axis=0, dtype=np.int64).T)
+    zero_partials(partials, small)
+    assert partials.dtype == dtype and not partials.any()
