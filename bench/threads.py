@@ -177,7 +177,7 @@ def serial_seconds(sweep, sweeps: int) -> tuple[float, float]:
 
 def chunk_seconds(chain, y_tilde, alpha, k, most_threads, repeat):
     """Ours' pass 1 at the chain's point, each of the engine's row chunks for T threads timed
-    alone on the current thread (the best of ``repeat``), for every power of two T up to
+    alone on the current thread (the best of ``repeat`` rounds), for every power of two T up to
     ``most_threads``; ``(chunks the engine allows, {T: seconds of each chunk})``."""
     theta, phi = (np.ascontiguousarray(a, dtype=np.float64)
                   for a in chain.model.row_column_factors(chain.state))
@@ -190,8 +190,11 @@ def chunk_seconds(chain, y_tilde, alpha, k, most_threads, repeat):
     for threads in powers_of_two(most_threads):
         bounds = sparse_topics.chunk_bounds(layout.indptr, k,
                                             min(threads, workspace.most_chunks))
-        out[threads] = [min(run(layout.cols, layout.values, bounds[c:c + 1], bounds[c + 1:c + 2])[0]
-                            for _ in range(repeat)) for c in range(bounds.size - 1)]
+        # rounds over all the chunks, so that a burst of other work on the machine hits one
+        # round of several chunks rather than every round of one chunk
+        rounds = [[run(layout.cols, layout.values, bounds[c:c + 1], bounds[c + 1:c + 2])[0]
+                   for c in range(bounds.size - 1)] for _ in range(repeat)]
+        out[threads] = np.min(rounds, axis=0).tolist()
     return workspace.most_chunks, out
 
 
@@ -267,7 +270,7 @@ def main(argv=None):
     if "bound" in args.parts:
         part = out["bound"] = part_bound(n, k, warm=1 if args.quick else 8,
                                          sweeps=1 if args.quick else 3,
-                                         repeat=1 if args.quick else 2)
+                                         repeat=1 if args.quick else 3)
         print(f"on one thread at {n} x {n} (load {part['load_before']} -> "
               f"{part['load_after']}): seconds per sweep, and outside the parallel loops")
         for name, row in part["serial"].items():

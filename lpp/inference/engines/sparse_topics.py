@@ -586,6 +586,43 @@ def _pass2_loop(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
 _pass2 = parallel_and_serial(_pass2_loop)
 
 
+def _pass2_plan_loop(indptr, n_cols, neg_counts, residual, phi_sums, bulk, row_tokens,
+                     row_bulk, row_steps, row_drawn):
+    """Per row, from pass 1's topic totals of ``Neg(d)``: which totals pass 2 splits in bulk
+    (``bulk``), the tokens it places one by one (``row_tokens``), the columns of its bulk counts
+    (``row_bulk``: ``Neg(d)``'s columns where any total is split in bulk, else 0), its work
+    (``row_steps``, for :func:`chunked_calls`: the tokens, the bulk columns per bulk topic and
+    once more, a scan of every column per total drawn by inversion, the row's entries) and,
+    for the failure check, the totals' sum (``row_drawn``; -1 where one was marked -1)."""
+    n_topics = neg_counts.shape[1]
+    for d in prange(indptr.size - 1):
+        entries = indptr[d + 1] - indptr[d]
+        n_free = n_cols - entries
+        threshold = max(BULK_MIN, BULK_PER_COLUMN * n_free)
+        tokens = 0
+        n_bulk = 0
+        n_inverted = 0
+        drawn = 0.0
+        for k in range(n_topics):
+            count = neg_counts[d, k]
+            drawn = -1.0 if count < 0 or drawn < 0.0 else drawn + count
+            in_bulk = count > threshold
+            bulk[d, k] = in_bulk
+            if in_bulk:
+                n_bulk += 1
+            else:
+                tokens += count
+                if count > 0 and residual[d, k] < ALIAS_MIN_ACCEPTANCE * phi_sums[k]:
+                    n_inverted += 1
+        row_tokens[d] = tokens
+        row_bulk[d] = n_free if n_bulk > 0 else 0
+        row_steps[d] = tokens + row_bulk[d] * (n_bulk + 1) + n_inverted * n_cols + entries
+        row_drawn[d] = drawn
+
+
+_pass2_plan = parallel_and_serial(_pass2_plan_loop)
+
+
 @njit(cache=True)
 def _scatter_dense(indptr, cols, pos_y, token_ptr, token_cols, bulk_ptr, bulk_cols, bulk_counts,
                    out):
@@ -762,21 +799,21 @@ class TopicCountsDraw:
                           phi_sums, derive_seed(self.seed, Tag.PASS1), self.iteration,
                           lay.first_row, starts, ends, pos_y, row_drawn, neg_counts,
                           ws.residual, doc_topic, partials, ws.markers)
-        check_counts_drawn(row_drawn, neg_counts)
-        n_free = n_cols - np.diff(lay.indptr)
-        bulk = neg_counts > np.maximum(BULK_MIN, BULK_PER_COLUMN * n_free)[:, None]
+        bulk = np.empty((n_rows, n_topics), dtype=np.bool_)
+        row_tokens, row_bulk, row_steps = (np.empty(n_rows, dtype=np.int64) for _ in range(3))
+        row_neg_drawn = np.empty(n_rows)
+        _pass2_plan[small](lay.indptr, n_cols, neg_counts, ws.residual, phi_sums, bulk,
+                           row_tokens, row_bulk, row_steps, row_neg_drawn)
+        check_counts_drawn(row_drawn, row_neg_drawn)
         token_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-        np.cumsum(np.where(bulk, 0, neg_counts).sum(axis=1), out=token_ptr[1:])
+        np.cumsum(row_tokens, out=token_ptr[1:])
         bulk_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-        np.cumsum(np.where(bulk.any(axis=1), n_free, 0), out=bulk_ptr[1:])
+        np.cumsum(row_bulk, out=bulk_ptr[1:])
         token_cols = np.empty(int(token_ptr[-1]), dtype=np.int32)
         bulk_cols = np.empty(int(bulk_ptr[-1]), dtype=np.int32)
         bulk_counts = np.empty(int(bulk_ptr[-1]), dtype=np.int64)
         if token_cols.size or bulk_cols.size:
             _alias_tables[small](phi, phi_sums, ws.prob, ws.alias)
-            inverted = (neg_counts > 0) & ~bulk & (ws.residual < ALIAS_MIN_ACCEPTANCE * phi_sums)
-            row_steps = (np.diff(token_ptr) + np.diff(bulk_ptr) * (bulk.sum(axis=1) + 1)
-                         + inverted.sum(axis=1) * n_cols + np.diff(lay.indptr))
             for starts, ends in chunked_calls(ws.bounds, row_steps):
                 _pass2[small](lay.indptr, lay.cols, phi_t, phi_sums, ws.prob, ws.alias,
                               derive_seed(self.seed, Tag.PASS2), self.iteration, lay.first_row,

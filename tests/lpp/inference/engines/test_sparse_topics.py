@@ -496,3 +496,42 @@ def test_huge_noise_token_counts_are_split_in_bulk_not_listed_one_by_one():
     assert draw.token_cols.size == 0 and np.all(np.diff(bulk_ptr) > 0)  # every row in bulk
     assert bulk_counts.sum() == negative_tokens
     assert np.array_equal(draw.dense().sum(axis=1), doc_topic.sum(axis=1))
+
+
+@pytest.mark.parametrize("small", [False, True])
+def test_pass2_plan_is_its_definition_row_by_row(small):
+    """Which topic totals pass 2 splits in bulk, its tokens, bulk columns and work per row, and
+    the totals' sum for the failure check, against their definitions over the whole D x K
+    tables (the thresholds' edges and a failed draw's mark -1 included)."""
+    rng = np.random.default_rng(3)
+    n_rows, n_cols, n_topics = 40, 30, 7
+    indptr = np.concatenate(([0], np.cumsum(rng.integers(0, n_cols + 1, n_rows))))
+    n_free = n_cols - np.diff(indptr)
+    threshold = np.maximum(sparse_topics.BULK_MIN, sparse_topics.BULK_PER_COLUMN * n_free)
+    neg_counts = rng.integers(0, 4, (n_rows, n_topics))
+    edge = rng.random((n_rows, n_topics))
+    neg_counts[edge < 0.2] = threshold[:, None].repeat(n_topics, 1)[edge < 0.2]
+    neg_counts[edge > 0.8] = threshold[:, None].repeat(n_topics, 1)[edge > 0.8] + 1
+    phi_sums = rng.random(n_topics) + 0.5
+    residual = rng.random((n_rows, n_topics)) * phi_sums
+    bulk = np.empty((n_rows, n_topics), dtype=np.bool_)
+    row_tokens, row_bulk, row_steps = (np.empty(n_rows, dtype=np.int64) for _ in range(3))
+    row_drawn = np.empty(n_rows)
+    neg_counts[5, 3] = -1  # a failed draw's mark
+    sparse_topics._pass2_plan[small](indptr, n_cols, neg_counts, residual, phi_sums, bulk,
+                                     row_tokens, row_bulk, row_steps, row_drawn)
+    np.testing.assert_array_equal(row_drawn, np.where((neg_counts < 0).any(axis=1), -1,
+                                                      neg_counts.sum(axis=1)))
+    neg_counts[5, 3] = 0
+    sparse_topics._pass2_plan[small](indptr, n_cols, neg_counts, residual, phi_sums, bulk,
+                                     row_tokens, row_bulk, row_steps, row_drawn)
+    want_bulk = neg_counts > threshold[:, None]
+    np.testing.assert_array_equal(bulk, want_bulk)
+    assert want_bulk.any() and not want_bulk.all()
+    np.testing.assert_array_equal(row_tokens, np.where(want_bulk, 0, neg_counts).sum(axis=1))
+    np.testing.assert_array_equal(row_bulk, np.where(want_bulk.any(axis=1), n_free, 0))
+    inverted = ((neg_counts > 0) & ~want_bulk
+                & (residual < sparse_topics.ALIAS_MIN_ACCEPTANCE * phi_sums))
+    assert inverted.any() and not inverted.all()
+    np.testing.assert_array_equal(row_steps, row_tokens + row_bulk * (want_bulk.sum(axis=1) + 1)
+                                  + inverted.sum(axis=1) * n_cols + np.diff(indptr))
