@@ -738,9 +738,9 @@ _zero_partials = parallel_and_serial(_zero_partials_loop)
 
 def sum_partials(partials: np.ndarray, out_t: np.ndarray, small: bool = False) -> None:
     """``out_t[k, v] = sum over chunks of partials[c, v, k]`` (integers: exact in any order),
-    in parallel over blocks of columns (serially where ``small``). Its work grows with the
-    chunks, that is with the threads, so on many cores a serial sum would cost a sweep more
-    than the threads save on it."""
+    in parallel over blocks of columns (serially where ``small``): its work grows with the
+    chunks, that is with the threads, and on one thread it would grow into a sweep's serial
+    part."""
     _sum_partials[small](partials, out_t)
 
 
