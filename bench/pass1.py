@@ -39,11 +39,17 @@ from lpp.inference.privacy import noise_levels
 FOLDED_COLUMNS = 256
 
 
-def _pass1_timer(layout, workspace, theta, phi):
-    """A function ``(cols, values, starts=None, ends=None) -> (seconds, entries with y > 0)``
-    running the engine's pass 1 on ``layout``'s rows with the given columns and values: over
-    the workspace's chunks, or over the row ranges ``starts[c]..ends[c] - 1``."""
-    n_rows, n_topics = theta.shape
+def _pass1_timer(chain, y_tilde, alpha, n_topics):
+    """The engine's pass 1 at ``chain``'s factors on ``y_tilde``: ``(layout, workspace, theta,
+    phi, run)``, where ``run(cols, values, starts=None, ends=None) -> (seconds, entries with
+    y > 0)`` runs it on the layout's rows with the given columns and values, over the
+    workspace's chunks or over the row ranges ``starts[c]..ends[c] - 1``."""
+    theta, phi = (np.ascontiguousarray(a, dtype=np.float64)
+                  for a in chain.model.row_column_factors(chain.state))
+    privacy = sparse_topics.SparseTopicPrivacy(y_tilde, noise_levels(alpha, y_tilde.shape),
+                                               np.ones(y_tilde.shape, dtype=bool))
+    layout, workspace = privacy.layout, privacy.workspace(n_topics)
+    n_rows = theta.shape[0]
     phi_t = np.ascontiguousarray(phi.T)
     phi_sums = phi.sum(axis=1)
     pos_y = np.empty(layout.nnz, dtype=np.int64)
@@ -65,7 +71,7 @@ def _pass1_timer(layout, workspace, theta, phi):
                                     workspace.col_partials, workspace.markers)
         return time.perf_counter() - start, int(np.count_nonzero(pos_y))
 
-    return run
+    return layout, workspace, theta, phi, run
 
 
 def main(argv=()):
@@ -89,12 +95,7 @@ def main(argv=()):
         raise RuntimeError(f"the chain took the {chain.engine} engine, not the sparse one")
     for _ in range(args.warm):
         chain.sweep()
-    theta, phi = (np.ascontiguousarray(a, dtype=np.float64)
-                  for a in chain.model.row_column_factors(chain.state))
-    privacy = sparse_topics.SparseTopicPrivacy(y_tilde, noise_levels(alpha, y_tilde.shape),
-                                               np.ones(y_tilde.shape, dtype=bool))
-    layout = privacy.layout
-    run = _pass1_timer(layout, privacy.workspace(args.k), theta, phi)
+    layout, _, theta, phi, run = _pass1_timer(chain, y_tilde, alpha, args.k)
     floor = FloorKernel(y_tilde)
     phi_t = np.ascontiguousarray(phi.T)
 

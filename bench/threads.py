@@ -47,7 +47,6 @@ from bench.pass1 import _pass1_timer
 from bench.sweep import _load, text_data
 from lpp.inference import GibbsSampler, TopicModel
 from lpp.inference.engines import sparse_topics
-from lpp.inference.privacy import noise_levels
 
 #: the most threads the ``bound`` part projects to
 BOUND_THREADS = 32
@@ -179,12 +178,7 @@ def chunk_seconds(chain, y_tilde, alpha, k, most_threads, repeat):
     """Ours' pass 1 at the chain's point, each of the engine's row chunks for T threads timed
     alone on the current thread (the best of ``repeat`` rounds), for every power of two T up to
     ``most_threads``; ``(chunks the engine allows, {T: seconds of each chunk})``."""
-    theta, phi = (np.ascontiguousarray(a, dtype=np.float64)
-                  for a in chain.model.row_column_factors(chain.state))
-    privacy = sparse_topics.SparseTopicPrivacy(y_tilde, noise_levels(alpha, y_tilde.shape),
-                                               np.ones(y_tilde.shape, dtype=bool))
-    layout, workspace = privacy.layout, privacy.workspace(k)
-    run = _pass1_timer(layout, workspace, theta, phi)
+    layout, workspace, _, _, run = _pass1_timer(chain, y_tilde, alpha, k)
     run(layout.cols, layout.values)  # compiles
     out = {}
     for threads in powers_of_two(most_threads):

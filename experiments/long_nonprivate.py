@@ -25,7 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import arviz
 import numpy as np
 from scipy import sparse
 
@@ -33,6 +32,9 @@ from experiments import machine, write_results
 from bench.sweep import text_data
 from lpp.diagnostics import agreement_of
 from lpp.inference import fit_nonprivate
+from lpp.diagnostics.export import require_arviz
+
+arviz = require_arviz()  # without ArviZ's once-a-day FutureWarning at import
 
 ROOT = Path(__file__).resolve().parents[1]
 #: entries of the non-zero counts taken at a time when the log likelihood is formed

@@ -29,13 +29,15 @@ import argparse
 import sys
 import time
 
-import arviz
 import numpy as np
 from scipy.stats import poisson
 
 from experiments import machine, write_results
 from bench.sweep import text_data
 from lpp.inference import GibbsSampler, TopicModel
+from lpp.diagnostics.export import require_arviz
+
+arviz = require_arviz()  # without ArviZ's once-a-day FutureWarning at import
 
 #: (name, axis moved: 0 documents / 1 words / None, step factor)
 VARIANTS = (("none", None, 0.0), ("documents", 0, 2.0), ("documents", 0, 10.0),

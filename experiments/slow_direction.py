@@ -33,7 +33,6 @@ import argparse
 import sys
 import time
 
-import arviz
 import numpy as np
 from numba import njit
 
@@ -44,6 +43,9 @@ from lpp.distributions import poisson_nb
 from lpp.inference.models._reassign import _categorical
 from lpp.inference.privacy import sample_true_count_collapsed_nb
 from lpp.randomness import new_stream, seed_block
+from lpp.diagnostics.export import require_arviz
+
+arviz = require_arviz()  # without ArviZ's once-a-day FutureWarning at import
 
 PLAIN, NEGATIVES_SUMMED_OUT, THETA_COLLAPSED = 0, 1, 2
 #: (name, scheme, prior shape a0)

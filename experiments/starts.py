@@ -27,7 +27,6 @@ import argparse
 import sys
 import time
 
-import arviz
 import numpy as np
 
 from experiments import machine, write_results
@@ -35,6 +34,9 @@ from bench.sweep import text_data
 from lpp.diagnostics import geweke_z
 from lpp.inference import GibbsSampler, TopicModel
 from lpp.vi import chain_start
+from lpp.diagnostics.export import require_arviz
+
+arviz = require_arviz()  # without ArviZ's once-a-day FutureWarning at import
 
 STARTS = ("data", "em", "dispersed", "data-scaled")
 #: the log joint is dense work (every entry): recorded every this many sweeps

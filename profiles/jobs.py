@@ -91,7 +91,7 @@ THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
 LOG_FOLDER = "jobs"
 #: seconds a stage may take to exit after SIGINT before its process group is killed
 STOP_GRACE_SECONDS = 120.0
-#: what to do after a time limit or Ctrl-C, printed by this script and by ``run.py``.
+#: what to do after a time limit or Ctrl-C, printed by this script and by ``run.py``
 CONTINUE_HINT = "run again to continue (DVC skips the stages that are done)"
 #: how often a waiting loop looks at its stages, in seconds
 POLL_SECONDS = 0.1
@@ -807,12 +807,10 @@ def main(argv=None) -> int:
         print(failed, file=sys.stderr, flush=True)
         return 1
     except TimeLimitReached as stopped:
-        print(f"{stopped}: {CONTINUE_HINT}",
-              file=sys.stderr, flush=True)
+        print(f"{stopped}: {CONTINUE_HINT}", file=sys.stderr, flush=True)
         return TIME_LIMIT
     except KeyboardInterrupt:
-        print(f"interrupted: {CONTINUE_HINT}",
-              file=sys.stderr, flush=True)
+        print(f"interrupted: {CONTINUE_HINT}", file=sys.stderr, flush=True)
         return INTERRUPTED
     return 0
 

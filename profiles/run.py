@@ -151,8 +151,9 @@ def continuable_fits(status: dict, lock: dict, stages) -> dict[str, tuple[str, l
     foreach group's name selects its members) that DVC would rerun on the data their fits were
     made from, with the folder their notebook reads (``private_dir`` or ``counts_dir`` in the
     command that made the fits) and their outputs under ``results/fits/``. ``status`` is
-    ``dvc status --json`` of the work tree, ``lock`` its ``dvc.lock``: a stage qualifies when no dependency under ``data/`` changed and no output was
-    modified (a changed command or code is what a longer run is)."""
+    ``dvc status --json`` of the work tree, ``lock`` its ``dvc.lock``: a stage qualifies when
+    no dependency under ``data/`` changed and no output was modified (a changed command or code
+    is what a longer run is)."""
     chosen = {}
     for stage, changes in status.items():
         if not stage.startswith("infer_") or not any(
@@ -283,8 +284,7 @@ def _run_in_parallel(work: Path, stages, single: bool, jobs: int, cluster, threa
               flush=True)
         return scheduler.TIME_LIMIT
     except KeyboardInterrupt:
-        print(f"interrupted: {scheduler.CONTINUE_HINT}",
-              file=sys.stderr, flush=True)
+        print(f"interrupted: {scheduler.CONTINUE_HINT}", file=sys.stderr, flush=True)
         return scheduler.INTERRUPTED
     return 0
 

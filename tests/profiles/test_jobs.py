@@ -19,6 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+# DVC binds its log handlers to the sys.stdout of its import: import it here, not first inside
+# a test whose capsys stream is closed after it (the jobs' in-process DVC then logs into it)
+import dvc  # noqa: F401
 import pytest
 import yaml
 

@@ -39,8 +39,9 @@ def test_partial_counts_sum_over_chunks_transposed_and_zero(dtype, chunks, n_col
                                                             small):
     partials = np.random.default_rng(chunks).integers(0, 1 << 20, (chunks, n_cols, n_topics))
     partials = partials.astype(dtype)
-    out_t = np.full((n_topics, n_cols), -1, dtype=np.int64)
+    out_t = np.empty((n_topics, n_cols), dtype=np.int64)
     for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        out_t.fill(-1)  # each call must write every cell
         numba.set_num_threads(threads)
         try:
             sum_partials(partials, out_t, small)
