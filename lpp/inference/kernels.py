@@ -106,7 +106,7 @@ def row_topic_order(theta, d):
 ORDER_BATCH = 16
 #: the fused engines form this many running sums of an allocated entry's weights at once (in
 #: the row's topic order, so at most ORDER_BATCH) and place a token among them without a
-#: branch per topic
+#: branch per topic; a token beyond them goes on in blocks of as many
 EAGER_SUMS = 8
 
 

@@ -915,9 +915,9 @@ def _synthetic_minutes(record):
 _PIPELINE = (
     Quote(PIPELINE, "the whole pipeline of {146} stages", "dvc.lock",
           lambda lock: [len(lock["stages"])]),
-    Quote(PIPELINE, "(about {1} s per sweep at ε/N = 1, {0.4}–{0.5} s at 3 and 2", SWEEP,
+    Quote(PIPELINE, "(about {1} s per sweep at ε/N = 1, {0.3}–{0.5} s at 3 and 2", SWEEP,
           joined(large_sweep("collapsed", (1,)), large_sweep("collapsed", (3, 2)))),
-    Quote(PIPELINE, "— {76} hours of 2 cores by the cost model of `python -m bench.tables`", SWEEP,
+    Quote(PIPELINE, "— {73} hours of 2 cores by the cost model of `python -m bench.tables`", SWEEP,
           lambda r: [cpu_design_hours(r)]),
     Quote(PIPELINE, "at the paper's settings ({42} min on 2 shared cores)", STAGE_SECONDS,
           _synthetic_minutes),

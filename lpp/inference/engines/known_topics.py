@@ -22,9 +22,10 @@ What a sweep costs (``python -m bench.lda``: the Enron counts, 1000 x 1000, 139,
 uniform and a scan of the running sums in the row's topic order (1.5-2.5 topics on average);
 then the Gamma draws of ``theta`` and ``phi`` (``(D + V) K`` of them). The kernel writes the dense kernel's helpers out (their
 inlining added atomic reference-count updates to every entry), puts the row's topics in order
-only as far as its tokens' scans reach, forms an entry's first ``EAGER_SUMS`` running sums at
-once (a token's place among them counted without a branch per topic), and adds into one
-partial count table per thread.
+only as far as its tokens' scans reach, forms an entry's running sums in blocks of
+``EAGER_SUMS`` (a token's place within a block counted without a branch per topic; a block
+formed only when a token lies beyond the ones before it), and adds into one partial count
+table per thread.
 
 :class:`KnownCountsTopicEngine` applies when the model declares ``"row_column_factors"`` and
 the count source declares ``"known_counts"`` (the naive privacy step; the true counts of a
@@ -173,9 +174,10 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
             # allocate_entry_nb: one categorical draw per token, the running sums of the
             # weights in the row's topic order; each token scans them from the start, and the
             # sums formed for one token serve the entry's next ones. As in the collapsed
-            # engine's pass 1, the first EAGER_SUMS sums are formed at once and a token's place
-            # among them is counted without a branch per topic (the sums never decrease, so
-            # the count is the scan's stopping place)
+            # engine's pass 1, the sums are formed in blocks of EAGER_SUMS and a token's place
+            # within a block is counted without a branch per topic (the sums never decrease, so
+            # the count is the scan's stopping place): on noisy counts a token lands beyond the
+            # first block about one time in four, and a scan one sum at a time mispredicts
             if n_topics > EAGER_SUMS:
                 if n_ordered == 0:
                     n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)
@@ -193,7 +195,23 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 if n_topics > EAGER_SUMS:
                     for q in range(EAGER_SUMS):
                         p += running[q] <= u
-                    scan = p == EAGER_SUMS
+                    # beyond them, blocks of EAGER_SUMS more sums, formed once per entry
+                    # and counted alike; the rest (fewer than EAGER_SUMS) scanned
+                    block = EAGER_SUMS
+                    scan = p == block
+                    while scan and block + EAGER_SUMS <= n_topics:
+                        if formed == block:
+                            if n_ordered < block + EAGER_SUMS:
+                                n_ordered = extend_topic_order(theta, d, placed, n_ordered,
+                                                               order)
+                            for q in range(EAGER_SUMS):
+                                acc += weights[order[block + q]]
+                                running[block + q] = acc
+                            formed = block + EAGER_SUMS
+                        for q in range(EAGER_SUMS):
+                            p += running[block + q] <= u
+                        block += EAGER_SUMS
+                        scan = p == block
                 else:
                     scan = True
                 while scan:

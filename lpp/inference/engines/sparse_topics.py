@@ -408,9 +408,10 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 continue
             # allocate_entry_nb: one categorical draw per token, the running sums of the
             # weights in the row's topic order; each token scans them from the start, and the
-            # sums formed for one token serve the entry's next ones. The first EAGER_SUMS sums are
-            # formed at once and a token's place among them counted without a branch per
-            # topic (a token lands beyond them about one time in four on text)
+            # sums formed for one token serve the entry's next ones. The sums are formed in
+            # blocks of EAGER_SUMS (the first at once, the next ones as a token reaches them)
+            # and a token's place within a block counted without a branch per topic (a token
+            # lands beyond the first block about one time in four on text)
             if n_pending + FEW_TRIALS > _PENDING:
                 _add_pending(col_partial, pending_cols, pending_topics, n_pending)
                 n_pending = 0
@@ -431,7 +432,23 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 if n_topics > EAGER_SUMS:
                     for q in range(EAGER_SUMS):
                         p += running[q] <= u
-                    scan = p == EAGER_SUMS
+                    # beyond them, blocks of EAGER_SUMS more sums, formed once per entry
+                    # and counted alike; the rest (fewer than EAGER_SUMS) scanned
+                    block = EAGER_SUMS
+                    scan = p == block
+                    while scan and block + EAGER_SUMS <= n_topics:
+                        if formed == block:
+                            if n_ordered < block + EAGER_SUMS:
+                                n_ordered = extend_topic_order(theta, d, placed, n_ordered,
+                                                               order)
+                            for q in range(EAGER_SUMS):
+                                acc += weights[order[block + q]]
+                                running[block + q] = acc
+                            formed = block + EAGER_SUMS
+                        for q in range(EAGER_SUMS):
+                            p += running[block + q] <= u
+                        block += EAGER_SUMS
+                        scan = p == block
                 else:
                     scan = True
                 while scan:

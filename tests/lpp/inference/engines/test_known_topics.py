@@ -48,15 +48,17 @@ def test_the_chain_is_the_dense_sweeps_bit_for_bit(mask_kind):
     _same(known, dense)
 
 
-@pytest.mark.parametrize("k", [5, 9, 20])  # below, just above and well above EAGER_SUMS
-@pytest.mark.parametrize("case", ["plain", "underflow", "nan", "ties", "zeros", "inf"])
+# below EAGER_SUMS, within two blocks of it, and over several blocks with a rest
+@pytest.mark.parametrize("k", [5, 9, 20, 43])
+@pytest.mark.parametrize("case", ["plain", "underflow", "nan", "ties", "zeros", "inf", "deep"])
 def test_the_allocation_is_the_dense_kernels_on_awkward_factors(case, k):
     """The engine's kernel writes the dense kernel's arithmetic and draws out, and puts a row's
     topics in order only as far as its scans reach: the same split as the dense kernel where
     the products underflow (log-space weights), a factor is NaN or infinite, factors tie
     (the order's ties), weights are zero (the walk back off zero-weight topics), and for
     counts above FEW_TRIALS and above LARGE_COUNT; with fewer topics than the running sums
-    formed at once, and more."""
+    formed at once, and more; and where most tokens lie beyond the first blocks ("deep": the
+    row's heaviest topics have the lightest words)."""
     from lpp.distributions import FEW_TRIALS, LARGE_COUNT
 
     rng = np.random.default_rng(3)
@@ -80,12 +82,19 @@ def test_the_allocation_is_the_dense_kernels_on_awkward_factors(case, k):
         phi[:4, 8] = 0.0
     elif case == "inf":
         theta[8, 1] = np.inf
+    elif case == "deep":  # the row's order is 0, 1, ...; the weights grow along it
+        theta = np.broadcast_to(0.8 ** np.arange(k), theta.shape).copy()
+        phi *= 0.7 ** -np.arange(k)[:, None]
     engine = KnownCountsTopicEngine(y, observed)
     for iteration in range(3):
         doc_topic, topic_word = engine.allocate(theta, phi, 77, iteration)
         dense_doc, dense_word = kernels.allocate_matrix_kernel(
             y, observed, theta, np.ascontiguousarray(phi.T), 77, iteration)
         assert np.array_equal(doc_topic, dense_doc) and np.array_equal(topic_word, dense_word.T)
+    if case == "deep":  # tokens reached the last blocks and the rest
+        rest = k - k % kernels.EAGER_SUMS  # the rest is scanned a sum at a time
+        assert doc_topic[:, rest:].sum() > 0
+        assert rest == 0 or doc_topic[:, rest - kernels.EAGER_SUMS:rest].sum() > 0
 
 
 def test_fixed_topics_run_on_it_alike():

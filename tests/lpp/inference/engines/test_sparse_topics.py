@@ -317,9 +317,9 @@ def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_su
             doc_topic[d, k] += n
 
 
-@pytest.mark.parametrize("n_topics", [5, 13])
+@pytest.mark.parametrize("n_topics", [5, 13, 43])
 @pytest.mark.parametrize("case", ["plain", "underflow", "ties", "zeros", "counts", "rates",
-                                  "nan"])
+                                  "nan", "deep"])
 def test_pass1_is_its_definitions_written_out(case, n_topics):
     """The engine's pass-1 kernel draws what the pass built from its definitions draws, bit
     for bit, on the paths it takes out of line or rarely: log-space weights where the products
@@ -328,7 +328,9 @@ def test_pass1_is_its_definitions_written_out(case, n_topics):
     token-by-token split and above LARGE_COUNT, privatized counts beyond the written-out
     inversion (log-space pieces) and rates where its bracket fails (the whole inversion at the
     same uniform), NaN and infinite factors (the failure mark), and unobserved entries; with
-    fewer topics than the eagerly summed ones and more."""
+    fewer topics than the eagerly summed ones and more, over several blocks of them; and where
+    most tokens lie beyond the first blocks ("deep": the row's heaviest topics have the
+    lightest words)."""
     rng = np.random.default_rng(n_topics)
     n_rows, n_cols = 40, 30
     y_tilde = privatize(rng.poisson(2.0, (n_rows, n_cols)), 0.5, rng=rng)
@@ -360,6 +362,9 @@ def test_pass1_is_its_definitions_written_out(case, n_topics):
     elif case == "nan":
         theta[2, 1] = np.nan
         theta[5, 0] = np.inf
+    elif case == "deep":  # the row's order is 0, 1, ...; the weights grow along it
+        theta = np.broadcast_to(0.8 ** np.arange(n_topics), theta.shape).copy()
+        phi *= 0.7 ** -np.arange(n_topics)[:, None]
     layout = sparse_topics.SparseLayout(y_tilde, observed, alpha_rows)
     phi_t = np.ascontiguousarray(phi.T)
     phi_sums = phi.sum(axis=1)
@@ -381,6 +386,11 @@ def test_pass1_is_its_definitions_written_out(case, n_topics):
         runs.append(out[:1] + out[2:6])
     for got, want in zip(*runs):
         assert np.array_equal(got, want)
+    if case == "deep":  # tokens reached the last block and the rest
+        split = runs[0][4].sum(axis=0)  # the positive entries' tokens by topic
+        rest = n_topics - n_topics % kernels.EAGER_SUMS  # the rest is scanned a sum at a time
+        assert split[rest:].sum() > 0
+        assert rest == 0 or split[rest - kernels.EAGER_SUMS:rest].sum() > 0
     pos_y = runs[0][0]
     if case == "counts":
         assert pos_y[:layout.indptr[2]].max() > LARGE_COUNT
