@@ -298,10 +298,13 @@ class KnownCountsTopicEngine:
             lay = self.layout
             n_rows, n_cols = lay.shape
             chunks = min(n_chunks(n_rows, n_cols * n_topics, cell_bytes=4), key[1])
-            bounds = chunk_bounds(lay.indptr, n_topics, chunks)
+            # chunks of equal work counted in tokens as well as entries (long documents
+            # repeat their words)
+            steps = lay.row_steps(n_topics)
+            bounds = chunk_bounds(lay.indptr, n_topics, chunks, row_work=steps)
             per_chunk = np.diff(np.concatenate(([0], np.cumsum(lay.row_counts)))[bounds])
             wide = per_chunk.max(initial=0) > PARTIAL_LIMIT
-            self._plans[key] = (chunked_calls(bounds, lay.row_steps(n_topics)), chunks, wide)
+            self._plans[key] = (chunked_calls(bounds, steps), chunks, wide)
         calls, chunks, wide = self._plans[key]
         n_cols = self.layout.shape[1]
         if wide:

@@ -656,16 +656,22 @@ def _scatter_dense(indptr, cols, pos_y, token_ptr, token_cols, bulk_ptr, bulk_co
 # the objects
 # ---------------------------------------------------------------------------------------------
 
-def chunk_bounds(indptr: np.ndarray, n_topics: int, chunks: int) -> np.ndarray:
+def chunk_bounds(indptr: np.ndarray, n_topics: int, chunks: int,
+                 row_work: np.ndarray | None = None) -> np.ndarray:
     """Row boundaries of ``chunks`` consecutive row ranges of about equal work.
 
-    A row costs one unit per entry of ``E(d)`` plus ``n_topics`` (its topic totals); equal
-    shares keep the threads busy alike when the rows differ (long documents, or counts that
-    are mostly signal at a small noise level). The boundaries depend on the data only, never on
-    the thread count, and the random streams are keyed by row, so they change no draw.
+    A row costs one unit per entry of ``E(d)`` plus ``n_topics`` (its topic totals), or
+    ``row_work[d]`` where given (an engine whose rows' work is not that of their entries: the
+    known-counts engine's tokens); equal shares keep the threads busy alike when the rows
+    differ (long documents, or counts that are mostly signal at a small noise level). The
+    boundaries depend on the data only, never on the thread count, and the random streams are
+    keyed by row, so they change no draw.
     """
     n_rows = indptr.size - 1
-    work = indptr.astype(np.float64) + n_topics * np.arange(n_rows + 1)
+    if row_work is None:
+        work = indptr.astype(np.float64) + n_topics * np.arange(n_rows + 1)
+    else:
+        work = np.concatenate(([0.0], np.cumsum(row_work, dtype=np.float64)))
     targets = work[-1] * np.arange(1, chunks) / chunks
     inner = np.searchsorted(work, targets, side="left")
     return np.concatenate(([0], inner, [n_rows])).astype(np.int64)

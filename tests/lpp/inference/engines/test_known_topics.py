@@ -97,6 +97,25 @@ def test_the_allocation_is_the_dense_kernels_on_awkward_factors(case, k):
         assert rest == 0 or doc_topic[:, rest - kernels.EAGER_SUMS:rest].sum() > 0
 
 
+def test_the_chunks_share_the_tokens(monkeypatch):
+    """The row chunks of the threads hold about equal work counted in tokens as well as
+    entries (:meth:`KnownCountsLayout.row_steps`): long documents repeat their words, and
+    chunks of equal entries would leave one thread most of the tokens."""
+    rng = np.random.default_rng(6)
+    y = (rng.random((400, 60)) < 0.2).astype(np.int64)
+    y[:60] *= 12  # the first rows: as many entries as the others, 12 times the tokens
+    engine = KnownCountsTopicEngine(y, np.ones(y.shape, dtype=bool))
+    monkeypatch.setattr(known_topics, "n_chunks", lambda *a, **k: 4)
+    monkeypatch.setattr(known_topics.numba, "get_num_threads", lambda: 4)
+    calls, _ = engine._plan_for(5)
+    monkeypatch.undo()
+    starts = calls[0][0]
+    bounds = np.concatenate((starts, [y.shape[0]]))
+    steps = engine.layout.row_steps(5)
+    shares = np.add.reduceat(steps, bounds[:-1])
+    assert starts.size == 4 and np.all(np.abs(shares - steps.sum() / 4) <= steps.max())
+
+
 def test_fixed_topics_run_on_it_alike():
     y, y_tilde, mask = _data()
     model = FixedTopicModel(np.random.default_rng(2).gamma(1.0, 1.0, (4, y.shape[1])))

@@ -416,6 +416,22 @@ def test_chunks_cover_the_rows_in_shares_of_equal_work():
     assert np.all(np.abs(shares - work.sum() / chunks) <= work.max())
 
 
+def test_chunks_take_the_rows_work_where_given():
+    """With each row's own work given (the known-counts engine: tokens as well as entries),
+    the shares are equal in it, not in entries."""
+    rng = np.random.default_rng(5)
+    per_row = rng.integers(10, 20, 600)
+    row_work = per_row * np.where(np.arange(600) < 100, 30.0, 1.0)  # the first rows' tokens
+    indptr = np.concatenate(([0], np.cumsum(per_row)))
+    chunks = 6
+    bounds = sparse_topics.chunk_bounds(indptr, 20, chunks, row_work=row_work)
+    assert bounds[0] == 0 and bounds[-1] == 600 and bounds.size == chunks + 1
+    shares = np.add.reduceat(row_work, bounds[:-1])
+    assert np.all(np.abs(shares - row_work.sum() / chunks) <= row_work.max())
+    by_entries = np.add.reduceat(row_work, sparse_topics.chunk_bounds(indptr, 20, chunks)[:-1])
+    assert by_entries.max() > 2 * row_work.sum() / chunks  # what the entries alone would do
+
+
 def test_each_call_takes_a_share_of_every_chunk(monkeypatch):
     """Every call runs rows of every chunk (all threads busy in each), the calls cover each
     chunk's rows once and in order, and none holds much more than its budget."""
