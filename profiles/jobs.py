@@ -532,12 +532,13 @@ class _Dvc:
 class _Run:
     """One run of the scheduler: what is pending, running, done, failed."""
 
-    def __init__(self, dvc: _Dvc, runner, order, needs, graph, on_done, out, deadline=None):
+    def __init__(self, dvc: _Dvc, runner, order, needs, graph, on_done, out, deadline=None,
+                 on_stopped=None):
         self.dvc, self.runner, self.graph = dvc, runner, graph
         self.deadline = deadline  # time.monotonic() at which to stop, or None
         self.timed_out = False
         self.needs = needs
-        self.on_done, self.out = on_done, out
+        self.on_done, self.on_stopped, self.out = on_done, on_stopped, out
         self.pending = list(order)
         self.done = set()
         self.running = {}  # future -> (stage, command)
@@ -628,6 +629,8 @@ class _Run:
         why = f"exit {rc}" if rc > 0 else f"signal {signal.Signals(-rc).name}"
         if self.stopping:
             self.out(f"stopped {name} after {seconds:.1f} s ({why})")
+            if self.on_stopped is not None:
+                self.on_stopped(name, seconds)
             return
         tail = log_tail(command["log"])
         self.out(f"FAILED {name}: {seconds:.1f} s ({why}); the end of {command['log']}:\n"
@@ -705,13 +708,15 @@ def _first_interrupt_sets(flag_owner):
 
 def run_pipeline(root, targets=None, *, single_item: bool = False, jobs: int = 1,
                  cluster=None, threads_per_job: int | None = None, on_done=None,
-                 out=None, stop_after: float | None = None) -> dict[str, float]:
+                 out=None, stop_after: float | None = None,
+                 on_stopped=None) -> dict[str, float]:
     """Reproduce ``targets`` (stage names, a foreach group's name for all its members, DVC
     file paths; none: the whole pipeline) in the DVC repository ``root`` and what they need
     (only them with ``single_item``), ``jobs`` stages at a time or on the Dask cluster at
     ``cluster`` (a scheduler's address, or a Cluster). ``on_done(stage, seconds)`` is called as
-    each stage's run is recorded; ``out(line)`` prints progress. Returns the seconds of each
-    stage that ran. Raises :class:`StagesFailed` after a failure, KeyboardInterrupt after
+    each stage's run is recorded, ``on_stopped(stage, seconds)`` as a running stage is stopped
+    (Ctrl-C, the time limit) so that a later run can add that piece to its time; ``out(line)``
+    prints progress. Returns the seconds of each stage that ran. Raises :class:`StagesFailed` after a failure, KeyboardInterrupt after
     Ctrl-C (once the running stages stopped).
 
     ``stop_after`` (seconds from the call) is a time limit, e.g. a batch job's: once it has
@@ -733,11 +738,11 @@ def run_pipeline(root, targets=None, *, single_item: bool = False, jobs: int = 1
     root = Path(root).resolve()
     with contextlib.chdir(root):  # DVC names stages and reads targets relative to it
         return _run_pipeline(root, targets, single_item, jobs, cluster, threads_per_job,
-                             on_done, out, deadline)
+                             on_done, out, deadline, on_stopped)
 
 
 def _run_pipeline(root, targets, single_item, jobs, cluster, threads_per_job, on_done, out,
-                  deadline):
+                  deadline, on_stopped=None):
     dvc = _Dvc(root)
     runner = None
     try:
@@ -748,7 +753,7 @@ def _run_pipeline(root, targets, single_item, jobs, cluster, threads_per_job, on
             runner = _Cluster(address, threads_per_job, root)
         else:
             runner = _Local(jobs, threads_per_job or max(1, available_cpus() // jobs))
-        run = _Run(dvc, runner, order, needs, graph, on_done, out, deadline)
+        run = _Run(dvc, runner, order, needs, graph, on_done, out, deadline, on_stopped)
         out(f"{len(order)} stages, {runner.describe()}")
         with dvc.repo.scm_context(), _first_interrupt_sets(run):
             twice = False

@@ -79,6 +79,7 @@ TABLES = {"data/prepared/topics/summary.json": "data/topics_summary.json",
           "results/central/table1.csv": "central/table1.csv",
           "results/central/heldout_loglik.csv": "central/heldout_loglik.csv",
           "results/central/occupancy.json": "central/occupancy.json",
+          "results/central/runtime.json": "central/runtime.json",
           "results/claims.md": "claims.md", "results/claims.json": "claims.json",
           "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
 FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
@@ -193,6 +194,10 @@ def set_aside_fits(work: Path, stages) -> list[str]:
 #: the work tree's record of each stage's wall seconds, written as each stage finishes, so the
 #: times of a run that was killed part way survive for a later ``--collect-only``
 STAGE_TIMES = "stage_seconds.json"
+#: the seconds a stage ran before a run stopped it (Ctrl-C, ``--stop-after``), summed over such
+#: pieces: the run that finishes the stage (a fit continued from its checkpoints) adds them to
+#: its time. A process killed outright (SIGKILL, a lost machine) records no piece.
+STOPPED_TIMES = "stage_seconds_stopped.json"
 
 
 def stage_items(names, stages) -> list[str]:
@@ -209,11 +214,31 @@ def stage_items(names, stages) -> list[str]:
 
 
 def record_stage_seconds(work: Path, stage: str, seconds: float) -> None:
-    """Add one stage's wall seconds to the work tree's :data:`STAGE_TIMES` (atomically)."""
-    times = work / STAGE_TIMES
-    record = json.loads(times.read_text()) if times.exists() else {}
-    record[stage] = seconds
-    atomic_write_bytes(times, (json.dumps(record, indent=1) + "\n").encode())
+    """Record the wall seconds of a stage that finished in the work tree's :data:`STAGE_TIMES`
+    (atomically): ``seconds`` plus the pieces of it that earlier runs stopped
+    (:data:`STOPPED_TIMES`, which no longer holds them). A later run of the stage replaces
+    the time."""
+    pieces = _read_json(work / STOPPED_TIMES)
+    record = _read_json(work / STAGE_TIMES)
+    record[stage] = round(pieces.pop(stage, 0.0) + seconds, 1)
+    _write_json(work / STAGE_TIMES, record)
+    if (work / STOPPED_TIMES).exists():
+        _write_json(work / STOPPED_TIMES, pieces)
+
+
+def record_stopped_piece(work: Path, stage: str, seconds: float) -> None:
+    """Add the seconds a stage ran before a run stopped it to :data:`STOPPED_TIMES`."""
+    pieces = _read_json(work / STOPPED_TIMES)
+    pieces[stage] = round(pieces.get(stage, 0.0) + seconds, 1)
+    _write_json(work / STOPPED_TIMES, pieces)
+
+
+def _read_json(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _write_json(path: Path, record: dict) -> None:
+    atomic_write_bytes(path, (json.dumps(record, indent=1) + "\n").encode())
 
 
 def _lock_entry(work: Path, stage: str):
@@ -235,8 +260,12 @@ def run_stages(work: Path, stages=STAGES, single: bool = False, jobs: int = 1,
         print(f"=== {stage}", flush=True)
         before = _lock_entry(work, stage)
         start = time.perf_counter()
-        subprocess.run(["dvc", "repro", *(["--single-item"] if single else []), stage],
-                       cwd=work, check=True)
+        try:
+            subprocess.run(["dvc", "repro", *(["--single-item"] if single else []), stage],
+                           cwd=work, check=True)
+        except KeyboardInterrupt:
+            record_stopped_piece(work, stage, round(time.perf_counter() - start, 1))
+            raise
         # a stage DVC skipped (its lock entry unchanged) gets no time: it would overwrite the
         # time of the run that made it
         if _lock_entry(work, stage) != before:
@@ -260,12 +289,14 @@ def run_parallel(work: Path, items, single: bool = False, jobs: int = 2,
                  stop_after: float | None = None) -> None:
     """Reproduce ``items`` (and what they need, unless ``single``) in ``work`` ``jobs`` at a
     time or on the Dask cluster at ``cluster`` (:func:`jobs.run_pipeline`), recording the wall
-    seconds of each stage that ran, its own, as it is recorded in ``dvc.lock``. Raises
+    seconds of each stage that ran, its own, as it is recorded in ``dvc.lock``, and those of
+    each stage it stopped (:func:`record_stopped_piece`). Raises
     ``jobs.StagesFailed`` after a failed stage, KeyboardInterrupt after Ctrl-C,
     ``jobs.TimeLimitReached`` once ``stop_after`` seconds have passed."""
     _jobs().run_pipeline(work, items, single_item=single, jobs=jobs, cluster=cluster,
                          threads_per_job=threads_per_job, stop_after=stop_after,
-                         on_done=lambda stage, s: record_stage_seconds(work, stage, round(s, 1)))
+                         on_done=lambda stage, s: record_stage_seconds(work, stage, s),
+                         on_stopped=lambda stage, s: record_stopped_piece(work, stage, s))
 
 
 def _run_in_parallel(work: Path, stages, single: bool, jobs: int, cluster, threads,

@@ -845,6 +845,24 @@ def test_the_paper_run_times_each_fit_and_keeps_the_times_of_a_killed_run(tmp_pa
     assert runner.recorded_stage_seconds(tmp_path / "elsewhere", lambda tree, stage: True) == {}
 
 
+def test_a_stage_stopped_and_continued_is_timed_with_all_its_pieces(tmp_path):
+    """A fit that a run stopped (Ctrl-C, --stop-after) and a later run finished from its
+    checkpoints cost the seconds of every piece: the stopped pieces wait in the work tree until
+    the stage is recorded, and are then counted once."""
+    runner = _profile_runner()
+    runner.record_stopped_piece(tmp_path, "fit@a", 100.0)
+    runner.record_stopped_piece(tmp_path, "fit@a", 50.5)
+    runner.record_stopped_piece(tmp_path, "fit@b", 7.0)
+    assert runner.recorded_stage_seconds(tmp_path, lambda tree, stage: True) == {}
+    runner.record_stage_seconds(tmp_path, "fit@a", 30.0)
+    assert runner.recorded_stage_seconds(tmp_path, lambda tree, stage: True) == {"fit@a": 180.5}
+    runner.record_stage_seconds(tmp_path, "fit@a", 30.0)  # a later rerun: its own time only
+    runner.record_stage_seconds(tmp_path, "fit@b", 1.0)
+    assert runner.recorded_stage_seconds(tmp_path, lambda tree, stage: True) == {
+        "fit@a": 30.0, "fit@b": 8.0}
+    assert json.loads((tmp_path / runner.STOPPED_TIMES).read_text()) == {}
+
+
 def test_the_paper_run_collects_an_up_to_date_entry_its_commit_already_recorded(tmp_path):
     """A stage whose settings are the same in both profiles (the network's preparation, say)
     is up to date in the work tree with the entry its commit's dvc.lock records: that entry
@@ -977,7 +995,9 @@ def test_the_paper_run_with_jobs_hands_the_stages_to_the_scheduler(tmp_path, mon
     calls = []
 
     def fake_pipeline(root, targets, **options):
-        calls.append((root, targets, {k: v for k, v in options.items() if k != "on_done"}))
+        calls.append((root, targets, {k: v for k, v in options.items()
+                                      if k not in ("on_done", "on_stopped")}))
+        options["on_stopped"]("fit@b", 5.0)
         options["on_done"]("fit@a", 12.34)
         return {"fit@a": 12.34}
 
@@ -989,6 +1009,7 @@ def test_the_paper_run_with_jobs_hands_the_stages_to_the_scheduler(tmp_path, mon
                       {"single_item": True, "jobs": 3, "cluster": None, "threads_per_job": 2,
                        "stop_after": None})]
     assert runner.recorded_stage_seconds(work, lambda tree, stage: True) == {"fit@a": 12.3}
+    assert json.loads((work / runner.STOPPED_TIMES).read_text()) == {"fit@b": 5.0}
     runner.run_stages(work, ["fit"], cluster="tcp://host:8786")
     assert calls[-1][2]["cluster"] == "tcp://host:8786" and calls[-1][2]["jobs"] == 1
     runner.run_stages(work, ["other"], stop_after=600.0)

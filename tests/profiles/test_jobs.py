@@ -305,6 +305,34 @@ def test_a_time_limit_stops_the_running_stages_as_ctrl_c_does_and_the_next_run_c
     assert "up to date" in _dvc(toy, "status").stdout
 
 
+def test_a_stopped_stage_reports_the_seconds_it_ran_and_a_failed_one_does_not():
+    """The piece of a stage that a stop (Ctrl-C, the time limit) cut short goes to
+    ``on_stopped``, so that the run that finishes the stage can count it; a stage that failed
+    on its own is not a piece of a later run."""
+    class Stage:
+        addressing = "fit@a"
+
+    class Done:
+        def __init__(self, rc):
+            self.rc = rc
+
+        def result(self):
+            return {"rc": self.rc, "seconds": 41.5, "host": "here"}
+
+    class Dvc:
+        def release(self, stage):
+            pass
+
+    stopped, lines = [], []
+    run = jobs._Run(Dvc(), None, [], {}, None, on_done=None, out=lines.append,
+                    on_stopped=lambda stage, s: stopped.append((stage, s)))
+    run.stopping = True
+    run._finish(Stage(), {"log": "unused"}, Done(-signal.SIGINT))
+    assert stopped == [("fit@a", 41.5)] and lines == ["stopped fit@a after 41.5 s (signal SIGINT)"]
+    run._finish(Stage(), {"log": "unused"}, Done(None))  # stopped before its command started
+    assert stopped == [("fit@a", 41.5)]
+
+
 @pytest.mark.parametrize("text,seconds", [("5400", 5400), ("2h30m", 9000), ("90m", 5400),
                                           ("45s", 45), ("1.5h", 5400), ("1h0m30s", 3630)])
 def test_durations_read_as_seconds(text, seconds):
