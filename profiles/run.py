@@ -408,6 +408,18 @@ def merged_lock(work_lock: dict | None, committed_lock: dict | None, fresh: set[
     return {**base, "stages": stages}
 
 
+def describing_entries(stages: dict, held, lock: Path) -> dict:
+    """The entries of ``stages`` (a lock's mapping) that describe an output the results hold
+    (``held``: work-tree paths): those that made one and, transitively, those whose outputs
+    such an entry read (:func:`study.provenance.live_stages`). The others describe nothing
+    the results hold — a privatized copy that no collected fit read, say — so the collected
+    lock leaves them out. ``lock`` names the file in errors."""
+    from study.provenance import live_stages, lock_entries
+
+    live, _ = live_stages(lock_entries(stages, lock), dict.fromkeys(held, None))
+    return {stage: entry for stage, entry in stages.items() if stage in live}
+
+
 #: heads the collected params.yaml: it is the last run's, which need not have made every table
 PARAMS_HEADER = ("# The settings of the last profiles/run.py. A table that run did not remake "
                  "keeps the\n# settings it was made with in dvc.lock beside this file (each "
@@ -418,7 +430,8 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
             pipeline: set[str] | None = None) -> None:
     """Copy the up-to-date tables and figures of ``work`` to ``results`` and ``figures``; merge
     its ``dvc.lock`` into the committed one (:func:`merged_lock`, keeping only the stages of
-    ``pipeline``) and its recorded stage times into ``stage_seconds.json``.
+    ``pipeline`` whose entries describe what the results hold: :func:`describing_entries`)
+    and its recorded stage times into ``stage_seconds.json``.
     ``up_to_date(tree, stage)`` asks DVC once for the whole work tree by default, and
     ``pipeline`` is the work tree's stage list by default."""
     if pipeline is None:
@@ -444,11 +457,16 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     fresh = {stage for stage in ((work_lock or {}).get("stages") or {})
              if up_to_date(work, stage)}
     lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), fresh, pipeline)
-    atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     figures.mkdir(parents=True, exist_ok=True)
     for source in figure_paths:
         if (work / source).exists() and source not in stale:
             shutil.copyfile(work / source, figures / Path(source).name)
+    # what results/ and figures/ hold now, this run's copies and earlier runs' alike
+    held = {source for source, target in tables.items()
+            if source not in ("dvc.lock", "params.yaml") and (results / target).exists()}
+    held |= {source for source in figure_paths if (figures / Path(source).name).exists()}
+    lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
+    atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     collect_stage_seconds(results / "stage_seconds.json",
                           recorded_stage_seconds(work, up_to_date), lock["stages"], work)
 

@@ -357,11 +357,15 @@ def read_lock(path: Path) -> dict[str, dict]:
     stages = lock.get("stages") if isinstance(lock, dict) else None
     if not isinstance(stages, dict):
         raise ValueError(f"{path}: no `stages` mapping: not a dvc.lock")
-    entries = {}
-    for stage, record in stages.items():
-        entries[stage] = {kind: [_recorded(path, stage, item) for item in record.get(kind) or []]
-                          for kind in ("deps", "outs")}
-    return entries
+    return lock_entries(stages, path)
+
+
+def lock_entries(stages: dict, lock: Path) -> dict[str, dict]:
+    """A lock's ``stages`` mapping as :func:`read_lock` gives it; ``lock`` names the file in
+    errors."""
+    return {stage: {kind: [_recorded(lock, stage, item) for item in record.get(kind) or []]
+                    for kind in ("deps", "outs")}
+            for stage, record in stages.items()}
 
 
 def _recorded(lock: Path, stage: str, item) -> Recorded:

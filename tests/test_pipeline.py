@@ -786,9 +786,12 @@ def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_
     (work / "params.yaml").write_text(yaml.safe_dump(settings))
     made = {"report_topics": ["results/eval/enron_topics.csv", "figures/enron_topics.png"],
             "report_network": ["results/eval/enron_network.csv", "figures/enron_network.png"]}
-    (work / "dvc.lock").write_text(yaml.safe_dump(
-        {"schema": "2.0", "stages": {stage: {"outs": [{"path": p} for p in paths]}
-                                     for stage, paths in made.items()}}))
+    entries = {stage: {"outs": [{"path": p, "hash": "md5", "md5": "m"} for p in paths]}
+               for stage, paths in made.items()}
+    # a copy the run privatized and no collected output read
+    entries["privatize@topics-1.0-3"] = {
+        "outs": [{"path": "data/private/topics_eps1.0_rep3", "hash": "md5", "md5": "p"}]}
+    (work / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": entries}))
     for path in (p for paths in made.values() for p in paths):
         (work / path).write_text(path)
     asked = []
@@ -797,17 +800,20 @@ def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_
         asked.append((tree, stage))
         return stage == "report_network"
 
-    results.mkdir()
+    (results / "eval").mkdir(parents=True)
+    (results / "eval" / "enron_topics.csv").write_text("the earlier run's table")
+    earlier = {"cmd": "the earlier run",
+               "outs": [{"path": "results/eval/enron_topics.csv", "hash": "md5", "md5": "e"}]}
     (results / "dvc.lock").write_text(yaml.safe_dump(
-        {"schema": "2.0", "stages": {"report_topics": {"cmd": "the earlier run"},
+        {"schema": "2.0", "stages": {"report_topics": earlier,
                                      "report_network": {"cmd": "the earlier run"},
                                      "privatize@topics-1.0-7": {"cmd": "other settings"}}}))
     runner.collect(work, results, figures, up_to_date=up_to_date,
-                   pipeline={"report_topics", "report_network"})
-    assert sorted(set(asked)) == [(work, "report_network"), (work, "report_topics")]
+                   pipeline={"report_topics", "report_network", "privatize@topics-1.0-3"})
+    assert {stage for _, stage in asked} >= {"report_network", "report_topics"}
     assert (results / "eval" / "enron_network.csv").read_text() == "results/eval/enron_network.csv"
     assert (figures / "enron_network.png").exists()
-    assert not (results / "eval" / "enron_topics.csv").exists()
+    assert (results / "eval" / "enron_topics.csv").read_text() == "the earlier run's table"
     assert not (figures / "enron_topics.png").exists()
     # the settings are always copied, under a header that says whose they are; the lock keeps
     # the earlier run's entry of the stage whose table was not collected
@@ -815,10 +821,11 @@ def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_
     assert params.startswith("# The settings of the last profiles/run.py")
     assert yaml.safe_load(params) == settings
     lock = yaml.safe_load((results / "dvc.lock").read_text())["stages"]
-    assert lock["report_topics"] == {"cmd": "the earlier run"}
-    assert lock["report_network"] == {"outs": [{"path": p} for p in made["report_network"]]}
-    # an entry of a stage the profile's pipeline does not have describes nothing collected
-    assert "privatize@topics-1.0-7" not in lock
+    assert lock["report_topics"] == earlier
+    assert lock["report_network"] == entries["report_network"]
+    # an entry of a stage the profile's pipeline does not have describes nothing collected,
+    # nor does one whose outputs no collected output was made from
+    assert "privatize@topics-1.0-7" not in lock and "privatize@topics-1.0-3" not in lock
 
 
 def test_the_paper_run_times_each_fit_and_keeps_the_times_of_a_killed_run(tmp_path):
@@ -873,9 +880,15 @@ def test_the_paper_run_collects_an_up_to_date_entry_its_commit_already_recorded(
     results.mkdir()
     (work / "params.yaml").write_text(yaml.safe_dump({"prepare_topics": {"dataset": "enron"},
                                                       "prepare_network": {"dataset": "enron"}}))
-    entry = {"cmd": "prepare", "outs": [{"path": "data/prepared/network", "md5": "new"}]}
-    lock = {"schema": "2.0", "stages": {"prepare_network": entry}}
+    entry = {"cmd": "prepare",
+             "outs": [{"path": "data/prepared/network", "hash": "md5", "md5": "new"}]}
+    report = {"cmd": "report",
+              "deps": [{"path": "data/prepared/network", "hash": "md5", "md5": "new"}],
+              "outs": [{"path": "results/eval/enron_network.csv", "hash": "md5", "md5": "t"}]}
+    lock = {"schema": "2.0", "stages": {"prepare_network": entry, "report_network": report}}
     (work / "dvc.lock").write_text(yaml.safe_dump(lock))
+    (work / "results" / "eval").mkdir(parents=True)
+    (work / "results" / "eval" / "enron_network.csv").write_text("the table")
     subprocess.run(["git", "init", "-q"], cwd=work, check=True)
     subprocess.run(["git", "add", "dvc.lock"], cwd=work, check=True)
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"],
@@ -883,9 +896,9 @@ def test_the_paper_run_collects_an_up_to_date_entry_its_commit_already_recorded(
     (results / "dvc.lock").write_text(yaml.safe_dump(
         {"schema": "2.0", "stages": {"prepare_network": {"cmd": "an earlier run's"}}}))
     runner.collect(work, results, tmp_path / "figures", up_to_date=lambda tree, stage: True,
-                   pipeline={"prepare_network"})
+                   pipeline={"prepare_network", "report_network"})
     assert yaml.safe_load((results / "dvc.lock").read_text())["stages"] == {
-        "prepare_network": entry}
+        "prepare_network": entry, "report_network": report}
 
 
 def test_the_work_tree_links_its_outputs_to_the_cache_unless_told_otherwise(tmp_path):
