@@ -650,6 +650,36 @@ def test_the_check_catches_an_undeclared_import():
     assert "lpp/formats/files.py" in missing and all(m.startswith("lpp/") for m in missing)
 
 
+def _shows_the_profile(cmd, root=ROOT):
+    """Whether the notebook or module a stage command runs captions its figures with the
+    settings profile (``study.figures.settings_caption`` reads ``params.yaml``'s ``profile``)."""
+    words = shlex.split(cmd)
+    sources = []
+    for i, word in enumerate(words[:-1]):
+        if word == "-m":
+            if words[i + 1] == "study.notebook":
+                sources.append(root / words[i + 2])
+            elif (path := _module_path(words[i + 1], root)) is not None:
+                sources.append(root / path)
+    return any("settings_caption(" in path.read_text() for path in sources)
+
+
+def test_every_stage_that_shows_the_profile_declares_it():
+    """A figure's caption names the profile it was made under: a stage that draws one must
+    declare ``profile``, or a work tree switched to another profile keeps the other's captions
+    on stages DVC finds up to date (their settings otherwise the same in both)."""
+    from dvc.repo import Repo
+
+    with Repo(str(ROOT)) as repo:
+        stages = {s.addressing.split(":")[-1]: (s.cmd, {p for d in s.deps
+                                                        for p in (getattr(d, "params", None)
+                                                                  or [])})
+                  for s in repo.index.stages}
+    showing = {name for name, (cmd, _) in stages.items() if _shows_the_profile(cmd)}
+    assert {"report_topics", "appendix_two_geometric", "central_hmm", "diagnose"} <= showing
+    assert {name for name in showing if "profile" not in stages[name][1]} == set()
+
+
 def _profile_runner():
     spec = importlib.util.spec_from_file_location("profile_runner", ROOT / "profiles" / "run.py")
     module = importlib.util.module_from_spec(spec)
