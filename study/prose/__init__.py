@@ -315,7 +315,11 @@ def quote_problems(quote: Quote, root=ROOT) -> list[str]:
         return [(f"{where} is not in the page (edit the page or the quote in "
                 "study/prose/quotes.py)")]
     printed = quoted_values(quote.text)
-    expected = list(quote.values(load_source(quote.source, root)))
+    try:
+        expected = list(quote.values(load_source(quote.source, root)))
+    except (KeyError, IndexError, StopIteration) as missing:
+        return [f"{where}: {quote.source} lacks what the quote reads "
+                f"({type(missing).__name__}: {missing})"]
     if len(expected) != len(printed):
         return [(f"{where}: {len(printed)} braced values but {len(expected)} from "
                 f"{quote.source}")]

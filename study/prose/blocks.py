@@ -650,6 +650,27 @@ def _run_settings(params: dict) -> dict[str, str]:
     return words
 
 
+def _made_where(record: dict) -> str:
+    """Where and at which commit the paper run's stages ran, from its stage times' record."""
+    machine = record.get("machine")
+    if not machine:
+        return "Made by runs whose machine and commit the record does not name"
+    revision = machine["revision"]
+    return (f"Made at commit `{revision[:7]}{revision[40:]}` on {machine['cpu_count']} cores "
+            f"({machine['cpu_model']})")
+
+
+def paper_run_summary(root: Path) -> str:
+    """The paper profile's last run in one sentence for the README: its commit and machine,
+    the case studies' copies, chains and sweeps, and the stages' wall hours."""
+    params = load_source(PAPER_RUN[0], root)
+    seconds = load_source(PAPER_RUN[1], root)["stages"]
+    words = _run_settings(params)
+    return (f"{_made_where(load_source(PAPER_RUN[1], root))}, {sum(seconds.values()) / 3600:.0f} "
+            f"hours of stage wall time in all. Topics: {words['topics, MCMC']}. Network: "
+            f"{words['network, three designs']}.")
+
+
 def paper_run_table(root: Path) -> str:
     """The paper profile's last run: where and at which commit it ran, what each study ran
     and its stages' wall hours (``results/paper/stage_seconds.json``, ``params.yaml``)."""
@@ -668,15 +689,8 @@ def paper_run_table(root: Path) -> str:
     if unplaced:
         raise ValueError(f"{PAPER_RUN[1]}: stages of no study of the run table: {unplaced} "
                          "(name them in study.prose.blocks._RUN_STUDIES)")
-    machine = record.get("machine")
-    if machine:
-        revision = machine["revision"]
-        where = (f"Made at commit `{revision[:7]}{revision[40:]}` on {machine['cpu_count']} "
-                 f"cores ({machine['cpu_model']})")
-    else:
-        where = "Made by runs whose machine and commit the record does not name"
     total = sum(seconds.values()) / 3600
-    title = (f"{where}; {total:.1f} hours of stage wall time in all ({len(seconds)} stages; "
+    title = (f"{_made_where(record)}; {total:.1f} hours of stage wall time in all ({len(seconds)} stages; "
              "stages that ran side by side each count their own time)")
     return title + "\n\n" + markdown_table(("study", "what ran", "stages", "stage hours"), rows)
 
@@ -749,6 +763,7 @@ BLOCKS = (
     Block("topics-paper", ("docs/paper_scale.md",), ("results/paper/eval/enron_topics.csv",),
           topics_block("results/paper/eval/enron_topics.csv")),
     Block("paper-run", ("docs/paper_scale.md",), PAPER_RUN, paper_run_table),
+    Block("paper-run-summary", ("README.md",), PAPER_RUN, paper_run_summary),
     Block("speed", ("docs/scale_out.md",), ("bench/results/sweep.json",), speed_table),
     Block("distributed", ("docs/scale_out.md",), ("bench/results/distributed.json",),
           distributed_tables),

@@ -288,6 +288,21 @@ def test_the_paper_run_table_names_the_commit_and_sums_each_study(tmp_path):
     assert paper_run_table(changed).startswith("Made at commit `bbbbbbb+changes`")
 
 
+def test_the_readme_sums_up_the_paper_run_in_a_sentence(tmp_path):
+    """The README's line on the paper run names its commit, its total hours and each case
+    study's copies, chains and sweeps, from the run's own records."""
+    from study.prose.blocks import paper_run_summary
+
+    machine = {"revision": "c" * 40, "cpu_count": 2, "cpu_model": "Some CPU"}
+    root = _paper_run(tmp_path, {"infer_private_topics@collapsed-1.0-0": 5400.0,
+                                 "infer_private_network@collapsed-1.0-0-5": 1800.0}, machine)
+    text = paper_run_summary(root)
+    assert text.startswith("Made at commit `ccccccc` on 2 cores (Some CPU), 2 hours of stage "
+                           "wall time in all. Topics: K = 50; 5 privatized copies per level")
+    assert "Network: C = 5, 10, 20; 5 privatized copies per level" in text
+    assert text.endswith("chains.")
+
+
 def test_the_paper_run_table_refuses_a_stage_of_no_study(tmp_path):
     from study.prose.blocks import paper_run_table
 
