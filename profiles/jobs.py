@@ -716,8 +716,8 @@ def run_pipeline(root, targets=None, *, single_item: bool = False, jobs: int = 1
     ``cluster`` (a scheduler's address, or a Cluster). ``on_done(stage, seconds)`` is called as
     each stage's run is recorded, ``on_stopped(stage, seconds)`` as a running stage is stopped
     (Ctrl-C, the time limit) so that a later run can add that piece to its time; ``out(line)``
-    prints progress. Returns the seconds of each stage that ran. Raises :class:`StagesFailed` after a failure, KeyboardInterrupt after
-    Ctrl-C (once the running stages stopped).
+    prints progress. Returns the seconds of each stage that ran. Raises :class:`StagesFailed`
+    after a failure, KeyboardInterrupt after Ctrl-C (once the running stages stopped).
 
     ``stop_after`` (seconds from the call) is a time limit, e.g. a batch job's: once it has
     passed no stage starts, the running ones are stopped as Ctrl-C stops them and

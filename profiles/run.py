@@ -53,6 +53,7 @@ import yaml
 from lpp.formats.files import atomic_write_bytes
 from study import checkpoints
 from study.notebook import check_settings
+from study.provenance import live_stages, lock_entries
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -219,10 +220,11 @@ def record_stage_seconds(work: Path, stage: str, seconds: float) -> None:
     (:data:`STOPPED_TIMES`, which no longer holds them). A later run of the stage replaces
     the time."""
     pieces = _read_json(work / STOPPED_TIMES)
+    earlier = pieces.pop(stage, 0.0)
     record = _read_json(work / STAGE_TIMES)
-    record[stage] = round(pieces.pop(stage, 0.0) + seconds, 1)
+    record[stage] = round(earlier + seconds, 1)
     _write_json(work / STAGE_TIMES, record)
-    if (work / STOPPED_TIMES).exists():
+    if earlier:
         _write_json(work / STOPPED_TIMES, pieces)
 
 
@@ -414,8 +416,6 @@ def describing_entries(stages: dict, held, lock: Path) -> dict:
     such an entry read (:func:`study.provenance.live_stages`). The others describe nothing
     the results hold — a privatized copy that no collected fit read, say — so the collected
     lock leaves them out. ``lock`` names the file in errors."""
-    from study.provenance import live_stages, lock_entries
-
     live, _ = live_stages(lock_entries(stages, lock), dict.fromkeys(held, None))
     return {stage: entry for stage, entry in stages.items() if stage in live}
 

@@ -663,12 +663,11 @@ def _made_where(record: dict) -> str:
 def paper_run_summary(root: Path) -> str:
     """The paper profile's last run in one sentence for the README: its commit and machine,
     the case studies' copies, chains and sweeps, and the stages' wall hours."""
-    params = load_source(PAPER_RUN[0], root)
-    seconds = load_source(PAPER_RUN[1], root)["stages"]
-    words = _run_settings(params)
-    return (f"{_made_where(load_source(PAPER_RUN[1], root))}, {sum(seconds.values()) / 3600:.0f} "
-            f"hours of stage wall time in all. Topics: {words['topics, MCMC']}. Network: "
-            f"{words['network, three designs']}.")
+    words = _run_settings(load_source(PAPER_RUN[0], root))
+    record = load_source(PAPER_RUN[1], root)
+    hours = sum(record["stages"].values()) / 3600
+    return (f"{_made_where(record)}, {hours:.0f} hours of stage wall time in all. Topics: "
+            f"{words['topics, MCMC']}. Network: {words['network, three designs']}.")
 
 
 def paper_run_table(root: Path) -> str:
@@ -690,8 +689,8 @@ def paper_run_table(root: Path) -> str:
         raise ValueError(f"{PAPER_RUN[1]}: stages of no study of the run table: {unplaced} "
                          "(name them in study.prose.blocks._RUN_STUDIES)")
     total = sum(seconds.values()) / 3600
-    title = (f"{_made_where(record)}; {total:.1f} hours of stage wall time in all ({len(seconds)} stages; "
-             "stages that ran side by side each count their own time)")
+    title = (f"{_made_where(record)}; {total:.1f} hours of stage wall time in all "
+             f"({len(seconds)} stages; stages that ran side by side each count their own time)")
     return title + "\n\n" + markdown_table(("study", "what ran", "stages", "stage hours"), rows)
 
 

@@ -175,6 +175,13 @@ def test_a_relative_tolerance_for_rounded_figures(tmp_path):
     assert len(quote_problems(exact, root)) == 1
 
 
+def test_a_quote_reading_what_its_file_lacks_fails_naming_the_file(tmp_path):
+    root = _repository(tmp_path, PAGE, {"a": 0.153})
+    quote = _quote("scores {0.153} and {−0.25} at the second level, in {modes}", _read)
+    [problem] = quote_problems(quote, root)
+    assert "results/r.json lacks what the quote reads (KeyError: 'b')" in problem
+
+
 def test_a_missing_result_file_is_named(tmp_path):
     root = _repository(tmp_path, PAGE, RECORD)
     quote = Quote("docs/page.md", "scores {0.153}", "results/absent.json", lambda r: [0.153])
