@@ -158,6 +158,7 @@ class Tag:
     CHAINS = 5  # the seeds of a fit's further chains (chain_seeds)
     INIT_FIT = 6  # the deterministic fit of a dispersed start (lpp.vi.dispersed_start)
     INIT_DRAW = 7  # the start's draw around that fit
+    RELEASE = 8  # the seed of a fit of one release (release_seed)
     # inside the privacy step (from the PRIVACY seed)
     COUNTS = 11
     LAMBDA = 12
@@ -173,6 +174,28 @@ class Tag:
     PASS1 = 41
     PASS2 = 42
     NEGATIVE_TOTALS = 43  # the GPU engine's topic totals of the non-positive entries
+
+
+def release_seed(seed: int, release_sha256: str) -> int:
+    """The base seed of a fit of one privatized release: ``seed`` mixed with the release's
+    digest (the ``ledger.release_sha256`` of its folder).
+
+    Fits of different releases (privatized copies, noise levels, data sets) given the same
+    ``seed`` then run on independent streams, so a study's spread over copies is a spread over
+    independent chains as well as over noise; fits of one release share their seed, so two
+    methods fitted to the same copy stay paired by it, and a fit's further seeds (say
+    ``seed + 1`` for an extra chain) stay distinct on it. The digest is public (it is a digest of
+    the released values), so the seed reveals nothing the release does not.
+    """
+    seed = replay_seed(seed)
+    digest = str(release_sha256)
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise ValueError("release_sha256 must be a sha256 hex digest (64 lowercase hex "
+                         f"characters), got {release_sha256!r}")
+    keyed = derive_seed(seed, Tag.RELEASE)
+    for start in range(0, 64, 16):   # all 256 bits of the digest, 64 at a time
+        keyed = derive_seed(keyed, int(digest[start:start + 16], 16))
+    return keyed
 
 
 def chain_seeds(seed: int, n_chains: int) -> list[int]:

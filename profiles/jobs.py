@@ -247,6 +247,22 @@ def _wait(proc, stop, kill, grace: float, poll: float) -> int:
     return status
 
 
+#: a command line's prefix that puts SIGINT back to its default action, then runs the line
+_DEFAULT_SIGINT = (sys.executable, "-c", "import os, signal, sys; "
+                   "signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                   "os.execvp(sys.argv[1], sys.argv[1:])")
+
+
+def _hearing_sigint(argv: list[str]) -> list[str]:
+    """``argv``, started so that SIGINT reaches it. A process started in the background by a
+    non-interactive shell (``nohup python profiles/run.py ... &``) ignores SIGINT, and an
+    ignored signal stays ignored across fork and exec: every line it started would be deaf to
+    the stop, and killed at the end of the grace period instead of writing its checkpoint."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        return [*_DEFAULT_SIGINT, *argv]
+    return argv
+
+
 def run_command(command: dict, stop=None, kill=None, grace: float = STOP_GRACE_SECONDS,
                 poll: float = POLL_SECONDS) -> dict:
     """Run a stage's command lines (``command``: ``stage``, ``argvs``, ``cwd``, ``env`` the
@@ -271,9 +287,10 @@ def run_command(command: dict, stop=None, kill=None, grace: float = STOP_GRACE_S
                 break
             out.write(f"> {argv[-1]}\n".encode())
             out.flush()
-            proc = subprocess.Popen(argv, cwd=command["cwd"], env=env, stdout=out,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    close_fds=True, start_new_session=True)
+            proc = subprocess.Popen(_hearing_sigint(argv), cwd=command["cwd"], env=env,
+                                    stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, close_fds=True,
+                                    start_new_session=True)
             rc = _wait(proc, stop, kill, grace, poll)
             if rc != 0:
                 break

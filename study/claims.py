@@ -34,8 +34,8 @@ column where fits have several chains, ``rhat`` their worst R-hat; absent column
 chain and an unknown R-hat). A fit ran on one *design unit*: a privatized copy (the score
 tables' ``..._eps<ε/N>_rep<k>`` fit names: ours and the naive method at one level are fitted to
 the same copies), a held-out split (Foulds et al.: every mechanism and ε shares the ten
-splits) or a seed (ICML Fig. 3: one seed draws the true topics of every noise level and the
-privatized data both methods fit).
+splits) or a seed (ICML Figs 1 and 3: one seed draws the true network or topics of every
+noise level and the privatized data every method fits).
 
 **The spread.** Two cells whose fits ran on the same units are compared *paired* by that
 unit: per unit, the difference of the two cells' means there; the comparison's value is the
@@ -876,15 +876,55 @@ def _icml_fig1(r: _Reader):
     def data():
         return r.json("synthetic/communities.json")
 
+    def per_seed(method):
+        """The rows of the seeds (None: a file of one seed, as older runs wrote it), their
+        ``value`` the method's MAE to the true rates in units of the seed's mean count N: the
+        seeds' networks differ in density several-fold, and N is the scale of both their rates
+        and their noise (alpha = exp(-epsilon / N)), so in these units the paired differences
+        of the seeds are comparable, where raw MAEs would let the densest network decide the
+        spread. A per-seed scale leaves every seed's order of the methods as it is."""
+        scores = data()
+        if "per_seed" not in scores:
+            return None
+        rows = pd.DataFrame(_get(scores, "per_seed"))
+        for column in (method, "N"):
+            if column not in rows:
+                raise _Missing(f"synthetic/communities.json has no {column} in per_seed")
+        scale = pd.to_numeric(rows["N"], errors="coerce")
+        if not (np.isfinite(scale) & (scale > 0)).all():
+            raise _Missing("synthetic/communities.json: per_seed's N must be positive numbers")
+        return rows.assign(method=method,
+                           value=pd.to_numeric(rows[method], errors="coerce") / scale)
+
+    def in_units():
+        # the statements say what the seeds' values are; a file of one seed keeps raw MAEs
+        try:
+            return (" (MAE in units of each network's mean count N, paired by seed)"
+                    if "per_seed" in data() else "")
+        except _Missing:
+            return ""
+
     def cells(method):
-        # one simulated data set, one chain per method and level: least noise (largest ε)
-        # first
+        # each seed repeats the whole experiment (network, privatization, one chain per
+        # method and level): the seeds are the units the comparisons are paired by; a file of
+        # one seed ("levels") gives one value per cell. Least noise (largest ε) first
+        rows = per_seed(method)
+        if rows is not None:
+            return table_cells(rows, method, "value", level="epsilon", unit="seed")
         levels = {_get(lvl, "epsilon"): Cell.of([_get(lvl, method, "mae_to_rates")])
                   for lvl in _get(data(), "levels")}
         return dict(sorted(levels.items(), key=lambda kv: -kv[0]))
 
     def nonprivate():
-        return {None: Cell.of([_get(data(), "non-private", "mae_to_rates")])}
+        # one non-private fit per seed, its value on each of the seed's rows
+        rows = per_seed("non-private")
+        if rows is None:
+            return {None: Cell.of([_get(data(), "non-private", "mae_to_rates")])}
+        rows = rows[np.isfinite(pd.to_numeric(rows["value"], errors="coerce"))]
+        if rows.empty:
+            return {}
+        by_seed = rows.groupby("seed", sort=False)["value"].first()
+        return {None: Cell.of(by_seed.to_numpy(float), by_seed.index.tolist(), unit="seed")}
 
     def highest_privacy(method):
         levels = cells(method)
@@ -899,24 +939,24 @@ def _icml_fig1(r: _Reader):
         Check("icml.fig1.naive_degrades", fig,
               "\"As the privacy level increases, the naïve approach overfits the noise and "
               "fails to recover the latent structure μ*\" (checked: the naive method's MAE to "
-              "the true rates grows from the least to the most privacy)", "no numbers printed",
-              naive_trend),
+              "the true rates grows from the least to the most privacy)" + in_units(),
+              "no numbers printed", naive_trend),
         Check("icml.fig1.ours_beats_naive", fig,
               "\"... the naïve approach ... fails to recover the latent structure μ* ... In "
               "contrast, our method recovers the latent structure, even for high levels of "
               "privacy\" (checked: at the highest privacy level our MAE to the true rates "
-              "below the naive method's)", "no numbers printed",
+              "below the naive method's)" + in_units(), "no numbers printed",
               lambda: better(highest_privacy(OURS), highest_privacy(NAIVE),
                              higher_is_better=False, names=("ours", "naive"), level="ε")),
         Check("icml.fig1.ours_recovers_structure", fig,
               "\"our method recovers the latent structure, even for high levels of privacy\" "
               "(checked: at every ε our MAE to the true rates almost the same as the "
-              "non-private fit's, judged by the gap the naive method opens)",
+              "non-private fit's, judged by the gap the naive method opens)" + in_units(),
               "no numbers printed",
               lambda: almost_same(cells(OURS), nonprivate(), cells(NAIVE), level="ε")),
         Check("icml.fig1.ours_vs_naive_at_every_level", fig,
               "Our MAE to the true rates against the naive method's at every noise level (the "
-              "paper contrasts them at high privacy only)", "",
+              "paper contrasts them at high privacy only)" + in_units(), "",
               lambda: better(cells(OURS), cells(NAIVE), higher_is_better=False,
                              names=("ours", "naive"), level="ε"), observation=True),
     ]

@@ -116,6 +116,13 @@ class PrivatizedData:
     column_ids: list[str]
     meta: dict
 
+    @property
+    def release_sha256(self) -> str:
+        """The digest of the released values (``meta["ledger"]["release_sha256"]``, checked
+        against them on load): what tells this release from every other, e.g. to key a fit's
+        seed by it (:func:`lpp.randomness.release_seed`)."""
+        return self.meta["ledger"]["release_sha256"]
+
 
 # ---- order, ledger and selection: what a private folder may say about itself --------------
 

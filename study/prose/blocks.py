@@ -639,8 +639,11 @@ def _run_settings(params: dict) -> dict[str, str]:
             f"{network.get('nonprivate_chains', 1)} chains"),
     }
     if synthetic:
+        # a run whose settings name one seed (``seed``) ran Fig. 1 on one network
+        seeds = synthetic.get("seeds")
+        fig1_seeds = f" × {len(seeds)} seeds" if seeds else ""
         words["synthetic figures and the VI paper"] = (
-            f"Fig. 1: {synthetic['n_iter']:,} sweeps; Fig. 3: "
+            f"Fig. 1: {synthetic['n_iter']:,} sweeps{fig1_seeds}; Fig. 3: "
             f"{params['synthetic_topics']['n_iter']:,} sweeps × "
             f"{len(params['synthetic_topics']['seeds'])} seeds; the VI benchmark")
     hmm = params.get("central_hmm")

@@ -8,6 +8,7 @@ from lpp.randomness import (
     base_seed,
     block_key,
     new_stream,
+    release_seed,
     seed_block,
     standard_exponential,
     uniform,
@@ -153,3 +154,29 @@ def test_a_bool_is_not_a_seed(flag):
         as_generator(flag)
     with pytest.raises(TypeError, match="bool"):
         base_seed(flag)
+
+
+DIGEST = "03321822ff58f60152c2ae144f261e1556819cee228c51482ab07c53e31b9f11"
+
+
+def test_a_release_seed_is_keyed_by_the_seed_and_every_bit_of_the_digest():
+    seed = release_seed(1, DIGEST)
+    assert seed == release_seed(1, DIGEST) and 0 <= seed < 2**63
+    assert seed not in (1, release_seed(2, DIGEST))
+    # a change in any quarter of the digest gives another seed
+    others = {release_seed(1, DIGEST[:i] + ("0" if DIGEST[i] != "0" else "1") + DIGEST[i + 1:])
+              for i in (0, 20, 40, 63)}
+    assert len(others) == 4 and seed not in others
+
+
+@pytest.mark.parametrize("digest", ["", DIGEST[:-1], DIGEST.upper(), DIGEST[:-1] + "g", 7])
+def test_a_release_seed_needs_a_sha256_hex_digest(digest):
+    with pytest.raises(ValueError, match="release_sha256"):
+        release_seed(1, digest)
+
+
+def test_a_release_seed_takes_a_seed_as_the_fits_do():
+    with pytest.raises(ValueError, match="2\\*\\*63"):
+        release_seed(-1, DIGEST)
+    with pytest.raises(TypeError, match="bool"):
+        release_seed(True, DIGEST)

@@ -395,6 +395,21 @@ def test_the_runs_of_a_command_line_and_its_interruption(tmp_path):
     assert result["rc"] == -signal.SIGKILL and result["seconds"] < 5
 
 
+def test_a_stop_reaches_the_lines_of_a_process_that_ignores_sigint(tmp_path):
+    """A runner started in the background by a non-interactive shell (``nohup ... &``)
+    inherits SIGINT ignored, and so would every line it starts: they still stop on SIGINT."""
+    command = {"stage": "s", "cwd": str(tmp_path), "env": {}, "log": str(tmp_path / "log"),
+               "argvs": [["sh", "-c", "echo $0"], ["sh", "-c", "sleep 30"]]}
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        stops = iter([False, False, True])
+        result = jobs.run_command(command, stop=lambda: next(stops, True), grace=20, poll=0.05)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result["rc"] == -signal.SIGINT and result["seconds"] < 10
+    assert (tmp_path / "log").read_text().startswith("> echo $0\nsh\n> sleep 30\n")
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_a_stop_sent_while_the_shell_starts_up_reaches_its_command(tmp_path):
     """dash takes a SIGINT that arrives while it starts up, then forks its command all the

@@ -394,7 +394,8 @@ def test_every_group_passes_and_fails_on_constructed_tables(tmp_path):
     for claim in ("icml.fig4.npmi_ours_not_above_nonprivate",
                   "icml.fig4.npmi_zero_ours_not_above_nonprivate"):
         assert (passing[claim], failing[claim]) == (FAIL, PASS), claim
-    # one simulated data set of one chain: no spread, so no verdict either way
+    # a scores file of one network (the older format), one chain per cell: no spread, so no
+    # verdict either way
     for claim in ("icml.fig1.ours_beats_naive", "icml.fig1.ours_recovers_structure"):
         assert passing[claim] == failing[claim] == NOT_REPRODUCED, claim
     # the 0.507 is checked on the paper's CAVI (bessel), not on the collapsed CAVI
@@ -646,6 +647,104 @@ def test_topic_recovery_worse_within_the_seeds_spread_is_not_a_contradiction(tmp
     rows[0]["naive"] = rows[1]["naive"] = 0.30
     _write(root, "synthetic/topics.json", {"per_seed": rows})
     assert _by_id(check_claims(root))["icml.fig3.ours_beats_naive"] == FAIL
+
+
+FIG1 = ("icml.fig1.naive_degrades", "icml.fig1.ours_beats_naive",
+        "icml.fig1.ours_recovers_structure")
+
+
+def _communities(ours, naive, nonprivate, mean_counts=None):
+    """synthetic/communities.json over seeds: ``ours``/``naive`` map ε to one MAE to the true
+    rates per seed, ``nonprivate`` gives one per seed (the same on each of its levels);
+    ``mean_counts`` the seeds' N (1 for each by default)."""
+    seeds = list(range(1, len(nonprivate) + 1))
+    mean_counts = mean_counts or [1.0] * len(seeds)
+    return {"seeds": seeds, "per_seed": [
+        {"seed": seed, "N": mean_counts[i], "epsilon": e, "alpha": 0.1, "collapsed": ours[e][i],
+         "naive": naive[e][i], "non-private": nonprivate[i], "collapsed_mae_to_counts": 0.0,
+         "naive_mae_to_counts": 0.0, "non-private_mae_to_counts": 0.0}
+        for i, seed in enumerate(seeds) for e in ours]}
+
+
+def test_synthetic_communities_over_seeds_are_paired_by_seed(tmp_path):
+    root = _results(tmp_path, ours_wins=True)
+    # the seeds' networks differ by 0.05 in every method's error; within a seed, ours stays
+    # within 0.003 of the non-private fit while the naive method's error grows to 0.8 above it
+    nonprivate = [0.15, 0.20, 0.25]
+    ours = {e: [v + g + 0.001 * i for i, v in enumerate(nonprivate)]
+            for e, g in ((2.5, 0.001), (1.0, 0.002), (0.75, 0.003))}
+    naive = {e: [v + g + 0.01 * (i % 2) for i, v in enumerate(nonprivate)]
+             for e, g in ((2.5, 0.2), (1.0, 0.5), (0.75, 0.8))}
+    _write(root, "synthetic/communities.json", _communities(ours, naive, nonprivate))
+    claims = {c.id: c for c in check_claims(root)}
+    assert {i: claims[i].status for i in FIG1} == dict.fromkeys(FIG1, PASS)
+    for i in FIG1:
+        assert claims[i].copies == 3 and claims[i].chains == 1, i
+    assert "paired by seed" in claims["icml.fig1.ours_beats_naive"].ours
+    assert claims["icml.fig1.ours_beats_naive"].ours.startswith("ε=0.75: ")
+    # the same numbers unpaired would not decide: the seeds' own spread (0.05) is larger than
+    # the 0.003 gap the almost-the-same check allows ours
+    assert "non-private 0.2 ± 0.05" in claims["icml.fig1.ours_recovers_structure"].ours
+    # ours further off than the naive method at the highest privacy, in every seed
+    ours[0.75] = [v + 0.1 for v in naive[0.75]]
+    _write(root, "synthetic/communities.json", _communities(ours, naive, nonprivate))
+    claims = _by_id(check_claims(root))
+    assert claims["icml.fig1.ours_beats_naive"] == FAIL
+    assert claims["icml.fig1.ours_recovers_structure"] == FAIL
+    assert claims["icml.fig1.naive_degrades"] == PASS
+
+
+def test_synthetic_networks_of_different_density_are_compared_in_units_of_their_mean_count(
+        tmp_path):
+    """As the quick profile's seeds 1-3 come out: the second network is seven times as dense
+    (N = 7.1), so in raw MAEs its differences dwarf the others' and the paired differences' sd
+    exceeds their mean although ours is ahead in every seed; in units of each network's N
+    (the scale of its rates and of its noise) the seeds agree."""
+    root = _results(tmp_path, ours_wins=True)
+    nonprivate = [0.160, 0.644, 0.179]
+    ours = {2.5: [0.158, 0.851, 0.177], 1.0: [0.184, 1.666, 0.223], 0.75: [0.239, 1.931, 0.221]}
+    naive = {2.5: [0.224, 1.683, 0.187], 1.0: [0.442, 4.101, 0.268], 0.75: [0.710, 4.492, 0.321]}
+    _write(root, "synthetic/communities.json",
+           _communities(ours, naive, nonprivate, mean_counts=[0.963, 7.126, 0.389]))
+    claims = {c.id: c for c in check_claims(root)}
+    assert claims["icml.fig1.ours_beats_naive"].status == PASS
+    assert claims["icml.fig1.naive_degrades"].status == PASS
+    assert "ours ahead in 3 of 3" in claims["icml.fig1.ours_beats_naive"].ours
+    assert all("in units of each network's mean count N" in claims[i].statement for i in FIG1)
+    # the same MAEs unscaled (every N = 1): ahead in every seed, yet inside the spread
+    _write(root, "synthetic/communities.json", _communities(ours, naive, nonprivate))
+    claims = {c.id: c for c in check_claims(root)}
+    assert {i: claims[i].status for i in FIG1} == dict.fromkeys(FIG1, NOT_REPRODUCED)
+    assert "ours ahead in 3 of 3" in claims["icml.fig1.ours_beats_naive"].ours
+    # a seed without a positive N cannot be scaled: not run, never an error
+    _write(root, "synthetic/communities.json",
+           _communities(ours, naive, nonprivate, mean_counts=[0.963, 0.0, 0.389]))
+    claims = {c.id: c for c in check_claims(root)}
+    assert claims["icml.fig1.ours_beats_naive"].status == NOT_RUN
+    assert "N must be positive" in claims["icml.fig1.ours_beats_naive"].reason
+
+
+def test_synthetic_communities_of_one_seed_read_as_before(tmp_path):
+    """The older file (one network: ``non-private`` and ``levels``) gives one value per cell,
+    and so no verdict, as the paper-scale results hold it."""
+    root = _results(tmp_path, ours_wins=True)
+    claims = {c.id: c for c in check_claims(root)}
+    for i in FIG1:
+        assert claims[i].status == NOT_REPRODUCED and claims[i].copies == 1, i
+    assert claims["icml.fig1.ours_beats_naive"].ours == "ε=1: ours 0.1, naive 0.4"
+    assert "no spread" in claims["icml.fig1.ours_recovers_structure"].reason
+    assert "non-private 0.1" in claims["icml.fig1.ours_recovers_structure"].ours
+    assert not any("mean count N" in claims[i].statement for i in FIG1)
+    # a file of seeds that lacks a method's column is not run, never an error
+    scores = _communities({1.0: [0.1, 0.2]}, {1.0: [0.3, 0.4]}, [0.1, 0.2])
+    for row in scores["per_seed"]:
+        del row["naive"]
+    _write(root, "synthetic/communities.json", scores)
+    claims = {c.id: c for c in check_claims(root)}
+    assert claims["icml.fig1.ours_beats_naive"].status == NOT_RUN
+    assert "no naive in per_seed" in claims["icml.fig1.ours_beats_naive"].reason
+    _write(root, "synthetic/communities.json", {"seeds": [1], "per_seed": "not a list"})
+    assert {c.status for c in check_claims(root) if c.id.startswith("icml.fig1.")} == {NOT_RUN}
 
 
 def test_absent_or_malformed_tables_are_not_run_never_an_error(tmp_path):

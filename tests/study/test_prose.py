@@ -295,6 +295,47 @@ def test_the_paper_run_table_names_the_commit_and_sums_each_study(tmp_path):
     assert paper_run_table(changed).startswith("Made at commit `bbbbbbb+changes`")
 
 
+def test_the_fig1_quotes_read_the_first_seed_of_either_scores_file():
+    """synthetic/communities.json of one network (``levels``) or of seeds (``per_seed``): the
+    quotes of the figure's panels read the first seed's rows."""
+    from study.prose.quotes import _first_seed
+
+    def mae(row):
+        return row["epsilon"], row["collapsed"], row["naive"], row["non-private"]
+
+    one = {"non-private": {"mae_to_rates": 0.1}, "levels": [
+        {"epsilon": e, "collapsed": {"mae_to_rates": c}, "naive": {"mae_to_rates": n}}
+        for e, c, n in ((2.5, 0.2, 0.3), (1.0, 0.4, 0.5))]}
+    seeds = {"seeds": [4, 1], "per_seed": [
+        {"seed": s, "epsilon": e, "collapsed": c + (s - 4), "naive": n, "non-private": 0.1}
+        for s in (1, 4) for e, c, n in ((2.5, 0.2, 0.3), (1.0, 0.4, 0.5))]}
+    assert [mae(r) for r in _first_seed(one)] == [mae(r) for r in _first_seed(seeds)] == [
+        (2.5, 0.2, 0.3, 0.1), (1.0, 0.4, 0.5, 0.1)]
+
+
+def test_the_paper_run_table_counts_the_seeds_of_fig1(tmp_path):
+    import yaml
+
+    from study.prose.blocks import paper_run_table
+
+    def fig1(root):
+        row = next(line for line in paper_run_table(root).splitlines()
+                   if line.startswith("| synthetic figures"))
+        return row.split("| ")[2].split(";")[0]
+
+    root = _paper_run(tmp_path, {"synthetic_communities": 60.0})
+    params = root / "results/paper/params.yaml"
+    settings = yaml.safe_load(params.read_text())
+    section = settings["synthetic_communities"]
+    sweeps = f"Fig. 1: {section['n_iter']:,} sweeps"
+    assert fig1(root) == f"{sweeps} × {len(section['seeds'])} seeds"
+    # a run whose settings name one seed ran one network
+    settings["synthetic_communities"] = {"seed": 1, **{k: v for k, v in section.items()
+                                                       if k != "seeds"}}
+    params.write_text(yaml.safe_dump(settings))
+    assert fig1(root) == sweeps
+
+
 def test_the_readme_sums_up_the_paper_run_in_a_sentence(tmp_path):
     """The README's line on the paper run names its commit, its total hours and each case
     study's copies, chains and sweeps, from the run's own records."""

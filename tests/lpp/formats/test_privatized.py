@@ -45,6 +45,8 @@ def test_same_seed_same_bytes_other_seed_other_noise(tmp_path):
     for name in (DATA_FILE,):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
         assert (tmp_path / "a" / name).read_bytes() != (tmp_path / "c" / name).read_bytes()
+    a, c = load_privatized(tmp_path / "a"), load_privatized(tmp_path / "c")
+    assert a.release_sha256 == release_sha256(a.y_tilde, a.alpha) != c.release_sha256
 
 
 def test_the_true_counts_are_not_stored(tmp_path):
