@@ -29,6 +29,8 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from lpp.validation import is_sha256_hex
+
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: splitmix64's increment (the odd integer nearest 2**64 / golden ratio)
 _GOLDEN_GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -188,8 +190,8 @@ def release_seed(seed: int, release_sha256: str) -> int:
     the released values), so the seed reveals nothing the release does not.
     """
     seed = replay_seed(seed)
-    digest = str(release_sha256)
-    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+    digest = release_sha256
+    if not is_sha256_hex(digest):
         raise ValueError("release_sha256 must be a sha256 hex digest (64 lowercase hex "
                          f"characters), got {release_sha256!r}")
     keyed = derive_seed(seed, Tag.RELEASE)

@@ -9,6 +9,7 @@ never bools or floats.
 from __future__ import annotations
 
 import numbers
+import re
 
 import numpy as np
 
@@ -82,6 +83,12 @@ def non_negative_float(value, name: str) -> float:
     if not np.isfinite(value) or value < 0.0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value}")
     return value
+
+
+def is_sha256_hex(value) -> bool:
+    """Whether ``value`` is a sha256 digest as the project writes it: a str of 64 lowercase
+    hex characters."""
+    return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
 
 
 # ----- arrays --------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp.validation import noise_level_array, non_negative_int
+from lpp.validation import is_sha256_hex, noise_level_array, non_negative_int
 from lpp.formats.files import (FormatError, atomic_folder, finite_member, integer_member,
                                meta_field, npz_bytes, read_meta, read_npz, read_verified,
                                write_verified)
@@ -589,7 +589,7 @@ def check_meta_release(meta: dict, path, row_ids, column_ids) -> dict:
         raise FormatError(f"{where}: field 'dataset_id' is not the digest of the folder's ids")
     _check_copy(ledger["copy"], FormatError, f"{where}: ")
     digest = meta_field(ledger, "release_sha256", where, "str")
-    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+    if not is_sha256_hex(digest):
         raise FormatError(f"{where}: field 'release_sha256' must be a sha256 hex digest")
     if "selection" not in meta:
         raise FormatError(f"{path}: field 'selection' is missing")

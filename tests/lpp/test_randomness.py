@@ -169,7 +169,7 @@ def test_a_release_seed_is_keyed_by_the_seed_and_every_bit_of_the_digest():
     assert len(others) == 4 and seed not in others
 
 
-@pytest.mark.parametrize("digest", ["", DIGEST[:-1], DIGEST.upper(), DIGEST[:-1] + "g", 7])
+@pytest.mark.parametrize("digest", ["", DIGEST[:-1], DIGEST.upper(), DIGEST[:-1] + "g", DIGEST + "\n", 7])
 def test_a_release_seed_needs_a_sha256_hex_digest(digest):
     with pytest.raises(ValueError, match="release_sha256"):
         release_seed(1, digest)
