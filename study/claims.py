@@ -920,7 +920,7 @@ def _icml_fig1(r: _Reader):
         rows = per_seed("non-private")
         if rows is None:
             return {None: Cell.of([_get(data(), "non-private", "mae_to_rates")])}
-        rows = rows[np.isfinite(pd.to_numeric(rows["value"], errors="coerce"))]
+        rows = rows[np.isfinite(rows["value"])]   # per_seed made them numbers
         if rows.empty:
             return {}
         by_seed = rows.groupby("seed", sort=False)["value"].first()
