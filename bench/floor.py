@@ -84,17 +84,20 @@ class FloorKernel:
                  "topic_word": np.zeros(phi.shape, dtype=np.int64)}
         return model.update_step(state, stats, observed, seed, iteration)
 
+    def time_once(self, model, state, observed, iteration: int = 0) -> tuple[float, float]:
+        """``(seconds of a whole floor sweep, seconds of its entry pass)`` at ``state``, once
+        (compiled on the first call: call once untimed before timing)."""
+        theta, phi = model.row_column_factors(state)
+        phi_t = np.ascontiguousarray(phi.T)
+        t0 = time.perf_counter()
+        _floor_pass(self.indptr, self.cols, theta, phi_t, self.bounds, self.sinks)
+        entries = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        self.sweep(model, state, observed, 1, iteration)
+        return time.perf_counter() - t0, entries
+
     def timed(self, model, state, observed, n: int = 3) -> tuple[float, float]:
         """``(median seconds of a whole floor sweep, median seconds of its entry pass)``."""
         self.sweep(model, state, observed)  # compile
-        whole, entries = [], []
-        for i in range(n):
-            theta, phi = model.row_column_factors(state)
-            phi_t = np.ascontiguousarray(phi.T)
-            t0 = time.perf_counter()
-            _floor_pass(self.indptr, self.cols, theta, phi_t, self.bounds, self.sinks)
-            entries.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            self.sweep(model, state, observed, 1, i)
-            whole.append(time.perf_counter() - t0)
-        return float(np.median(whole)), float(np.median(entries))
+        times = np.array([self.time_once(model, state, observed, i) for i in range(n)])
+        return float(np.median(times[:, 0])), float(np.median(times[:, 1]))

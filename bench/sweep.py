@@ -16,7 +16,8 @@ Parts (``python -m bench.sweep [scaling] [numpy] [large] [--quick]``; all three 
   fresh subprocess: seconds per sweep of ours (``collapsed``), ``naive`` and, at epsilon/N = 1,
   the non-private chain on the true counts, against the *floor kernel* (:mod:`bench.floor`: one
   K-term dot product and one uniform per positive entry of ``y_tilde``, plus the Gamma
-  updates), which is the yardstick; the non-private chain on a sparser matrix (about 1.1 %
+  updates), which is the yardstick, timed in alternating rounds on one thread and on the
+  machine's threads (ratios within one process); the non-private chain on a sparser matrix (about 1.1 %
   non-zero, as the Enron paper matrix); and 24 sweeps through ``fit_private`` at
   epsilon/N = 1 (the last two saved, so ``mu_hat`` and the log joint are formed) with the
   process's peak resident memory (``ru_maxrss``, data generation included). ``--quick``: the
@@ -200,7 +201,11 @@ def _timed_chain(sampler, n_warm, n_timed):
 def _engines_child(n, k, eps, n_warm, n_timed, nonprivate, data="text"):
     """Runs in a fresh process: on one data set, the median seconds per sweep of every method
     (sweeps after ``n_warm`` warm-up sweeps from the data start) and of the floor kernel
-    (:mod:`bench.floor`) at the collapsed chain's point after its warm-up."""
+    (:mod:`bench.floor`) at the collapsed chain's point, at the machine's threads and (in
+    ``one_thread``) at one. The private chains and the floor are timed in alternating rounds
+    (ours, the floor at ours' point, naive; each thread count in turn; a chain's draws do not
+    depend on its threads), so that a change in the machine's speed during the run reaches all
+    of them alike and their ratios hold."""
     from bench.floor import FloorKernel
 
     make = {"text": text_data, "sparse_text": sparse_text_data}[data]
@@ -214,14 +219,38 @@ def _engines_child(n, k, eps, n_warm, n_timed, nonprivate, data="text"):
         del chain, y
         if data != "text":  # the sparse matrix is there for the non-private chain alone
             return out
-    chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1)
-    out["collapsed"] = _timed_chain(chain, n_warm, n_timed)
+    ours = GibbsSampler.private(y_tilde, alpha, TopicModel(k), rng=1)
+    naive = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method="naive", rng=1)
     floor = FloorKernel(y_tilde)
-    whole, entries = floor.timed(chain.model, chain.state, chain.observed, n_timed)
-    out["floor"] = {"seconds": whole, "entry_pass_seconds": entries, "entries": floor.nnz}
-    del chain, floor
-    chain = GibbsSampler.private(y_tilde, alpha, TopicModel(k), method="naive", rng=1)
-    out["naive"] = _timed_chain(chain, n_warm, n_timed)
+    for _ in range(n_warm):
+        ours.sweep()
+        naive.sweep()
+    floor.sweep(ours.model, ours.state, ours.observed)  # compile
+    most = numba.get_num_threads()
+    times = {threads: {"collapsed": [], "floor": [], "floor_entries": [], "naive": []}
+             for threads in sorted({1, most})}
+    for i in range(n_timed):
+        for threads, at in times.items():
+            numba.set_num_threads(threads)
+            for name, chain in (("collapsed", ours), ("naive", naive)):
+                t0 = time.perf_counter()
+                chain.sweep()
+                at[name].append(time.perf_counter() - t0)
+                if name == "collapsed":
+                    whole, entries = floor.time_once(ours.model, ours.state, ours.observed, i)
+                    at["floor"].append(whole)
+                    at["floor_entries"].append(entries)
+    numba.set_num_threads(most)
+    for threads, at in times.items():
+        part = {name: {"engine": chain.engine, "seconds": float(np.median(at[name])),
+                       "all": at[name]} for name, chain in (("collapsed", ours), ("naive", naive))}
+        part["floor"] = {"seconds": float(np.median(at["floor"])),
+                         "entry_pass_seconds": float(np.median(at["floor_entries"])),
+                         "all": at["floor"], "entries": floor.nnz}
+        if threads == most:
+            out.update(part)
+        else:
+            out["one_thread"] = part
     return out
 
 
@@ -236,7 +265,7 @@ def part_large(quick=False):
     one fresh process per noise level (the non-private chain on the true counts with
     epsilon/N = 1), one for the sparser matrix, one for the private fit's peak memory."""
     n, k, n_iter = (600, 50, 14) if quick else (10000, 50, 24)
-    n_warm, n_timed = (2, 3) if quick else (12, 3)
+    n_warm, n_timed = (2, 3) if quick else (12, 7)
     load_before = _load()
     levels = []
     for eps in (1.0, 2.0, 3.0):
@@ -250,18 +279,22 @@ def part_large(quick=False):
                      f"{n_iter})")
     out = {"levels": levels, "sparse_nonprivate": sparse, "private_fit": fit,
            "load_before": load_before, "load_after": _load()}
-    print(f"\n{n} x {n}, K = {k}, text-like data, {levels[0]['threads']} threads; median s "
-          f"per sweep after {n_warm} warm-up sweeps. The floor: one {k}-term dot product "
+    print(f"\n{n} x {n}, K = {k}, text-like data; median s per sweep of {n_timed} alternating "
+          f"rounds after {n_warm} warm-up sweeps. The floor: one {k}-term dot product "
           "theta[d] . phi[:, v] and one uniform draw per positive entry of y_tilde, plus the "
           "Gamma updates of phi and theta")
-    print(f"  {'eps/N':>5s} {'positive':>8s} {'floor':>7s} {'ours':>7s} {'ours/floor':>10s} "
-          f"{'naive':>7s} {'naive/ours':>10s} {'nonprivate':>10s}")
+    print(f"  {'eps/N':>5s} {'threads':>7s} {'positive':>8s} {'floor':>7s} {'ours':>7s} "
+          f"{'ours/floor':>10s} {'naive':>7s} {'naive/ours':>10s} {'nonprivate':>10s}")
     for lv in levels:
-        floor, ours, naive = (lv["floor"]["seconds"], lv["collapsed"]["seconds"],
-                              lv["naive"]["seconds"])
-        nonprivate = f"{lv['nonprivate']['seconds']:10.3f}" if "nonprivate" in lv else " " * 10
-        print(f"  {lv['epsilon_over_n']:5g} {lv['positive_fraction']:8.1%} {floor:7.3f} "
-              f"{ours:7.3f} {ours / floor:10.2f} {naive:7.3f} {naive / ours:10.2f} {nonprivate}")
+        for part in ([lv["one_thread"]] if "one_thread" in lv else []) + [lv]:
+            floor, ours, naive = (part["floor"]["seconds"], part["collapsed"]["seconds"],
+                                  part["naive"]["seconds"])
+            nonprivate = (f"{lv['nonprivate']['seconds']:10.3f}"
+                          if "nonprivate" in part else " " * 10)
+            threads = 1 if part is not lv else lv["threads"]
+            print(f"  {lv['epsilon_over_n']:5g} {threads:7d} {lv['positive_fraction']:8.1%} "
+                  f"{floor:7.3f} {ours:7.3f} {ours / floor:10.2f} {naive:7.3f} "
+                  f"{naive / ours:10.2f} {nonprivate}")
     print(f"  non-private on a sparser matrix ({sparse['true_nonzero_fraction']:.1%} of the "
           f"true counts non-zero): {sparse['nonprivate']['seconds']:.3f} s per sweep "
           f"(engine {sparse['nonprivate']['engine']})")

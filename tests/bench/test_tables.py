@@ -92,3 +92,25 @@ def test_the_tomotopy_target_is_met_only_at_every_k():
     table = targets_table(_load("sweep"), _load("accuracy"), _load("vi"), _load("threads"), lda)
     row = next(line for line in table.splitlines() if "tomotopy" in line)
     assert "**not** met: 0.90× at K = 20, 1.10× at K = 50" in row
+
+
+def test_the_floor_and_naive_targets_read_every_level_at_every_thread_count():
+    sweep = copy.deepcopy(_load("sweep"))
+    for level in sweep["large"]["levels"]:
+        level["floor"]["seconds"], level["collapsed"]["seconds"] = 1.0, 1.5
+        level["naive"]["seconds"] = 1.2
+        level["one_thread"] = {"floor": {"seconds": 2.0}, "collapsed": {"seconds": 5.0},
+                               "naive": {"seconds": 4.0}}
+    sweep["large"]["levels"][1]["collapsed"]["seconds"] = 2.5
+    sweep["large"]["levels"][0]["naive"]["seconds"] = 1.8
+    table = targets_table(sweep, _load("accuracy"), _load("vi"), _load("threads"), _load("lda"))
+    row = next(line for line in table.splitlines() if "× the floor" in line)
+    threads = sweep["large"]["levels"][0]["threads"]
+    assert f"met at ε/N = 1, {threads} threads (1.50×)" in row
+    assert f"**not** met at ε/N = 2, {threads} threads (2.50×)" in row
+    assert "**not** met at ε/N = 3, 1 thread (2.50×)" in row
+    assert row.count("met at ε/N") == 6
+    row = next(line for line in table.splitlines() if "naive ≤ ours" in line)
+    assert f"**not** met at ε/N = 1, {threads} threads (1.20×)" in row
+    assert f"met at ε/N = 2, {threads} threads (0.48×)" in row
+    assert "met at ε/N = 3, 1 thread (0.80×)" in row
