@@ -17,8 +17,8 @@ Parts (``python -m bench.sweep [scaling] [numpy] [large] [--quick]``; all three 
   the non-private chain on the true counts, against the *floor kernel* (:mod:`bench.floor`: one
   K-term dot product and one uniform per positive entry of ``y_tilde``, plus the Gamma
   updates), which is the yardstick, timed in alternating rounds on one thread and on the
-  machine's threads (ratios within one process); the non-private chain on a sparser matrix (about 1.1 %
-  non-zero, as the Enron paper matrix); and 24 sweeps through ``fit_private`` at
+  machine's threads (ratios within one process); the non-private chain on a sparser matrix
+  (about 1.1 % non-zero, as the Enron paper matrix); and 24 sweeps through ``fit_private`` at
   epsilon/N = 1 (the last two saved, so ``mu_hat`` and the log joint are formed) with the
   process's peak resident memory (``ru_maxrss``, data generation included). ``--quick``: the
   same at 600 x 600.
