@@ -41,6 +41,7 @@ import numba
 import numpy as np
 
 from bench import write_parts
+from bench.tables import level_by_threads
 from lpp.inference import GibbsSampler, TopicModel, fit_private
 from lpp.mechanism import privatize
 
@@ -193,6 +194,12 @@ def _large_child(n, k, eps, n_iter):
                       "threads": numba.get_num_threads()}))
 
 
+def _seconds(call) -> float:
+    t0 = time.perf_counter()
+    call()
+    return time.perf_counter() - t0
+
+
 def _timed_chain(sampler, n_warm, n_timed):
     median, times = _median_sweep(sampler.sweep, n_warm, n_timed)
     return {"engine": sampler.engine, "seconds": median, "all": times}
@@ -232,14 +239,11 @@ def _engines_child(n, k, eps, n_warm, n_timed, nonprivate, data="text"):
     for i in range(n_timed):
         for threads, at in times.items():
             numba.set_num_threads(threads)
-            for name, chain in (("collapsed", ours), ("naive", naive)):
-                t0 = time.perf_counter()
-                chain.sweep()
-                at[name].append(time.perf_counter() - t0)
-                if name == "collapsed":
-                    whole, entries = floor.time_once(ours.model, ours.state, ours.observed, i)
-                    at["floor"].append(whole)
-                    at["floor_entries"].append(entries)
+            at["collapsed"].append(_seconds(ours.sweep))
+            whole, entries = floor.time_once(ours.model, ours.state, ours.observed, i)
+            at["floor"].append(whole)
+            at["floor_entries"].append(entries)
+            at["naive"].append(_seconds(naive.sweep))
     numba.set_num_threads(most)
     for threads, at in times.items():
         part = {name: {"engine": chain.engine, "seconds": float(np.median(at[name])),
@@ -286,12 +290,11 @@ def part_large(quick=False):
     print(f"  {'eps/N':>5s} {'threads':>7s} {'positive':>8s} {'floor':>7s} {'ours':>7s} "
           f"{'ours/floor':>10s} {'naive':>7s} {'naive/ours':>10s} {'nonprivate':>10s}")
     for lv in levels:
-        for part in ([lv["one_thread"]] if "one_thread" in lv else []) + [lv]:
+        for threads, part in level_by_threads(lv).items():
             floor, ours, naive = (part["floor"]["seconds"], part["collapsed"]["seconds"],
                                   part["naive"]["seconds"])
-            nonprivate = (f"{lv['nonprivate']['seconds']:10.3f}"
+            nonprivate = (f"{part['nonprivate']['seconds']:10.3f}"
                           if "nonprivate" in part else " " * 10)
-            threads = 1 if part is not lv else lv["threads"]
             print(f"  {lv['epsilon_over_n']:5g} {threads:7d} {lv['positive_fraction']:8.1%} "
                   f"{floor:7.3f} {ours:7.3f} {ours / floor:10.2f} {naive:7.3f} "
                   f"{naive / ours:10.2f} {nonprivate}")

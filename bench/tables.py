@@ -151,7 +151,7 @@ def private_fit_table(sweep):
     return title + "\n\n" + markdown_table(("", "value"), rows)
 
 
-def _by_threads(level):
+def level_by_threads(level):
     """A ``bench.sweep large`` level's timings by thread count: ``{1: ..., threads: ...}``
     (only the machine's threads in files written before the one-thread rounds)."""
     parts = {1: level["one_thread"]} if "one_thread" in level else {}
@@ -164,7 +164,7 @@ def floor_table(sweep):
     large = sweep["large"]
     rows = []
     for lv in large["levels"]:
-        for threads, part in _by_threads(lv).items():
+        for threads, part in level_by_threads(lv).items():
             floor, ours, naive = (part["floor"]["seconds"], part["collapsed"]["seconds"],
                                   part["naive"]["seconds"])
             rows.append((f"{lv['epsilon_over_n']:g}", f"{threads}",
@@ -260,7 +260,7 @@ def targets_table(sweep, accuracy, vi, threads, lda):
         # {(epsilon/N, threads): top / bottom} over the levels and their thread counts
         return {(e, threads): part[top]["seconds"] / part[bottom]["seconds"]
                 for e, lv in sorted(levels.items())
-                for threads, part in _by_threads(lv).items()}
+                for threads, part in level_by_threads(lv).items()}
 
     def at(cells):
         return "; ".join(f"{_verdict(r)} at ε/N = {e:g}, {threads} thread"
