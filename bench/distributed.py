@@ -66,7 +66,7 @@ def _write_blocks(y_tilde, alpha, path):
 
     n, v = y_tilde.shape
     cuts = np.linspace(0, n, N_BLOCKS + 1).astype(int)
-    with PrivatizedBlockWriter(path, n_cols=v, epsilon=EPS, N=1.0, randomness="seeded", mechanism="fast",
+    with PrivatizedBlockWriter(path, n_cols=v, epsilon=EPS, N=1.0, randomness="simulation", mechanism="fast",
                                source="bench", column_ids=[str(i) for i in range(v)]) as w:
         for lo, hi in pairwise(cuts):
             w.write(y_tilde[lo:hi], alpha, [str(r) for r in range(lo, hi)])

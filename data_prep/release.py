@@ -116,14 +116,16 @@ def selection_record(meta: dict) -> list[dict]:
 
 
 def privatize_prepared(counts_dir, out_dir, *, epsilon_over_n: float, N: float = 1.0,
-                       noise_seed_base="system", replicate: int = 0,
+                       noise_seed_base="system", simulation: bool = False, replicate: int = 0,
                        exact: bool = False) -> tuple[CountData, PrivatizedData]:
     """Privatize the prepared folder ``counts_dir`` into ``out_dir``, as the pipeline does.
 
     The noise stream is :func:`lpp.formats.privatized.noise_seed` of ``noise_seed_base``
     (``"system"``: the operating system's randomness, recorded nowhere), ``replicate``, the
     level and the data set (the digest of its row and column ids), so that data sets noised
-    under one base seed are independent; the private folder records ``replicate`` as its ledger's ``copy`` and
+    under one base seed are independent. A base seed is a secret key of the owners' (too large
+    to guess: :func:`lpp.formats.privatized.check_secret_key`), or any seed of a simulation
+    study with ``simulation=True``, which the folder then states; the private folder records ``replicate`` as its ledger's ``copy`` and
     :func:`selection_record` of the prepared metadata as its ``selection``, and its rows and
     columns are in canonical order (:func:`lpp.formats.privatized.privatize_counts`).
 
@@ -139,5 +141,6 @@ def privatize_prepared(counts_dir, out_dir, *, epsilon_over_n: float, N: float =
         seed=noise_seed(noise_seed_base, replicate, epsilon_over_n,
                         dataset_id(data.row_ids, data.column_ids)), source=str(counts_dir),
         row_ids=data.row_ids, column_ids=data.column_ids, heldout=data.arrays.get("heldout"),
-        exact=exact, copy=replicate, selection=selection_record(data.meta))
+        exact=exact, simulation=simulation, copy=replicate,
+        selection=selection_record(data.meta))
     return data, private

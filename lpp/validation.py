@@ -98,7 +98,7 @@ def numeric_array(x, name: str) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype == bool:
         raise TypeError(f"{name} must be numeric, got a boolean array (cast it explicitly)")
-    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+    if not (arr.dtype.kind in "iu" or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError(f"{name} must be a real number or array of them, got dtype {arr.dtype}")
     if arr.size == 0:
         raise ValueError(f"{name} is empty")
@@ -153,7 +153,7 @@ def noise_level_array(alpha, name: str = "alpha") -> np.ndarray:
     [:data:`MIN_NOISE_LEVEL`, 1); any shape (the caller checks it against the data)."""
     arr = np.asarray(alpha)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating)
-                                 or np.issubdtype(arr.dtype, np.integer)):
+                                 or arr.dtype.kind in "iu"):
         raise TypeError(f"{name} must be a real number or array, got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all() or np.any(arr <= 0.0) or np.any(arr >= 1.0):
@@ -186,7 +186,7 @@ def count_array(values, name: str, *, signed: bool) -> np.ndarray:
         raise TypeError(f"{name} is a numpy.ma masked array; pass the plain data and give the "
                         "mask as mask= (True marks a missing entry)")
     arr = np.asarray(densify(values))
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+    if arr.dtype == bool or not (arr.dtype.kind in "iu"
                                  or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError(f"{name} must be an array of integer counts (real numbers, not bools), "
                         f"got dtype {arr.dtype}")
@@ -206,7 +206,7 @@ def count_array(values, name: str, *, signed: bool) -> np.ndarray:
 def check_counts(values: np.ndarray, name: str) -> None:
     """Raise unless ``values`` (any numeric dtype, possibly empty: e.g. the stored entries of
     a sparse matrix) are finite, non-negative whole numbers. Nothing is converted."""
-    if values.dtype == bool or not (np.issubdtype(values.dtype, np.integer)
+    if values.dtype == bool or not (values.dtype.kind in "iu"
                                     or np.issubdtype(values.dtype, np.floating)):
         raise TypeError(f"{name} must be an array of integer counts (real numbers, not bools), "
                         f"got dtype {values.dtype}")
@@ -219,7 +219,7 @@ def check_counts(values: np.ndarray, name: str) -> None:
 
 def check_finite(values: np.ndarray, name: str) -> None:
     """Raise unless ``values`` are real numbers (no bools) and all finite."""
-    if values.dtype == bool or not (np.issubdtype(values.dtype, np.integer)
+    if values.dtype == bool or not (values.dtype.kind in "iu"
                                     or np.issubdtype(values.dtype, np.floating)):
         raise TypeError(f"{name} must hold real numbers, got dtype {values.dtype}")
     if not np.isfinite(values).all():
@@ -280,7 +280,7 @@ def observed_mask(mask, shape: tuple[int, ...]) -> np.ndarray:
         return np.ones(shape, dtype=bool)
     arr = np.asarray(densify(mask))
     if arr.dtype != bool:
-        if not np.issubdtype(arr.dtype, np.integer) or not np.isin(arr, (0, 1)).all():
+        if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
             raise TypeError("mask must be a boolean array (True marks a missing entry)")
         arr = arr.astype(bool)
     if arr.shape != tuple(shape):

@@ -177,7 +177,7 @@ def _span(copies):
         level, rep = re.fullmatch(r"eps([0-9.]+)_rep([0-9]+)", name).groups()
         releases.append(Release(path=path, dataset_id=dataset, copy=int(rep),
                                 epsilon=float(level), N=1.0, epsilon_over_n=float(level),
-                                mechanism="fast", randomness="seeded", release_sha256=path,
+                                mechanism="fast", randomness="simulation", release_sha256=path,
                                 selection=None, source=dataset))
     ledger = composed_epsilon(releases, warn=False)
     return {name: d.epsilon_over_n for name, d in ledger.datasets.items()}

@@ -396,12 +396,15 @@ def laplace_beta_bernoulli(n_pos, n_neg, epsilon, *, relation="replace", project
     Parameters
     ----------
     n_pos, n_neg : array_like of int
-        True counts, >= 0, same shape (one data set per entry).
+        True counts, >= 0, shapes that broadcast (one data set per entry): integers (or
+        floats holding whole numbers, :func:`lpp.central.mechanisms.integer_statistics`),
+        read exactly.
     epsilon : float
         > 0.
     relation, project
         As in :func:`lpp.central.mechanisms.privatize_counts` (``project="clip"``, the
-        paper's projection, by default); the noise is the exact discrete Laplace.
+        paper's projection, by default); the noise is the exact discrete Laplace, added in
+        int64.
     prior : (float, float), keyword-only
     rng : keyword-only
 
@@ -412,14 +415,21 @@ def laplace_beta_bernoulli(n_pos, n_neg, epsilon, *, relation="replace", project
 
     Raises
     ------
+    TypeError
+        ``n_pos`` or ``n_neg`` of bools, durations, dates or objects.
     ValueError
-        As :func:`lpp.central.mechanisms.privatize_counts`.
+        As :func:`lpp.central.mechanisms.privatize_counts`, naming ``n_pos``, ``n_neg`` or
+        both; shapes that disagree.
     """
-    p, n = _check_bernoulli_stats(n_pos, n_neg)
-    stats = np.stack([p, n], axis=-1)
-    released = mechanisms.privatize_counts(np.round(stats).astype(np.int64) if np.all(
-        stats == np.round(stats)) else stats, epsilon, relation=relation, project=project,
-        rng=rng)
+    p = mechanisms.integer_statistics(n_pos, "n_pos", non_negative=True)
+    n = mechanisms.integer_statistics(n_neg, "n_neg", non_negative=True)
+    try:
+        p, n = np.broadcast_arrays(p, n)
+    except ValueError:
+        raise ValueError(f"n_pos {p.shape} and n_neg {n.shape} disagree") from None
+    released = mechanisms.privatize_counts(np.stack([p, n], axis=-1), epsilon,
+                                           relation=relation, project=project, rng=rng,
+                                           name="(n_pos, n_neg)")
     return posterior_beta_bernoulli(released[..., 0], released[..., 1], prior)
 
 

@@ -41,23 +41,41 @@ __all__ = ["check_fields", "chain_neighbours", "release_laplace", "ops_settings"
 
 
 def check_fields(counts, n_steps=None, *, integer=False):
-    """Validate per-field count arrays ``(n_steps, K_d)``; returns a tuple of float64 arrays.
+    """Validate per-field count arrays ``(n_steps, K_d)``.
+
+    Parameters
+    ----------
+    counts : sequence of array_like
+    n_steps : int or None
+        The steps every field must have (None: the first field's).
+    integer : bool, keyword-only
+        Read the counts exactly, for a release: int64 integers of at most
+        :data:`lpp.central.mechanisms.MAX_STATISTIC`, never through float64 (which would
+        round 2**53 + 1 to 2**53). Otherwise float64, as the samplers read them.
+
+    Returns
+    -------
+    tuple of ndarray
+        int64 when ``integer``, else float64.
 
     Raises
     ------
+    TypeError
+        Counts of bools, dates or objects (of durations too when ``integer``).
     ValueError
         No field, a field that is not 2-d, fewer than 2 categories, negative or non-finite
-        counts, non-integer counts when ``integer``, or a step count that disagrees.
+        counts, non-integer or too large counts when ``integer``, or a step count that
+        disagrees.
     """
     if isinstance(counts, np.ndarray) or not len(counts):
         raise ValueError("counts must be a non-empty sequence of per-field arrays (n_steps, K_d)")
     out = []
     for d, c in enumerate(counts):
-        arr = real_array(c, f"counts[{d}]", low=0.0)
+        name = f"counts[{d}]"
+        arr = (mechanisms.integer_statistics(c, name, non_negative=True) if integer
+               else real_array(c, name, low=0.0))
         if arr.ndim != 2 or arr.shape[1] < 2:
-            raise ValueError(f"counts[{d}] must be (n_steps, K_d) with K_d >= 2, got {arr.shape}")
-        if integer and np.any(arr != np.round(arr)):
-            raise ValueError(f"counts[{d}] must hold integers")
+            raise ValueError(f"{name} must be (n_steps, K_d) with K_d >= 2, got {arr.shape}")
         n_steps = arr.shape[0] if n_steps is None else n_steps
         if arr.shape[0] != n_steps:
             raise ValueError(f"counts[{d}] has {arr.shape[0]} steps, expected {n_steps}")
@@ -109,15 +127,21 @@ def release_laplace(counts, epsilon, *, rng=None):
 
     Returns
     -------
-    tuple of ndarray
-        Released (clipped) counts per field, float64 holding integers.
+    tuple of ndarray of int64
+        Released counts per field: exactly ``counts[d] + noise``, clipped at zero.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_fields` with ``integer=True`` and
+        :func:`lpp.central.mechanisms.privatize_counts`, naming ``counts[d]``.
     """
     fields = check_fields(counts, integer=True)
     eps = mechanisms.split_epsilon(epsilon, len(fields))
     gen = mechanisms.release_source(rng)
-    return tuple(mechanisms.privatize_counts(f.astype(np.int64), eps, relation="replace",
-                                             project="clip", rng=gen)
-                 for f in fields)
+    return tuple(mechanisms.privatize_counts(f, eps, relation="replace", project="clip",
+                                             rng=gen, name=f"counts[{d}]")
+                 for d, f in enumerate(fields))
 
 
 def ops_settings(n_categories, epsilon, m_factor):

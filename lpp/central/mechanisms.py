@@ -36,9 +36,17 @@ seed is given. It is ``epsilon``-DP for integer statistics of L1 sensitivity ``D
 and the noise. Floating-point Laplace noise is not offered: it is open to Mironov's
 least-significant-bit attack (CCS 2012), and at large counts it rounds away (a count of
 2**56 came back unchanged for every seed). A real-valued statistic is refused: discretise it
-(and its sensitivity) first. Statistics beyond ``MAX_STATISTIC = 2**53`` in magnitude are
-refused too: the projections and every posterior read the released counts as float64, which
-holds every integer only up to 2**53.
+(and its sensitivity) first.
+
+The release is integer arithmetic end to end: the statistics are read as int64, the noise is
+added in int64, clipping at zero keeps them integers, and row totals are summed exactly (in
+int64 where no partial sum can leave it, in Python integers otherwise). Only integer dtypes,
+or floats holding whole numbers, are statistics: bools, ``timedelta64``, ``datetime64`` and
+object arrays are refused, never read as integers. Statistics beyond
+``MAX_STATISTIC = 2**53`` in magnitude are refused, and so are row totals beyond it where the
+release projects onto them: the projection and every posterior read the released counts as
+float64, which holds every integer only up to 2**53. Every error names the caller's own
+argument.
 """
 from __future__ import annotations
 
@@ -47,20 +55,25 @@ from fractions import Fraction
 import numpy as np
 
 from lpp.randomness import as_generator
-from lpp.validation import check_int, numeric_array, positive_float, real_array
-from lpp.mechanism import ExactAlpha, exact_alpha, sample_two_sided_geometric
+from lpp.validation import check_int, positive_float, real_array
+from lpp.mechanism import (MIN_EPSILON_OVER_N, ExactAlpha, exact_alpha,
+                           sample_two_sided_geometric)
 
 __all__ = ["RELATIONS", "MAX_STATISTIC", "check_epsilon", "split_epsilon", "release_source",
-           "count_sensitivity", "laplace_scale", "discrete_laplace_alpha", "laplace_mechanism",
-           "project_counts", "privatize_counts", "ops_sensitivity_beta",
-           "ops_sensitivity_dirichlet", "ops_temperature", "ops_epsilon", "gibbs_scan_epsilon",
-           "gibbs_chain_epsilon"]
+           "integer_statistics", "exact_sum", "count_sensitivity", "laplace_scale",
+           "discrete_laplace_alpha", "laplace_mechanism", "project_counts", "privatize_counts",
+           "ops_sensitivity_beta", "ops_sensitivity_dirichlet", "ops_temperature", "ops_epsilon",
+           "gibbs_scan_epsilon", "gibbs_chain_epsilon"]
 
 #: the neighbouring relations the functions of this module know
 RELATIONS = ("replace", "add_remove")
 #: the largest magnitude of a statistic the Laplace route releases: float64, which the
 #: projections and the posteriors read the released counts in, holds every integer up to it
 MAX_STATISTIC = 2**53
+_INT64_MAX = int(np.iinfo(np.int64).max)
+#: the largest noise magnitude added to a statistic: with ``|statistic| <= MAX_STATISTIC`` the
+#: int64 sum cannot wrap
+_MAX_NOISE = _INT64_MAX - MAX_STATISTIC
 
 
 def check_epsilon(epsilon) -> float:
@@ -115,22 +128,68 @@ def discrete_laplace_alpha(epsilon, sensitivity) -> ExactAlpha:
     """
     check_epsilon(epsilon)
     positive_float(sensitivity, "sensitivity")
-    return exact_alpha(epsilon, sensitivity)
+    return _exact_alpha(epsilon, sensitivity, "epsilon / sensitivity")
 
 
-def _integer_statistics(values, name: str = "statistics") -> np.ndarray:
-    """``values`` as int64: integers of magnitude at most :data:`MAX_STATISTIC`; a ValueError
-    naming ``name`` otherwise (a real-valued release is refused)."""
-    arr = numeric_array(values, name)
+def _exact_alpha(epsilon, sensitivity, ratio: str) -> ExactAlpha:
+    """:func:`lpp.mechanism.exact_alpha` of checked arguments; its refusal of a too small
+    ratio is raised again naming ``ratio``, written in the caller's own arguments (the
+    sampler's message names its own ``N``)."""
+    try:
+        return exact_alpha(epsilon, sensitivity)
+    except ValueError:
+        raise ValueError(f"{ratio} = {float(epsilon) / float(sensitivity):.3g} is below "
+                         f"{float(MIN_EPSILON_OVER_N):g}: the noise would not fit in 64-bit "
+                         "integers") from None
+
+
+def _holds_bool(values) -> bool:
+    """Whether ``values`` (a scalar, an array or nested lists) holds a bool anywhere. Looked
+    at before numpy converts it: ``numpy.asarray([True, 2])`` is an integer array."""
+    if isinstance(values, (bool, np.bool_)):
+        return True
+    if isinstance(values, np.ndarray):
+        return values.dtype == bool
+    if isinstance(values, (list, tuple)):
+        return any(_holds_bool(v) for v in values)
+    return False
+
+
+def _statistics_array(values, name: str) -> np.ndarray:
+    """``values`` as a non-empty array of an integer or real floating dtype; a TypeError
+    naming ``name`` for anything else."""
+    if _holds_bool(values):
+        raise TypeError(f"{name} must hold integers, not bools (cast them explicitly)")
+    try:
+        arr = np.asarray(values)
+    except ValueError:
+        raise ValueError(f"{name} is not a rectangular array of numbers") from None
+    # by kind, not np.issubdtype: numpy files timedelta64 under the signed integers
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of integers (or of floats holding whole "
+                        f"numbers), got dtype {arr.dtype}; durations, dates, bools and Python "
+                        "objects (such as integers beyond int64) are not statistics")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty")
+    return arr
+
+
+def _check_whole(arr: np.ndarray, name: str) -> None:
+    """A ValueError naming ``name`` unless the float array ``arr`` holds finite whole
+    numbers: a non-integer is refused, never truncated."""
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contain NaN or infinity")
+    if np.any(arr != np.round(arr)):
+        raise ValueError(f"{name} must hold integers: the central Laplace route releases "
+                         "integer statistics with exact discrete Laplace noise and refuses "
+                         "a real-valued release (floating-point Laplace noise is open to "
+                         "Mironov's attack, CCS 2012): discretise the statistic and its "
+                         "sensitivity first")
+
+
+def _check_magnitude(arr: np.ndarray, name: str) -> None:
+    """A ValueError naming ``name`` where ``|arr|`` exceeds :data:`MAX_STATISTIC`."""
     if arr.dtype.kind == "f":
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} contain NaN or infinity")
-        if np.any(arr != np.round(arr)):
-            raise ValueError(f"{name} must hold integers: the central Laplace route releases "
-                             "integer statistics with exact discrete Laplace noise and refuses "
-                             "a real-valued release (floating-point Laplace noise is open to "
-                             "Mironov's attack, CCS 2012): discretise the statistic and its "
-                             "sensitivity first")
         beyond = np.abs(arr) > MAX_STATISTIC
     else:  # compared as integers: exact, and no abs() to wrap at -2**63
         beyond = (arr > MAX_STATISTIC) | ((arr < -MAX_STATISTIC) if arr.dtype.kind == "i"
@@ -138,10 +197,91 @@ def _integer_statistics(values, name: str = "statistics") -> np.ndarray:
     if np.any(beyond):
         largest = arr.reshape(-1)[np.flatnonzero(beyond)[0]]
         raise ValueError(f"{name} beyond MAX_STATISTIC = 2**53 in magnitude are refused (e.g. "
-                         f"{largest}): the released counts are read as float64, which holds "
-                         "every integer only up to 2**53, so the noise would round away; "
-                         "scale the statistics down")
-    return arr.astype(np.int64)
+                         f"{largest}): the projections and posteriors read the released "
+                         "counts as float64, which holds every integer only up to 2**53, so "
+                         "the noise would round away there; scale the statistics down")
+
+
+def integer_statistics(values, name: str = "statistics", *, non_negative=False) -> np.ndarray:
+    """``values`` as int64 statistics for an exact release, or a clear refusal.
+
+    Parameters
+    ----------
+    values : array_like
+        An integer array, or floats holding whole numbers, of magnitude at most
+        :data:`MAX_STATISTIC`.
+    name : str
+        The caller's own name for ``values``; every error names it.
+    non_negative : bool, keyword-only
+        Refuse negative values too (counts).
+
+    Returns
+    -------
+    ndarray of int64
+        The same values, exactly.
+
+    Raises
+    ------
+    TypeError
+        Bools (an array or any element of a list), ``timedelta64``, ``datetime64``, object,
+        complex or string data.
+    ValueError
+        Empty or ragged input, NaN or infinity, non-integer floats, values beyond
+        :data:`MAX_STATISTIC`, or negative values when ``non_negative``.
+    """
+    arr = _statistics_array(values, name)
+    if arr.dtype.kind == "f":
+        _check_whole(arr, name)
+    _check_magnitude(arr, name)
+    if non_negative and np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative")
+    return arr.astype(np.int64, copy=False)
+
+
+def _sum_in_range(arr: np.ndarray, axis: int) -> np.ndarray:
+    """Exact sums of int64 ``arr`` (``|arr| <= MAX_STATISTIC``) along ``axis``: in int64 when
+    no partial sum can leave it (checked on the shape first, so ordinary data pays no extra
+    pass), else in Python integers (an object array)."""
+    n = arr.shape[axis]
+    if n * MAX_STATISTIC <= _INT64_MAX:
+        return arr.sum(axis=axis)
+    top = max(int(arr.max()), -int(arr.min())) if arr.size else 0
+    if n * top <= _INT64_MAX:
+        return arr.sum(axis=axis)
+    return arr.astype(object).sum(axis=axis)
+
+
+def exact_sum(statistics, name: str = "statistics", *, axis=-1) -> np.ndarray:
+    """Sums of integer statistics along ``axis``, exact, as int64 (never wrapped or rounded).
+
+    Parameters
+    ----------
+    statistics : array_like
+        As :func:`integer_statistics` takes them.
+    name : str
+        The caller's own name for ``statistics``; every error names it.
+    axis : int, keyword-only
+
+    Returns
+    -------
+    ndarray of int64
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`integer_statistics`; ValueError for a 0-d ``statistics`` or where a sum
+        leaves int64.
+    """
+    arr = integer_statistics(statistics, name)
+    if arr.ndim == 0:
+        raise ValueError(f"{name} needs an axis to sum along")
+    sums = _sum_in_range(arr, axis)
+    if sums.dtype == object:
+        over = [s for s in np.ravel(sums) if not -_INT64_MAX - 1 <= s <= _INT64_MAX]
+        if over:
+            raise ValueError(f"{name} add up to {over[0]} along axis {axis}, beyond int64 (2**63 "
+                             "- 1): such totals are refused, never wrapped")
+    return sums.astype(np.int64)
 
 
 def _check_relation(relation):
@@ -207,14 +347,26 @@ def laplace_mechanism(statistics, epsilon, sensitivity, *, rng=None):
 
     Raises
     ------
+    TypeError
+        Statistics of bools, durations, dates or objects (:func:`integer_statistics`).
     ValueError
         ``epsilon <= 0``, ``sensitivity <= 0``, statistics that are not integers (a
         real-valued release is refused), non-finite, or beyond :data:`MAX_STATISTIC`.
     """
     alpha = discrete_laplace_alpha(epsilon, sensitivity)
-    stats = _integer_statistics(statistics)
-    return stats + sample_two_sided_geometric(alpha, size=stats.shape,
-                                              rng="system" if rng is None else rng, exact=True)
+    return _add_noise(integer_statistics(statistics, "statistics"), alpha, rng)
+
+
+def _add_noise(stats: np.ndarray, alpha: ExactAlpha, rng) -> np.ndarray:
+    """``stats + Y``, int64, with iid discrete Laplace ``Y`` drawn exactly."""
+    noise = sample_two_sided_geometric(alpha, size=stats.shape,
+                                       rng="system" if rng is None else rng, exact=True)
+    # the alphas exact_alpha admits make such noise vanishingly rare (P < exp(-4600)), but an
+    # int64 sum must never wrap; refusing depends on the noise only, never on the data
+    if np.any(noise > _MAX_NOISE) or np.any(noise < -_MAX_NOISE):
+        raise ValueError("the noise drawn leaves too little room in int64 for the statistics; "
+                         "raise epsilon")
+    return stats + noise
 
 
 def _project_simplex(v, total):
@@ -265,17 +417,35 @@ def project_counts(noisy, total=None):
     return _project_simplex(v, t)
 
 
-def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng=None):
+def _row_totals(y: np.ndarray, name: str, relation: str) -> np.ndarray:
+    """The exact row totals of the checked counts ``y``, which the projection onto them reads
+    in float64: a ValueError naming ``name`` beyond :data:`MAX_STATISTIC` (rounded, they
+    would no longer be the totals)."""
+    if y.ndim == 0:
+        raise ValueError(f"{name} need a category axis under relation={relation!r}")
+    totals = _sum_in_range(y, -1)
+    beyond = totals > MAX_STATISTIC
+    if np.any(beyond):
+        raise ValueError(f"row totals of {name} beyond MAX_STATISTIC = 2**53 are refused (e.g. "
+                         f"{np.ravel(totals)[np.flatnonzero(beyond)[0]]}): project='auto' "
+                         "projects onto them in float64, which holds every integer only up "
+                         "to 2**53; project='clip' or 'none' releases such counts exactly")
+    return totals.astype(np.int64)
+
+
+def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng=None,
+                     name="counts"):
     """Release the category counts of one categorical field with the Laplace mechanism.
 
     Each record adds 1 to exactly one category of its row (e.g. its state, or its time
     step), so the whole array has L1 sensitivity :func:`count_sensitivity` ``(relation)``;
-    the noise is the exact discrete Laplace of :func:`laplace_mechanism`.
+    the noise is the exact discrete Laplace of :func:`laplace_mechanism`, added in int64.
 
     Parameters
     ----------
     counts : array_like of int
-        Non-negative counts, categories along the last axis, at most :data:`MAX_STATISTIC`.
+        Non-negative counts, categories along the last axis, at most :data:`MAX_STATISTIC`
+        (an integer array, or floats holding whole numbers; see :func:`integer_statistics`).
     epsilon : float
         Privacy level of this release, > 0.
     relation : {"replace", "add_remove"}
@@ -283,38 +453,49 @@ def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng
     project : {"auto", "clip", "none"}
         ``"auto"``: the projection the relation allows — onto the row totals under
         ``"replace"`` (valid when a replaced record stays in its row, so each row's total is
-        public, e.g. one row per data set of known size), clipping at zero under
-        ``"add_remove"``. ``"clip"``: clip at zero
-        only (what Foulds et al. describe, under either relation). ``"none"``: the raw
-        noisy counts.
+        public, e.g. one row per data set of known size; the totals are summed exactly and
+        must not exceed :data:`MAX_STATISTIC`), clipping at zero under ``"add_remove"``.
+        ``"clip"``: clip at zero only (what Foulds et al. describe, under either relation).
+        ``"none"``: the raw noisy counts.
     rng
         As in :func:`laplace_mechanism`.
+    name : str, keyword-only
+        What the errors call ``counts``: the caller's own name for them (e.g. ``"totals[0]"``
+        when a model releases its fields).
 
     Returns
     -------
     ndarray
-        Released statistics: float64 when projected, the int64 noisy counts with
-        ``project="none"``.
+        Released statistics: int64 and exactly ``counts + noise`` with ``project="none"``,
+        clipped at zero (still int64, exact) when clipped; float64 when projected onto the
+        row totals (a Euclidean projection, whose values are not integers in general).
 
     Raises
     ------
+    TypeError
+        ``counts`` of bools, durations, dates or objects.
     ValueError
-        Negative, non-integer or too large counts, ``epsilon <= 0``, an unknown relation.
+        Negative, non-integer or too large counts, row totals beyond :data:`MAX_STATISTIC`
+        where the release projects onto them, ``epsilon <= 0`` or too small, an unknown
+        relation or projection.
     """
     _check_relation(relation)
     if project not in ("auto", "clip", "none"):
         raise ValueError(f"project must be 'auto', 'clip' or 'none', got {project!r}")
-    y = _integer_statistics(counts, "counts")
-    if np.any(y < 0):
-        raise ValueError("counts must be non-negative")
-    noisy = laplace_mechanism(y, epsilon, count_sensitivity(relation), rng=rng)
+    delta = count_sensitivity(relation)
+    check_epsilon(epsilon)
+    alpha = _exact_alpha(epsilon, delta, f"epsilon / {delta} (the count sensitivity under "
+                                         f"relation={relation!r})")
+    y = integer_statistics(counts, name, non_negative=True)
+    # the totals are checked before any noise is drawn: a refusal depends on public data only
+    totals = (_row_totals(y, name, relation) if project == "auto" and relation == "replace"
+              else None)
+    noisy = _add_noise(y, alpha, rng)
     if project == "none":
         return noisy
-    if project == "auto" and relation == "replace":
-        if y.ndim == 0:
-            raise ValueError("counts need a category axis under relation='replace'")
-        return project_counts(noisy, y.sum(axis=-1))
-    return project_counts(noisy)
+    if totals is None:
+        return np.maximum(noisy, 0)  # in int64: a clipped count is still exactly an integer
+    return project_counts(noisy, totals)
 
 
 def _check_a0(a0, high, what):

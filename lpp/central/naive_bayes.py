@@ -23,13 +23,36 @@ __all__ = ["field_totals", "release_laplace", "sample_posterior", "heldout_logli
 
 
 def field_totals(counts):
-    """Per-field category totals ``(K_d,)`` from per-step counts ``(n_steps, K_d)``."""
+    """Per-field category totals from per-step counts, summed exactly.
+
+    Parameters
+    ----------
+    counts : sequence of array_like of int
+        Per field ``(n_steps, K_d)``, ``K_d >= 2``: non-negative integers (an integer array,
+        or floats holding whole numbers) of at most
+        :data:`lpp.central.mechanisms.MAX_STATISTIC` each.
+
+    Returns
+    -------
+    tuple of ndarray of int64
+        Per field ``(K_d,)``; summed in int64 where no partial sum can leave it, else in Python
+        integers, so a total is never rounded or wrapped.
+
+    Raises
+    ------
+    TypeError
+        Counts of bools, durations, dates or objects.
+    ValueError
+        No field, a field that is not ``(n_steps, K_d)``, negative, non-integer or too large
+        counts, or a total beyond int64 (each message names ``counts[d]``).
+    """
     out = []
     for d, c in enumerate(counts):
-        arr = real_array(c, f"counts[{d}]", low=0.0)
+        name = f"counts[{d}]"
+        arr = mechanisms.integer_statistics(c, name, non_negative=True)
         if arr.ndim != 2 or arr.shape[1] < 2:
-            raise ValueError(f"counts[{d}] must be (n_steps, K_d) with K_d >= 2")
-        out.append(arr.sum(axis=0))
+            raise ValueError(f"{name} must be (n_steps, K_d) with K_d >= 2")
+        out.append(mechanisms.exact_sum(arr, name, axis=0))
     if not out:
         raise ValueError("counts holds no field")
     return tuple(out)
@@ -41,7 +64,8 @@ def release_laplace(totals, epsilon, *, rng=None):
     Parameters
     ----------
     totals : sequence of array_like of int
-        True category totals per field.
+        True category totals per field (:func:`field_totals`): non-negative integers of at
+        most :data:`lpp.central.mechanisms.MAX_STATISTIC`.
     epsilon : float
         Total privacy level, > 0 (each field's share is exactly ``epsilon / D``).
     rng
@@ -50,14 +74,21 @@ def release_laplace(totals, epsilon, *, rng=None):
 
     Returns
     -------
-    tuple of ndarray
-        Released totals (clipped at zero).
+    tuple of ndarray of int64
+        Released totals: exactly ``totals[d] + noise``, clipped at zero.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`lpp.central.mechanisms.privatize_counts`, naming ``totals[d]``; no field.
     """
+    if not len(totals):
+        raise ValueError("totals holds no field")
     eps = mechanisms.split_epsilon(epsilon, len(totals))
     gen = mechanisms.release_source(rng)
-    return tuple(mechanisms.privatize_counts(np.asarray(t), eps, relation="replace",
-                                             project="clip", rng=gen)
-                 for t in totals)
+    return tuple(mechanisms.privatize_counts(t, eps, relation="replace", project="clip",
+                                             rng=gen, name=f"totals[{d}]")
+                 for d, t in enumerate(totals))
 
 
 def sample_posterior(totals, *, n_samples=1, temperature=1.0, a0=None, gamma=1.0, rng=None):

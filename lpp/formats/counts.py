@@ -143,7 +143,16 @@ def load_counts(path) -> CountData:
             raise FormatError(f"{meta_path}: field 'arrays' entry {name!r} must describe an "
                               f"extra array by its dtype and shape, got {repr(spec)[:60]}")
         meta_field(spec, "shape", f"{meta_path} (arrays[{name!r}])", "int_list")
-    arrays = read_npz(payload, npz_path, required=_SPARSE_KEYS + tuple(specs))
+        try:
+            np.dtype(spec["dtype"])
+        except (TypeError, ValueError):
+            raise FormatError(f"{meta_path}: field 'arrays' entry {name!r} names no numpy dtype "
+                              f"({spec['dtype']!r:.40})") from None
+    expect = {"shape": ("iu", [(2,)]), "indptr": ("iu", [(n_rows + 1,)]),
+              "data": ("iu", None), "indices": ("iu", None),
+              **{name: (np.dtype(spec["dtype"]).kind, [spec["shape"]])
+                 for name, spec in specs.items()}}
+    arrays = read_npz(payload, npz_path, required=_SPARSE_KEYS + tuple(specs), expect=expect)
     if arrays["format"].shape != () or str(arrays["format"]) != "csr":
         raise FormatError(f"{npz_path}: array 'format' must be 'csr', got {arrays['format']!r:.40}")
     shape = tuple(integer_member(arrays, "shape", npz_path, shape=(2,)).tolist())

@@ -28,11 +28,17 @@ import logging
 import math
 import numbers
 import os
+import re
 import secrets
 import shutil
 import tempfile
 import zipfile
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; leftovers are then cleaned by their own folder's writes
+    fcntl = None
 
 import numpy as np
 
@@ -59,6 +65,16 @@ class MissingFileError(FormatError, FileNotFoundError):
 
 def _tmp_prefix(path: Path) -> str:
     return f".{path.name}."
+
+
+_LEFTOVER = re.compile(r"\.(.+)\.[^./]+\.(tmp|old)")
+
+
+def is_leftover(name: str) -> bool:
+    """Whether ``name`` is a temporary name of this module's writes: ``.NAME.<random>.tmp`` (a
+    file or folder being written) or ``.NAME.<random>.old`` (a folder being replaced). What
+    such a name holds is either unfinished or superseded, so no reader takes it."""
+    return _LEFTOVER.fullmatch(name) is not None
 
 
 def _is_temporary(name: str, prefix: str, suffix: str) -> bool:
@@ -119,33 +135,98 @@ def atomic_write_bytes(path, payload: bytes) -> None:
 # ----- whole folders -------------------------------------------------------------------------
 
 def remove_stale_folders(path) -> list[Path]:
-    """Clean up after an :func:`atomic_folder` write of ``path`` that was killed; return what
-    was removed or restored.
+    """Clean up, beside ``path``, after :func:`atomic_folder` writes that were killed; return
+    what was removed or restored.
 
-    The temporary folders (``.name.<random>.tmp``) of killed writes are removed. A folder being
-    replaced (``.name.<random>.old``) is removed too, unless the write was killed between its
-    two renames and ``path`` is missing: then the previous folder is put back (it was complete).
-    Call it only when no other process writes ``path`` at the same time.
+    Every folder of ``path``'s parent that bears a temporary name (:func:`is_leftover`) and
+    whose writer is gone is removed: a temporary folder (``.NAME.<random>.tmp``) of a killed
+    write, and a folder being replaced (``.NAME.<random>.old``) — unless the write was killed
+    between its two renames and ``NAME`` is missing: then the previous folder is put back (it
+    was complete). A write in progress holds a lock on its folders (``flock``, released by the
+    operating system when its process dies, SIGKILL included), so another process's write
+    beside it is left alone. Where the platform has no ``flock`` (Windows), only the leftovers
+    of ``path`` itself are cleaned, and no other process may write it at the same time.
     """
     path = Path(path)
-    parent, prefix = path.parent, _tmp_prefix(path)
+    parent = path.parent
     if not parent.is_dir():
         return []
     done = []
     for entry in sorted(parent.iterdir()):
-        if entry.is_symlink() or not entry.is_dir():
+        match = _LEFTOVER.fullmatch(entry.name)
+        if match is None or entry.is_symlink() or not entry.is_dir():
             continue
-        if _is_temporary(entry.name, prefix, _TMP_SUFFIX):
-            shutil.rmtree(entry)
-            done.append(entry)
-        elif _is_temporary(entry.name, prefix, _OLD_SUFFIX):
-            if not os.path.lexists(path):
-                os.rename(entry, path)
-                log.warning("restored %s from %s, left by a write that was killed", path, entry)
+        if fcntl is None and match.group(1) != path.name:
+            continue  # without locks another process's write cannot be told from a dead one
+        with _lock_if_abandoned(entry) as abandoned:
+            if not abandoned:
+                continue
+            target = parent / match.group(1)
+            if match.group(2) == "old" and not os.path.lexists(target):
+                os.rename(entry, target)
+                log.warning("restored %s from %s, left by a write that was killed", target,
+                            entry)
             else:
-                shutil.rmtree(entry)
-            done.append(entry)
+                shutil.rmtree(entry, ignore_errors=True)
+        done.append(entry)
     return done
+
+
+@contextlib.contextmanager
+def _lock_if_abandoned(folder: Path):
+    """Yield whether no live writer holds ``folder``'s lock, holding it meanwhile if so (so
+    that its writer, were it only starting, finds its folder gone and starts again)."""
+    if fcntl is None:
+        yield True
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # gone already, or not ours to open
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _hold(folder: Path) -> int | None:
+    """Lock ``folder`` for this process until the returned descriptor is closed (None where
+    there is no ``flock``); raises FileNotFoundError when a cleaner removed it first."""
+    if fcntl is None:
+        return None
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # waits out a cleaner's look at it
+        if not os.path.samestat(os.fstat(fd), os.stat(folder)):
+            raise FileNotFoundError(folder)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _release(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)
+
+
+def _new_temporary_folder(path: Path) -> tuple[Path, int | None]:
+    """A new ``.NAME.<random>.tmp`` folder beside ``path``, locked by this process."""
+    for _ in range(100):
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=_tmp_prefix(path),
+                                    suffix=_TMP_SUFFIX))
+        try:
+            return tmp, _hold(tmp)
+        except FileNotFoundError:  # another write's cleaner took it for a dead one's
+            continue
+    raise OSError(f"could not keep a temporary folder beside {path}: another process keeps "
+                  "removing them")
 
 
 def _check_replaceable(path: Path, owns) -> None:
@@ -186,8 +267,11 @@ def atomic_folder(path, *, owns):
     (``.name.<random>.old``), the new one renamed to ``path``, and then the previous one is
     removed; so the previous folder stays complete until the new one is, and nothing of it
     survives into the new one. On an exception (Ctrl-C included) the temporary folder is
-    removed and ``path`` is left as it was. Leftovers of killed writes are cleaned up first
-    (:func:`remove_stale_folders`).
+    removed and ``path`` is left as it was. The temporary folder, and the previous one while
+    it waits aside, are locked by this process; the leftovers of killed writes of any folder
+    beside ``path`` are cleaned up first (:func:`remove_stale_folders`), and no reader of lpp's
+    formats takes a folder under such a name in the meantime (:func:`read_meta`), so a killed
+    write never leaves a second copy that loads.
 
     ``owns(name)`` says whether a file name is one this format writes: an existing ``path``
     that holds anything else is not replaced (a :class:`FormatError`), so a mistyped output
@@ -196,15 +280,17 @@ def atomic_folder(path, *, owns):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     for entry in remove_stale_folders(path):
-        log.warning("cleaned up %s, left by a write of %s that was killed", entry, path)
+        log.warning("cleaned up %s, left by a write beside %s that was killed", entry, path)
     _check_replaceable(path, owns)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=_tmp_prefix(path), suffix=_TMP_SUFFIX))
+    tmp, tmp_lock = _new_temporary_folder(path)
+    old_lock = None
     try:
         yield tmp
         os.chmod(tmp, 0o755)
         _fsync_folder(tmp)
         _check_replaceable(path, owns)
         if os.path.lexists(path):
+            old_lock = _hold(path)  # aside, it is still a live write's until it is removed
             old = path.parent / f"{_tmp_prefix(path)}{secrets.token_hex(8)}{_OLD_SUFFIX}"
             os.rename(path, old)
             try:
@@ -219,6 +305,9 @@ def atomic_folder(path, *, owns):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        _release(old_lock)
+        _release(tmp_lock)
 
 
 # ----- canonical bytes -----------------------------------------------------------------------
@@ -260,14 +349,37 @@ def _refuse_constant(name):
     raise ValueError(f"{name} is not a JSON number")
 
 
+#: the deepest nesting of objects and lists a metadata file may have (every format writes 4 at
+#: most); deeper JSON is refused before it is parsed, since Python's parser recurses once per
+#: level and a file nested a few thousand deep would end in a RecursionError
+MAX_JSON_DEPTH = 32
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def json_depth(text: bytes) -> int:
+    """The deepest nesting of ``[`` and ``{`` in the JSON ``text``, brackets inside strings
+    not counted (a regular expression drops the strings; numpy adds up the rest)."""
+    code = np.frombuffer(_JSON_STRING.sub(b"", text), dtype=np.uint8)
+    step = ((code == ord("[")) | (code == ord("{"))).astype(np.int32) \
+        - ((code == ord("]")) | (code == ord("}"))).astype(np.int32)
+    return int(np.cumsum(step).max(initial=0))
+
+
 def read_json_object(path) -> dict:
     """The JSON object in the file ``path``; a :class:`FormatError` naming the file otherwise
-    (not UTF-8, not JSON, NaN or Infinity, or not an object)."""
+    (not UTF-8, not JSON, NaN or Infinity, nested deeper than :data:`MAX_JSON_DEPTH`, or not
+    an object)."""
     path = Path(path)
     try:
-        obj = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_refuse_constant)
+        text = path.read_bytes()
+        if json_depth(text) > MAX_JSON_DEPTH:
+            raise FormatError(f"{path}: nested deeper than {MAX_JSON_DEPTH} levels of objects "
+                              "and lists: not a file lpp writes")
+        obj = json.loads(text.decode("utf-8"), parse_constant=_refuse_constant)
     except FileNotFoundError:
         raise MissingFileError(f"{path}: no such file") from None
+    except FormatError:
+        raise
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise FormatError(f"{path}: not a readable JSON file ({type(exc).__name__}: {exc})") \
             from None
@@ -334,6 +446,15 @@ def meta_field(meta: dict, key: str, path, kind: str = "any", *, length: int | N
     return value
 
 
+def known_fields(meta: dict, path, known) -> None:
+    """Refuse a field of ``meta`` (read from ``path``) that the format never writes: a forged
+    field (a ``y_sum`` beside the noised counts, say) must not travel with the data as if the
+    format vouched for it. A :class:`FormatError` naming the file and the field."""
+    unknown = sorted(set(meta) - set(known))
+    if unknown:
+        raise FormatError(f"{path}: field {unknown[0]!r:.60} is not part of this format")
+
+
 def confined_file(folder, name, path, key: str) -> Path:
     """The file ``name`` of ``folder``, which the metadata ``path`` names under ``key``.
 
@@ -369,33 +490,99 @@ def read_bytes(path) -> bytes:
         raise FormatError(f"{path}: cannot be read ({type(exc).__name__}: {exc})") from None
 
 
-def read_npz(payload: bytes, path, *, required=(), optional=(), prefixes=()) -> dict:
-    """The arrays of the ``.npz`` ``payload`` (read from ``path``), all of them in memory.
+def read_npz(payload: bytes, path, *, required=(), optional=(), prefixes=(),
+             expect: dict | None = None) -> dict:
+    """The arrays of the ``.npz`` ``payload`` (read from ``path``), checked before they are read.
 
-    Every name of ``required`` must be there; any name not in ``required`` or ``optional``
-    and not starting with one of ``prefixes`` is refused (a forged file must not smuggle in
-    data the format never holds). Object arrays are never loaded. A :class:`FormatError`
-    naming ``path`` (and the array) otherwise.
+    Every member's ``.npy`` header is read first, and nothing else until all of them pass: a
+    member must be named ``NAME.npy`` (once), hold no Python objects, and declare in the zip
+    exactly the uncompressed size its header implies (the zip reader stops at the declared
+    size, so a forged member that inflates to more than its shape is refused, not
+    decompressed). Every name of ``required`` must be there; any name not in ``required`` or
+    ``optional`` and not starting with one of ``prefixes`` is refused (a forged file must not
+    smuggle in data the format never holds). ``expect`` maps a name to ``(kinds, shapes)``:
+    the dtype kinds its header may give (``"iu"`` for integers, as ``numpy.dtype.kind``) and
+    the shapes it may have (None: any), checked against the header before the data are read.
+    Only then are the arrays read, into memory. A :class:`FormatError` naming ``path`` (and
+    the array) otherwise.
     """
     try:
-        with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
-            if not isinstance(npz, np.lib.npyio.NpzFile):
-                raise ValueError("not a zip of arrays")
-            arrays = {name: npz[name] for name in npz.files}
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+            infos = archive.infolist()
+            headers = {}
+            for info in infos:
+                name, header = _member_header(archive, info, path)
+                if name in headers:
+                    raise FormatError(f"{path}: array {name!r} appears twice")
+                headers[name] = (info, *header)
+            _check_members(headers, path, required, optional, prefixes, expect or {})
+            arrays = {}
+            for name, (info, *_) in headers.items():
+                with archive.open(info) as member:
+                    arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
+    except FormatError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a damaged zip fails in many ways (BadZipFile,
-        # EOFError, ValueError for pickled data, zlib.error, NotImplementedError, ...)
+        # EOFError, ValueError, zlib.error, a CRC mismatch, NotImplementedError, ...)
         raise FormatError(f"{path}: not a readable .npz file of arrays "
                           f"({type(exc).__name__}: {exc})") from None
-    missing = [name for name in required if name not in arrays]
+    return arrays
+
+
+def _member_header(archive, info, path) -> tuple[str, tuple]:
+    """The array name of the zip member ``info`` and its ``.npy`` header: ``(dtype, shape)``,
+    after checking that its declared size is the header's plus the data the header implies."""
+    if info.is_dir() or not info.filename.endswith(".npy") or info.filename == ".npy":
+        raise FormatError(f"{path}: member {info.filename!r:.60} is not an array (NAME.npy)")
+    name = info.filename[:-len(".npy")]
+    with archive.open(info) as member:
+        try:
+            version = np.lib.format.read_magic(member)
+            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read_header is None:
+                raise ValueError(f"npy format version {version} is not read")
+            shape, _, dtype = read_header(member)
+            header_bytes = member.tell()
+        except FormatError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - numpy's header parser raises several kinds
+            raise FormatError(f"{path}: array {name!r:.60} has no readable .npy header "
+                              f"({type(exc).__name__}: {exc})") from None
+    if dtype.hasobject:
+        raise FormatError(f"{path}: array {name!r} holds Python objects, never loaded")
+    implied = header_bytes + dtype.itemsize * math.prod(shape)
+    if info.file_size != implied:
+        raise FormatError(f"{path}: array {name!r} declares {info.file_size} bytes uncompressed, "
+                          f"but its header ({dtype}, shape {shape}) implies {implied}")
+    return name, (dtype, shape)
+
+
+def _check_members(headers: dict, path, required, optional, prefixes, expect: dict) -> None:
+    missing = [name for name in required if name not in headers]
     if missing:
         raise FormatError(f"{path}: array {missing[0]!r} is missing (it holds "
-                          f"{sorted(arrays)})")
+                          f"{sorted(headers)})")
     known = set(required) | set(optional)
-    unknown = sorted(name for name in arrays if name not in known
+    unknown = sorted(name for name in headers if name not in known
                      and not any(name.startswith(p) for p in prefixes))
     if unknown:
-        raise FormatError(f"{path}: array {unknown[0]!r} is not part of this format")
-    return arrays
+        raise FormatError(f"{path}: array {unknown[0]!r:.60} is not part of this format")
+    for name, (kinds, shapes) in expect.items():
+        if name not in headers:
+            continue
+        _, dtype, shape = headers[name]
+        if dtype.kind not in kinds:
+            raise FormatError(f"{path}: array {name!r} has dtype {dtype}, expected "
+                              f"{_KIND_WORDS.get(kinds, 'kinds ' + kinds)} (read from its "
+                              "header; never cast)")
+        if shapes is not None and tuple(shape) not in [tuple(s) for s in shapes]:
+            wanted = " or ".join(str(tuple(s)) for s in shapes)
+            raise FormatError(f"{path}: array {name!r} has shape {tuple(shape)}, expected "
+                              f"{wanted} (read from its header, before its data)")
+
+
+_KIND_WORDS = {"iu": "integers", "b": "booleans", "iuf": "real numbers", "f": "floats"}
 
 
 def integer_member(arrays: dict, name: str, path, *, ndim: int | None = None,
@@ -540,12 +727,20 @@ def read_meta(path, *, meta_file: str, format_name: str, format_version) -> tupl
     checked for its ``format`` and ``format_version`` (an int, or a tuple of those read).
 
     Raises :class:`MissingFileError` when there is no metadata file, :class:`FormatError`
-    naming the file when it is unreadable, of another format or of another version.
+    naming the file when it is unreadable, of another format or of another version, or when it
+    or its folder bears the temporary name of an unfinished or replaced write
+    (:func:`is_leftover`).
     """
     path = Path(path)
     meta_path = path / meta_file if path.is_dir() else path
     if not meta_path.is_file():
         raise MissingFileError(f"no {meta_file} at {path}")
+    for part in (meta_path.name, meta_path.absolute().parent.name):
+        if is_leftover(part):
+            raise FormatError(f"{meta_path}: {part!r} is the temporary name of a write that did "
+                              "not finish, or of a folder it replaced: refused (a private one "
+                              "would be a second copy of the same counts); the next write beside "
+                              "it removes it")
     if meta_path.parent.resolve() not in meta_path.resolve().parents:
         raise FormatError(f"{meta_path} is a link to {meta_path.resolve()}, outside its folder: "
                           "refused")

@@ -3,7 +3,8 @@
 Every private folder (:mod:`lpp.formats.privatized`, :mod:`lpp.formats.privatized_blocks`)
 states what it releases: ``epsilon``, ``N`` and ``epsilon_over_n``, the mechanism (two-sided
 geometric noise, ``fast`` floating-point or ``exact`` integer sampling), where the noise's
-randomness came from (``system`` or ``seeded``), and its ``ledger``: ``dataset_id`` (a digest
+randomness came from (``system``, ``secret key``, or ``simulation``: noise that whoever holds
+the seed regenerates, not a private release), and its ``ledger``: ``dataset_id`` (a digest
 of its rows' and columns' ids: which counts it privatizes), ``copy`` (the replicate) and
 ``release_sha256`` (a digest of the released values), and ``selection`` (how its rows,
 columns and held-out mask were chosen). :func:`read_release` reads that statement;
@@ -22,11 +23,16 @@ same ``N``, the composed ``epsilon = N * sum_j epsilon_j / N_j = sum_j epsilon_j
 ``N``. Three copies at ``epsilon / N = 3`` are one release at ``epsilon / N = 9`` — which is
 why the median of three such copies equals the true count in almost every entry. The same
 release read twice (the same ``release_sha256``: e.g. two folders that hold the same noised
-matrix under two held-out masks) is counted once. Folders over the same rows and columns
-(the same ``dataset_id``) are taken for copies of the same counts; matrices made from the
-same people's data with other rows or columns (a document-by-word and an actor-by-actor
-matrix of the same emails) are separate data sets here, and the ledger's ``total`` — the sum
-over every data set read — is the bound for a person present in several.
+matrix under two held-out masks) is counted once. Folders whose entries overlap — that share a
+row id and a column id, or all of them (the same ``dataset_id``) — are taken for copies of the
+same counts, so a copy with a row dropped or some ids renamed is matched where its ids
+overlap, and the warning says what it matched; the sum is then the cost to the people they
+share. Matrices made from the same people's data with other ids (a document-by-word and an
+actor-by-actor matrix of the same emails) are separate data sets here, and the ledger's
+``total`` — the sum over every data set read — is the bound for a person present in several.
+
+Folders under the temporary names of an unfinished or replaced write are refused
+(:func:`lpp.formats.files.read_meta`), so a killed write never counts, nor loads.
 
 **Selections.** A choice of rows, columns or held-out entries made from the true counts
 (``from_true_counts``) with no privacy mechanism (``epsilon`` None) is a release outside
@@ -73,11 +79,24 @@ class Release:
     release_sha256: str
     selection: tuple | None
     source: str
+    row_ids: tuple = ()
+    column_ids: tuple = ()
+
+    @property
+    def simulation(self) -> bool:
+        """Whether its noise came from a simulation's seed (not a private release)."""
+        return privatized.is_simulation({"randomness": self.randomness})
 
 
 @dataclass(frozen=True)
 class DatasetBudget:
-    """The composed budget of one data set (one ``dataset_id``) for one reader.
+    """The composed budget of one data set for one reader.
+
+    A data set is every release whose entries overlap another's: folders that share row ids
+    and column ids hold the same people's counts there, whatever else they hold — a copy
+    with a row dropped or some ids renamed is still a copy where its ids overlap. Its
+    ``dataset_id`` is the first release's; ``dataset_ids`` lists them all, ``matched`` says
+    which folders were matched by how many shared rows and columns.
 
     ``releases``: the distinct releases read (one per ``release_sha256``), ``paths``: every
     folder read; ``epsilon_over_n``: ``sum_j epsilon_j / N_j`` over the distinct releases,
@@ -98,6 +117,8 @@ class DatasetBudget:
     selection_epsilon: float
     unprotected: tuple
     unstated: tuple
+    dataset_ids: tuple = ()
+    matched: tuple = ()
 
     @property
     def copies(self) -> int:
@@ -135,7 +156,10 @@ class Ledger:
                     "epsilon_over_n": d.epsilon_over_n, "N": d.N, "epsilon": d.epsilon,
                     "selection_epsilon": d.selection_epsilon,
                     "unprotected": list(d.unprotected), "unstated": list(d.unstated),
-                    "paths": list(d.paths)} for d in self.datasets.values()]}
+                    "paths": list(d.paths), "dataset_ids": list(d.dataset_ids),
+                    "matched": list(d.matched),
+                    "simulations": [r.path for r in d.releases if r.simulation]}
+                    for d in self.datasets.values()]}
 
     def table(self) -> str:
         """A short text table: one line per data set, then the total."""
@@ -149,10 +173,12 @@ class Ledger:
                              f"true counts ({entry['rule']})")
             if d.unstated:
                 lines.append(f"{'':<24} selection not stated by: {', '.join(d.unstated)}")
-            seeded = [r.path for r in d.releases if r.randomness == "seeded"]
-            if seeded:  # whoever holds the seed regenerates the noise and subtracts it
-                lines.append(f"{'':<24} noised from a seed (a simulation: epsilon holds only "
-                             f"while the seed is secret): {', '.join(seeded)}")
+            for text in d.matched:
+                lines.append(f"{'':<24} {text}")
+            simulated = [r.path for r in d.releases if r.simulation]
+            if simulated:  # whoever holds the seed regenerates the noise and subtracts it
+                lines.append(f"{'':<24} {privatized.SIMULATION_NOTICE}: "
+                             f"{', '.join(simulated)}")
         total = "-" if self.total_epsilon is None else f"{self.total_epsilon:g}"
         lines.append(f"{'total':<24} {'':>6} {self.total_epsilon_over_n:>10g} {total:>9}")
         return "\n".join(lines)
@@ -190,10 +216,46 @@ def read_release(folder) -> Release:
                    epsilon_over_n=float(meta["epsilon_over_n"]), mechanism=meta["mechanism"],
                    randomness=meta["randomness"], release_sha256=ledger["release_sha256"],
                    selection=None if selection is None else tuple(selection),
-                   source=meta["source"])
+                   source=meta["source"], row_ids=tuple(meta["row_ids"]),
+                   column_ids=tuple(meta["column_ids"]))
 
 
-def _budget(dataset: str, read: Sequence[Release]) -> DatasetBudget:
+def _overlapping(releases: Sequence[Release]) -> tuple[list, list]:
+    """The releases grouped into data sets: two releases are of one data set when they share
+    a ``dataset_id`` or, where both list their ids, a row id and a column id (their entries
+    overlap); and, per group, what was matched by ids, in words."""
+    parent = list(range(len(releases)))
+
+    def root(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    rows = [frozenset(r.row_ids) for r in releases]
+    cols = [frozenset(r.column_ids) for r in releases]
+    notes = []
+    for i, a in enumerate(releases):
+        for j in range(i):
+            b = releases[j]
+            if a.dataset_id == b.dataset_id:
+                parent[root(i)] = root(j)
+                continue
+            shared_rows, shared_cols = len(rows[i] & rows[j]), len(cols[i] & cols[j])
+            if shared_rows and shared_cols:
+                parent[root(i)] = root(j)
+                notes.append((j, f"matched by their ids: {a.path} shares {shared_rows} of its "
+                                 f"{len(rows[i])} rows and {shared_cols} of its {len(cols[i])} "
+                                 f"columns with {b.path}"))
+    groups: dict[int, list] = {}
+    for k in range(len(releases)):
+        groups.setdefault(root(k), []).append(k)
+    ordered = list(groups.values())
+    matched = [[text for j, text in notes if root(j) == root(group[0])] for group in ordered]
+    return [[releases[k] for k in group] for group in ordered], matched
+
+
+def _budget(dataset: str, read: Sequence[Release], matched=()) -> DatasetBudget:
     distinct = {}
     for release in read:
         distinct.setdefault(release.release_sha256, release)
@@ -217,7 +279,8 @@ def _budget(dataset: str, read: Sequence[Release]) -> DatasetBudget:
         dataset_id=dataset, releases=releases, paths=tuple(r.path for r in read),
         epsilon_over_n=per_unit, N=common_n, epsilon=epsilon,
         selection_epsilon=selection_epsilon, unprotected=tuple(unprotected),
-        unstated=tuple(r.path for r in read if r.selection is None))
+        unstated=tuple(r.path for r in read if r.selection is None),
+        dataset_ids=tuple(dict.fromkeys(r.dataset_id for r in read)), matched=tuple(matched))
 
 
 def composed_epsilon(folders: Iterable, *, reader: str | None = None,
@@ -250,10 +313,9 @@ def composed_epsilon(folders: Iterable, *, reader: str | None = None,
     releases = [f if isinstance(f, Release) else read_release(f) for f in folders]
     if not releases:
         raise ValueError("no private folder to compose")
-    by_dataset: dict[str, list] = {}
-    for release in releases:
-        by_dataset.setdefault(release.dataset_id, []).append(release)
-    datasets = {name: _budget(name, read) for name, read in by_dataset.items()}
+    groups, matched = _overlapping(releases)
+    datasets = {read[0].dataset_id: _budget(read[0].dataset_id, read, notes)
+                for read, notes in zip(groups, matched)}
     total = sum(d.epsilon_over_n for d in datasets.values())
     ns = {d.N for d in datasets.values()}
     common = ns.pop() if len(ns) == 1 else None
@@ -265,11 +327,13 @@ def composed_epsilon(folders: Iterable, *, reader: str | None = None,
             who = f"{reader} reads" if reader else "one reader reads"
             at = (f"epsilon = {d.epsilon:g} at N = {d.N:g}" if d.epsilon is not None
                   else "the releases' N differ")
+            how = ("; " + "; ".join(d.matched)) if d.matched else (
+                f" (the same rows and columns, {d.dataset_id[:24]}…)")
             warnings.warn(
-                f"{who} {d.copies} privatized copies of the same counts ({d.dataset_id[:24]}…: "
-                f"{', '.join(r.path for r in d.releases)}): by basic composition they cost "
-                f"epsilon/N = {d.epsilon_over_n:g} per unit of change ({at}), not the level of "
-                "any one copy", SeveralCopiesWarning, stacklevel=2)
+                f"{who} {d.copies} privatized copies of the same counts "
+                f"({', '.join(r.path for r in d.releases)}{how}): by basic composition they "
+                f"cost epsilon/N = {d.epsilon_over_n:g} per unit of change ({at}) to the people "
+                "they share, not the level of any one copy", SeveralCopiesWarning, stacklevel=2)
     return ledger
 
 
@@ -286,6 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SeveralCopiesWarning)
+            warnings.simplefilter("ignore", privatized.SimulationWarning)  # the table says it
             ledger = composed_epsilon(args.folders, reader=args.reader)
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -11,7 +11,7 @@ A privatized directory holds
 ``meta.json``
     ``format``/``format_version``, ``epsilon``, ``N``, ``epsilon_over_n``, the mechanism
     (``fast`` or ``exact``), where the noise's randomness came from (``randomness``:
-    ``"system"`` or ``"seeded"``, never the seed itself), ``order`` (how rows and columns are
+    ``"system"``, ``"secret key"`` or ``"simulation"``, never the seed itself), ``order`` (how rows and columns are
     ordered: :data:`ORDER`), ``ledger`` (what the folder releases, for composition:
     ``dataset_id``, ``copy``, ``release_sha256``; :mod:`lpp.formats.ledger`), ``selection``
     (how the rows, the columns and the held-out mask were chosen, and whether from the true
@@ -68,7 +68,16 @@ we, and ``selection`` says so (docs/privacy.md).
 Whoever holds the noise seed can regenerate the noise and subtract it, so the seed is the data
 owners' secret: nothing in this format records it. By default the noise comes from the
 operating system's entropy and is recorded nowhere. A seed (``seed=``) makes the noise
-reproducible, which a simulation study needs and a deployment must not use.
+reproducible: for a private release it must be a secret key too large to guess
+(:data:`MIN_SECRET_KEY`; the folder's ``randomness`` is ``secret key``), since the folder
+states every other part of the noise's key and an analyst can try small seeds in order. A
+simulation study, which needs small reproducible seeds, says so (``simulation=True``): its
+folders record ``randomness: simulation`` and every reader warns, once, that their noise is
+reproducible by whoever holds the seed (:class:`SimulationWarning`).
+
+Files beside a folder whose names are temporary (``.NAME.<random>.tmp`` or ``.old``: a write
+killed part way, or the folder it was replacing) are never read (:func:`lpp.formats.files.read_meta`)
+and are removed by the next write to any folder beside them.
 """
 from __future__ import annotations
 
@@ -79,6 +88,7 @@ import math
 import numbers
 import re
 import struct
+import warnings
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -88,14 +98,20 @@ import numpy as np
 
 from lpp.validation import is_sha256_hex, noise_level_array, non_negative_int
 from lpp.formats.files import (FormatError, atomic_folder, finite_member, integer_member,
-                               meta_field, npz_bytes, read_meta, read_npz, read_verified,
-                               write_verified)
+                               known_fields, meta_field, npz_bytes, read_meta, read_npz,
+                               read_verified, write_verified)
 from lpp.mechanism import alpha_from_epsilon, exact_alpha, privatize
 
 FORMAT_NAME = "lpp.formats.privatized"
 #: 1 recorded the noise seed (a leak); 2 kept the order the owners gave (a vocabulary ranked by
-#: frequency, say: a leak) and stated no ledger; such folders are refused
-FORMAT_VERSION = 3
+#: frequency, say: a leak) and stated no ledger; such folders are refused. 3 labelled any seed
+#: ``seeded``, guessable or not: read, as a simulation (:func:`is_simulation`)
+FORMAT_VERSION = 4
+READ_VERSIONS = (3, 4)
+#: every field of a folder's ``meta.json``; any other is refused on reading
+META_FIELDS = ("format", "format_version", "shape", "data_file", "data_sha256", "epsilon", "N",
+               "epsilon_over_n", "mechanism", "randomness", "source", "has_heldout", "order",
+               "ledger", "selection", "row_ids", "column_ids")
 DATA_FILE = "y_tilde.npz"
 META_FILE = "meta.json"
 _SIGNED_TYPES = (np.int8, np.int16, np.int32, np.int64)
@@ -320,22 +336,97 @@ def _seed_key(seed):
     return non_negative_int(seed, "seed")
 
 
-#: where the noise of a privatized data set came from (``meta.json``'s ``randomness``)
-RANDOMNESS = ("system", "seeded")
+#: where the noise of a privatized data set came from (``meta.json``'s ``randomness``):
+#: the operating system's entropy, recorded nowhere; a secret key of the owners'; or a seed of
+#: a simulation study, which whoever holds it can regenerate (not a private release)
+RANDOMNESS = ("system", "secret key", "simulation")
+#: what the format's version 3 recorded for any seed, guessable or not: read as a simulation
+LEGACY_SEEDED = "seeded"
+#: the smallest secret key taken for a private release: an analyst who tries seeds 0, 1, 2, ...
+#: (thousands a second) reaches every smaller one. A key of 128 random bits
+#: (``secrets.randbits(128)``) lies below it with probability 2**-32
+MIN_SECRET_KEY = 2**96
+#: what a simulation folder's readers are told, once per folder and process
+SIMULATION_NOTICE = ("noise reproducible by whoever holds the seed: a simulation, not a "
+                     "private release")
 
 
-def noise_source(seed, *, exact: bool):
+class SimulationWarning(UserWarning):
+    """A private folder's noise came from a simulation's seed: whoever holds the seed
+    regenerates the noise and removes it, so the folder is not a private release."""
+
+
+def noise_source(seed, *, exact: bool, simulation: bool = False):
     """The random source of the noise, and its ``randomness`` label, for a ``seed``.
 
     ``seed=None`` gives system randomness, recorded nowhere: the exact sampler reads the
     operating system's CSPRNG bit by bit (``"system"``), the fast sampler a numpy Generator
-    seeded from the operating system's entropy. An int or a list of ints gives a reproducible
-    stream (``"seeded"``): a simulation device, since whoever holds the seed can regenerate the
-    noise and remove it.
+    seeded from the operating system's entropy. A seed gives a reproducible stream, which
+    whoever holds the seed can regenerate and subtract: with ``simulation=True`` any seed is
+    taken and labelled ``"simulation"`` (the folder then says it is not a private release);
+    otherwise the seed must be a secret key (:func:`check_secret_key`), labelled
+    ``"secret key"``.
+
+    Raises
+    ------
+    ValueError
+        For a guessable seed without ``simulation=True``, or ``simulation=True`` without a
+        seed.
     """
+    if not isinstance(simulation, (bool, np.bool_)):
+        raise TypeError(f"simulation must be True or False, got {simulation!r}")
     if seed is None:
+        if simulation:
+            raise ValueError("simulation=True declares noise that a seed reproduces, but no seed "
+                             "was given: pass seed=, or drop simulation for system randomness")
         return ("system" if exact else np.random.default_rng()), "system"
-    return np.random.default_rng(_seed_key(seed)), "seeded"
+    key = _seed_key(seed)
+    if not simulation:
+        check_secret_key(key)
+    return np.random.default_rng(key), ("simulation" if simulation else "secret key")
+
+
+def check_secret_key(seed) -> None:
+    """Refuse a noise seed an analyst could guess, for a release that is not a simulation.
+
+    The secret part of a seed is the seed itself, or the first entry of a list of ints
+    (:func:`noise_seed` puts the owners' base seed there; the other entries — the copy, the
+    level, the data set — are public). It must be at least :data:`MIN_SECRET_KEY`: a private
+    folder states everything else in the key, so a small seed is found by trying seeds in
+    order, and with it every true count.
+    """
+    secret = seed[0] if isinstance(seed, (list, tuple)) else seed
+    if int(secret) < MIN_SECRET_KEY:
+        raise ValueError(
+            f"seed {int(secret)} can be guessed: the private folder states every other part of "
+            "the noise's key, so an analyst who tries seeds 0, 1, 2, ... regenerates the noise "
+            "and removes it. For real data leave seed=None (system randomness, recorded "
+            "nowhere). For a reproducible release keep a secret key of 128 random bits from the "
+            "analyst (seed=secrets.randbits(128); keys below 2**96 are refused). For a "
+            "simulation study pass simulation=True: the folder then states that its noise is "
+            "reproducible by whoever holds the seed, not a private release")
+
+
+def is_simulation(meta: dict) -> bool:
+    """Whether a private folder's ``meta.json`` says its noise came from a simulation's seed
+    (``randomness: simulation``, or ``seeded`` in the format's version 3, which took any
+    seed)."""
+    return meta.get("randomness") in ("simulation", LEGACY_SEEDED)
+
+
+_NOTIFIED: set = set()
+
+
+def notify_simulation(meta: dict, path) -> None:
+    """Warn (:class:`SimulationWarning`) that the folder at ``path`` is a simulation, once per
+    folder and release in this process; nothing for a private release."""
+    if not is_simulation(meta):
+        return
+    key = (str(Path(path).absolute()), meta.get("ledger", {}).get("release_sha256"))
+    if key in _NOTIFIED:
+        return
+    _NOTIFIED.add(key)
+    warnings.warn(f"{path}: {SIMULATION_NOTICE}", SimulationWarning, stacklevel=3)
 
 
 #: a privacy level written with at most six decimals enters its copy's seed key in millionths
@@ -495,8 +586,9 @@ def save_privatized(out_dir, y_tilde, alpha, *, epsilon, N, randomness: str, mec
                     selection=None) -> Path:
     """Write a privatized data set (``y_tilde.npz`` and ``meta.json``) as a whole folder.
 
-    ``randomness`` (``"system"`` or ``"seeded"``) says where the noise came from; there is
-    deliberately no argument for the seed itself. ``row_ids`` and ``column_ids`` must be
+    ``randomness`` (one of :data:`RANDOMNESS`: ``"system"``, ``"secret key"`` or
+    ``"simulation"``) says where the noise came from; there is deliberately no argument for the
+    seed itself. ``row_ids`` and ``column_ids`` must be
     distinct and in canonical order (:func:`canonical_order`; ValueError otherwise), so that
     the order of the rows and columns says nothing of the counts. ``copy`` is the replicate
     (None: the one copy) and ``selection`` how the rows, columns and held-out mask were chosen
@@ -568,7 +660,9 @@ def check_meta_settings(meta: dict, path) -> None:
         raise FormatError(f"{path}: field 'epsilon_over_n' ({meta['epsilon_over_n']!r}) is not "
                           f"epsilon / N ({epsilon!r} / {n!r})")
     meta_field(meta, "mechanism", path, "str", choices=MECHANISMS)
-    meta_field(meta, "randomness", path, "str", choices=RANDOMNESS)
+    meta_field(meta, "randomness", path, "str",
+               choices=RANDOMNESS if meta["format_version"] == FORMAT_VERSION
+               else ("system", LEGACY_SEEDED))
     meta_field(meta, "source", path, "str")
 
 
@@ -602,18 +696,23 @@ def load_privatized_meta(path) -> dict:
     reading the data (the ledger's ``release_sha256`` is not compared with the payload: use
     :func:`load_privatized` for that). What :func:`lpp.formats.ledger.read_release` reads."""
     meta, meta_path = read_meta(path, meta_file=META_FILE, format_name=FORMAT_NAME,
-                                format_version=FORMAT_VERSION)
+                                format_version=READ_VERSIONS)
+    known_fields(meta, meta_path, META_FIELDS)
     n_rows, n_cols = meta_field(meta, "shape", meta_path, "int_list", length=2)
     row_ids = meta_field(meta, "row_ids", meta_path, "str_list", length=n_rows)
     column_ids = meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
     meta_field(meta, "has_heldout", meta_path, "bool")
     check_meta_settings(meta, meta_path)
     check_meta_release(meta, meta_path, row_ids, column_ids)
+    notify_simulation(meta, meta_path.parent)
     return meta
 
 
 def load_privatized(path) -> PrivatizedData:
     """Load and validate a privatized directory (or its ``meta.json``).
+
+    A folder whose noise came from a simulation's seed (:func:`is_simulation`) is read, with a
+    :class:`SimulationWarning` the first time this process reads it.
 
     Raises
     ------
@@ -628,10 +727,15 @@ def load_privatized(path) -> PrivatizedData:
         (0, 1), a held-out mask that is not a boolean matrix of that shape, arrays the format
         never holds.
     """
+    return _load_privatized(path, notify=True)
+
+
+def _load_privatized(path, *, notify: bool) -> PrivatizedData:
     meta, data_path, payload = read_verified(
-        path, meta_file=META_FILE, format_name=FORMAT_NAME, format_version=FORMAT_VERSION,
+        path, meta_file=META_FILE, format_name=FORMAT_NAME, format_version=READ_VERSIONS,
         file_key="data_file", sha_key="data_sha256")
     meta_path = data_path.parent / META_FILE
+    known_fields(meta, meta_path, META_FIELDS)
     n_rows, n_cols = meta_field(meta, "shape", meta_path, "int_list", length=2)
     row_ids = meta_field(meta, "row_ids", meta_path, "str_list", length=n_rows)
     column_ids = meta_field(meta, "column_ids", meta_path, "str_list", length=n_cols)
@@ -639,7 +743,10 @@ def load_privatized(path) -> PrivatizedData:
     check_meta_settings(meta, meta_path)
     ledger = check_meta_release(meta, meta_path, row_ids, column_ids)
     arrays = read_npz(payload, data_path, required=("y_tilde", "alpha")
-                      + (("heldout",) if has_heldout else ()))
+                      + (("heldout",) if has_heldout else ()),
+                      expect={"y_tilde": ("iu", [(n_rows, n_cols)]),
+                              "alpha": ("iuf", [(), (n_rows, 1)]),
+                              "heldout": ("b", [(n_rows, n_cols)])})
     y_tilde = integer_member(arrays, "y_tilde", data_path, shape=(n_rows, n_cols))
     alpha = check_noise_level(finite_member(arrays, "alpha", data_path), "alpha", data_path)
     if alpha.shape not in ((), (n_rows, 1)):
@@ -655,6 +762,8 @@ def load_privatized(path) -> PrivatizedData:
         if heldout.dtype != np.bool_ or heldout.shape != (n_rows, n_cols):
             raise FormatError(f"{data_path}: array 'heldout' must be a boolean "
                               f"{(n_rows, n_cols)} matrix, got {heldout.dtype} {heldout.shape}")
+    if notify:
+        notify_simulation(meta, meta_path.parent)
     return PrivatizedData(y_tilde=y_tilde, alpha=float(alpha) if alpha.ndim == 0 else alpha,
                           heldout=heldout, row_ids=row_ids, column_ids=column_ids, meta=meta)
 
@@ -668,8 +777,8 @@ def _permuted(values, rows, cols):
 
 
 def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, column_ids,
-                     heldout=None, exact: bool = False, seed=None, copy=None,
-                     selection=None) -> PrivatizedData:
+                     heldout=None, exact: bool = False, seed=None, simulation: bool = False,
+                     copy=None, selection=None) -> PrivatizedData:
     """Noise true ``counts`` with the geometric mechanism and save the result.
 
     This is the data owners' side of the boundary: each entry gets independent
@@ -683,9 +792,12 @@ def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, colum
 
     ``seed=None`` (the default) draws the noise from system randomness and keeps no trace of
     it: use it for real data. An int or a list of ints (e.g. :func:`noise_seed`) makes the
-    noise reproducible for simulation studies; anyone who learns that seed can remove the
-    noise, so it is never written to the output (see :func:`noise_source`). ``exact=True``
-    with ``seed=None`` is the setting for a formal privacy claim. ``copy`` (the replicate)
+    noise reproducible, and anyone who learns that seed can remove the noise, so it is never
+    written to the output (see :func:`noise_source`): without ``simulation`` the seed must be a
+    secret key of the owners' (at least :data:`MIN_SECRET_KEY`, e.g.
+    ``secrets.randbits(128)``; a guessable seed is refused); ``simulation=True`` takes any seed
+    and the folder states that it is a simulation, not a private release (its readers say so).
+    ``exact=True`` with ``seed=None`` is the setting for a formal privacy claim. ``copy`` (the replicate)
     and ``selection`` (how rows, columns and mask were chosen) go to the ledger
     (:func:`save_privatized`).
     Returns what :func:`load_privatized` would read back. A ``numpy.ma`` masked array is
@@ -714,7 +826,7 @@ def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, colum
         epsilon, N = (float(Fraction(x)) if isinstance(x, (str, Decimal)) else x
                       for x in (epsilon, N))
     epsilon, N = check_release_settings(epsilon, N, "exact" if exact else "fast", source)
-    rng, randomness = noise_source(seed, exact=exact)
+    rng, randomness = noise_source(seed, exact=exact, simulation=simulation)
     if exact:
         y_tilde = privatize(counts, alpha_exact, rng=rng, exact=True)
         alpha = float(alpha_exact)
@@ -724,4 +836,4 @@ def privatize_counts(counts, out_dir, *, epsilon, N, source: str, row_ids, colum
     save_privatized(out_dir, y_tilde, alpha, epsilon=epsilon, N=N, randomness=randomness,
                     mechanism="exact" if exact else "fast", source=source, row_ids=row_ids,
                     column_ids=column_ids, heldout=heldout, copy=copy, selection=selection)
-    return load_privatized(out_dir)
+    return _load_privatized(out_dir, notify=False)  # its writer declared what it is

@@ -35,7 +35,7 @@ No process ever needs the whole matrix: :class:`PrivatizedBlockWriter` takes one
 time and :class:`PrivatizedBlocks` reads one block at a time (checking its sha256). As with
 the single-file format, true counts never enter it, and neither does the noise seed;
 :func:`privatize_blocks` is the data owners' side, noising each block with its own stream
-(system randomness, or ``[seed, block]`` for a reproducible simulation).
+(system randomness, or a stream keyed by a secret key's or a simulation's seed and the block).
 """
 from __future__ import annotations
 
@@ -50,19 +50,25 @@ import numpy as np
 from lpp.validation import noise_level_array, non_negative_int
 from lpp.formats.files import (FormatError, MissingFileError, atomic_folder, atomic_write_bytes,
                                confined_file, finite_member, integer_member, json_bytes,
-                               meta_field, npz_bytes, read_bytes, read_meta, read_npz)
+                               known_fields, meta_field, npz_bytes, read_bytes, read_meta,
+                               read_npz)
 from lpp.mechanism import alpha_from_epsilon, privatize
 from lpp.formats.privatized import (ORDER, RANDOMNESS, _check_canonical, _check_copy,
                                     _refuse_masked, _smallest_signed, canonical_key,
                                     canonical_order, check_meta_release, check_meta_settings,
                                     check_level, check_noise_level, check_release_settings,
                                     check_selection, dataset_id, noise_seed, noise_source,
-                                    noisiest_level)
+                                    noisiest_level, notify_simulation)
 
 FORMAT_NAME = "lpp.formats.privatized_blocks"
 #: 1 recorded the noise seed (a leak); 2 kept the order the writer gave and stated no ledger;
-#: such folders are refused
-FORMAT_VERSION = 3
+#: such folders are refused. 3 labelled any seed ``seeded``: read, as a simulation
+FORMAT_VERSION = 4
+READ_VERSIONS = (3, 4)
+#: every field of the folder's ``meta.json``; any other is refused on reading
+META_FIELDS = ("format", "format_version", "epsilon", "N", "epsilon_over_n", "mechanism",
+               "randomness", "source", "order", "shape", "bounds", "block_sha256", "ledger",
+               "selection", "row_ids", "column_ids")
 META_FILE = "meta.json"
 
 
@@ -90,8 +96,9 @@ class PrivatizedBlockWriter:
         Columns of every block.
     epsilon, N : float
         The mechanism's privacy level and its count bound (recorded).
-    randomness : {"system", "seeded"}
-        Where the noise came from (recorded; the seed itself never is).
+    randomness : {"system", "secret key", "simulation"}
+        Where the noise came from (recorded; the seed itself never is):
+        :data:`lpp.formats.privatized.RANDOMNESS`.
     mechanism, source : str
         ``"fast"`` or ``"exact"``; the name of the data set the blocks were made from.
     column_ids : sequence of str
@@ -257,7 +264,8 @@ class PrivatizedBlocks:
             raise MissingFileError(f"{self.path} holds no {META_FILE} (not a block format "
                                    "directory, or its write did not finish)")
         meta, meta_path = read_meta(self.path, meta_file=META_FILE, format_name=FORMAT_NAME,
-                                    format_version=FORMAT_VERSION)
+                                    format_version=READ_VERSIONS)
+        known_fields(meta, meta_path, META_FIELDS)
         n_rows, n_cols = meta_field(meta, "shape", meta_path, "int_list", length=2)
         bounds = meta_field(meta, "bounds", meta_path, "int_list")
         if len(bounds) < 2 or bounds[0] != 0 or bounds[-1] != n_rows or any(
@@ -276,6 +284,7 @@ class PrivatizedBlocks:
         self.meta = meta
         self.shape = (n_rows, n_cols)
         self.bounds = np.asarray(bounds, dtype=np.int64)
+        notify_simulation(meta, self.path)
 
     @property
     def n_blocks(self) -> int:
@@ -300,7 +309,9 @@ class PrivatizedBlocks:
         if hashlib.sha256(payload).hexdigest() != self.meta["block_sha256"][b]:
             raise FormatError(f"{path}: sha256 disagrees with {meta_path}")
         rows = int(self.bounds[b + 1] - self.bounds[b])
-        arrays = read_npz(payload, path, required=("y_tilde", "alpha"))
+        arrays = read_npz(payload, path, required=("y_tilde", "alpha"),
+                          expect={"y_tilde": ("iu", [(rows, self.shape[1])]),
+                                  "alpha": ("iuf", [(rows, 1)])})
         y_tilde = integer_member(arrays, "y_tilde", path, shape=(rows, self.shape[1]))
         alpha = check_noise_level(finite_member(arrays, "alpha", path, shape=(rows, 1)),
                                   "alpha", path)
@@ -329,24 +340,27 @@ def blocks_release_sha256(bounds, block_sha256) -> str:
 
 
 def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: str,
-                     column_ids, row_ids=None, seed=None, copy=None,
+                     column_ids, row_ids, seed=None, simulation: bool = False, copy=None,
                      selection=None) -> PrivatizedBlocks:
     """Noise blocks of true counts with the geometric mechanism and write the block format.
 
     The data owners' side of the boundary, one block in memory at a time: every block gets
     independent ``2Geo(exp(-epsilon/N))`` noise. With ``seed=None`` (the default) each block's
-    noise comes from system randomness and is recorded nowhere. A seed (for simulation
-    studies only: whoever holds it can remove the noise) gives block b the stream
+    noise comes from system randomness and is recorded nowhere. A seed gives block b the stream
     ``numpy.random.default_rng(noise_seed(seed, copy, epsilon / N, dataset_id(block's row
     ids, column_ids)) + [b])``: a block's noise depends on nothing but its own settings and
     ids, so the result does not depend on how many blocks are noised at once or where, and
-    copies, levels and data sets noised under one seed are independent.
+    copies, levels and data sets noised under one seed are independent. Whoever holds the seed
+    removes the noise: it must be a secret key
+    (:func:`lpp.formats.privatized.check_secret_key`), or ``simulation=True`` declares the
+    folder a simulation, not a private release.
 
     The columns of every block are put in canonical order of ``column_ids`` before the noise
-    is drawn; the rows must come in canonical order (``row_ids``; the default ids
-    ``"0", "1", ...`` are). The directory is replaced whole once every block is written (see
-    :class:`PrivatizedBlockWriter`): if noising or writing any block fails, ``out_dir`` is left
-    as it was.
+    is drawn; the rows must come in canonical order of ``row_ids``, which are required: ids
+    made up from the rows' positions would publish the order the owners kept them in (rows
+    ranked by their true totals, say). The directory is replaced whole once every block is
+    written (see :class:`PrivatizedBlockWriter`): if noising or writing any block fails,
+    ``out_dir`` is left as it was.
 
     Parameters
     ----------
@@ -358,20 +372,39 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
     source : str
     column_ids : sequence of str
         Distinct; any order (the blocks' columns are sorted by them).
-    row_ids : sequence of str, optional
-        Default ``"0", "1", ...``; distinct and in canonical order.
+    row_ids : sequence of str
+        One id per row of the blocks, distinct and in canonical order: the rows' own ids
+        (documents', people's), never their positions.
     seed : int, optional
-        None (default): system randomness. A non-negative int: reproducible noise.
+        None (default): system randomness. A secret key (at least
+        :data:`lpp.formats.privatized.MIN_SECRET_KEY`), or any non-negative int with
+        ``simulation=True``: reproducible noise.
+    simulation : bool, optional
+        Declare a simulation study: the seed may be small, and the folder states that its
+        noise is reproducible by whoever holds it.
     copy, selection : optional
         The ledger's replicate and the selection record (:class:`PrivatizedBlockWriter`).
 
     Returns
     -------
     PrivatizedBlocks
+
+    Raises
+    ------
+    TypeError
+        If ``row_ids`` is None.
+    ValueError
+        For a guessable seed without ``simulation``, ids that do not fit the blocks, or the
+        writer's refusals.
     """
+    if row_ids is None:
+        raise TypeError("privatize_blocks needs row_ids, the rows' own ids in canonical order: "
+                        "ids made from the rows' positions would publish the owners' order of "
+                        "the rows (rows ranked by their true totals, say)")
     seed = None if seed is None else non_negative_int(seed, "seed")
+    noise_source(seed, exact=False, simulation=simulation)  # refuse a guessable seed up front
+    randomness = ("system" if seed is None else "simulation" if simulation else "secret key")
     alpha = float(alpha_from_epsilon(epsilon, N))
-    randomness = "system" if seed is None else "seeded"
     if len(column_ids) != n_cols:
         raise ValueError(f"{len(column_ids)} column ids for {n_cols} columns")
     cols = canonical_order(column_ids, "column ids")
@@ -387,13 +420,12 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
                 raise ValueError(f"block {b} of the counts must be a matrix with {n_cols} "
                                  f"columns, got shape {counts.shape}")
             counts = counts[:, cols]
-            ids = (row_ids[lo:lo + counts.shape[0]] if row_ids is not None
-                   else [str(r) for r in range(lo, lo + counts.shape[0])])
+            ids = row_ids[lo:lo + counts.shape[0]]
             key = (None if seed is None else
                    noise_seed(seed, copy or 0, epsilon / N, dataset_id(ids, column_ids)) + [b])
-            rng, _ = noise_source(key, exact=False)
+            rng, _ = noise_source(key, exact=False, simulation=simulation)
             writer.write(privatize(counts, alpha, rng=rng), alpha, ids)
             lo += counts.shape[0]
-        if row_ids is not None and lo != len(row_ids):
+        if lo != len(row_ids):
             raise ValueError(f"{len(row_ids)} row ids for the {lo} rows of the blocks")
     return PrivatizedBlocks(out_dir)

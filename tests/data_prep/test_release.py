@@ -77,7 +77,7 @@ def topics(tmp_path_factory):
     prepare_topics(corpus, root / "prepared", fmt="text-lines", n_docs=250, min_tokens=50,
                    vocab_size=200, max_df=1.0, seed=3)
     prepared, private = privatize_prepared(root / "prepared", root / "private",
-                                           epsilon_over_n=1.0, noise_seed_base=77, replicate=0)
+                                           epsilon_over_n=1.0, simulation=True, noise_seed_base=77, replicate=0)
     return root, prepared, private
 
 
@@ -116,7 +116,7 @@ def test_the_folder_does_not_depend_on_the_order_the_owners_kept(topics):
                  column_ids=truth.column_ids, kind="topics", params=prepared.meta["params"],
                  inputs={}, summary={})
     privatize_prepared(root / "canonical", root / "again", epsilon_over_n=1.0,
-                       noise_seed_base=77, replicate=0)
+                       simulation=True, noise_seed_base=77, replicate=0)
     mine = json.loads((root / "again" / "meta.json").read_text())
     theirs = json.loads((root / "private" / "meta.json").read_text())
     assert {k: v for k, v in mine.items() if k != "source"} == {
@@ -152,7 +152,7 @@ def network(tmp_path_factory):
 def test_the_row_order_tells_nothing_of_the_actors_true_totals(network, monkeypatch):
     monkeypatch.chdir(network)
     prepared, private = privatize_prepared("prepared", "private", epsilon_over_n=1.0,
-                                           noise_seed_base=78, replicate=2)
+                                           simulation=True, noise_seed_base=78, replicate=2)
     truth = canonical_counts(prepared)
     assert private.row_ids == truth.row_ids and is_canonical(private.row_ids)
     for totals, prepared_totals in ((truth.counts.sum(axis=1), prepared.counts.sum(axis=1)),
@@ -189,7 +189,7 @@ def test_the_private_metadata_carries_no_true_count_statistic(network, monkeypat
     ids'; and its selection record states rules by their settings."""
     monkeypatch.chdir(network)
     prepared, private = privatize_prepared("prepared", "private_meta", epsilon_over_n=2.0,
-                                           noise_seed_base=79, replicate=0)
+                                           simulation=True, noise_seed_base=79, replicate=0)
     meta = json.loads((network / "private_meta" / "meta.json").read_text())
     assert set(meta) == {"format", "format_version", "shape", "data_file", "data_sha256",
                          "epsilon", "N", "epsilon_over_n", "mechanism", "randomness", "source",
@@ -324,7 +324,7 @@ def test_data_sets_noised_under_one_seed_level_and_replicate_get_independent_noi
     for folder, out in ((root / "prepared", root / "same_key"),
                         (network / "prepared", network / "same_key")):
         prepared, private = privatize_prepared(folder, out, epsilon_over_n=1.0,
-                                               noise_seed_base=5, replicate=0)
+                                               simulation=True, noise_seed_base=5, replicate=0)
         noise.append((private.y_tilde - _dense(canonical_counts(prepared).counts)).ravel())
     n = min(a.size for a in noise)
     assert abs(np.corrcoef(noise[0][:n], noise[1][:n])[0, 1]) < _tolerance(n)

@@ -263,3 +263,11 @@ def test_a_size_that_is_not_ints_is_refused(size, exact):
 def test_a_size_as_a_tuple_of_numpy_ints_is_a_shape():
     draws = sample_two_sided_geometric(0.5, size=(np.int64(2), 3), rng=0)
     assert draws.shape == (2, 3)
+
+
+@pytest.mark.parametrize("dtype", ["m8[D]", "m8[s]", "M8[D]"])
+def test_durations_and_dates_are_not_counts(dtype):
+    """numpy ranks timedelta64 among the signed integers; a duration is no count, and
+    noising it would release days as if they were emails."""
+    with pytest.raises(TypeError, match="dtype"):
+        privatize(np.array([[3, 1]], dtype=dtype), 0.5, rng=0)

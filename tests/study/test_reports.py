@@ -427,7 +427,7 @@ def test_a_fit_of_a_private_folder_scores_as_the_same_fit_in_the_prepared_order(
                          row_ids, column_ids, heldout)
     private = privatize_counts(prepared.counts, tmp_path / "private", epsilon=1.0, N=1.0,
                                source="x", row_ids=prepared.row_ids,
-                               column_ids=prepared.column_ids, heldout=heldout, seed=[4, 0])
+                               column_ids=prepared.column_ids, heldout=heldout, simulation=True, seed=[4, 0])
     fit = fit_private(private.y_tilde, private.alpha, kind, n_components=2, n_iter=30,
                       burn_in=10, thin=5, rng=1, mask=private.heldout, progress=False).chains[0]
     save_fit(fit, tmp_path / "canonical" / "collapsed_eps1.0_rep0", data="private",

@@ -162,6 +162,22 @@ def test_beta_bernoulli_errors():
         c.asymptotic_relative_efficiency("ops", 0.5)
 
 
+def test_laplace_beta_bernoulli_reads_counts_exactly_and_names_them():
+    """n_pos and n_neg are read as integers, never through float64; errors name them."""
+    with pytest.raises(ValueError, match=r"^n_pos must hold integers"):
+        c.laplace_beta_bernoulli(1.5, 3, 1.0, rng=1)
+    with pytest.raises(TypeError, match=r"^n_neg must "):
+        c.laplace_beta_bernoulli(3, np.array([2], dtype="m8[D]"), 1.0, rng=1)
+    with pytest.raises(TypeError, match=r"^n_pos must "):
+        c.laplace_beta_bernoulli([True, 3], [1, 1], 1.0, rng=1)
+    with pytest.raises(ValueError, match=r"^row totals of \(n_pos, n_neg\) beyond "
+                                         r"MAX_STATISTIC = 2\*\*53 are refused \(e\.g\. "
+                                         r"9007199254740993\)"):
+        c.laplace_beta_bernoulli(2**53, 1, 1.0, project="auto", rng=1)
+    with pytest.raises(ValueError, match="disagree"):
+        c.laplace_beta_bernoulli(np.ones(3, dtype=int), np.ones(2, dtype=int), 1.0, rng=1)
+
+
 def test_are_theorems_by_simulation():
     """N * MSE * I -> 2 (Laplace sample), 1 (privatised posterior mean), 1 + T (OPS)."""
     p, n, reps, eps, a0 = 0.3, 20_000, 4_000, 1.0, 0.2

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from lpp.central import hmm
+from lpp.central import hmm, mechanisms
 from lpp.testing import geweke_test
 
 CHAIN = np.array([0, 0, 0, 1, 1])
@@ -217,3 +217,20 @@ def test_release_is_reproducible_integer_valued_and_clipped():
     with pytest.raises(ValueError, match="categories"):
         hmm.fit_hmm(counts, [0, 0], 2, heldout=[True, False],
                     test_counts=(np.ones((2, 2)), np.ones((2, 4))))
+
+
+def test_release_reads_counts_exactly_and_names_the_callers_field():
+    """A count of 2**53 + 1 went through float64 and was released as 2**53 + noise; now it is
+    refused by name. Durations and bools are not counts; released counts are exact int64."""
+    with pytest.raises(ValueError, match=r"^counts\[0\] beyond MAX_STATISTIC = 2\*\*53"):
+        hmm.release_laplace((np.array([[2**53 + 1, 0], [1, 0]]),), 1.0, rng=1)
+    with pytest.raises(TypeError, match=r"^counts\[1\] must "):
+        hmm.release_laplace((np.ones((2, 2), dtype=np.int64), np.ones((2, 2), dtype="m8[s]")),
+                            1.0, rng=1)
+    with pytest.raises(TypeError, match=r"^counts\[0\] must "):
+        hmm.release_laplace(([[True, 0], [1, 0]],), 1.0, rng=1)
+    counts = (np.array([[2**53, 0], [1, 5]]),)
+    released = hmm.release_laplace(counts, 1.0, rng=6)[0]
+    raw = mechanisms.privatize_counts(counts[0], 1.0, project="none", rng=6)
+    assert released.dtype == np.int64
+    assert [int(v) for v in released.ravel()] == [max(int(v), 0) for v in raw.ravel()]

@@ -195,8 +195,8 @@ def test_a_count_of_2_56_is_refused_with_the_limit_named():
 
 
 def test_counts_at_the_limit_are_noised_exactly():
-    """At 2**53 - 100 the noise is added in integers and survives the float64 projection: the
-    released minus the true counts is the discrete Laplace, entry for entry."""
+    """At 2**53 - 100 the noise is added in integers and clipping keeps them: the released
+    minus the true counts is the discrete Laplace, entry for entry."""
     n, top = 20_000, 2**53 - 100
     raw = m.privatize_counts(np.full((n, 1), top), 1.0, relation="add_remove", project="none",
                              rng=5)
@@ -205,9 +205,83 @@ def test_counts_at_the_limit_are_noised_exactly():
     assert chisquare_gof(noise.ravel(), support, _pmf(math.exp(-1.0), support))
     clipped = m.privatize_counts(np.full((n, 1), top), 1.0, relation="add_remove",
                                  project="clip", rng=5)
-    assert clipped.dtype == np.float64
-    np.testing.assert_array_equal(clipped.astype(np.int64), raw)
+    assert clipped.dtype == np.int64
+    np.testing.assert_array_equal(clipped, raw)
     assert (clipped != top).mean() > 0.5  # P(noise != 0) = 2 alpha / (1 + alpha) = 0.54
+
+
+def _as_ints(a):
+    """Every entry of ``a`` as a Python int, so a comparison cannot round."""
+    return [int(v) for v in np.ravel(a)]
+
+
+def test_a_row_total_beyond_2_53_is_released_exactly():
+    """Rows of (2**53, 1) total 2**53 + 1: the clipped release is exactly max(count + noise,
+    0) per entry, the noise read off the unclipped release drawn with the same seed, all
+    compared as Python ints."""
+    counts = np.tile([2**53, 1], (200, 1))
+    raw = m.privatize_counts(counts, 1.0, project="none", rng=7)
+    noise = [r - c for r, c in zip(_as_ints(raw), _as_ints(counts))]
+    assert set(noise) != {0}
+    clipped = m.privatize_counts(counts, 1.0, project="clip", rng=7)
+    want = [max(c + t, 0) for c, t in zip(_as_ints(counts), noise)]
+    assert _as_ints(clipped) == want
+    assert any(v > 2**53 and v % 2 for v in want)  # values float64 cannot hold were released
+    for row, true_row, noise_row in zip(clipped, counts, np.reshape(noise, counts.shape)):
+        if min(row) > 0:  # nothing clipped: the row adds up to its true total plus its noise
+            assert sum(_as_ints(row)) == 2**53 + 1 + sum(int(t) for t in noise_row)
+
+
+def test_1024_counts_of_2_53_are_refused_for_the_projection_and_released_exactly_clipped():
+    """1,024 counts of 2**53 add up to 2**63, one past int64: the projection onto that
+    total refuses it, naming the caller's counts and the exact total (not a wrapped
+    negative); clipping releases every count exactly."""
+    counts = np.full(1024, 2**53)
+    with pytest.raises(ValueError, match=r"^row totals of counts beyond MAX_STATISTIC = 2\*\*53 "
+                                         r"are refused \(e\.g\. 9223372036854775808\)"):
+        m.privatize_counts(counts, 1.0, rng=1)
+    raw = m.privatize_counts(counts, 1.0, project="none", rng=2)
+    clipped = m.privatize_counts(counts, 1.0, project="clip", rng=2)
+    assert _as_ints(clipped) == _as_ints(raw)
+    assert sum(_as_ints(clipped)) == 1024 * 2**53 + sum(int(v) - 2**53 for v in raw)
+    assert m.exact_sum(np.full((1023, 2), 2**53), axis=0).tolist() == [1023 * 2**53] * 2
+    with pytest.raises(ValueError, match=r"^rows add up to 9223372036854775808 along axis 0, "
+                                         r"beyond int64"):
+        m.exact_sum(np.full((1024, 2), 2**53), "rows", axis=0)
+
+
+def test_a_too_small_epsilon_is_named_as_the_caller_wrote_it():
+    """The exact sampler refuses epsilon / sensitivity below 1e-15 in its own terms
+    (``epsilon/N``); the release says it in the caller's."""
+    with pytest.raises(ValueError, match=r"^epsilon / 2 \(the count sensitivity under "
+                                         r"relation='replace'\) = 5e-17"):
+        m.privatize_counts([1, 2], 1e-16)
+    with pytest.raises(ValueError, match=r"^epsilon / sensitivity = 1e-16"):
+        m.laplace_mechanism([1], 1e-16, 1)
+
+
+@pytest.mark.parametrize("values", [
+    np.array([3, 4], dtype="timedelta64[s]"), np.array([3], dtype="timedelta64[D]"),
+    np.array(["2020-01-01"], dtype="datetime64[D]"), [True, 2], [[1, 2], [False, 3]],
+    np.array([True, False]), True, np.array([1, 2], dtype=object), [2**70, 1]],
+    ids=["timedelta_s", "timedelta_D", "datetime", "bool_in_list", "bool_in_nested_list",
+         "bool_array", "bool", "object", "beyond_int64"])
+def test_durations_dates_bools_and_objects_are_not_statistics(values):
+    with pytest.raises(TypeError, match=r"^statistics must "):
+        m.laplace_mechanism(values, 1.0, 1, rng=1)
+    with pytest.raises(TypeError, match=r"^counts must "):
+        m.privatize_counts(values, 1.0, project="none", rng=1)
+    with pytest.raises(TypeError, match=r"^totals\[0\] must "):
+        m.privatize_counts(values, 1.0, project="none", rng=1, name="totals[0]")
+
+
+def test_whole_floats_are_read_exactly_and_others_refused_never_truncated():
+    out = m.privatize_counts([3.0, 2.0**53], 1.0, project="none", rng=3)
+    ref = m.privatize_counts([3, 2**53], 1.0, project="none", rng=3)
+    assert out.dtype == np.int64 and _as_ints(out) == _as_ints(ref)
+    for bad in ([3.0, 2.5], [2.0**53 + 2.0]):
+        with pytest.raises(ValueError, match=r"^counts "):
+            m.privatize_counts(bad, 1.0, rng=3)
 
 
 def test_a_real_valued_release_is_refused():

@@ -61,3 +61,32 @@ def test_release_and_loglik():
         nb.sample_posterior(totals, temperature=0.5)
     with pytest.raises(ValueError, match="a0"):
         nb.sample_posterior(totals, temperature=2.0, a0=(0.1,))
+
+
+def test_field_totals_are_summed_exactly_and_never_wrapped():
+    """Steps of 2**53 and 1 add up to 2**53 + 1 (float64 would give 2**53); 1,024 steps of
+    2**53 add up to 2**63, which int64 cannot hold: refused, naming the field, not wrapped."""
+    totals = nb.field_totals((np.array([[2**53, 0], [1, 2]]),))
+    assert totals[0].dtype == np.int64
+    assert [int(v) for v in totals[0]] == [2**53 + 1, 2]
+    with pytest.raises(ValueError, match=r"^counts\[0\] add up to 9223372036854775808"):
+        nb.field_totals((np.full((1024, 2), 2**53),))
+    with pytest.raises(TypeError, match=r"^counts\[1\] must "):
+        nb.field_totals((np.ones((3, 2), dtype=np.int64), np.ones((3, 2), dtype="m8[s]")))
+
+
+def test_release_errors_name_the_callers_totals():
+    """A released field is ``totals[d]`` in every error, never the helper's ``counts``; a
+    total of 2**53 + 1 is refused (the posteriors read it as float64), not rounded to 2**53."""
+    with pytest.raises(ValueError, match=r"^totals\[1\] beyond MAX_STATISTIC = 2\*\*53"):
+        nb.release_laplace((np.array([3, 4]), np.array([2**53 + 1, 0])), 1.0, rng=1)
+    with pytest.raises(TypeError, match=r"^totals\[0\] must "):
+        nb.release_laplace((np.array([3, 4], dtype="m8[s]"),), 1.0, rng=1)
+    with pytest.raises(TypeError, match=r"^totals\[0\] must "):
+        nb.release_laplace(([True, 4],), 1.0, rng=1)
+    with pytest.raises(ValueError, match=r"^totals holds no field"):
+        nb.release_laplace((), 1.0)
+    released = nb.release_laplace((np.array([2**53, 0]),), 1.0, rng=4)[0]
+    raw = nb.mechanisms.privatize_counts(np.array([2**53, 0]), 1.0, project="none", rng=4)
+    assert released.dtype == np.int64
+    assert [int(v) for v in released] == [max(int(v), 0) for v in raw]

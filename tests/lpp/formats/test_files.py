@@ -91,11 +91,25 @@ def test_a_swap_killed_between_its_renames_is_undone(tmp_path):
     old.mkdir()
     (old / "a.bin").write_bytes(b"complete")
     (tmp_path / ".out.4567.tmp").mkdir()  # the new folder, perhaps complete, never swapped
-    (tmp_path / ".out.x.y.tmp").mkdir()  # another folder's ("out.x")
+    (tmp_path / ".out.x.y.tmp").mkdir()  # another folder's ("out.x"), its writer dead too
     assert sorted(p.name for p in remove_stale_folders(tmp_path / "out")) == [
-        ".out.0123abcd.old", ".out.4567.tmp"]
+        ".out.0123abcd.old", ".out.4567.tmp", ".out.x.y.tmp"]
     assert (tmp_path / "out" / "a.bin").read_bytes() == b"complete"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.x.y.tmp", "out"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_live_write_beside_is_left_alone_and_a_dead_ones_leftovers_go(tmp_path):
+    """The cleanup before a write removes what killed writes of any folder beside it left,
+    but never the folder of a write still in progress (it holds a lock on it)."""
+    from lpp.formats.files import atomic_folder, remove_stale_folders
+    with atomic_folder(tmp_path / "slow", owns=_own) as live:
+        (live / "a.bin").write_bytes(b"in progress")
+        (tmp_path / ".dead.k1ll3d.tmp").mkdir()
+        (tmp_path / ".dead.k1ll3d.tmp" / "a.bin").write_bytes(b"noise")
+        removed = remove_stale_folders(tmp_path / "other")
+        assert [p.name for p in removed] == [".dead.k1ll3d.tmp"]
+        assert (live / "a.bin").read_bytes() == b"in progress"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slow"]
 
 
 def test_a_link_out_of_a_folder_is_refused(tmp_path):

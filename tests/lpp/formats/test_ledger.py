@@ -22,7 +22,7 @@ def _counts(seed=0):
 def _copy(tmp_path, name, level, rep, counts=None, *, N=1.0, base=11, **kw):
     counts = _counts() if counts is None else counts
     return privatize_counts(counts, tmp_path / name, epsilon=level * N, N=N, source="toy",
-                            seed=noise_seed(base, rep, level, dataset_id(ROWS, COLS)),
+                            simulation=True, seed=noise_seed(base, rep, level, dataset_id(ROWS, COLS)),
                             copy=rep, row_ids=ROWS,
                             column_ids=COLS, **kw)
 
@@ -81,7 +81,8 @@ def test_per_entry_levels_with_different_n_compose_per_unit_of_change(tmp_path):
 def test_other_counts_are_another_data_set_and_the_total_bounds_both(tmp_path):
     _copy(tmp_path, "a", 1.0, 0)
     privatize_counts(_counts()[:, :10], tmp_path / "b", epsilon=2.0, N=1.0, source="other",
-                     row_ids=ROWS, column_ids=COLS[:10], seed=[1, 2])
+                     row_ids=[f"actor{i}" for i in range(60)], column_ids=COLS[:10],
+                     simulation=True, seed=[1, 2])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ledger = composed_epsilon([tmp_path / "a", tmp_path / "b"])
@@ -92,7 +93,7 @@ def test_other_counts_are_another_data_set_and_the_total_bounds_both(tmp_path):
 def test_the_block_format_has_the_same_ledger(tmp_path):
     y = _counts()
     privatize_blocks([y[:30], y[30:]], tmp_path / "blocks", n_cols=40, epsilon=1.0, N=1.0,
-                     source="toy", column_ids=COLS, row_ids=ROWS, seed=4, copy=1)
+                     source="toy", column_ids=COLS, row_ids=ROWS, simulation=True, seed=4, copy=1)
     _copy(tmp_path, "single", 1.0, 0)
     release = read_release(tmp_path / "blocks")
     assert release.copy == 1 and release.dataset_id == dataset_id(ROWS, COLS)
@@ -168,6 +169,43 @@ def test_the_table_flags_a_release_noised_from_a_seed(tmp_path):
     privatize_counts(_counts(), tmp_path / "system", epsilon=1.0, N=1.0, source="toy",
                      seed=None, copy=1, row_ids=ROWS, column_ids=COLS)
     table = composed_epsilon([tmp_path / "seeded"]).table()
-    assert f"noised from a seed (a simulation: epsilon holds only while the seed is secret): " \
-           f"{tmp_path / 'seeded'}" in table
-    assert "noised from a seed" not in composed_epsilon([tmp_path / "system"]).table()
+    assert f"noise reproducible by whoever holds the seed: a simulation, not a private " \
+           f"release: {tmp_path / 'seeded'}" in table
+    assert "a simulation" not in composed_epsilon([tmp_path / "system"]).table()
+
+
+@pytest.mark.parametrize("change", ["a row dropped", "ids renamed"])
+def test_a_copy_with_a_row_dropped_or_ids_renamed_is_still_a_copy(tmp_path, change):
+    """A second copy of the same people escapes a match by the digest of all ids when one row
+    is dropped or some ids are renamed; matched by the ids they share, it is still charged,
+    and the warning says what it matched."""
+    y = _counts()
+    _copy(tmp_path, "a", 1.0, 0)
+    if change == "a row dropped":
+        rows, counts = ROWS[1:], y[1:]
+    else:
+        rows, counts = [f"{r}_renamed" if k % 2 else r for k, r in enumerate(ROWS)], y
+    privatize_counts(counts, tmp_path / "b", epsilon=2.0, N=1.0, source="toy", row_ids=rows,
+                     column_ids=COLS, copy=1)
+    shared = 59 if change == "a row dropped" else 30
+    with pytest.warns(SeveralCopiesWarning, match=rf"2 privatized copies .*matched by their "
+                                                   rf"ids: .*shares {shared} of its .* rows and "
+                                                   rf"40 of its 40 columns.*epsilon/N = 3"):
+        ledger = composed_epsilon([tmp_path / "a", tmp_path / "b"])
+    (budget,) = ledger.datasets.values()
+    assert budget.copies == 2 and len(budget.dataset_ids) == 2
+    assert ledger.total_epsilon == pytest.approx(3.0)
+    assert "matched by their ids" in ledger.table()
+
+
+def test_a_killed_writes_leftover_is_never_counted(tmp_path):
+    """A folder under a temporary name (a write killed before its swap) is refused by the
+    ledger like any reader: its copy of the same counts neither loads nor counts."""
+    import shutil
+    from lpp.formats.files import FormatError
+    _copy(tmp_path, "a", 1.0, 0)
+    shutil.copytree(tmp_path / "a", tmp_path / ".a.k1ll3d.tmp")
+    with pytest.raises(FormatError, match="temporary name"):
+        composed_epsilon([tmp_path / "a", tmp_path / ".a.k1ll3d.tmp"])
+    with pytest.raises(FormatError, match="temporary name"):
+        read_release(tmp_path / ".a.k1ll3d.tmp" / "meta.json")

@@ -1,4 +1,10 @@
+import hashlib
+import io
 import json
+import secrets
+import tracemalloc
+import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -8,7 +14,7 @@ from lpp.distributions import two_sided_geometric_logpmf
 from lpp.formats.privatized import (DATA_FILE, META_FILE, canonical_counts, canonical_key,
                                    canonical_order, dataset_id, is_canonical, load_privatized,
                                    level_key, noise_seed, privatize_counts, release_sha256,
-                                   save_privatized)
+                                   save_privatized, SimulationWarning)
 from lpp.testing import FALSE_ALARM, chisquare_gof
 
 IDS = dict(row_ids=[f"d{i}" for i in range(40)], column_ids=[f"w{j}" for j in range(30)])
@@ -21,7 +27,7 @@ def _counts(seed=0):
 
 
 def _privatize(tmp_path, name="p", seed=(7, 0), **kw):
-    return privatize_counts(_counts(), tmp_path / name, epsilon=1.0, N=1.0, seed=list(seed),
+    return privatize_counts(_counts(), tmp_path / name, epsilon=1.0, N=1.0, simulation=True, seed=list(seed),
                             source="toy", **IDS, **kw)
 
 
@@ -30,7 +36,7 @@ def test_round_trip_and_noise_law(tmp_path):
     data = _privatize(tmp_path)
     assert data.y_tilde.dtype == np.int64 and data.y_tilde.shape == y.shape
     assert data.alpha == pytest.approx(np.exp(-1.0))
-    assert data.meta["randomness"] == "seeded" and data.meta["mechanism"] == "fast"
+    assert data.meta["randomness"] == "simulation" and data.meta["mechanism"] == "fast"
     assert "seed" not in data.meta
     tau = data.y_tilde - y
     support = np.arange(-40, 41)
@@ -62,7 +68,7 @@ def test_the_metadata_describe_the_release_not_the_true_counts(tmp_path):
     maxima), noised with the same settings, get the same meta.json but for the digests of
     their released matrices: nothing in it is a statistic of the true counts."""
     def written(name, counts):
-        privatize_counts(counts, tmp_path / name, epsilon=1.0, N=1.0, seed=[7, 0],
+        privatize_counts(counts, tmp_path / name, epsilon=1.0, N=1.0, simulation=True, seed=[7, 0],
                          source="toy", **IDS)
         return json.loads((tmp_path / name / META_FILE).read_text()), load_privatized(
             tmp_path / name)
@@ -89,7 +95,7 @@ def _at(meta, keys):
 
 def test_small_dtype_on_disk_int64_in_memory(tmp_path):
     y_tilde = np.array([[-3, 200], [5, 0]])
-    save_privatized(tmp_path, y_tilde, 0.5, epsilon=LN2, N=1, randomness="seeded", mechanism="fast",
+    save_privatized(tmp_path, y_tilde, 0.5, epsilon=LN2, N=1, randomness="simulation", mechanism="fast",
                     source="x",
                     row_ids=["a", "b"], column_ids=["u", "v"])
     with np.load(tmp_path / DATA_FILE) as npz:
@@ -124,7 +130,7 @@ def test_system_randomness_by_default(tmp_path, exact):
 def test_bad_seeds_are_refused_before_writing(tmp_path, seed, error):
     with pytest.raises(error, match="seed"):
         privatize_counts(_counts(), tmp_path / "out", epsilon=1.0, N=1.0, source="toy",
-                         seed=seed, **IDS)
+                         simulation=True, seed=seed, **IDS)
     assert not (tmp_path / "out").exists()
 
 
@@ -164,7 +170,7 @@ def test_tampered_data_is_refused(tmp_path):
     (dict(randomness="urandom"), "randomness"),
 ])
 def test_bad_input_writes_nothing(tmp_path, kwargs, message):
-    args = dict(y_tilde=np.array([[1, -1], [0, 2]]), alpha=0.5, epsilon=LN2, N=1, randomness="seeded",
+    args = dict(y_tilde=np.array([[1, -1], [0, 2]]), alpha=0.5, epsilon=LN2, N=1, randomness="simulation",
                 mechanism="fast", source="x", row_ids=["a", "b"], column_ids=["u", "v"])
     args.update(kwargs)
     y_tilde, alpha = args.pop("y_tilde"), args.pop("alpha")
@@ -236,54 +242,87 @@ def _digits_in(value):
     return set()
 
 
-def _attack(folder, extra_candidates=()):
-    """Regenerate the fast mechanism's noise from every seed the folder suggests.
+def _attack(folder, seeds=range(2000), extra_candidates=()):
+    """Regenerate the fast mechanism's noise from every seed an analyst would try.
 
     Returns the true counts if some candidate key turns ``y~`` back into a count matrix,
-    else None. The candidates: every integer in ``meta.json`` and the npz's scalar arrays,
-    alone, with a replicate ``[k, r]`` and as the pipeline's key ``noise_seed(k, r, level,
-    dataset)`` (the folder's own ``dataset_id``).
+    else None. The candidates: the small seeds ``seeds`` (an analyst tries thousands a
+    second), every integer in ``meta.json`` and the npz's scalar arrays, and
+    ``extra_candidates``; each alone, with a replicate ``[k, r]`` and as the pipeline's key
+    ``noise_seed(k, r, level, dataset)`` (the folder's own copy, level and ``dataset_id``).
     """
-    data = load_privatized(folder)
-    numbers = _digits_in(data.meta) | set(extra_candidates)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SimulationWarning)
+        data = load_privatized(folder)
+    numbers = set(seeds) | _digits_in(data.meta) | set(extra_candidates)
     with np.load(folder / DATA_FILE) as npz:
         for name in npz.files:
             if npz[name].ndim == 0 and float(npz[name]).is_integer():
                 numbers.add(int(npz[name]))
-    level = data.meta["epsilon_over_n"]
-    keys = []
-    for k in sorted(n for n in numbers if 0 <= n < 2**63):
-        keys += [k, [k]] + [[k, r] for r in range(5)] + [
-            noise_seed(k, r, level, data.meta["ledger"]["dataset_id"]) for r in range(5)]
+    level, copy = data.meta["epsilon_over_n"], data.meta["ledger"]["copy"] or 0
     p = 1.0 - data.alpha
-    for key in keys:
-        gen = np.random.default_rng(key)
-        tau = gen.geometric(p, size=data.y_tilde.shape) - gen.geometric(p, size=data.y_tilde.shape)
-        y = data.y_tilde - tau
-        if np.all(y >= 0):
-            return y
+    prefix = (slice(0, 2), slice(None))  # two rows decide a wrong key; then the whole matrix
+    for k in sorted(n for n in numbers if n >= 0):
+        keys = [[k, copy], noise_seed(k, copy, level, data.meta["ledger"]["dataset_id"])]
+        keys += [k] if k < 2**63 else []
+        for key in keys:
+            gen = np.random.default_rng(key)
+            tau = gen.geometric(p, size=data.y_tilde.shape) - gen.geometric(p, size=data.y_tilde.shape)
+            if np.all(data.y_tilde[prefix] - tau[prefix] >= 0) and np.all(data.y_tilde >= tau):
+                return data.y_tilde - tau
     return None
 
 
-def test_the_private_folder_does_not_give_the_noise_back(tmp_path):
-    """The pipeline's own way of privatizing (a seeded simulation, ``noise_seed``): an analyst
-    holding only the private folder cannot regenerate the noise, while the same attack with
-    the owners' seed recovers the true counts exactly (so the attack has power)."""
+def test_an_analyst_who_tries_small_seeds_removes_a_simulations_noise(tmp_path):
+    """The pipeline's own way of privatizing, a seeded simulation (``noise_seed``): the seed is
+    nowhere in the folder, but everything else in its key is, so trying seeds 0, 1, 2, ...
+    gives back every true count. The folder says so (``randomness: simulation``), and its
+    reader is told, once."""
     y = _counts()
-    owners_seed = 2019
     folder = tmp_path / "private"
     privatize_counts(y, folder, epsilon=1.0, N=1.0, source="data/prepared/toy",
-                     seed=noise_seed(owners_seed, 0, 1.0, DATASET), **IDS)
+                     simulation=True, seed=noise_seed(1234, 0, 1.0, DATASET), **IDS)
     everything = b"".join(f.read_bytes() for f in sorted(folder.iterdir()))
-    assert b"2019" not in everything
+    assert b"1234" not in everything
+    assert json.loads((folder / META_FILE).read_text())["randomness"] == "simulation"
+    with pytest.warns(SimulationWarning, match="reproducible by whoever holds the seed"):
+        load_privatized(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_privatized(folder)  # once per folder and process
+    assert np.array_equal(_attack(folder), y)
+
+
+@pytest.mark.parametrize("seed", [7, [7, 0], noise_seed(1234, 0, 1.0, DATASET), 2**96 - 1])
+def test_a_guessable_seed_is_refused_for_a_private_release(tmp_path, seed):
+    with pytest.raises(ValueError, match=r"can be guessed.*secrets\.randbits\(128\).*"
+                                         r"simulation=True"):
+        privatize_counts(_counts(), tmp_path / "p", epsilon=1.0, N=1.0, source="toy", seed=seed,
+                         **IDS)
+    assert not (tmp_path / "p").exists()
+    with pytest.raises(ValueError, match="no seed was given"):
+        privatize_counts(_counts(), tmp_path / "p", epsilon=1.0, N=1.0, source="toy",
+                         simulation=True, **IDS)
+
+
+def test_a_secret_key_survives_the_seed_guessing_attack(tmp_path):
+    """A key of 128 random bits (the top one set, so that it is never refused): the range of
+    small seeds, the numbers in the folder and the pipeline's key shapes all fail; the key
+    itself recovers the counts (the attack has power)."""
+    y = _counts()
+    key = secrets.randbits(128) | (1 << 127)
+    folder = tmp_path / "private"
+    data = privatize_counts(y, folder, epsilon=1.0, N=1.0, source="toy",
+                            seed=noise_seed(key, 0, 1.0, DATASET), **IDS)
+    assert data.meta["randomness"] == "secret key"
     assert _attack(folder) is None
-    assert np.array_equal(_attack(folder, extra_candidates=[owners_seed]), y)
+    assert np.array_equal(_attack(folder, seeds=(), extra_candidates=[key]), y)
 
 
 def test_system_randomness_leaves_nothing_to_regenerate(tmp_path):
     y = _counts()
     privatize_counts(y, tmp_path / "p", epsilon=1.0, N=1.0, source="toy", **IDS)
-    assert _attack(tmp_path / "p", extra_candidates=range(100)) is None
+    assert _attack(tmp_path / "p", seeds=range(100)) is None
 
 
 # ---- the careless operator: a private folder is written whole or not at all -----------------
@@ -313,7 +352,7 @@ def test_a_failed_rewrite_leaves_the_previous_folder_byte_identical(tmp_path, mo
         _privatize(tmp_path, seed=(8, 0))
     assert snapshot(tmp_path / "p") == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
-    assert load_privatized(tmp_path / "p").meta["randomness"] == "seeded"
+    assert load_privatized(tmp_path / "p").meta["randomness"] == "simulation"
 
 
 def test_a_failed_swap_puts_the_previous_folder_back(tmp_path, monkeypatch, snapshot):
@@ -452,7 +491,7 @@ def test_a_metadata_file_that_is_not_a_json_object_is_a_clear_error(tmp_path, te
     ({"arrays": {"alpha": np.array(np.nan)}}, "'alpha' holds NaN"),
     ({"arrays": {"alpha": np.full((3, 1), 0.5)}}, "'alpha' has shape"),
     ({"arrays": {"alpha": np.array("half")}}, "'alpha' has dtype"),
-    ({"arrays": {"heldout": np.zeros((40, 30), dtype=np.int8)}}, "'heldout' must be a boolean"),
+    ({"arrays": {"heldout": np.zeros((40, 30), dtype=np.int8)}}, "'heldout' has dtype int8, expected booleans"),
 ])
 def test_a_payload_a_reader_cannot_use_is_named_in_a_clear_error(tmp_path, forge, change, match):
     _refused(_forged(tmp_path, forge, **change), DATA_FILE, match)
@@ -468,10 +507,10 @@ def test_a_missing_folder_is_a_file_not_found_and_a_value_error(tmp_path):
 def test_a_masked_array_is_refused_before_anything_is_written(tmp_path):
     y = np.ma.MaskedArray(_counts(), mask=_counts() > 4)
     with pytest.raises(TypeError, match="masked array"):
-        privatize_counts(y, tmp_path / "p", epsilon=1.0, N=1.0, seed=[7, 0], source="toy",
+        privatize_counts(y, tmp_path / "p", epsilon=1.0, N=1.0, simulation=True, seed=[7, 0], source="toy",
                          **IDS)
     with pytest.raises(TypeError, match="masked array"):
-        save_privatized(tmp_path / "p", y, 0.5, epsilon=LN2, N=1, randomness="seeded",
+        save_privatized(tmp_path / "p", y, 0.5, epsilon=LN2, N=1, randomness="simulation",
                         mechanism="fast", source="x", **IDS)
     assert not (tmp_path / "p").exists()
 
@@ -496,10 +535,10 @@ def test_privatize_counts_puts_rows_and_columns_in_canonical_order(tmp_path, sna
     rows, cols = rng.permutation(40), rng.permutation(30)
     shuffled = dict(row_ids=[IDS["row_ids"][r] for r in rows],
                     column_ids=[IDS["column_ids"][c] for c in cols])
-    a = privatize_counts(y, tmp_path / "a", epsilon=1.0, N=1.0, seed=[7, 0], source="toy",
+    a = privatize_counts(y, tmp_path / "a", epsilon=1.0, N=1.0, simulation=True, seed=[7, 0], source="toy",
                          heldout=heldout, **IDS)
     b = privatize_counts(y[np.ix_(rows, cols)], tmp_path / "b", epsilon=1.0, N=1.0,
-                         seed=[7, 0], source="toy", heldout=heldout[np.ix_(rows, cols)],
+                         simulation=True, seed=[7, 0], source="toy", heldout=heldout[np.ix_(rows, cols)],
                          **shuffled)
     assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
     assert b.row_ids == IDS["row_ids"] and b.column_ids == IDS["column_ids"]
@@ -519,7 +558,7 @@ def test_ids_out_of_canonical_order_are_refused_before_writing(tmp_path, row_ids
                                                                match):
     with pytest.raises(ValueError, match=match):
         save_privatized(tmp_path / "out", np.array([[1, -1], [0, 2]]), 0.5, epsilon=LN2, N=1,
-                        randomness="seeded", mechanism="fast", source="x", row_ids=row_ids,
+                        randomness="simulation", mechanism="fast", source="x", row_ids=row_ids,
                         column_ids=column_ids)
     assert not (tmp_path / "out").exists()
 
@@ -564,7 +603,7 @@ def test_canonical_counts_maps_prepared_counts_to_the_private_order(tmp_path):
 # ---------------------------------------------------------------- the recorded privacy level
 
 def _save(path, alpha, **settings):
-    args = dict(epsilon=1.0, N=1.0, randomness="seeded", mechanism="fast", source="x",
+    args = dict(epsilon=1.0, N=1.0, randomness="simulation", mechanism="fast", source="x",
                 row_ids=["a", "b"], column_ids=["u", "v"])
     args.update(settings)
     return save_privatized(path, np.array([[1, -1], [0, 2]]), alpha, **args)
@@ -618,6 +657,100 @@ def test_bad_settings_leave_a_good_folder_as_it_was(tmp_path, settings, error, m
 
 def test_the_exact_sampler_takes_rational_strings(tmp_path):
     data = privatize_counts(_counts(), tmp_path / "p", epsilon="1/3", N=1, exact=True,
-                            seed=[7, 0], source="toy", **IDS)
+                            simulation=True, seed=[7, 0], source="toy", **IDS)
     assert data.meta["epsilon"] == pytest.approx(1 / 3) and data.meta["mechanism"] == "exact"
     assert data.alpha == pytest.approx(np.exp(-1 / 3))
+
+
+# ---- check before reading: nothing costs memory before the reader knows it is what it says ----
+
+def _bomb_member(name, header_shape, inflated_bytes, dtype="|i1"):
+    """A zip member ``name.npy`` whose header says ``header_shape`` and which inflates to
+    ``inflated_bytes`` of zeros after the header: about 1 kB per MiB on disk."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": dtype, "fortran_order": False,
+                                                  "shape": header_shape})
+    return header.getvalue(), inflated_bytes
+
+
+def _write_bomb(folder, members):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, (header, size) in members.items():
+            with archive.open(name, "w", force_zip64=True) as out:
+                out.write(header)
+                chunk = bytes(1 << 20)
+                for _ in range(size >> 20):
+                    out.write(chunk)
+    payload = buffer.getvalue()
+    (folder / DATA_FILE).write_bytes(payload)
+    meta = json.loads((folder / META_FILE).read_text())
+    meta["data_sha256"] = hashlib.sha256(payload).hexdigest()
+    (folder / META_FILE).write_text(json.dumps(meta))
+    return len(payload)
+
+
+def _honest(folder):
+    """The folder's own alpha, as a member a forgery can carry beside its bomb."""
+    header = io.BytesIO()
+    np.lib.format.write_array(header, np.asarray(0.5))
+    return header.getvalue()
+
+
+@pytest.mark.parametrize("header_shape", [(16384, 16384), (40, 30)],
+                         ids=["a shape beyond meta", "a member beyond its header"])
+def test_a_decompression_bomb_is_refused_before_it_is_inflated(tmp_path, header_shape):
+    """64 MiB of zeros in a 64 kB y_tilde.npz, its sha256 recomputed: refused from the
+    member's header and the zip's declared size, with a few MiB of memory at most (reading it
+    first cost the whole 64 MiB, and a second copy in int64)."""
+    _privatize(tmp_path)
+    folder = tmp_path / "p"
+    alpha = _honest(folder)
+    size = _write_bomb(folder, {"y_tilde.npy": _bomb_member("y_tilde", header_shape, 64 << 20),
+                                "alpha.npy": (alpha, 0)})
+    assert size < 256 << 10
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"y_tilde\.npz: array 'y_tilde' (has shape "
+                                             r"\(16384, 16384\), expected \(40, 30\)|declares)"):
+            load_privatized(folder)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB to refuse a 64 MiB bomb"
+
+
+def test_an_array_member_without_its_npy_name_is_a_clear_error(tmp_path):
+    _privatize(tmp_path)
+    folder = tmp_path / "p"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("y_tilde", b"raw bytes, not an array")
+        archive.writestr("alpha.npy", _honest(folder))
+    payload = buffer.getvalue()
+    (folder / DATA_FILE).write_bytes(payload)
+    meta = json.loads((folder / META_FILE).read_text())
+    meta["data_sha256"] = hashlib.sha256(payload).hexdigest()
+    (folder / META_FILE).write_text(json.dumps(meta))
+    _refused(folder, DATA_FILE, "member 'y_tilde' is not an array (NAME.npy)")
+
+
+@pytest.mark.parametrize("field", ["y_sum", "seed", "note"])
+def test_a_field_the_format_never_writes_is_refused(tmp_path, forge, field):
+    """A forged ``y_sum`` (or a seed, or anything) must not travel with the data as if the
+    format vouched for it."""
+    _refused(_forged(tmp_path, forge, meta={field: 1234}), META_FILE,
+             f"field '{field}' is not part of this format")
+
+
+def test_a_metadata_file_nested_beyond_reason_is_a_clear_error(tmp_path, capsys):
+    """100,000 nested lists: Python's parser would end in a RecursionError; the reader and the
+    ledger's command line refuse it as a FormatError naming the file."""
+    from lpp.formats.ledger import main
+    _privatize(tmp_path)
+    meta = tmp_path / "p" / META_FILE
+    meta.write_text('{"format": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    _refused(tmp_path / "p", META_FILE, "nested deeper than 32 levels")
+    assert main([str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "nested deeper" in err and "Traceback" not in err

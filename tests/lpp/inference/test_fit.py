@@ -476,7 +476,7 @@ def test_a_private_folder_is_refused_with_how_to_pass_it(tmp_path):
     from lpp.formats.privatized import load_privatized, privatize_counts
 
     counts = np.random.default_rng(0).poisson(1.0, size=(6, 5))
-    privatize_counts(counts, tmp_path / "p", epsilon=1.0, N=1.0, seed=1, source="toy",
+    privatize_counts(counts, tmp_path / "p", epsilon=1.0, N=1.0, simulation=True, seed=1, source="toy",
                      row_ids=[str(i) for i in range(6)], column_ids=[str(j) for j in range(5)])
     for data in (tmp_path / "p", str(tmp_path / "p"), load_privatized(tmp_path / "p")):
         with pytest.raises(TypeError, match=r"load_privatized\(path\); fit_private\(data.y_tilde"):

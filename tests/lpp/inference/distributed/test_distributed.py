@@ -51,8 +51,8 @@ def test_refuses_what_it_cannot_run(tmp_path):
     with pytest.raises(ValueError, match="no meta.json"):
         fit_private_distributed(tmp_path, "topics", n_components=2)
     data = privatize_blocks([np.ones((3, 4), dtype=int)], tmp_path / "blocks", n_cols=4,
-                            epsilon=1.0, N=1.0, seed=0, source="toy",
-                            column_ids=list("abcd"))
+                            epsilon=1.0, N=1.0, simulation=True, seed=0, source="toy",
+                            column_ids=list("abcd"), row_ids=["0", "1", "2"])
     common = {"n_components": 2, "n_iter": 2, "cluster": True}
     # every refusal comes before a cluster is started
     for kwargs, error, match in [
@@ -107,8 +107,9 @@ def corpus(tmp_path_factory):
     path = tmp_path_factory.mktemp("blocks")
     # blocks of unequal sizes, none aligned to anything
     data = privatize_blocks([counts[:50], counts[50:80], counts[80:]], path, n_cols=V,
-                            epsilon=2.0, N=1.0, seed=5, source="toy",
-                            column_ids=[str(i) for i in range(V)])
+                            epsilon=2.0, N=1.0, simulation=True, seed=5, source="toy",
+                            column_ids=[str(i) for i in range(V)],
+                            row_ids=[str(r) for r in range(D)])
     y_tilde, alpha = data.to_dense()
     reference = fit_private(y_tilde, alpha, "topics", n_components=K, n_iter=N_ITER,
                             burn_in=BURN_IN, rng=SEED, init="prior", sparse=True,
@@ -123,8 +124,9 @@ def tall_corpus(tmp_path_factory):
     path = tmp_path_factory.mktemp("tall")
     cuts = [0, 300, 700, TALL_D]  # the second worker's rows start inside an expectation block
     data = privatize_blocks([counts[a:b] for a, b in pairwise(cuts)], path,
-                            n_cols=TALL_V, epsilon=1.0, N=1.0, seed=6, source="toy",
-                            column_ids=[str(i) for i in range(TALL_V)])
+                            n_cols=TALL_V, epsilon=1.0, N=1.0, simulation=True, seed=6,
+                            source="toy", column_ids=[str(i) for i in range(TALL_V)],
+                            row_ids=[str(r) for r in range(TALL_D)])
     mask = rng.random((TALL_D, TALL_V)) < 0.1
     return data, mask
 
@@ -267,7 +269,8 @@ def test_a_failed_connection_leaves_no_client_or_config_behind(tmp_path):
     dask = pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
     data = privatize_blocks([np.ones((3, 4), dtype=int)], tmp_path / "blocks", n_cols=4,
-                            epsilon=1.0, N=1.0, seed=0, source="toy", column_ids=list("abcd"))
+                            epsilon=1.0, N=1.0, simulation=True, seed=0, source="toy", column_ids=list("abcd"),
+                            row_ids=["0", "1", "2"])
     before = (dask.config.get("scheduler", None), distributed.client._get_global_client())
     with pytest.raises(ValueError, match="cluster='garbage' is not a Dask scheduler address"):
         fit_private(data, None, "topics", n_components=2, n_iter=2, cluster="garbage")
@@ -278,7 +281,8 @@ def test_a_failed_connection_leaves_no_client_or_config_behind(tmp_path):
 def test_an_unreachable_scheduler_fails_fast_naming_it(tmp_path):
     pytest.importorskip("distributed")
     data = privatize_blocks([np.ones((3, 4), dtype=int)], tmp_path / "blocks", n_cols=4,
-                            epsilon=1.0, N=1.0, seed=0, source="toy", column_ids=list("abcd"))
+                            epsilon=1.0, N=1.0, simulation=True, seed=0, source="toy", column_ids=list("abcd"),
+                            row_ids=["0", "1", "2"])
     address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
     start = time.monotonic()
     with _within(dist.CONNECT_SECONDS + 20), pytest.raises(
@@ -368,8 +372,9 @@ _CHAIN_ON_THIS_CPU = textwrap.dedent("""
         counts = rng.poisson(1.0, size=(600, 12))
         mask = rng.random(counts.shape) < 0.1
         data = privatize_blocks([counts[:250], counts[250:]], sys.argv[1], n_cols=12,
-                                epsilon=1.0, N=1.0, seed=6, source="toy",
-                                column_ids=[str(i) for i in range(12)])
+                                epsilon=1.0, N=1.0, simulation=True, seed=6, source="toy",
+                                column_ids=[str(i) for i in range(12)],
+                                row_ids=[str(r) for r in range(600)])
         common = {"n_components": 9, "n_iter": 2, "rng": 5, "init": "em", "mask": mask,
                   "progress": False}
         reference = fit_private(*data.to_dense(), "topics", sparse=True, **common)

@@ -77,8 +77,9 @@ _FIT_ON_A_LOCAL_CLUSTER = textwrap.dedent("""
         rng = np.random.default_rng(0)
         counts = rng.poisson(0.7, size=(40, 30))
         data = privatize_blocks([counts[:25], counts[25:]], sys.argv[1], n_cols=30,
-                                epsilon=2.0, N=1.0, seed=5, source="toy",
-                                column_ids=[str(i) for i in range(30)])
+                                epsilon=2.0, N=1.0, simulation=True, seed=5, source="toy",
+                                column_ids=[str(i) for i in range(30)],
+                                row_ids=[str(r) for r in range(40)])
         common = {"n_components": 3, "n_iter": 4, "burn_in": 2, "rng": 7, "progress": False}
         reference = fit_private(*data.to_dense(), "topics", sparse=True, **common)
         seen = {}
