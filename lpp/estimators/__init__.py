@@ -3,7 +3,10 @@
 Two estimators, one for each side of the geometric mechanism:
 
 * :class:`GeometricMechanism` — the data owners' side: ``transform`` adds ``2Geo(alpha)``
-  noise to true counts (:func:`lpp.mechanism.privatize`); stateless.
+  noise to true counts (:func:`lpp.mechanism.privatize`), keyed by the counts so that two
+  inputs never share noise; stateless. The process records the rows it noises
+  (:func:`noised_rows`, emptied by :func:`forget_noised_rows`) and warns
+  (:class:`RenoisedRowsWarning`) the first time rows noised before get new noise.
 * :class:`PrivateTopicModel` — the analyst's side: the topic model (Poisson factorization of
   documents x words) fitted to the privatized counts by the Gibbs samplers
   (:func:`lpp.inference.fit_private`) or the CAVIs (:func:`lpp.vi.fit_variational`), with the
@@ -34,8 +37,10 @@ transform of new samples do not apply to them, and an estimator would only respe
 ``model="communities"`` or ``"cp"``).
 """
 from ._base import NotFittedError
-from ._mechanism import GeometricMechanism
+from ._mechanism import (GeometricMechanism, NoisedRows, RenoisedRowsWarning, forget_noised_rows,
+                         noised_rows)
 from ._topic_model import INFERENCES, INITS, METHODS, PrivateTopicModel
 
-__all__ = ["INFERENCES", "INITS", "METHODS", "GeometricMechanism", "NotFittedError",
-           "PrivateTopicModel"]
+__all__ = ["INFERENCES", "INITS", "METHODS", "GeometricMechanism", "NoisedRows",
+           "NotFittedError", "PrivateTopicModel", "RenoisedRowsWarning", "forget_noised_rows",
+           "noised_rows"]

@@ -507,19 +507,19 @@ def read_npz(payload: bytes, path, *, required=(), optional=(), prefixes=(),
     the array) otherwise.
     """
     try:
-        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
-            infos = archive.infolist()
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive, contextlib.ExitStack() as opened:
             headers = {}
-            for info in infos:
-                name, header = _member_header(archive, info, path)
+            for info in archive.infolist():
+                member = opened.enter_context(archive.open(info))
+                name, header = _member_header(member, info, path)
                 if name in headers:
                     raise FormatError(f"{path}: array {name!r} appears twice")
-                headers[name] = (info, *header)
+                headers[name] = (member, *header)
             _check_members(headers, path, required, optional, prefixes, expect or {})
-            arrays = {}
-            for name, (info, *_) in headers.items():
-                with archive.open(info) as member:
-                    arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
+            # each member is read on from the end of its header: exactly the bytes the header
+            # implies, which is where the zip's declared size ends (so its CRC is checked)
+            arrays = {name: _member_data(member, dtype, shape, fortran)
+                      for name, (member, dtype, shape, fortran) in headers.items()}
     except FormatError:
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged zip fails in many ways (BadZipFile,
@@ -529,33 +529,47 @@ def read_npz(payload: bytes, path, *, required=(), optional=(), prefixes=(),
     return arrays
 
 
-def _member_header(archive, info, path) -> tuple[str, tuple]:
-    """The array name of the zip member ``info`` and its ``.npy`` header: ``(dtype, shape)``,
-    after checking that its declared size is the header's plus the data the header implies."""
+def _member_header(member, info, path) -> tuple[str, tuple]:
+    """The array name of the zip member ``info`` (opened as ``member``, left just past its
+    ``.npy`` header) and the header: ``(dtype, shape, fortran order)``, after checking that
+    its declared size is the header's plus the data the header implies."""
     if info.is_dir() or not info.filename.endswith(".npy") or info.filename == ".npy":
         raise FormatError(f"{path}: member {info.filename!r:.60} is not an array (NAME.npy)")
     name = info.filename[:-len(".npy")]
-    with archive.open(info) as member:
-        try:
-            version = np.lib.format.read_magic(member)
-            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-            if read_header is None:
-                raise ValueError(f"npy format version {version} is not read")
-            shape, _, dtype = read_header(member)
-            header_bytes = member.tell()
-        except FormatError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - numpy's header parser raises several kinds
-            raise FormatError(f"{path}: array {name!r:.60} has no readable .npy header "
-                              f"({type(exc).__name__}: {exc})") from None
+    try:
+        version = np.lib.format.read_magic(member)
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                       (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        if read_header is None:
+            raise ValueError(f"npy format version {version} is not read")
+        shape, fortran, dtype = read_header(member)
+        header_bytes = member.tell()
+    except Exception as exc:  # noqa: BLE001 - numpy's header parser raises several kinds
+        raise FormatError(f"{path}: array {name!r:.60} has no readable .npy header "
+                          f"({type(exc).__name__}: {exc})") from None
     if dtype.hasobject:
         raise FormatError(f"{path}: array {name!r} holds Python objects, never loaded")
     implied = header_bytes + dtype.itemsize * math.prod(shape)
     if info.file_size != implied:
         raise FormatError(f"{path}: array {name!r} declares {info.file_size} bytes uncompressed, "
                           f"but its header ({dtype}, shape {shape}) implies {implied}")
-    return name, (dtype, shape)
+    return name, (dtype, shape, fortran)
+
+
+def _member_data(member, dtype, shape, fortran: bool) -> np.ndarray:
+    """The array whose header :func:`_member_header` read from ``member``: its data read into
+    a new (writable) array."""
+    flat = np.empty(math.prod(shape), dtype=dtype)
+    view, done = memoryview(flat).cast("B"), 0
+    while done < len(view):  # in pieces the decompressor keeps in cache (as numpy reads)
+        got = member.readinto(view[done:done + _READ_PIECE])
+        if not got:
+            raise EOFError(f"the data end after {done} of {len(view)} bytes")
+        done += got
+    return flat.reshape(shape, order="F" if fortran else "C")
+
+
+_READ_PIECE = 1 << 18
 
 
 def _check_members(headers: dict, path, required, optional, prefixes, expect: dict) -> None:
@@ -571,7 +585,7 @@ def _check_members(headers: dict, path, required, optional, prefixes, expect: di
     for name, (kinds, shapes) in expect.items():
         if name not in headers:
             continue
-        _, dtype, shape = headers[name]
+        _, dtype, shape, _ = headers[name]
         if dtype.kind not in kinds:
             raise FormatError(f"{path}: array {name!r} has dtype {dtype}, expected "
                               f"{_KIND_WORDS.get(kinds, 'kinds ' + kinds)} (read from its "

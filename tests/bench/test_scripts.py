@@ -15,6 +15,7 @@ SCRIPTS = {
     "metrics": lambda m: m.main(quick=True),
     "inference": lambda m: m.main(quick=True),
     "lda": lambda m: m.main(["--quick"]),
+    "loaders": lambda m: m.main(["--quick"]),
     "pass1": lambda m: m.main(["--quick"]),
     "rng": lambda m: m.main(["--quick"]),
     "saved_sweep": lambda m: m.main(["--quick"]),

@@ -17,7 +17,9 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 import lpp.estimators
-from lpp.estimators import GeometricMechanism, NotFittedError, PrivateTopicModel
+from lpp.estimators import (GeometricMechanism, NotFittedError, PrivateTopicModel,
+                            RenoisedRowsWarning, forget_noised_rows)
+from lpp.estimators._mechanism import _noise_rng
 from lpp.inference import FitResult
 from lpp.mechanism import exact_alpha, privatize
 from lpp.metrics import align_topics, topic_distances
@@ -350,14 +352,15 @@ def test_the_nonprivate_score_is_the_poisson_predictive(small):
 
 # ----- the mechanism -----------------------------------------------------------------------------
 
-def test_the_mechanism_is_privatize_with_the_same_seed():
+def test_the_mechanism_is_privatize_keyed_by_the_seed_and_the_counts():
     counts = np.random.default_rng(0).poisson(2.0, (6, 5))
     mech = GeometricMechanism(ALPHA_1, random_state=4)
     out = mech.fit_transform(counts)
-    np.testing.assert_array_equal(out, privatize(counts, ALPHA_1, rng=4))
+    np.testing.assert_array_equal(out, privatize(counts, ALPHA_1, rng=_noise_rng(4, counts)))
     assert out.dtype == np.int64 and out.shape == counts.shape
     assert mech.n_features_in_ == 5
-    # sparse in, dense int64 out; float whole numbers are counts
+    # sparse in, dense int64 out; float whole numbers are counts: the same counts, the same
+    # key, the same output (nothing new released, so no warning)
     np.testing.assert_array_equal(mech.transform(sp.csr_matrix(counts)), out)
     np.testing.assert_array_equal(mech.transform(counts.astype(float)), out)
 
@@ -365,15 +368,20 @@ def test_the_mechanism_is_privatize_with_the_same_seed():
 def test_the_mechanism_draws_fresh_noise_unless_seeded_by_an_int():
     counts = np.ones((40, 30), dtype=np.int64)
     system = GeometricMechanism(0.5)  # random_state=None: system randomness on every call
-    assert not np.array_equal(system.transform(counts), system.transform(counts))
+    with pytest.warns(RenoisedRowsWarning):  # a second noisy copy of the same rows
+        assert not np.array_equal(system.transform(counts), system.transform(counts))
+    forget_noised_rows()
     stream = GeometricMechanism(0.5, random_state=np.random.default_rng(0))
-    assert not np.array_equal(stream.transform(counts), stream.transform(counts))
-    seeded = GeometricMechanism(0.5, random_state=3)
+    with pytest.warns(RenoisedRowsWarning):
+        assert not np.array_equal(stream.transform(counts), stream.transform(counts))
+    forget_noised_rows()
+    seeded = GeometricMechanism(0.5, random_state=3)  # the same output twice: no warning
     np.testing.assert_array_equal(seeded.transform(counts), seeded.transform(counts))
     # scikit-learn's legacy generator is drawn from like a Generator: new noise per call,
     # the same sequence of it from the same state
     legacy = [GeometricMechanism(0.5, random_state=np.random.RandomState(5)) for _ in range(2)]
-    first = [legacy[0].transform(counts) for _ in range(2)]
+    with pytest.warns(RenoisedRowsWarning):
+        first = [legacy[0].transform(counts) for _ in range(2)]
     assert not np.array_equal(*first)
     for out in first:
         np.testing.assert_array_equal(out, legacy[1].transform(counts))
@@ -404,11 +412,14 @@ def test_the_exact_mechanism_takes_an_exact_alpha():
     counts = np.array([[0, 2, 1], [4, 0, 0]])
     exact = GeometricMechanism(exact_alpha(1, 1), exact=True, random_state=0)
     out = exact.transform(counts)
-    np.testing.assert_array_equal(out, privatize(counts, exact_alpha(1, 1), rng=0, exact=True))
+    np.testing.assert_array_equal(out, privatize(counts, exact_alpha(1, 1),
+                                                 rng=_noise_rng(0, counts), exact=True))
     with pytest.raises(TypeError, match="exact_alpha"):
         GeometricMechanism(0.5, exact=True).transform(counts)
-    # the fast path takes an ExactAlpha as its float
-    assert GeometricMechanism(exact_alpha(1, 1), random_state=0).transform(counts).shape == (2, 3)
+    # the fast path takes an ExactAlpha as its float (its other sampler: a new noisy copy)
+    with pytest.warns(RenoisedRowsWarning, match="epsilon/N = 2 per unit"):
+        fast = GeometricMechanism(exact_alpha(1, 1), random_state=0).transform(counts)
+    assert fast.shape == (2, 3)
 
 
 @pytest.mark.parametrize("counts, error, match", [
@@ -631,8 +642,8 @@ def test_the_docstring_examples_run(module):
 
 def test_every_public_name_is_documented():
     assert sorted(lpp.estimators.__all__) == sorted(
-        ["GeometricMechanism", "INFERENCES", "INITS", "METHODS", "NotFittedError",
-         "PrivateTopicModel"])
+        ["GeometricMechanism", "INFERENCES", "INITS", "METHODS", "NoisedRows", "NotFittedError",
+         "PrivateTopicModel", "RenoisedRowsWarning", "forget_noised_rows", "noised_rows"])
     for cls in (GeometricMechanism, PrivateTopicModel):
         # cleandoc: Python 3.13 strips the docstrings' indentation at compile time
         doc = inspect.cleandoc(cls.__doc__)

@@ -45,7 +45,7 @@ def test_a_reader_of_three_copies_has_spent_their_sum(tmp_path):
 def test_one_copy_costs_its_own_level_and_raises_no_warning(tmp_path):
     _copy(tmp_path, "one", 2.0, 0)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", SeveralCopiesWarning)
         ledger = composed_epsilon([tmp_path / "one"])
     assert ledger.total_epsilon == pytest.approx(2.0) and ledger.several_copies == []
 
@@ -84,7 +84,7 @@ def test_other_counts_are_another_data_set_and_the_total_bounds_both(tmp_path):
                      row_ids=[f"actor{i}" for i in range(60)], column_ids=COLS[:10],
                      simulation=True, seed=[1, 2])
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", SeveralCopiesWarning)
         ledger = composed_epsilon([tmp_path / "a", tmp_path / "b"])
     assert len(ledger.datasets) == 2 and ledger.several_copies == []
     assert ledger.total_epsilon == pytest.approx(3.0)
