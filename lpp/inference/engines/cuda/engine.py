@@ -17,6 +17,25 @@ sample, the rates and the log joint (computed on the device; the dense rates onl
 for). A sweep writes the new factors into a second pair of buffers and swaps them at its end,
 so a sweep interrupted by Ctrl-C leaves the chain at its last complete point.
 
+What one thread's work costs, whatever the size of the counts (up to the 1e15 a fit accepts):
+
+* an entry's count is split over the K topics a uniform per token up to
+  :data:`~lpp.inference.engines.cuda.functions.BULK_COUNT` (8192) tokens, and above by K
+  conditional binomials (:func:`~lpp.inference.engines.cuda.functions.build_functions`'s
+  ``split_bulk``), ``O(K log n)``: a count of 10**12 costs about what one of 10**4 does;
+* a (row, topic) cell's tokens on the row's non-positive entries are drawn one by one, with
+  rejection on E(d), while that takes fewer than ``max(BULK_WORK, BULK_PER_COLUMN V)``
+  uniforms on average (:mod:`~lpp.inference.engines.cuda.kernels`); beyond, they are split
+  over Neg(d) by one multinomial, ``O(V log n)``;
+* the collapsed conditional of an entry (``two_piece``) sums its weights outward from the mode
+  over the range where they are not negligible: about ``78 / |log alpha|`` terms where the
+  noise's geometric factor is the narrower, ``18 sqrt(m)`` where the Poisson factor of mode
+  ``m`` is (at most about 1.8e7 terms at ``m = 10**12``, 5.6e8 at ``10**15``). This is the
+  one part of a sweep whose cost grows with the counts.
+
+Ordinary data stay below the thresholds of the first two: their counts and tokens are drawn one
+by one, a uniform each.
+
 Random numbers: counter-based (:mod:`lpp.inference.engines.cuda.functions`), keyed by the same
 phase seeds as the CPU engines (:class:`lpp.randomness.Tag`) and named by item and iteration.
 The same seed on the same device gives the same chain bit for bit, for any launch
@@ -349,7 +368,7 @@ class CudaSparseTopicEngine(_DeviceTopicEngine):
         # layout (cols, values, rows: 4 bytes each; pos_y 8; a bit per cell) and the draw's
         # buffers (the guide table: 4 bytes per topic and column)
         return (20 * self.nnz + 4 * n_rows * ((n_cols + 31) // 32)
-                + 8 * (3 * n_rows * n_topics + n_topics * n_cols + 3 * n_rows)
+                + 8 * (4 * n_rows * n_topics + n_topics * n_cols + 3 * n_rows)
                 + 4 * n_topics * n_cols)
 
     def _allocate_draw(self, n_topics: int) -> None:
@@ -358,6 +377,8 @@ class CudaSparseTopicEngine(_DeviceTopicEngine):
         self.pos_y = b.zeros(self.nnz, np.int64)
         self._excluded = b.zeros((n_rows, n_topics), np.float64)
         self.neg_counts = b.zeros((n_rows, n_topics), np.int64)
+        self._residuals = b.zeros((n_rows, n_topics), np.float64)
+        self._draw_phi_t = None
         self._cum_phi = b.zeros((n_topics, n_cols), np.float64)
         self._guide = b.zeros((n_topics, n_cols), np.int32)
         self._old_phi_sums = b.zeros(n_topics, np.float64)
@@ -378,11 +399,14 @@ class CudaSparseTopicEngine(_DeviceTopicEngine):
         self._launch("negative_totals", n_rows * k, self._indptr, self._cols, self._alpha_rows,
                      theta, phi_t, self._old_phi_sums, self._excluded,
                      *_key(derive_seed(privacy_seed, Tag.NEGATIVE_TOTALS)), iteration,
-                     self.neg_counts, self.doc_topic, self.errors)
+                     self.neg_counts, self._residuals, self.doc_topic, self.errors)
         token_key = _key(derive_seed(privacy_seed, Tag.PASS2))
         self._launch("guide_cells", k * self.shape[1], self._cum_phi, self._guide)
         self._launch("negative_tokens", n_rows * k, self._bitmap, self._cum_phi, self._guide,
-                     self.neg_counts, *token_key, iteration, self.word_topic, False)
+                     phi_t, self.neg_counts, self._residuals, *token_key, iteration,
+                     self.word_topic, False)
+        # the point swept from keeps its buffer until the next sweep writes its factors there
+        self._draw_phi_t = phi_t
         self.draw_generation = self.generation + 1
         return DeviceCounts(self, self.draw_generation, iteration, token_key)
 
@@ -396,7 +420,8 @@ class CudaSparseTopicEngine(_DeviceTopicEngine):
             self.backend.fill_zero(self._dense)
         self._launch("scatter_entry", self.nnz, self._rows, self._cols, self.pos_y, self._dense)
         self._launch("negative_tokens", n_rows * self._n_topics, self._bitmap, self._cum_phi,
-                     self._guide, self.neg_counts, *token_key, iteration, self._dense, True)
+                     self._guide, self._draw_phi_t, self.neg_counts, self._residuals,
+                     *token_key, iteration, self._dense, True)
         return self._dense
 
     def sums_log_joint(self, counts) -> bool:

@@ -12,6 +12,10 @@ works on, ``index`` the draw's place in that item's sequence. Nothing depends on
 or block runs the item, so the result is the same for every launch configuration. All
 arithmetic is on 64-bit unsigned words holding 32-bit values: it never overflows, so the same
 code runs unchanged in the simulator (where numpy warns on overflow).
+
+Large counts are split by ``binomial`` (the CPU's method, :mod:`lpp.distributions.binomial`:
+inversion for a small mean, order-statistic splits on two Gamma draws above), whose cost does
+not grow with the number of trials, and ``split_bulk`` (conditional binomials over topics).
 """
 from __future__ import annotations
 
@@ -23,7 +27,8 @@ import numpy as np
 from lpp.distributions import TINY
 from lpp.distributions.poisson import MAX_MEAN
 
-__all__ = ["MAX_MEAN", "SERIES_TOL", "TINY", "build_functions", "philox_reference"]
+__all__ = ["BULK_COUNT", "INVERSION_MEAN", "MAX_MEAN", "SERIES_TOL", "TINY", "build_functions",
+           "philox_reference"]
 
 _MASK32 = np.uint64(0xFFFFFFFF)
 _M0 = np.uint64(0xD2511F53)
@@ -40,6 +45,14 @@ SERIES_TOL = 1e-17
 #: below this a weight total is treated as underflowed and the weights are redone in log space
 #: (:mod:`lpp.inference.engines.cuda.kernels`)
 UNDERFLOW = 1e-280
+#: counts up to this are split over topics token by token (a uniform each); larger ones by
+#: conditional binomials, whose cost does not grow with the count. The CPU engine's threshold
+#: (:data:`lpp.distributions.LARGE_COUNT`): far above the counts of the shipped data sets, whose
+#: draws are therefore token by token
+BULK_COUNT = 8192
+#: a binomial draw whose rarer outcome has a mean below this is made by inversion (as the CPU's
+#: :data:`lpp.distributions.binomial.INVERSION_MEAN`)
+INVERSION_MEAN = 16.0
 
 
 def build_functions(jit):
@@ -215,9 +228,99 @@ def build_functions(jit):
             hits[pick(cum, total, u)] += 1
         return index
 
+    @jit
+    def binomial_inversion(n, p, k0, k1, item, iteration, index):
+        """``Binom(n, p)`` for ``p <= 1/2`` and ``n p`` below :data:`INVERSION_MEAN`: one
+        uniform against the pmf's running sum, each term from the last by
+        ``(n - k) / (k + 1) * p / (1 - p)`` (about ``n p`` steps)."""
+        ratio = p / (1.0 - p)
+        term = math.exp(n * math.log1p(-p))  # at least exp(-2 INVERSION_MEAN): no underflow
+        acc = term
+        u = uniform(k0, k1, item, iteration, index)
+        k = 0
+        # stops where the pmf vanishes, should rounding leave the sum just below u
+        while acc <= u and term > 0.0 and k < n:
+            term *= (n - k) / (k + 1.0) * ratio
+            k += 1
+            acc += term
+        return k, index + 1
+
+    @jit
+    def binomial(n, p, k0, k1, item, iteration, index):
+        """One exact ``Binom(n, p)`` draw (``n >= 0``), in ``O(log n)`` expected work at any
+        ``n``: the CPU's method (:func:`lpp.distributions.binomial.binomial_nb`) on this
+        stream.
+
+        With ``m = n min(p, 1 - p)`` below :data:`INVERSION_MEAN`, by inversion; above, by
+        splitting at an order statistic (Knuth, TAOCP vol. 2, 3.4.1; Devroye 1986, X.4): the
+        ``i``-th smallest of ``n`` uniforms is ``X ~ Beta(i, n + 1 - i)``, drawn as
+        ``G1 / (G1 + G2)`` from two Gamma variates; if ``X > p`` the count is
+        ``Binom(i - 1, p / X)``, else ``i + Binom(n - i, (p - X) / (1 - X))``. With ``i`` near
+        ``n p`` each step shrinks the trials by a factor of about ``sqrt(n p)``. Returns
+        ``(k, index)``; k is -1 for a NaN ``p``.
+        """
+        if not p == p:
+            return -1, index
+        n = np.int64(n)
+        # the draw is base + sign * Binom(n, p); Binom(n, p) = n - Binom(n, 1 - p) keeps p <= 1/2
+        base = np.int64(0)
+        sign = np.int64(1)
+        while True:
+            if n <= 0 or p <= 0.0:
+                return base, index
+            if p >= 1.0:
+                return base + sign * n, index
+            if p > 0.5:
+                base += sign * n
+                sign = -sign
+                p = 1.0 - p
+            if n * p < INVERSION_MEAN:
+                k, index = binomial_inversion(n, p, k0, k1, item, iteration, index)
+                return base + sign * k, index
+            i = int(n * p) + 1  # 1 <= i <= n, as n p <= n / 2 and n p >= INVERSION_MEAN
+            g1, index = standard_gamma_at_least_one(float(i), k0, k1, item, iteration, index)
+            g2, index = standard_gamma_at_least_one(float(n + 1 - i), k0, k1, item, iteration,
+                                                    index)
+            x = g1 / (g1 + g2)
+            if x > p:
+                n = i - 1
+                p = p / x
+            else:
+                base += sign * i
+                n -= i
+                p = (p - x) / (1.0 - x)
+
+    @jit
+    def split_bulk(count, cum, hits, k0, k1, item, iteration, index):
+        """``hits[k]``: ``count`` tokens split over topics with probabilities ``cum``'s
+        increments over its last value (the law of :func:`split_count`), by conditional
+        binomials from the last topic down: ``hits[k] ~ Binom(left, w_k / cum[k])``, where
+        ``left`` is what the topics above k did not take. ``O(K log count)`` whatever the count.
+
+        From the top down each denominator is a prefix sum itself, not a difference of sums
+        that would lose digits; the lowest topic of positive weight has ``cum[k] == w_k``
+        exactly (its prefix below is exactly 0), so it takes what is left."""
+        for k in range(hits.size):
+            hits[k] = 0
+        left = np.int64(count)
+        k = hits.size - 1
+        while k > 0 and left > 0:
+            upto = cum[k]
+            w = upto - cum[k - 1]
+            if w > 0.0:
+                c, index = binomial(left, w / upto, k0, k1, item, iteration, index)
+                if c < 0:  # a NaN weight: nothing sensible to split by; the rest goes below
+                    c = 0
+                hits[k] = c
+                left -= c
+            k -= 1
+        hits[0] += left
+        return index
+
     return SimpleNamespace(
         philox=philox, uniform=uniform, two_piece=two_piece, standard_normal=standard_normal,
-        gamma_rate=gamma_rate, pick=pick, split_count=split_count)
+        gamma_rate=gamma_rate, pick=pick, split_count=split_count, binomial=binomial,
+        split_bulk=split_bulk)
 
 
 def philox_reference(key: tuple[int, int], counter: tuple[int, int, int, int]):

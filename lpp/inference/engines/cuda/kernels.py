@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import njit
 
-from lpp.inference.engines.cuda.functions import UNDERFLOW, build_functions
+from lpp.inference.engines.cuda.functions import BULK_COUNT, UNDERFLOW, build_functions
 from lpp.inference.engines.sparse_topics import RESIDUAL_RECOMPUTE
 
 __all__ = ["BODIES", "SCRATCH", "SEGMENTS", "HostBackend", "build_bodies"]
@@ -33,6 +33,13 @@ SEGMENTS = 64
 #: counts up to this are added to the topic totals token by token (two atomic additions each);
 #: larger ones are tallied per topic first
 FEW_TOKENS = 8
+#: a (row, topic) cell's tokens on Neg(d) are split over Neg(d) in bulk (a binomial per
+#: column) when drawing them one by one would take more uniforms, on average, than both
+#: BULK_WORK and BULK_PER_COLUMN per column of the data (the values of the CPU engine's
+#: :data:`lpp.inference.engines.sparse_topics.BULK_MIN` and ``BULK_PER_COLUMN``): only where
+#: one (row, topic) holds thousands of noise tokens, or E(d) nearly all of the topic's mass
+BULK_WORK = BULK_COUNT
+BULK_PER_COLUMN = 4
 #: error codes a kernel leaves in ``errors[0]``
 ERROR_RATE = 1  # a Poisson rate that is NaN or above 2**53
 ERROR_LATENT = 2  # a Gamma draw that is not a positive finite number
@@ -43,7 +50,7 @@ def build_bodies(jit, add2, n_topics: int):
     adds ``x`` to ``arr[i, j]`` (atomically on a GPU)."""
     F = build_functions(jit)
     uniform, two_piece, gamma_rate = F.uniform, F.two_piece, F.gamma_rate
-    pick, split_count = F.pick, F.split_count
+    pick, split_count, split_bulk, binomial = F.pick, F.split_count, F.split_bulk, F.binomial
     K = n_topics
 
     @jit
@@ -79,8 +86,10 @@ def build_bodies(jit, add2, n_topics: int):
     @jit
     def allocate(count, d, v, theta, phi_t, mu, k0, k1, item, iteration, index,
                  doc_topic, word_topic, cum, hits):
-        """Split ``count`` over topics (``cum`` holds the prefix sums of total ``mu``): the
-        same uniforms and picks either way, so the counts do not depend on the path."""
+        """Split ``count`` over topics (``cum`` holds the prefix sums of total ``mu``). Up to
+        :data:`~lpp.inference.engines.cuda.functions.BULK_COUNT` tokens, a uniform and a pick
+        each (the same uniforms and picks whether added one by one or tallied, so the counts do
+        not depend on that path); above, conditional binomials, ``O(K log count)``."""
         total = mu
         if not total > UNDERFLOW:
             total = topic_prefix_log(theta, d, phi_t, v, cum)
@@ -92,7 +101,10 @@ def build_bodies(jit, add2, n_topics: int):
                 add2(doc_topic, d, k, 1)
                 add2(word_topic, v, k, 1)
             return
-        split_count(count, cum, total, hits, k0, k1, item, iteration, index)
+        if count <= BULK_COUNT:
+            split_count(count, cum, total, hits, k0, k1, item, iteration, index)
+        else:  # token by token the thread's work would grow with the count without bound
+            split_bulk(count, cum, hits, k0, k1, item, iteration, index)
         for k in range(K):
             h = hits[k]
             if h:
@@ -144,9 +156,10 @@ def build_bodies(jit, add2, n_topics: int):
 
     @jit
     def negative_totals(t, indptr, cols, alpha_rows, theta, phi_t, phi_sums, excluded, k0, k1,
-                        iteration, neg_counts, doc_topic, errors):
+                        iteration, neg_counts, residuals, doc_topic, errors):
         """Cell ``t = d K + k``: the tokens of topic k on the row's non-positive entries,
-        ``Pois(alpha_d theta[d, k] R[d, k])`` with ``R[d, k] = sum over Neg(d) of phi[k, v]``."""
+        ``Pois(alpha_d theta[d, k] R[d, k])`` with ``R[d, k] = sum over Neg(d) of phi[k, v]``
+        (kept in ``residuals``: :func:`negative_tokens` weighs its rejection's cost by it)."""
         d = t // K
         k = t % K
         residual = phi_sums[k] - excluded[d, k]
@@ -165,6 +178,7 @@ def build_bodies(jit, add2, n_topics: int):
             errors[0] = ERROR_RATE
             n = 0
         neg_counts[d, k] = n
+        residuals[d, k] = residual
         doc_topic[d, k] += n
 
     @jit
@@ -197,17 +211,67 @@ def build_bodies(jit, add2, n_topics: int):
         return (np.int64(bitmap[d, v >> 5]) >> (v & 31)) & 1
 
     @jit
-    def negative_tokens(t, bitmap, cum_phi, guide, neg_counts, k0, k1, iteration, counts,
-                        to_dense):
+    def negative_bulk(t, d, k, n, bitmap, phi_t, k0, k1, iteration, counts, to_dense):
+        """The ``n`` tokens of cell ``t`` split over the columns of Neg(d) by one multinomial
+        with the weights ``phi[k, v]``: conditional binomials in column order, the last column
+        of positive weight taking what is left. The weights themselves, not the increments
+        of the topic's prefix sums, which lose the digits of a column's weight beside a much
+        larger prefix (a huge count's column before it)."""
+        rest = 0.0
+        last = -1
+        for v in range(phi_t.shape[0]):
+            w = phi_t[v, k]
+            if w > 0.0 and not in_layout(bitmap, d, v):
+                rest += w
+                last = v
+        left = np.int64(n)
+        index = 0
+        for v in range(last + 1):
+            w = phi_t[v, k]
+            if not w > 0.0 or in_layout(bitmap, d, v):
+                continue
+            if v == last:
+                c = left
+            else:
+                # rest is a running difference: rounding may leave it at or below w
+                p = w / rest if rest > w else 1.0
+                c, index = binomial(left, p, k0, k1, t, iteration, index)
+                if c < 0:  # a NaN weight: leave the tokens to the columns after it
+                    c = 0
+                rest -= w
+            if c > 0:
+                left -= c
+                if to_dense:
+                    add2(counts, d, v, c)
+                else:
+                    add2(counts, v, k, c)
+            if left == 0:
+                break
+
+    @jit
+    def negative_tokens(t, bitmap, cum_phi, guide, phi_t, neg_counts, residuals, k0, k1,
+                        iteration, counts, to_dense):
         """Cell ``t = d K + k``: the columns of its tokens, drawn from ``phi[k, :]`` and
         rejected on E(d); each adds 1 to ``counts[v, k]`` (the topic-word counts) or, with
-        ``to_dense``, to ``counts[d, v]`` (the dense draw of y)."""
+        ``to_dense``, to ``counts[d, v]`` (the dense draw of y).
+
+        A token costs ``Phi_k / R[d, k]`` uniforms on average (the rejection's acceptance rate
+        is ``R[d, k] / Phi_k``). Where the cell's tokens would cost more than
+        :data:`BULK_WORK` uniforms and :data:`BULK_PER_COLUMN` per column of the data, they are
+        split over Neg(d) in bulk instead (:func:`negative_bulk`, ``O(V log n)``): token by
+        token, the work would grow without bound with the tokens and with the mass that E(d)
+        holds (one huge count puts almost all of its topic's mass on its column, and a
+        rejection of nearly every draw)."""
         d = t // K
         k = t % K
         n = neg_counts[d, k]
         if n == 0:
             return
         row = cum_phi[k]
+        budget = max(BULK_WORK, BULK_PER_COLUMN * row.size)
+        if n * row[row.size - 1] > budget * residuals[d, k]:
+            negative_bulk(t, d, k, n, bitmap, phi_t, k0, k1, iteration, counts, to_dense)
+            return
         guide_row = guide[k]
         index = 0
         got = 0

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("numba_cuda", reason="numba-cuda (lpp[gpu]) is not installed; CI installs it")
 
 from numba import config as numba_config
-from numba import cuda
+from numba import cuda, int64
 
 from lpp.inference import TopicModel, fit_nonprivate, fit_private
 from lpp.inference.engines.cuda import DEFAULT_THREADS_PER_BLOCK, launch_settings
@@ -104,3 +104,108 @@ def test_a_rerun_repeats_the_chain_bit_for_bit(data):
 
 def test_the_default_launch_configuration():
     assert DEFAULT_THREADS_PER_BLOCK == 128
+
+
+# --- counts too large to split token by token ----------------------------------------------------
+
+from scipy import stats  # noqa: E402
+
+from lpp.inference import GibbsSampler  # noqa: E402
+from lpp.inference.engines.cuda.functions import build_functions  # noqa: E402
+from lpp.testing import FALSE_ALARM  # noqa: E402
+
+_G = build_functions(cuda.jit(device=True))
+_binomial, _split_bulk = _G.binomial, _G.split_bulk
+KEY = (np.uint64(0x1234ABCD), np.uint64(0x0BADF00D))
+HUGE = 10**12
+
+
+@cuda.jit
+def _binomial_kernel(n_items, n, p, k0, k1, out):
+    i = cuda.grid(1)
+    if i < n_items:
+        out[i], _ = _binomial(n, p, k0, k1, i, 0, 0)
+
+
+@cuda.jit
+def _split_kernel(n_items, count, cum, k0, k1, out):
+    i = cuda.grid(1)
+    if i < n_items:
+        hits = cuda.local.array(3, int64)
+        _split_bulk(count, cum, hits, k0, k1, i, 0, 0)
+        for k in range(3):
+            out[i, k] = hits[k]
+
+
+def _binomial_gof(draws, n, p, bins=20):
+    """Chi-square of ``Binom(n, p)`` draws on cells of about equal probability."""
+    law = stats.binom(n, p)
+    edges = np.unique(law.ppf(np.linspace(0.0, 1.0, bins + 1)[1:-1]))
+    edges = edges[law.cdf(edges) < 1.0]
+    probs = np.diff(np.concatenate(([0.0], law.cdf(edges), [1.0])))
+    observed = np.bincount(np.searchsorted(edges, draws, side="left"), minlength=probs.size)
+    return stats.chisquare(observed, probs * draws.size).pvalue
+
+
+@pytest.mark.parametrize("n,p", [(HUGE, 0.3), (10**15, 0.9), (60, 0.1)])
+def test_the_device_binomial_draws_its_law(n, p):
+    """2,000 draws on the device (order-statistic splits, and inversion at ``n p = 6``)."""
+    out = cuda.device_array(2000, np.int64)
+    _binomial_kernel[16, 128](out.size, n, p, *KEY, out)
+    x = out.copy_to_host()
+    assert np.all((x >= 0) & (x <= n))
+    assert _binomial_gof(x, n, p) > FALSE_ALARM
+
+
+def test_the_device_bulk_split_is_multinomial():
+    """10**12 tokens over weights 1 : 0 : 3 on the device: all land, none on the empty topic,
+    topic 0 gets ``Binom(10**12, 1/4)``."""
+    out = cuda.device_array((2000, 3), np.int64)
+    _split_kernel[16, 128](out.shape[0], HUGE, cuda.to_device(np.array([1.0, 1.0, 4.0])), *KEY,
+                           out)
+    hits = out.copy_to_host()
+    assert np.all(hits >= 0) and np.all(hits.sum(axis=1) == HUGE) and not hits[:, 1].any()
+    assert _binomial_gof(hits[:, 0], HUGE, 0.25) > FALSE_ALARM
+
+
+@pytest.fixture(scope="module")
+def huge_data(data):
+    """The fixture's data with 10**12 in one entry, beside non-positive ones in its row."""
+    y, y_tilde = (a.astype(np.int64) for a in data)
+    y[3, 2] = y_tilde[3, 2] = HUGE
+    y_tilde[3, 5:] = -1
+    return y, y_tilde
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_huge_count_is_split_in_bulk_on_the_device(huge_data, kind):
+    """One entry of 10**12 (one uniform a token would never end): three sweeps on the device
+    draw what the host emulation draws (on a GPU: what a rerun draws), and each sweep's split
+    is a valid multinomial: the topic counts are non-negative and add up to the draw of y, by
+    row and by column."""
+    y, y_tilde = huge_data
+    runs = []
+    for settings in ({"emulate": True} if SIMULATOR else {}, {"threads_per_block": 32}):
+        with launch_settings(**settings):
+            if kind == "nonprivate":
+                chain = GibbsSampler.nonprivate(y, TopicModel(2), rng=3, device="cuda")
+            else:
+                chain = GibbsSampler.private(y_tilde, 0.5 if kind == "collapsed" else None,
+                                             TopicModel(2), method=kind, rng=3, device="cuda")
+            assert chain.engine == ENGINE_OF[kind]
+            draws = []
+            for _ in range(3):
+                chain.sweep()
+                engine = chain._fused
+                doc_topic = engine.backend.to_host(engine.doc_topic)
+                word_topic = engine.backend.to_host(engine.word_topic)
+                counts = np.asarray(chain.y if kind == "collapsed" else engine.counts)
+                assert np.all(doc_topic >= 0) and np.all(word_topic >= 0)
+                assert np.array_equal(doc_topic.sum(axis=1), counts.sum(axis=1))
+                assert np.array_equal(word_topic.sum(axis=1), counts.sum(axis=0))
+                assert counts[3, 2] > HUGE // 2
+                draws.append((counts, doc_topic, word_topic, chain.state["theta"]))
+            runs.append(draws)
+    for first, again in zip(*runs):
+        for a, b in zip(first, again):
+            assert np.array_equal(a, b)

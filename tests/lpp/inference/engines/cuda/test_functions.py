@@ -12,6 +12,8 @@ from numba import njit
 from scipy import stats
 
 from lpp.inference.engines.cuda.functions import (
+    BULK_COUNT,
+    INVERSION_MEAN,
     MAX_MEAN,
     TINY,
     build_functions,
@@ -25,6 +27,7 @@ F = build_functions(njit)
 philox, uniform, two_piece = F.philox, F.uniform, F.two_piece
 standard_normal, gamma_rate = F.standard_normal, F.gamma_rate
 pick, split_count = F.pick, F.split_count
+binomial, split_bulk = F.binomial, F.split_bulk
 
 #: a phase key (two 32-bit words), as the engine derives one from a 63-bit seed
 KEY = (np.uint64(0x1234ABCD), np.uint64(0x0BADF00D))
@@ -74,6 +77,36 @@ def _splits(n, count, cum, k0, k1):
         split_count(count, cum, cum[cum.size - 1], hits, k0, k1, i, 0, 0)
         out[i] = hits
     return out
+
+
+@njit
+def _binomials(n_draws, n, p, k0, k1):
+    out = np.empty(n_draws, np.int64)
+    for i in range(n_draws):
+        out[i], _ = binomial(n, p, k0, k1, i, 0, 0)
+    return out
+
+
+@njit
+def _bulk_splits(n, count, cum, k0, k1):
+    out = np.empty((n, cum.size), np.int64)
+    hits = np.empty(cum.size, np.int64)
+    for i in range(n):
+        split_bulk(count, cum, hits, k0, k1, i, 0, 0)
+        out[i] = hits
+    return out
+
+
+def binomial_gof(draws, n, p, bins=40):
+    """Chi-square of ``Binom(n, p)`` draws on cells of about equal probability (scipy's
+    quantiles), so that a count of 10**15 needs no pmf over its whole spread."""
+    law = stats.binom(n, p)
+    edges = np.unique(law.ppf(np.linspace(0.0, 1.0, bins + 1)[1:-1]))
+    edges = edges[law.cdf(edges) < 1.0]  # no cell of probability 0 above the last edge
+    # cell j holds the draws in (edges[j - 1], edges[j]]
+    probs = np.diff(np.concatenate(([0.0], law.cdf(edges), [1.0])))
+    observed = np.bincount(np.searchsorted(edges, draws, side="left"), minlength=probs.size)
+    return stats.chisquare(observed, probs * draws.size).pvalue
 
 
 # --- Philox4x32-10 -------------------------------------------------------------------------------
@@ -289,3 +322,76 @@ def test_split_count_of_zero_tokens_clears_the_hits():
     index = split_count(0, np.array([1.0, 2.0, 3.0]), 3.0, hits, *KEY, 0, 0, 5)
     assert index == 5 and not hits.any()
 
+
+
+# --- the binomial and the bulk split of large counts ---------------------------------------------
+
+#: (n, p): inversion (n min(p, 1 - p) below INVERSION_MEAN), either side of 1/2, and the
+#: order-statistic splits up to the largest count the engines accept
+BINOMIAL_CASES = [(1, 0.5), (12, 0.3), (40, 0.97), (200, 0.05), (5000, 0.5), (10**6, 0.37),
+                  (10**9, 1e-8), (10**12, 0.2), (10**15, 0.6), (10**15, 3e-15)]
+
+
+@pytest.mark.parametrize("n,p", BINOMIAL_CASES)
+def test_binomial_matches_scipy(n, p):
+    x = _binomials(20_000, n, p, *KEY)
+    assert np.all((x >= 0) & (x <= n))
+    assert binomial_gof(x, n, p) > FALSE_ALARM
+
+
+def test_the_binomial_check_has_power():
+    """Draws of Binom(10**12, 0.2) fail the check against a mean one standard deviation off."""
+    n, p = 10**12, 0.2
+    x = _binomials(20_000, n, p, *KEY)
+    assert binomial_gof(x, n, p + math.sqrt(p * (1 - p) / n)) < FALSE_ALARM
+
+
+@pytest.mark.parametrize("n,p,expected", [(0, 0.3, 0), (7, 0.0, 0), (7, 1.0, 7),
+                                          (10**15, 1.0, 10**15), (5, math.nan, -1)])
+def test_binomial_at_the_edges_uses_no_draw(n, p, expected):
+    k, index = binomial(n, p, *KEY, 0, 0, 4)
+    assert k == expected and index == 4
+
+
+def test_binomial_cost_does_not_grow_with_n():
+    """Uniforms used (the stream's index): a few dozen at 10**15, as at 10**4."""
+    assert INVERSION_MEAN == 16.0
+    for n in (10**4, 10**9, 10**15):
+        used = [binomial(n, 0.3, *KEY, i, 0, 0)[1] for i in range(200)]
+        assert np.mean(used) < 60, n
+
+
+def test_split_bulk_is_multinomial():
+    """The joint law of the per-topic counts, every composition of 6 tokens over 4 topics, one
+    of zero weight (never hit): the law of :func:`split_count`."""
+    p = np.array([0.2, 0.0, 0.5, 0.3])
+    count = 6
+    draws = _bulk_splits(50_000, count, np.cumsum(p * 4.0), *KEY)
+    assert np.all(draws.sum(axis=1) == count) and not draws[:, 1].any()
+    outcomes = [c for c in itertools.product(range(count + 1), repeat=4)
+                if sum(c) == count and c[1] == 0]
+    index = {c: i for i, c in enumerate(outcomes)}
+    labels = np.array([index[tuple(row)] for row in draws])
+    pmf = np.array([stats.multinomial.pmf(c, count, p) for c in outcomes])
+    assert chisquare_gof(labels, np.arange(len(outcomes)), pmf)
+
+
+@pytest.mark.parametrize("weights", [[0.0, 0.0, 1.0, 3.0, 0.5], [1e-12, 2.0, 1.0, 0.0, 0.0],
+                                     [0.0, 5.0, 0.0, 0.0, 0.0]])
+def test_split_bulk_of_a_huge_count(weights):
+    """10**15 tokens: they all land, on topics of positive weight only, each topic's count
+    ``Binom(count, w_k / sum(w))``; zero-weight topics first and last."""
+    count = 10**15
+    w = np.array(weights)
+    draws = _bulk_splits(5_000, count, np.cumsum(w), *KEY)
+    assert np.all(draws.sum(axis=1) == count) and np.all(draws >= 0)
+    assert not draws[:, w == 0.0].any()
+    checks = [k for k in range(w.size) if 0.0 < w[k] < w.sum()]
+    for k in checks:
+        assert binomial_gof(draws[:, k], count, w[k] / w.sum(), bins=20) > FALSE_ALARM / len(
+            checks), k
+
+
+def test_split_bulk_is_above_the_per_token_threshold():
+    """The engines split counts up to BULK_COUNT token by token (their streams unchanged)."""
+    assert BULK_COUNT == 8192

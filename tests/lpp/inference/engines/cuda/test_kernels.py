@@ -8,15 +8,16 @@ from scipy import stats
 from numba import njit
 
 from lpp.inference.engines.cuda.engine import _layout_bitmap
-from lpp.inference.engines.cuda.functions import UNDERFLOW, build_functions
+from lpp.inference.engines.cuda.functions import BULK_COUNT, UNDERFLOW, build_functions
 from lpp.inference.engines.cuda.kernels import (
     BODIES,
+    FEW_TOKENS,
     SCRATCH,
     SEGMENTS,
     HostBackend,
     build_bodies,
 )
-from lpp.testing import chisquare_gof
+from lpp.testing import FALSE_ALARM, chisquare_gof
 
 _F = build_functions(njit)
 
@@ -156,3 +157,87 @@ def test_the_layout_bitmap_marks_the_entries_of_e():
     marked = np.array([[bodies.in_layout(bitmap, d, v) for v in range(dense.shape[1])]
                        for d in range(dense.shape[0])], dtype=bool)
     assert np.array_equal(marked, dense)
+
+
+# --- counts too large to split token by token ----------------------------------------------------
+
+def _binomial_gof(draws, n, p, bins=20):
+    """Chi-square of ``Binom(n, p)`` draws on cells of about equal probability."""
+    law = stats.binom(n, p)
+    edges = np.unique(law.ppf(np.linspace(0.0, 1.0, bins + 1)[1:-1]))
+    edges = edges[law.cdf(edges) < 1.0]
+    probs = np.diff(np.concatenate(([0.0], law.cdf(edges), [1.0])))
+    observed = np.bincount(np.searchsorted(edges, draws, side="left"), minlength=probs.size)
+    return stats.chisquare(observed, probs * draws.size).pvalue
+
+
+@pytest.mark.parametrize("count", [BULK_COUNT + 1, 10**12, 10**15])
+@pytest.mark.parametrize("scale", [1.0, 1e-200])
+def test_a_huge_count_is_split_over_topics_in_bulk(kernels, count, scale):
+    """Above BULK_COUNT an entry's tokens are split by conditional binomials: every token lands
+    and topic 0 gets ``Binom(count, 1/4)`` (weights 1 : 3, also where they underflow)."""
+    n = 4_000
+    theta = np.tile(np.array([1.0, 3.0]) * scale, (n, 1))
+    phi_t = np.full((1, K), scale)
+    rows = np.arange(n, dtype=np.int32)
+    cols = np.zeros(n, dtype=np.int32)
+    values = np.full(n, count, dtype=np.int64)
+    doc_topic = np.zeros((n, K), np.int64)
+    word_topic = np.zeros((1, K), np.int64)
+    HostBackend().launch(kernels, "known_entry", n, rows, cols, values, theta, phi_t, *KEY, 4,
+                         doc_topic, word_topic)
+    assert np.all(doc_topic >= 0) and np.all(doc_topic.sum(axis=1) == count)
+    assert np.array_equal(word_topic[0], doc_topic.sum(axis=0))
+    assert _binomial_gof(doc_topic[:, 0], count, 0.25) > FALSE_ALARM
+
+
+def test_counts_up_to_bulk_count_are_split_token_by_token(kernels):
+    """Up to BULK_COUNT the split is the per-token one (its streams, so its draws, unchanged):
+    the entry's topic counts are those of ``split_count`` on the same stream."""
+    theta, phi_t = np.array([[1.0, 3.0]]), np.ones((1, K))
+    cum = np.cumsum(theta[0] * phi_t[0])
+    for count in (FEW_TOKENS + 1, BULK_COUNT):
+        doc_topic, word_topic = np.zeros((1, K), np.int64), np.zeros((1, K), np.int64)
+        HostBackend().launch(kernels, "known_entry", 1, np.zeros(1, np.int32),
+                             np.zeros(1, np.int32), np.array([count]), theta, phi_t, *KEY, 4,
+                             doc_topic, word_topic)
+        hits = np.empty(K, np.int64)
+        _F.split_count(count, cum, cum[-1], hits, *KEY, 0, 4, 0)
+        assert np.array_equal(doc_topic[0], hits)
+
+
+def _negative_cell(kernels, n_tokens, phi_row, in_e, to_dense, iteration=0):
+    """``negative_tokens`` of the one cell (row 0, topic 0) of a 1-row layout whose E(0) is
+    ``in_e``, with ``n_tokens`` tokens and the topic's word weights ``phi_row``: its counts."""
+    n_cols = phi_row.size
+    indptr = np.array([0, in_e.sum()], np.int64)
+    cols = np.nonzero(in_e)[0].astype(np.int32)
+    bitmap = _layout_bitmap(indptr, cols, n_cols)
+    cum_phi = np.tile(np.cumsum(phi_row), (K, 1))
+    guide = np.array([[_F.pick(cum_phi[k], cum_phi[k, -1], b / n_cols) for b in range(n_cols)]
+                      for k in range(K)], dtype=np.int32)
+    neg_counts = np.array([[n_tokens, 0]], np.int64)
+    residuals = np.array([[phi_row[~in_e].sum(), 0.0]])
+    counts = np.zeros((1, n_cols) if to_dense else (n_cols, K), np.int64)
+    HostBackend().launch(kernels, "negative_tokens", K, bitmap, cum_phi, guide,
+                         np.tile(phi_row[:, None], (1, K)), neg_counts, residuals, *KEY,
+                         iteration, counts, to_dense)
+    return counts[0] if to_dense else counts[:, 0]
+
+
+@pytest.mark.parametrize("n_tokens,e_mass", [(10**12, 0.5), (3, 1e12), (10**12, 1e12)])
+def test_tokens_on_neg_are_split_in_bulk_where_one_by_one_would_not_end(kernels, n_tokens,
+                                                                        e_mass):
+    """Many tokens, or a few where E(d) holds nearly all of the topic's mass (the rejection
+    would take ~1e12 draws a token): they land on Neg(d) only, all of them, by the weights of
+    its columns, and the dense redraw places them alike."""
+    phi_row = np.array([0.2, e_mass, 0.3, 0.5, e_mass, 1.0, 0.0])
+    in_e = np.array([False, True, False, False, True, False, False])
+    placed = np.array([_negative_cell(kernels, n_tokens, phi_row, in_e, False, t)
+                       for t in range(300)])
+    assert np.all(placed >= 0) and np.all(placed.sum(axis=1) == n_tokens)
+    assert not placed[:, in_e].any() and not placed[:, -1].any()  # E(d) and a zero weight
+    dense = _negative_cell(kernels, n_tokens, phi_row, in_e, True, 299)
+    assert np.array_equal(dense, placed[-1])
+    p = phi_row[5] / phi_row[~in_e].sum()
+    assert _binomial_gof(placed[:, 5], n_tokens, p, bins=10 if n_tokens > 100 else 3) > FALSE_ALARM
