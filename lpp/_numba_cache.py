@@ -6,9 +6,15 @@ when a jitted helper in *another* module changes (it checks only the caller's fi
 a pipeline would run old machine code on new inputs. Keying the cache folder by a hash of
 every source file of the package makes any change start a fresh cache. A ``NUMBA_CACHE_DIR``
 set by the user is respected as it is.
+
+The first fit on a machine (or after lpp changes) spends most of its time compiling:
+:func:`compile_notice` says so, in one line, the moment numba starts compiling one of the
+kernels a fit needs (numba signals a compilation only when its cache has no machine code for
+the call), with where the code will be kept.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -46,3 +52,42 @@ def configure() -> str | None:
     if "numba" in sys.modules:  # numba read its settings at import
         sys.modules["numba"].config.CACHE_DIR = str(folder)
     return str(folder)
+
+
+_told = False
+
+
+def _tell(stream) -> None:
+    global _told
+    if not _told:
+        _told = True
+        where = os.environ.get("NUMBA_CACHE_DIR") or "numba's default cache"
+        print(f"lpp: compiling the sampler's kernels for this machine and version of lpp (about "
+              f"a minute, once; kept in {where})", file=stream, flush=True)
+
+
+@contextlib.contextmanager
+def compile_notice(show: bool | None, stream=None):
+    """Print one line when numba starts compiling inside the block, once per process.
+
+    ``show``: True prints it, False stays silent, None prints it where ``stream`` (standard
+    error by default) is a terminal, as the progress bars do.
+    """
+    stream = sys.stderr if stream is None else stream
+    if show is None:
+        show = bool(getattr(stream, "isatty", lambda: False)())
+    if not show or _told:
+        yield
+        return
+    # imported here: configure() must set the cache folder before numba is first imported
+    from numba.core import event
+
+    class FirstCompile(event.Listener):
+        def on_start(self, _):
+            _tell(stream)
+
+        def on_end(self, _):
+            pass
+
+    with event.install_listener("numba:compile", FirstCompile()):
+        yield

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lpp._numba_cache import compile_notice
 from lpp.formats.files import folder_format
 from lpp.formats.privatized import FORMAT_NAME as PRIVATIZED_FORMAT
 from lpp.formats.privatized import PrivatizedData
@@ -37,13 +38,15 @@ def _fit_chains(fit_one, n_chains: int, *, rng, run: RunOptions, mask):
     per chain, one after the other, each on its own seed (:func:`lpp.randomness.chain_seeds`)
     and checkpoint (:meth:`RunOptions.for_chain`)."""
     if check_int(n_chains, "n_chains", minimum=1) == 1:
-        chains = [fit_one(rng, run)]
+        with compile_notice(run.progress):
+            chains = [fit_one(rng, run)]
     else:
         if run.resume and rng is None:
             raise ValueError("resuming a fit of several chains needs its base seed: pass rng= "
                              "the seed of the run (result.seed)")
         seeds = chain_seeds(replay_seed(rng), n_chains)
-        chains = [fit_one(seed, run.for_chain(c)) for c, seed in enumerate(seeds)]
+        with compile_notice(run.progress):
+            chains = [fit_one(seed, run.for_chain(c)) for c, seed in enumerate(seeds)]
     # the chains' samplers have checked the mask (a bool or 0/1 array, or a scipy.sparse one)
     exclude = None if mask is None else np.asarray(np.ma.getdata(densify(mask))).astype(bool)
     return FitResult(chains, exclude=exclude)

@@ -52,3 +52,33 @@ def test_the_twins_have_separate_cache_entries_and_agree():
     serial(x, b)
     np.testing.assert_array_equal(a, b)
     assert serial.py_func.__name__.endswith("_serial")
+
+
+def test_a_fit_that_compiles_says_so_once(monkeypatch):
+    """The first compilation inside the block prints one line naming the cache; a second
+    block in the same process, and a block told to stay silent, print nothing."""
+    import io
+
+    from numba import njit
+
+    from lpp import _numba_cache
+
+    monkeypatch.setattr(_numba_cache, "_told", False)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/somewhere/kept")
+    out = io.StringIO()
+    with _numba_cache.compile_notice(False, stream=out):
+        njit(lambda x: x + 1)(1)
+    assert out.getvalue() == ""
+    with _numba_cache.compile_notice(True, stream=out):
+        njit(lambda x: x + 2)(1)
+        njit(lambda x: x + 3)(1)
+    assert out.getvalue().count("\n") == 1
+    assert "compiling" in out.getvalue() and "/somewhere/kept" in out.getvalue()
+    with _numba_cache.compile_notice(True, stream=out):
+        njit(lambda x: x + 4)(1)
+    assert out.getvalue().count("\n") == 1
+    tty = io.StringIO()
+    monkeypatch.setattr(_numba_cache, "_told", False)
+    with _numba_cache.compile_notice(None, stream=tty):  # not a terminal: as the progress bar
+        njit(lambda x: x + 5)(1)
+    assert tty.getvalue() == ""
