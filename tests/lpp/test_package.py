@@ -48,11 +48,15 @@ import textwrap  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the compendium's own packages beside lpp in the repository (study, data_prep, bench, ...),
+#: which the distribution does not hold
+COMPENDIUM = tuple(sorted(p.parent.name for p in ROOT.glob("*/__init__.py")
+                          if p.parent.name != "lpp"))
 #: what `pip install lpp` does not bring: the extras and the compendium (numba_cuda and the
 #: CUDA Python packages, ``cuda.*``: lpp[gpu])
 EXTRAS = ("tqdm", "dask", "distributed", "arviz", "xarray", "gensim", "papermill", "ipykernel",
-          "nbformat", "matplotlib", "seaborn", "pandas", "yaml", "dvc", "study", "numba_cuda",
-          "cuda")
+          "nbformat", "matplotlib", "seaborn", "pandas", "yaml", "dvc", "numba_cuda",
+          "cuda") + COMPENDIUM
 #: the GPU backend: the one module that imports an extra at its top, numba.cuda (numba-cuda),
 #: imported only when a chain asks for ``device="cuda"``
 GPU_DOOR = "lpp.inference.engines.cuda.device"
@@ -213,9 +217,10 @@ def test_the_layers_are_the_ones_the_design_notes_draw():
 
 
 def test_lpp_never_imports_the_compendium():
+    assert {"study", "data_prep"} <= set(COMPENDIUM)
     _, modules = _graph()
     offenders = {name: sorted(m for m in _imports(name, path, modules)
-                              if m.split(".")[0] == "study")
+                              if m.split(".")[0] in COMPENDIUM)
                  for name, path in modules.items()}
     assert not {k: v for k, v in offenders.items() if v}
 
