@@ -13,6 +13,10 @@ Two estimators, one for each side of the geometric mechanism:
   true counts as latent variables; ``transform`` gives new documents' topic proportions,
   ``score`` a held-out predictive log-likelihood.
 
+:func:`expected_failed_checks` names the scikit-learn estimator checks that cannot apply to
+count data (they feed random floats), with why, for ``check_estimator``'s
+``expected_failed_checks=``.
+
 ``make_pipeline(CountVectorizer(), GeometricMechanism(alpha), PrivateTopicModel(k,
 alpha=alpha))`` is the whole study of one corpus; drop the mechanism when the counts arrive
 privatized. The noise level is a constructor parameter of both, ``alpha = exp(-epsilon / N)``
@@ -37,10 +41,11 @@ transform of new samples do not apply to them, and an estimator would only respe
 ``model="communities"`` or ``"cp"``).
 """
 from ._base import NotFittedError
+from ._checks import expected_failed_checks
 from ._mechanism import (GeometricMechanism, NoisedRows, RenoisedRowsWarning, forget_noised_rows,
                          noised_rows)
 from ._topic_model import INFERENCES, INITS, METHODS, PrivateTopicModel
 
 __all__ = ["INFERENCES", "INITS", "METHODS", "GeometricMechanism", "NoisedRows",
-           "NotFittedError", "PrivateTopicModel", "RenoisedRowsWarning", "forget_noised_rows",
-           "noised_rows"]
+           "NotFittedError", "PrivateTopicModel", "RenoisedRowsWarning",
+           "expected_failed_checks", "forget_noised_rows", "noised_rows"]

@@ -35,7 +35,7 @@ else:
 
 __all__ = ["SKLEARN", "BaseEstimator", "ClassNamePrefixFeaturesOutMixin", "NotFittedError",
            "OneToOneFeatureMixin", "TransformerMixin", "check_features", "count_matrix",
-           "random_state_rng"]
+           "count_tags", "random_state_rng"]
 
 
 if SKLEARN:
@@ -194,6 +194,23 @@ else:
             raise ValueError(f"input_features should have length equal to number of features "
                              f"({n}), got {len(names)}")
         return names
+
+
+def count_tags(tags, *, positive_only: bool):
+    """scikit-learn's input tags of an estimator of count matrices, set on ``tags`` (its
+    ``Tags``) and returned.
+
+    Dense 2-D arrays and scipy.sparse matrices and arrays of any format are read (the sparse
+    ones densified); NaN is refused (a missing entry is given in ``mask=`` instead);
+    ``positive_only`` says whether negative values are refused (true counts) or taken
+    (privatized counts). The values must be whole numbers, which no tag can say: the checks
+    that feed other values are :func:`lpp.estimators.expected_failed_checks`.
+    """
+    tags.input_tags.two_d_array = True
+    tags.input_tags.sparse = True
+    tags.input_tags.allow_nan = False
+    tags.input_tags.positive_only = positive_only
+    return tags
 
 
 def check_features(est, X, *, reset: bool) -> None:

@@ -24,6 +24,7 @@ from ._base import (
     TransformerMixin,
     check_features,
     count_matrix,
+    count_tags,
 )
 
 __all__ = ["GeometricMechanism", "NoisedRows", "RenoisedRowsWarning", "forget_noised_rows",
@@ -462,8 +463,7 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         def __sklearn_tags__(self):
             tags = super().__sklearn_tags__()
             tags.requires_fit = False  # stateless: transform needs no fit
-            tags.input_tags.sparse = True
-            tags.input_tags.positive_only = True  # true counts
+            count_tags(tags, positive_only=True)  # true counts
             tags.transformer_tags.preserves_dtype = []  # always int64 out
             return tags
 

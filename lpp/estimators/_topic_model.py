@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import numbers
+from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
@@ -16,7 +18,7 @@ from lpp.inference import (
 )
 from lpp.inference.chain import DEVICES
 from lpp.mechanism import ExactAlpha
-from lpp.validation import noise_level_array
+from lpp.validation import check_schedule, noise_level_array, positive_int
 from lpp.vi import (
     FixedTopicVI,
     GammaFactor,
@@ -34,6 +36,7 @@ from ._base import (
     TransformerMixin,
     check_features,
     count_matrix,
+    count_tags,
     random_state_rng,
 )
 
@@ -50,6 +53,10 @@ INITS = ("data", "dispersed", "em", "prior")
 #: predictive density over (evenly spaced among the saved draws): the Monte Carlo error of a
 #: mean log density is far below the differences between models long before this many
 _SCORE_DRAWS = 100
+#: what :meth:`PrivateTopicModel.score` says when X has one column (scikit-learn's estimator
+#: checks recognise "n_features=1" as naming the problem)
+_ONE_COLUMN = ("score holds out half of each document's entries and infers its topics from "
+               "the other half: X needs at least 2 columns, got n_features={}")
 
 
 class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -85,9 +92,26 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     inference : {"gibbs", "variational"}, default="gibbs"
         Gibbs sampling (:func:`lpp.inference.fit_private`) or coordinate-ascent VI
         (:func:`lpp.vi.fit_variational`).
-    n_iter, burn_in, thin : int, default=1000, 0, 1
-        Gibbs only: sweeps, the first ``burn_in`` discarded, then every ``thin``-th saved;
-        the same for the chains of :meth:`transform` and :meth:`score`.
+    n_iter : int, default=1000
+        Gibbs only: sweeps of the chain; the same for the chains of :meth:`transform` and
+        :meth:`score`.
+    burn_in : int or None, default=None
+        Gibbs only: the first sweeps, left out of the posterior means (the chain's way from
+        its start to the posterior). None: half of the sweeps, ``n_iter // 2``.
+    thin : int, default=1
+        Gibbs only: after the burn-in, every ``thin``-th sweep is a saved draw (1: every
+        sweep, which gives the means with the least Monte Carlo error).
+    keep_samples : bool or int, default=False
+        What :meth:`fit` keeps of the saved draws besides their means. False: none (the
+        posterior means are summed as the chain runs; ``fit_`` keeps the chain's log joint,
+        timings and last point, nothing of the data's size). True: ``fit_`` is the fit as
+        :func:`lpp.inference.fit_private` returns it, every saved draw in ``fit_.samples``
+        ((D + V) x K floats each) and the posterior mean of the rates in ``fit_.mu_hat``
+        (D x V). An int n: n draws evenly spaced among the saved ones, with their iterations
+        and log joint, in ``fit_``. The estimates (``components_``, ``factors_``,
+        :meth:`transform`, :meth:`score`) are the same whatever is kept;
+        :attr:`inference_data_` needs kept draws. A variational fit has no draws: True (or
+        any n) keeps its ``fit_.mu_hat`` and per-entry ``fit_.extra``.
     init : {"data", "em", "prior", "dispersed"}, default="data"
         Gibbs only: the chain's start (see :func:`lpp.inference.fit_private`). The chains
         of :meth:`transform` and :meth:`score` hold the topics fixed, so there is no
@@ -96,7 +120,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     n_chains : int, default=1
         Gibbs only: independent chains of the fit (see :func:`lpp.inference.fit_private`);
         with more than one, ``fit_`` holds them all, ``mu_hat_`` pools them, ``factors_`` and
-        ``components_`` are chain 0's (each chain labels its topics its own way).
+        ``components_`` are chain 0's (each chain labels its topics its own way), and
+        ``chain_factors_`` has every chain's.
     max_iter : int or None, default=None
         Variational only: the iteration cap (None: the method's default).
     tol : float or None, default=None
@@ -112,8 +137,9 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         Seed of every random stream; an int repeats a fit (and a transform) bit for bit. A
         Generator or a RandomState is drawn from, so each call gets new randomness.
-    progress : bool or None, default=False
-        Show a progress bar (None: on interactive terminals only).
+    progress : bool or None, default=None
+        Show a progress bar (tqdm, ``lpp[progress]``): None shows it on interactive
+        terminals only, as :func:`lpp.inference.fit_private` does; False never, True always.
     device : {"cpu", "cuda"}, default="cpu"
         Gibbs only: where :meth:`fit` runs its sweeps (:func:`lpp.inference.fit_private`'s
         ``device``). ``"cuda"`` runs them on a GPU with numba-cuda (``pip install
@@ -129,11 +155,21 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     factors_ : dict of ndarray
         The posterior mean of every latent by name: ``"theta"`` (n_samples x K, the training
         documents) and ``"phi"`` (``components_``); ``E_q`` for a variational fit.
+    chain_factors_ : list of dict of ndarray
+        ``factors_`` of each chain (one item, ``factors_`` itself, for one chain).
     fit_ : lpp.inference.FitResult or lpp.vi.VIResult
-        The fit itself: the chain's saved draws (``fit_.samples``), log joint, timings;
-        ``fit_.device`` and ``fit_.engine`` name where and by which engine a Gibbs fit ran.
+        The fit's record: per chain its log joint per saved draw, timings, seed and last
+        point; ``fit_.device`` and ``fit_.engine`` name where and by which engine a Gibbs
+        fit ran. Arrays of the data's size (the rates' mean ``fit_.mu_hat``, the Bessel
+        step's per-entry state) and the draws themselves are kept only as ``keep_samples``
+        says; a variational fit keeps its factors ``fit_.q`` and, with ``keep_samples``,
+        ``fit_.mu_hat`` and ``fit_.extra``.
     mu_hat_ : ndarray of shape (n_samples, n_features_in_)
-        The posterior mean of the training documents' Poisson rates.
+        The training documents' Poisson rates from the posterior means,
+        ``factors_["theta"] @ components_`` (with several chains, each chain's averaged):
+        computed on each access, not stored. For a variational fit it is ``E_q[mu]``; for a
+        Gibbs fit, the product of the means rather than the mean of the product (which
+        ``fit_.mu_hat`` holds after a fit with ``keep_samples=True``).
     n_iter_ : int
         Sweeps (Gibbs) or iterations (variational) the fit ran.
     seed_ : int
@@ -144,10 +180,11 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         The words, when ``fit`` was given a DataFrame with string column names (with
         scikit-learn installed).
     inference_data_ : arviz.InferenceData
-        Gibbs fits, with ArviZ installed (``lpp[diagnostics]``): the chain's log joint, total
-        rate and a few entries' rates per saved draw (:func:`lpp.diagnostics.to_inference_data`),
-        an entry labelled by its row's position and, after a DataFrame, its column's name.
-        Computed on first access; absent without ArviZ and for variational fits.
+        Gibbs fits that kept draws (``keep_samples``), with ArviZ installed
+        (``lpp[diagnostics]``): the chain's log joint, total rate and a few entries' rates
+        per kept draw (:func:`lpp.diagnostics.to_inference_data`), an entry labelled by its
+        row's position and, after a DataFrame, its column's name. Computed on first access;
+        absent without ArviZ, without kept draws and for variational fits.
 
     See Also
     --------
@@ -159,6 +196,10 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     -----
     The documents' rows are privatized counts, which may be negative; true counts for
     ``method="nonprivate"``. Non-integer values are refused: the likelihood is one of counts.
+    A fitted estimator holds what its estimates need: the posterior means (K x V and D x K
+    floats) and the run's record, not the draws nor anything of the data's size unless
+    ``keep_samples`` asks for the draws; scikit-learn's estimator checks that cannot apply to
+    count data are listed by :func:`lpp.estimators.expected_failed_checks`.
     :meth:`transform` runs a new chain (or CAVI) over the given documents with the topics held
     at ``components_``; its Monte Carlo error depends on ``n_iter``, and a document's result
     on the batch it is transformed with (the random streams are laid out per batch).
@@ -181,9 +222,9 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     """
 
     def __init__(self, n_components=10, *, alpha=None, method="collapsed", inference="gibbs",
-                 n_iter=1000, burn_in=0, thin=1, init="data", n_chains=1, max_iter=None,
-                 tol=None, a0=0.1, b0=1.0, normalize=True, random_state=None, progress=False,
-                 device="cpu"):
+                 n_iter=1000, burn_in=None, thin=1, keep_samples=False, init="data",
+                 n_chains=1, max_iter=None, tol=None, a0=0.1, b0=1.0, normalize=True,
+                 random_state=None, progress=None, device="cpu"):
         self.n_components = n_components
         self.alpha = alpha
         self.method = method
@@ -191,6 +232,7 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.thin = thin
+        self.keep_samples = keep_samples
         self.init = init
         self.n_chains = n_chains
         self.max_iter = max_iter
@@ -243,6 +285,7 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         ((2, 10), (20, 2))
         """
         alpha = self._check_params()
+        keep = self._check_keep_samples()
         counts = count_matrix(X, signed=alpha is not None)
         check_features(self, X, reset=True)
         model = make_model("topics", self.n_components, self.a0, self.b0)
@@ -252,17 +295,17 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         if self.inference != "gibbs" and self.device != "cpu":
             raise ValueError(f"device={self.device!r} runs Gibbs sweeps; a variational fit runs "
                              "on the CPU: set device='cpu' or inference='gibbs'")
-        fit = self._infer(counts, alpha, mask, model, n_chains=self.n_chains,
-                          device=self.device)
+        fit, means = self._infer(counts, alpha, mask, model, n_chains=self.n_chains,
+                                 device=self.device, keep=keep)
         # topics are labelled independently in each chain: the factors are chain 0's, the
         # rates (label-invariant) are pooled over the chains
-        first = fit.chains[0] if hasattr(fit, "chains") else fit
-        factors = _posterior_means(first)
+        chain_factors = _chain_means(fit, means)
         self.__dict__.pop("inference_data_", None)  # the cached diagnostics of a previous fit
-        self.fit_ = fit
-        self.factors_ = factors
-        self.components_ = np.ascontiguousarray(factors["phi"])
-        self.mu_hat_ = fit.mu_hat
+        self.fit_ = _kept(fit, means, keep)
+        self.chain_factors_ = chain_factors
+        self.factors_ = chain_factors[0]
+        self.components_ = np.ascontiguousarray(self.factors_["phi"])
+        first = fit.chains[0] if hasattr(fit, "chains") else fit
         self.n_iter_ = int(first.iterations_done)
         self.seed_ = fit.seed
         return self
@@ -312,8 +355,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         np.True_
         """
         counts, alpha = self._check_new_documents(X)
-        fit = self._fixed_topic_fit(counts, alpha, mask)
-        return self._output(_posterior_means(fit)["theta"])
+        fit, means = self._fixed_topic_fit(counts, alpha, mask)
+        return self._output(_chain_means(fit, means)[0]["theta"])
 
     def fit_transform(self, X, y=None, *, mask=None):
         """Fit, and return the training documents' topic proportions (or intensities).
@@ -396,26 +439,24 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         counts, alpha = self._check_new_documents(X)
         n_docs, n_words = counts.shape
         if n_words < 2:
-            raise ValueError("score holds out half of each document's entries and infers its "
-                             "topics from the other half: X needs at least 2 columns")
+            raise ValueError(_ONE_COLUMN.format(n_words))
         first_half = np.add.outer(np.arange(n_docs), np.arange(n_words)) % 2 == 0
         log_pmf = np.empty(counts.shape)
         for held in (first_half, ~first_half):
             # a column held out in every document tells nothing about theta (phi is fixed):
             # left out of the inference (with a single document, half of the columns)
             seen = ~held.all(axis=0)
-            fit = self._fixed_topic_fit(counts[:, seen], alpha, held[:, seen], columns=seen)
-            theta = fit.samples["theta"]
-            draws = np.unique(np.linspace(0, len(theta) - 1, min(len(theta), _SCORE_DRAWS))
-                              .round().astype(np.int64))
+            fit, means = self._fixed_topic_fit(counts[:, seen], alpha, held[:, seen],
+                                               columns=seen, keep=_SCORE_DRAWS)
+            theta = _theta_draws(fit, means)
             x = counts[held]
             total = None
-            for s in draws:
-                rates = (theta[s] @ self.components_)[held]
+            for draw in theta:
+                rates = (draw @ self.components_)[held]
                 one = (poisson_logpmf(x, rates) if alpha is None
                        else privatized_poisson_logpmf(x, rates, alpha))
                 total = one if total is None else np.logaddexp(total, one)
-            log_pmf[held] = total - math.log(len(draws))
+            log_pmf[held] = total - math.log(len(theta))
         return float(log_pmf.mean())
 
     @cached_property
@@ -424,17 +465,39 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self._check_fitted()
         if isinstance(self.fit_, VIResult):
             raise AttributeError("a variational fit has no chain to diagnose")
+        if not self.fit_.chains[0].samples:
+            raise AttributeError("inference_data_ needs the fit's draws: fit with "
+                                 "keep_samples=True, or the number of draws to keep")
+        # the export picks its entries by the rates' mean: where the fit did not keep it,
+        # the product of the posterior means stands in (formed here, not stored)
+        chains = [chain if chain.mu_hat is not None
+                  else replace(chain, mu_hat=factors["theta"] @ factors["phi"])
+                  for chain, factors in zip(self.fit_.chains, self.chain_factors_)]
         try:
             from lpp.diagnostics import to_inference_data
 
             names = None
             if hasattr(self, "feature_names_in_"):  # rows by position, columns by name
-                n_rows = self.fit_.mu_hat.shape[0]
+                n_rows = self.factors_["theta"].shape[0]
                 names = [[str(d) for d in range(n_rows)], [str(v) for v in self.feature_names_in_]]
-            return to_inference_data(self.fit_, names=names)
+            return to_inference_data(chains, names=names)
         except ImportError as exc:
             raise AttributeError("inference_data_ needs ArviZ: pip install lpp[diagnostics]") \
                 from exc
+
+    @property
+    def mu_hat_(self):
+        """The training documents' rates from the posterior means (see the class's
+        Attributes): ``theta @ phi`` of each chain's means, averaged over the chains; a new
+        D x V array on each access."""
+        self._check_fitted()
+        factors = self.chain_factors_
+        rates = factors[0]["theta"] @ factors[0]["phi"]
+        for other in factors[1:]:
+            rates += other["theta"] @ other["phi"]
+        if len(factors) > 1:
+            rates /= len(factors)
+        return rates
 
     @property
     def _n_features_out(self):
@@ -447,43 +510,49 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     if SKLEARN:
         def __sklearn_tags__(self):
             tags = super().__sklearn_tags__()
-            tags.input_tags.sparse = True  # densified: CountVectorizer's output is welcome
-            # true counts are non-negative; privatized ones are not
-            tags.input_tags.positive_only = self.method == "nonprivate"
+            count_tags(tags, positive_only=self.method == "nonprivate")
             return tags
 
     # ----- the engines ----------------------------------------------------------------------------
     def _infer(self, counts, alpha, mask, model, n_chains=1, device="cpu", init=None,
-               **vi_options):
+               keep=0, **vi_options):
         """Run the engine the settings name on ``model`` (a model, or a VI adapter); a Gibbs
         chain's sweeps on ``device`` (the fit's setting; the fixed-topic chains of transform
-        and score run on the CPU) from ``init`` (default: the ``init`` setting)."""
+        and score run on the CPU) from ``init`` (default: the ``init`` setting).
+
+        Returns ``(fit, means)``: a Gibbs fit with the :class:`_RunningMeans` of its chains,
+        which kept ``keep`` draws (True: the fit itself keeps every draw); a variational fit
+        with None."""
         if self.inference == "gibbs":
-            settings = dict(n_iter=self.n_iter, burn_in=self.burn_in, thin=self.thin,
+            n_iter, burn_in, thin = self._schedule()
+            means = _RunningMeans(n_iter, burn_in, thin, 0 if keep is True else keep)
+            settings = dict(n_iter=n_iter, burn_in=burn_in, thin=thin,
                             rng=random_state_rng(self.random_state), mask=mask,
                             init=chain_start(self.init if init is None else init),
-                            progress=self.progress, n_chains=n_chains, device=device)
+                            progress=self.progress, n_chains=n_chains, device=device,
+                            save_latents=keep is True, callback=means)
             if alpha is not None:
-                return fit_private(counts, alpha, model, method=self.method, **settings)
-            return fit_nonprivate(counts, model, **settings)
+                return fit_private(counts, alpha, model, method=self.method, **settings), means
+            return fit_nonprivate(counts, model, **settings), means
         settings = dict(max_iter=self.max_iter, tol=self.tol,
                         rng=random_state_rng(self.random_state), mask=mask,
                         progress=self.progress, **vi_options)
         if alpha is not None:
-            return fit_variational(counts, alpha, model, method=self.method, **settings)
-        return fit_variational_nonprivate(counts, model, **settings)
+            return fit_variational(counts, alpha, model, method=self.method, **settings), None
+        return fit_variational_nonprivate(counts, model, **settings), None
 
-    def _fixed_topic_fit(self, counts, alpha, mask, columns=None):
+    def _fixed_topic_fit(self, counts, alpha, mask, columns=None, keep=0):
         """Infer the documents' ``theta`` with the topics fixed (at ``components_``, or for a
         variational fit at its ``q(phi)``), restricted to ``columns`` (a boolean selection)
-        when given."""
+        when given; ``(fit, means)`` as :meth:`_infer` returns them, ``keep`` draws kept."""
         fitted = model_from_params(self.fit_.model)
         if self.inference == "gibbs":
             phi = self.components_ if columns is None else self.components_[:, columns]
             # a dispersed start needs a variational fit of the topics, which are held here
             init = "data" if self.init == "dispersed" else self.init
             return self._infer(counts, alpha, mask, FixedTopicModel(phi, a0=fitted.a0,
-                                                                    b0=fitted.b0), init=init)
+                                                                    b0=fitted.b0), init=init,
+                               keep=keep)
         if not isinstance(self.fit_, VIResult):
             raise ValueError("the variational transform holds the fit's q(phi), which a Gibbs "
                              "fit does not have: fit with inference='variational' (or "
@@ -504,6 +573,27 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return np.divide(weights, totals, out=uniform, where=totals > 0)
 
     # ----- checks -----------------------------------------------------------------------------
+    def _schedule(self):
+        """``(n_iter, burn_in, thin)`` of the Gibbs chains, checked; ``burn_in=None`` is half
+        of the sweeps."""
+        burn_in = self.burn_in
+        if burn_in is None:
+            burn_in = positive_int(self.n_iter, "n_iter") // 2
+        n_iter, burn_in, thin, _ = check_schedule(self.n_iter, burn_in, self.thin, 1)
+        return n_iter, burn_in, thin
+
+    def _check_keep_samples(self):
+        """``keep_samples`` as True (every draw) or an int (that many, 0 for none)."""
+        keep = self.keep_samples
+        if isinstance(keep, (bool, np.bool_)):
+            return bool(keep)
+        if not isinstance(keep, numbers.Integral):
+            raise TypeError(f"keep_samples must be True, False or a number of draws, got "
+                            f"{keep!r}")
+        if keep < 0:
+            raise ValueError(f"keep_samples must be a number of draws >= 0, got {keep}")
+        return int(keep)
+
     def _check_params(self):
         """The settings the engines do not check themselves (they check the numbers); returns
         the noise level as a float, or None for ``method="nonprivate"``."""
@@ -548,10 +638,124 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return counts, alpha
 
 
-def _posterior_means(fit) -> dict:
-    """The posterior mean of every latent: the saved draws' mean for a Gibbs fit, ``E_q`` for a
-    variational one (its one saved "sample"); the last point when nothing was saved (a run
-    interrupted before its first saved iteration)."""
-    if fit.n_saved:
-        return {name: draws.mean(axis=0) for name, draws in fit.samples.items() if name != "y"}
-    return {name: np.array(value) for name, value in fit.state.items()}
+def _evenly_spaced(n: int, k: int) -> np.ndarray:
+    """The positions of ``min(n, k)`` items evenly spaced among ``n`` (first and last
+    included)."""
+    return np.unique(np.linspace(0, n - 1, min(n, k)).round().astype(np.int64))
+
+
+class _ChainSums:
+    """One chain's running sums of its saved draws, and the draws it keeps."""
+
+    def __init__(self):
+        self.last = 0  # the last sweep seen
+        self.n = 0
+        self.sums = {}
+        self.kept_iterations = []
+        self.kept = {}
+
+    def add(self, t: int, state: dict, keep: bool) -> None:
+        for name, value in state.items():
+            if name in self.sums:
+                np.add(self.sums[name], value, out=self.sums[name])
+            else:
+                self.sums[name] = np.array(value, dtype=np.float64)
+            if keep:
+                # the chain replaces its state at each sweep, never changes it: no copy
+                self.kept.setdefault(name, []).append(value)
+        self.n += 1
+        if keep:
+            self.kept_iterations.append(t)
+
+    def means(self) -> dict:
+        return {name: total / self.n for name, total in self.sums.items()}
+
+    def draws(self) -> dict:
+        return {name: np.stack(values) for name, values in self.kept.items()}
+
+
+class _RunningMeans:
+    """The per-sweep callback of a Gibbs fit: the posterior means of each chain's latents,
+    summed as the chain runs, so that no draw has to be stored for them; and ``keep`` draws
+    evenly spaced among the saved ones (0: none).
+
+    The chains of a fit run one after the other, each numbering its sweeps from 1, so a sweep
+    numbered at most the last one seen starts the next chain.
+    """
+
+    def __init__(self, n_iter: int, burn_in: int, thin: int, keep: int):
+        self.burn_in, self.thin = burn_in, thin
+        saved = np.arange(burn_in + thin, n_iter + 1, thin)
+        self.keep_at = (frozenset(saved[_evenly_spaced(saved.size, keep)].tolist()) if keep
+                        else frozenset())
+        self.chains = []
+
+    def __call__(self, chain) -> None:
+        t = chain.iteration
+        if not self.chains or t <= self.chains[-1].last:
+            self.chains.append(_ChainSums())
+        sums = self.chains[-1]
+        sums.last = t
+        if t > self.burn_in and (t - self.burn_in) % self.thin == 0:
+            sums.add(t, chain.state, t in self.keep_at)
+
+    def chain(self, c: int) -> _ChainSums:
+        """Chain ``c``'s sums (empty for a chain stopped before its first sweep)."""
+        return self.chains[c] if c < len(self.chains) else _ChainSums()
+
+
+def _chains(fit) -> list:
+    return list(fit.chains) if hasattr(fit, "chains") else [fit]
+
+
+def _chain_means(fit, means) -> list:
+    """The posterior mean of every latent, per chain: the running means of a Gibbs fit's
+    saved draws (the chain's last point where none was saved: a run interrupted before its
+    first saved sweep), ``E_q`` for a variational fit."""
+    if means is None:  # the one saved "sample" of a variational fit is E_q
+        if fit.n_saved:
+            return [{name: draws.mean(axis=0) for name, draws in fit.samples.items()}]
+        return [{name: np.array(value) for name, value in fit.state.items()}]
+    out = []
+    for c, chain in enumerate(_chains(fit)):
+        sums = means.chain(c)
+        out.append(sums.means() if sums.n else
+                   {name: np.array(value, dtype=np.float64) for name, value in chain.state.items()})
+    return out
+
+
+def _theta_draws(fit, means) -> np.ndarray:
+    """The draws of ``theta`` that :meth:`PrivateTopicModel.score` averages over: the kept
+    draws of a Gibbs fit's chain (its last point where none was saved), the mean of a
+    variational one."""
+    if means is not None and means.chain(0).kept:
+        return means.chain(0).draws()["theta"]
+    if means is None and fit.n_saved:
+        return fit.samples["theta"]
+    return np.asarray(_chains(fit)[0].state["theta"])[None]
+
+
+def _kept(fit, means, keep):
+    """What the estimator keeps of ``fit`` as ``fit_`` (``keep``: True, or a number of draws).
+
+    True keeps it whole. Otherwise nothing of the data's size stays: the rates' mean, the
+    privacy step's per-entry state (the Bessel step's) and a variational fit's per-entry
+    extras go; a Gibbs chain keeps its log joint, timings and last point, and for ``keep`` n
+    the kept draws as its samples, with their iterations and log joint (the record of a fit
+    thinned to them); the mask (``exclude``) stays only beside kept draws, which the
+    diagnostics that read it need.
+    """
+    if keep is True:
+        return fit
+    if isinstance(fit, VIResult):
+        return fit if keep else replace(fit, mu_hat=None, extra={})
+    chains = []
+    for c, chain in enumerate(fit.chains):
+        changes = {"mu_hat": None, "aux": {}}
+        sums = means.chain(c)
+        if keep and sums.kept:
+            at = np.searchsorted(chain.saved_iterations, sums.kept_iterations)
+            changes.update(samples=sums.draws(), saved_iterations=chain.saved_iterations[at],
+                           log_joint=chain.log_joint[at])
+        chains.append(replace(chain, **changes))
+    return replace(fit, chains=chains, exclude=fit.exclude if keep else None)

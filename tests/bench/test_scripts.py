@@ -11,6 +11,7 @@ from bench import RESULTS
 SCRIPTS = {
     "bessel": lambda m: m.main(quick=True),
     "distributed": lambda m: m.main(["--quick"]),
+    "estimators": lambda m: m.main(["--quick"]),
     "mechanism": lambda m: m.main(quick=True),
     "metrics": lambda m: m.main(quick=True),
     "inference": lambda m: m.main(quick=True),

@@ -20,7 +20,7 @@ import lpp.estimators
 from lpp.estimators import (GeometricMechanism, NotFittedError, PrivateTopicModel,
                             RenoisedRowsWarning, forget_noised_rows)
 from lpp.estimators._mechanism import _noise_rng
-from lpp.inference import FitResult
+from lpp.inference import FitResult, fit_private
 from lpp.mechanism import exact_alpha, privatize
 from lpp.metrics import align_topics, topic_distances
 from lpp.simulate import make_private_factorization, make_topics
@@ -74,8 +74,8 @@ def test_set_params_changes_only_what_it_names_and_refuses_unknown_names():
 
 def test_repr_shows_the_parameters_that_differ_from_their_defaults():
     assert repr(PrivateTopicModel()) == "PrivateTopicModel()"
-    assert repr(PrivateTopicModel(3, a0=0.5, progress=None)) == \
-        "PrivateTopicModel(a0=0.5, n_components=3, progress=None)"
+    assert repr(PrivateTopicModel(3, a0=0.5, progress=False)) == \
+        "PrivateTopicModel(a0=0.5, n_components=3, progress=False)"
     # 1 == 1.0, but an int prior is another setting than the float default
     assert repr(PrivateTopicModel(b0=1)) == "PrivateTopicModel(b0=1)"
     assert repr(GeometricMechanism(0.5)) == "GeometricMechanism(alpha=0.5)"
@@ -104,20 +104,122 @@ def test_the_constructor_only_stores_so_bad_settings_fail_at_fit(small):
                                                      ("variational", VIResult)])
 def test_fit_sets_the_fitted_attributes(small, inference, result_type):
     est = PrivateTopicModel(2, alpha=small.alpha, inference=inference, n_iter=40, burn_in=10,
-                            random_state=3)
+                            random_state=3, keep_samples=True)
     assert est.fit(small.y_tilde) is est
     assert type(est.fit_) is result_type
     assert est.components_.shape == (2, 9) and est.n_features_in_ == 9
     assert est.factors_["theta"].shape == (16, 2)
+    assert est.chain_factors_ == [est.factors_]
     np.testing.assert_allclose(est.components_, est.factors_["phi"])
-    np.testing.assert_array_equal(est.mu_hat_, est.fit_.mu_hat)
+    # the rates from the posterior means, formed on each access
+    np.testing.assert_allclose(est.mu_hat_, est.factors_["theta"] @ est.components_)
+    assert "mu_hat_" not in vars(est) and est.mu_hat_ is not est.mu_hat_
     assert est.mu_hat_.shape == (16, 9) and est.seed_ == 3 == est.fit_.seed
     assert est.n_iter_ == est.fit_.iterations_done >= 1
     if inference == "gibbs":  # the posterior mean of the saved draws (30 after burn-in)
         assert est.fit_.n_saved == 30 and est.n_iter_ == 40
         np.testing.assert_allclose(est.components_, est.fit_.samples["phi"].mean(axis=0))
-    else:
+        np.testing.assert_allclose(est.factors_["theta"],
+                                   est.fit_.samples["theta"].mean(axis=0))
+    else:  # E_q[mu] is the product of the means
         np.testing.assert_allclose(est.components_, est.fit_.means()["phi"])
+        np.testing.assert_allclose(est.mu_hat_, est.fit_.mu_hat)
+
+
+def test_the_burn_in_is_half_of_the_sweeps_unless_set(small):
+    est = tiny(alpha=small.alpha, n_iter=21, keep_samples=True).fit(small.y_tilde)
+    assert est.get_params()["burn_in"] is None
+    np.testing.assert_array_equal(est.fit_.saved_iterations, np.arange(11, 22))
+    est.set_params(burn_in=0, thin=4).fit(small.y_tilde)
+    np.testing.assert_array_equal(est.fit_.saved_iterations, [4, 8, 12, 16, 20])
+
+
+def _data_sized(fit, shape):
+    """The arrays of ``fit``'s chains of the data's shape, by field name."""
+    chains = fit.chains if hasattr(fit, "chains") else [fit]
+    found = []
+    for chain in chains:
+        for name, value in vars(chain).items():
+            values = value.values() if isinstance(value, dict) else [value]
+            if any(np.shape(v) == shape for v in values if isinstance(v, np.ndarray)):
+                found.append(name)
+    return found
+
+
+@pytest.mark.parametrize("method", ["collapsed", "bessel", "nonprivate"])
+def test_a_fit_keeps_its_means_and_record_and_nothing_of_the_datas_size(small, method):
+    alpha = None if method == "nonprivate" else small.alpha
+    data = small.y if method == "nonprivate" else small.y_tilde
+    lean = tiny(alpha=alpha, method=method, n_iter=30, n_chains=2).fit(data)
+    full = tiny(alpha=alpha, method=method, n_iter=30, n_chains=2, keep_samples=True).fit(data)
+    assert _data_sized(lean.fit_, (16, 9)) == [] and lean.fit_.exclude is None
+    assert "mu_hat" in _data_sized(full.fit_, (16, 9))
+    for chain in lean.fit_.chains:
+        # the record of the saved sweeps stays (a trace plot's data), the draws go
+        assert chain.samples == {} and chain.mu_hat is None
+        np.testing.assert_array_equal(chain.saved_iterations, np.arange(16, 31))
+        assert chain.log_joint.shape == (15,) and set(chain.state) == {"theta", "phi"}
+    # what is kept changes no estimate: the same chains, the same means
+    for a, b in zip(lean.chain_factors_, full.chain_factors_):
+        for name in ("theta", "phi"):
+            np.testing.assert_array_equal(a[name], b[name])
+    for c, chain in enumerate(full.fit_.chains):
+        np.testing.assert_allclose(full.chain_factors_[c]["phi"],
+                                   chain.samples["phi"].mean(axis=0))
+        np.testing.assert_array_equal(chain.log_joint, lean.fit_.chains[c].log_joint)
+    np.testing.assert_array_equal(lean.transform(data[:4]), full.transform(data[:4]))
+    assert lean.score(data[:4]) == full.score(data[:4])
+    np.testing.assert_allclose(lean.mu_hat_, np.mean(
+        [f["theta"] @ f["phi"] for f in lean.chain_factors_], axis=0))
+    assert len(pickle.dumps(lean)) < len(pickle.dumps(full))
+
+
+def test_keep_samples_n_keeps_n_draws_evenly_spaced(small):
+    est = tiny(alpha=small.alpha, n_iter=40, keep_samples=5).fit(small.y_tilde)
+    full = tiny(alpha=small.alpha, n_iter=40, keep_samples=True).fit(small.y_tilde)
+    fit = est.fit_
+    np.testing.assert_array_equal(fit.saved_iterations, [21, 26, 31, 35, 40])
+    at = fit.saved_iterations - 21
+    for name in ("theta", "phi"):
+        assert fit.samples[name].shape[0] == 5
+        np.testing.assert_array_equal(fit.samples[name], full.fit_.samples[name][at])
+        np.testing.assert_array_equal(est.factors_[name], full.factors_[name])
+    np.testing.assert_array_equal(fit.log_joint, full.fit_.log_joint[at])
+    assert fit.mu_hat is None and fit.n_saved == 5
+    many = tiny(alpha=small.alpha, n_iter=40, keep_samples=100).fit(small.y_tilde)
+    np.testing.assert_array_equal(many.fit_.samples["phi"], full.fit_.samples["phi"])
+
+
+@pytest.mark.parametrize("keep, error", [(-1, ValueError), (2.5, TypeError), ("all", TypeError)])
+def test_keep_samples_is_a_flag_or_a_number_of_draws(small, keep, error):
+    with pytest.raises(error, match="keep_samples"):
+        tiny(alpha=small.alpha, keep_samples=keep).fit(small.y_tilde)
+
+
+def test_a_variational_fit_drops_its_per_entry_arrays_unless_kept(small):
+    lean = tiny(alpha=small.alpha, inference="variational", method="bessel").fit(small.y_tilde)
+    full = clone_params(lean, keep_samples=True).fit(small.y_tilde)
+    assert lean.fit_.mu_hat is None and lean.fit_.extra == {}
+    assert full.fit_.extra and full.fit_.mu_hat.shape == (16, 9)
+    np.testing.assert_allclose(lean.mu_hat_, full.fit_.mu_hat)
+    np.testing.assert_array_equal(lean.components_, full.components_)
+
+
+def test_progress_follows_fit_private_by_default(small, monkeypatch):
+    import lpp.estimators._topic_model as module
+
+    assert PrivateTopicModel().progress is None
+    assert inspect.signature(module.fit_private).parameters["progress"].default is None
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["progress"])
+        return fit_private(*args, **kwargs)
+
+    monkeypatch.setattr(module, "fit_private", spy)
+    tiny(alpha=small.alpha, progress=None).fit(small.y_tilde)
+    PrivateTopicModel(2, alpha=small.alpha, n_iter=4).fit(small.y_tilde)
+    assert seen == [None, None]
 
 
 def test_y_is_ignored_so_a_target_never_reaches_the_noise_level(small):
@@ -166,24 +268,31 @@ def test_several_chains_pool_the_rates_and_keep_chain_0s_components(small):
     one = tiny(alpha=small.alpha, random_state=3).fit(small.y_tilde)
     assert est.fit_.n_chains == 2 and est.seed_ == 3 and est.n_iter_ == 20
     np.testing.assert_array_equal(est.components_, one.components_)  # chain 0 = the one chain
-    np.testing.assert_allclose(est.mu_hat_, np.mean([c.mu_hat for c in est.fit_.chains], axis=0))
+    assert len(est.chain_factors_) == 2 and est.chain_factors_[0] is est.factors_
+    # the rates (label-invariant) pool the chains' own products of means
+    np.testing.assert_allclose(est.mu_hat_, np.mean(
+        [f["theta"] @ f["phi"] for f in est.chain_factors_], axis=0))
     assert not np.array_equal(est.mu_hat_, one.mu_hat_)
     with pytest.raises(ValueError, match="n_chains"):
         est.set_params(inference="variational").fit(small.y_tilde)
 
 
-def test_the_chains_diagnostics_need_arviz_and_a_gibbs_fit(small):
-    est = tiny(alpha=small.alpha).fit(small.y_tilde)
+def test_the_chains_diagnostics_need_arviz_kept_draws_and_a_gibbs_fit(small):
+    est = tiny(alpha=small.alpha, keep_samples=True).fit(small.y_tilde)
     try:
         import arviz  # noqa: F401
     except ImportError:
         assert not hasattr(est, "inference_data_")
     else:
         idata = est.inference_data_
-        assert idata.posterior.sizes["draw"] == 20
+        assert idata.posterior.sizes["draw"] == 10  # the sweeps after the default burn-in
         np.testing.assert_allclose(idata.posterior["log_joint"].values[0], est.fit_.log_joint)
         est.fit(small.y_tilde)  # a new fit drops the old chain's diagnostics
         assert est.inference_data_ is not idata
+        some = tiny(alpha=small.alpha, keep_samples=4, n_chains=2).fit(small.y_tilde)
+        assert some.inference_data_.posterior.sizes["draw"] == 4
+        assert some.inference_data_.posterior.sizes["chain"] == 2
+    assert not hasattr(tiny(alpha=small.alpha).fit(small.y_tilde), "inference_data_")
     est.set_params(inference="variational").fit(small.y_tilde)
     assert not hasattr(est, "inference_data_")
 
@@ -193,7 +302,8 @@ def test_the_diagnostics_label_entries_by_the_dataframes_columns(small, monkeypa
     pytest.importorskip("arviz")
     pytest.importorskip("sklearn")  # feature_names_in_ is scikit-learn's
     words = [f"w{v}" for v in range(small.y_tilde.shape[1])]
-    est = tiny(alpha=small.alpha).fit(pd.DataFrame(small.y_tilde, columns=words))
+    est = tiny(alpha=small.alpha, keep_samples=True).fit(
+        pd.DataFrame(small.y_tilde, columns=words))
     labels = [str(x) for x in est.inference_data_.posterior["entry"].values]
     assert labels and all(label.split(", ")[1] in words for label in labels)
     # without ArviZ the export says what to install; the estimator has no such attribute
@@ -324,7 +434,7 @@ def test_score_is_the_held_out_predictive_log_likelihood_per_entry(small, infere
     assert est.score(small.y_tilde[12:], np.zeros(4)) == score  # y is ignored
     # a single document: half of its columns are held out at a time
     assert np.isfinite(est.score(small.y_tilde[12:13]))
-    with pytest.raises(ValueError, match="at least 2 columns"):
+    with pytest.raises(ValueError, match=r"at least 2 columns, got n_features=1"):
         tiny(alpha=small.alpha).fit(small.y_tilde[:, :1]).score(small.y_tilde[:3, :1])
 
 
@@ -632,18 +742,20 @@ def test_the_estimators_work_with_scikit_learn_blocked():
 
 # ----- documentation -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("module", ["_topic_model", "_mechanism", "_base"])
+@pytest.mark.parametrize("module", ["_topic_model", "_mechanism", "_base", "_checks"])
 def test_the_docstring_examples_run(module):
     mod = importlib.import_module(f"lpp.estimators.{module}")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
-    assert result.attempted >= {"_topic_model": 10, "_mechanism": 3, "_base": 0}[module]
+    assert result.attempted >= {"_topic_model": 10, "_mechanism": 3, "_base": 0,
+                                "_checks": 1}[module]
 
 
 def test_every_public_name_is_documented():
     assert sorted(lpp.estimators.__all__) == sorted(
         ["GeometricMechanism", "INFERENCES", "INITS", "METHODS", "NoisedRows", "NotFittedError",
-         "PrivateTopicModel", "RenoisedRowsWarning", "forget_noised_rows", "noised_rows"])
+         "PrivateTopicModel", "RenoisedRowsWarning", "expected_failed_checks",
+         "forget_noised_rows", "noised_rows"])
     for cls in (GeometricMechanism, PrivateTopicModel):
         # cleandoc: Python 3.13 strips the docstrings' indentation at compile time
         doc = inspect.cleandoc(cls.__doc__)

@@ -1,12 +1,14 @@
 """The estimators among scikit-learn's own objects: pipelines from raw text, cross-validation
 and grid searches on the built-in score, clone, set_output, check_is_fitted, and
 scikit-learn's estimator checks (those that feed non-count data are expected to fail, each for
-a stated reason, and the test checks that they fail for that reason)."""
+a reason lpp.estimators.expected_failed_checks states, and the tests check that they fail for
+that reason and that every other check passes)."""
 import functools
 import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 pytest.importorskip("sklearn")
 
@@ -15,11 +17,11 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted
 
 from lpp.estimators import (GeometricMechanism, NotFittedError, PrivateTopicModel,
-                            RenoisedRowsWarning)
+                            RenoisedRowsWarning, expected_failed_checks)
 
 ALPHA_1 = float(np.exp(-1.0))  # epsilon / N = 1
 #: three groups of words; a document draws most of its words from its group's
@@ -169,58 +171,12 @@ def test_the_count_data_contracts_of_the_checks_that_need_counts():
 
 # ----- scikit-learn's estimator checks -----------------------------------------------------------
 
-#: the checks that feed random floats (uniform draws, make_blobs) to fit: counts are whole
-#: numbers, so fit refuses them before the check can test what it is about (the test below
-#: checks that the refusal is what stops each); test_the_count_data_contracts_... and
-#: test_estimators.py test those contracts on counts
-FLOAT_DATA = (
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_estimators_dtypes", "check_dtype_object", "check_pipeline_consistency",
-    "check_estimators_nan_inf", "check_estimator_sparse_tag", "check_estimator_sparse_array",
-    "check_estimator_sparse_matrix", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_transformer_data_not_an_array",
-    "check_transformer_general", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
-    "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
-    "check_n_features_in", "check_fit2d_predict1d",
-)
+#: what stops every check that lpp.estimators.expected_failed_checks lists: the random floats
+#: it feeds are refused as counts
 REFUSAL = "whole-number counts"
-FLOATS = ("fits random floats (uniform draws or make_blobs); the estimator takes counts "
-          "(whole numbers) and refuses them")
-
-
-def expected_failed_checks(estimator):
-    """``{check name: reason}`` of the checks that cannot apply to the estimator's count data.
-
-    Beyond the float data, some would fail for a reason of their own, said in the reason.
-    """
-    failing = dict.fromkeys(FLOAT_DATA, FLOATS)
-    if isinstance(estimator, PrivateTopicModel):
-        failing |= {
-            "check_transformer_preserve_dtypes": FLOATS,
-            "check_transformer_n_iter": FLOATS,
-            # privatized counts may be negative: the tag is False, and the check then fits
-            # negative random floats
-            "check_positive_only_tag_during_fit": FLOATS + " (negative ones: privatized "
-                                                           "counts may be negative)",
-        }
-        if estimator.inference == "gibbs":
-            for name in ("check_transformer_general", "check_transformer_data_not_an_array"):
-                failing[name] = FLOATS + "; and fit_transform gives the fit's own posterior " \
-                    "mean of the documents' theta, transform a new chain with the topics " \
-                    "fixed: the same posterior, not the same Monte Carlo estimate"
-            for name in ("check_methods_sample_order_invariance",
-                         "check_methods_subset_invariance"):
-                failing[name] = FLOATS + "; and a Gibbs transform's Monte Carlo error depends " \
-                    "on the batch of documents the chain runs over"
-    else:
-        failing["check_transformers_unfitted_stateless"] = FLOATS
-        for name in ("check_methods_sample_order_invariance", "check_methods_subset_invariance"):
-            failing[name] = FLOATS + "; and the noise is random: a row's noise depends on " \
-                "the whole batch (the noise is keyed by the batch's counts)"
-    return failing
+CHECKED = [model(n_components=2), model(n_components=2, inference="variational"),
+           model(n_components=2, alpha=None, method="nonprivate"),
+           GeometricMechanism(ALPHA_1, random_state=0)]
 
 
 def _check_name(check):
@@ -234,14 +190,76 @@ def _messages(exc):
         exc = exc.__cause__ or exc.__context__
 
 
-@parametrize_with_checks([model(n_components=2), model(n_components=2, inference="variational"),
-                          GeometricMechanism(ALPHA_1, random_state=0)])
+@parametrize_with_checks(CHECKED)
 def test_scikit_learn_estimator_checks(estimator, check):
+    """Every check passes but those expected_failed_checks names, and each of those fails
+    because the estimator refuses the random floats it feeds."""
     reason = expected_failed_checks(estimator).get(_check_name(check))
     if reason is None:
         check(estimator)
         return
+    assert REFUSAL in reason
     with pytest.raises((ValueError, AssertionError)) as info:
         check(estimator)
     assert any(REFUSAL in message for message in _messages(info.value)), \
         (reason, str(info.value)[:500])
+
+
+@pytest.mark.parametrize("estimator", [PrivateTopicModel(n_components=2, n_iter=4, alpha=ALPHA_1),
+                                       PrivateTopicModel(n_components=2, n_iter=4,
+                                                         method="nonprivate"),
+                                       GeometricMechanism(ALPHA_1)], ids=repr)
+def test_check_estimator_passes_with_the_expected_failures(estimator):
+    """scikit-learn's check_estimator as a user runs it: nothing fails but the listed checks,
+    and every listed check is run (none is named that the installed scikit-learn lacks)."""
+    failing = expected_failed_checks(estimator)
+    results = check_estimator(estimator, expected_failed_checks=failing, on_skip=None,
+                              on_fail=None)
+    status = {}
+    for result in results:
+        status.setdefault(result["check_name"], set()).add(result["status"])
+    assert not [name for name, seen in status.items() if "failed" in seen], status
+    assert set(failing) <= set(status)
+    assert {name for name, seen in status.items() if "xfail" in seen} == set(failing)
+    assert any(seen == {"passed"} for seen in status.values())
+
+
+def test_expected_failed_checks_refuses_what_it_cannot_list():
+    with pytest.raises(ValueError, match="needs alpha"):
+        expected_failed_checks(PrivateTopicModel(2))
+    with pytest.raises(TypeError, match="lpp's estimators"):
+        expected_failed_checks(LogisticRegression())
+
+
+def _sparse_forms(X):
+    """``X`` in every scipy.sparse form scikit-learn's sparse checks try."""
+    csr = sp.csr_matrix(X)
+    forms = {name: csr.asformat(name) for name in ("csr", "csc", "coo", "dok", "lil", "dia",
+                                                   "bsr")}
+    forms["csr_array"] = sp.csr_array(X)
+    for name in ("csr", "csc"):
+        wide = csr.asformat(name)
+        wide.indices, wide.indptr = wide.indices.astype(np.int64), wide.indptr.astype(np.int64)
+        forms[f"{name}_64"] = wide
+    return forms
+
+
+@pytest.mark.parametrize("estimator", CHECKED, ids=repr)
+def test_the_sparse_and_shape_checks_pass_on_counts(estimator):
+    """What the sparse and the one-sample / one-feature checks test, on counts: every
+    scipy.sparse form (64-bit indices included) gives what the dense counts give, and a fit
+    to one document or to one word works."""
+    counts = np.random.default_rng(0).poisson(1.0, (40, 3))
+    private = getattr(estimator, "method", "nonprivate") != "nonprivate"
+    data = GeometricMechanism(ALPHA_1, random_state=1).fit_transform(counts) if private \
+        else counts
+    dense = clone(estimator).fit(data).transform(data)
+    for form, X in _sparse_forms(data).items():
+        np.testing.assert_array_equal(clone(estimator).fit(X).transform(X), dense,
+                                      err_msg=form)
+    for shape in ((1, 10), (10, 1)):
+        X = np.random.default_rng(1).poisson(2.0, shape)
+        est = clone(estimator)
+        if hasattr(est, "n_components"):
+            est.set_params(n_components=1)
+        assert est.fit(X).transform(X).shape[0] == shape[0]
