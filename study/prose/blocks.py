@@ -697,6 +697,66 @@ def paper_run_table(root: Path) -> str:
     return title + "\n\n" + markdown_table(("study", "what ran", "stages", "stage hours"), rows)
 
 
+# ---------------------------------------------------------------- topics that merge
+
+MERGED_TOPICS = "experiments/results/merged_topics.json"
+#: the rows of docs/variational.md's table: label, the cases (seeds joined by " / "), and
+#: whether the run ended at the stopping rule's last iteration or at the trace's last point
+_MERGED_ROWS = (
+    ("collapsed CAVI, default start, seeds 0 / 1 / 2", ["cavi seed=0", "cavi seed=1",
+                                                       "cavi seed=2"]),
+    ("the same, seed 0, run on to 500 iterations (tol 0)", "trace"),
+    ("collapsed CAVI from the true topics", ["cavi-from-truth"]),
+    ("collapsed CAVI from the Gibbs posterior mean, seeds 0 / 1 / 2",
+     ["cavi-from-gibbs seed=0", "cavi-from-gibbs seed=1", "cavi-from-gibbs seed=2"]),
+    ("collapsed CAVI, random start (`em_sweeps=0`)", ["cavi-random seed=0"]),
+    ("collapsed CAVI, EM start on the true counts", ["cavi-true-start seed=0"]),
+    ("collapsed CAVI, a0 = 0.3 / 1", ["cavi a0=0.3 seed=0", "cavi a0=1.0 seed=0"]),
+    ("Gibbs (collapsed, `init=\"em\"`, 200 sweeps, mean of the last 100), seeds 0 / 1 / 2",
+     ["gibbs seed=0", "gibbs seed=1", "gibbs seed=2"]),
+    ("non-private CAVI of the true counts", ["nonprivate seed=0"]),
+)
+
+
+def _thousands(rate: float) -> str:
+    return f"{rate / 1000:.1f}k"
+
+
+def merged_topics_table(root: Path) -> str:
+    """``experiments.merged_topics`` at epsilon/N = 1: per fit, the distinct and live topics,
+    the Hellinger distance to the true topics, the total rate and the exact bound (the best
+    bound in bold)."""
+    record = load_source(MERGED_TOPICS, root)
+    runs = {row["case"]: row for row in record["runs"]["1.0"]["rows"]}
+    bounds = [r["bound"] for r in runs.values() if r.get("bound") is not None
+              and not r["case"].startswith(("truth", "gibbs"))]
+    best = max(bounds)
+
+    def bound(value):
+        if value is None:
+            return ""
+        text = f"{value / 1e6:.4f}e6".replace("-", "\u2212")
+        return f"**{text}**" if value == best else text
+
+    rows = []
+    for label, cases in _MERGED_ROWS:
+        if cases == "trace":
+            last = runs["cavi seed=0"]["trace"][-1]
+            rows.append((label, str(last[1]), str(last[2]), "", _thousands(last[3]),
+                         bound(last[4])))
+            continue
+        fits = [runs[c] for c in cases]
+        gibbs = cases[0].startswith("gibbs")
+        rows.append((label, " / ".join(str(f["distinct"]) for f in fits),
+                     " / ".join(str(f["live"]) for f in fits),
+                     " / ".join(f"{f['hellinger']:.2f}" for f in fits),
+                     " / ".join(_thousands(f["total_rate"]) for f in fits),
+                     "" if gibbs or all(f.get("bound") is None for f in fits)
+                     else " / ".join(bound(f.get("bound")) for f in fits)))
+    return markdown_table(("fit (ε/N = 1, K = 20)", "distinct", "live", "Hellinger",
+                           "total rate", "exact bound"), rows)
+
+
 # ---------------------------------------------------------------- the benchmarks' page
 
 BENCH_README = "bench/README.md"
@@ -747,6 +807,7 @@ BLOCKS = (
     Block("topic-fits", ("docs/convergence.md",),
           (f"{LONG_CHAINS}/topic_fits.csv", f"{LONG_CHAINS}/long_*.json"), topic_fits_table),
     Block("vi-bench", ("docs/variational.md",), ("bench/results/vi.json",), vi_bench_table),
+    Block("merged-topics", ("docs/variational.md",), (MERGED_TOPICS,), merged_topics_table),
     Block("vi-engines", ("docs/vi.md",), ("bench/results/vi.json",), vi_engines_table),
     Block("vi-benchmark-quick", ("docs/variational.md",), ("results/vi/benchmark.csv",),
           vi_benchmark_table("results/vi/benchmark.csv")),

@@ -16,6 +16,7 @@ SCRIPTS = {
     "long_nonprivate": lambda m: m.main(["--quick"]),
     "scale_moves": lambda m: m.main(["--quick"]),
     "slow_direction": lambda m: m.main(["--quick"]),
+    "merged_topics": lambda m: m.main(["--quick"]),
 }
 
 

@@ -59,3 +59,19 @@ def test_bad_inputs_raise():
         count_factor(1, 0.5, -1.0)
     with pytest.raises(ValueError, match="g must"):
         count_factor(1, 0.5, np.nan)
+
+
+def test_at_small_rates_the_count_step_sees_only_the_sign_of_the_noised_count():
+    """Why the collapsed CAVI prunes topics on heavily noised data (docs/variational.md,
+    *Topics that merge*): once the geometric rate ``g`` is well below ``alpha``, ``E[y] / g``
+    is ``1 / alpha`` for every positive ``y_tilde`` and ``alpha`` for every other one, so the
+    allocation no longer depends on how large the noised count is and a thin topic gets back
+    only a constant multiple of its own rate."""
+    alpha, g = 0.37, 1e-4
+    _, mean = count_factor(np.array([1, 2, 5, 17]), alpha, g)
+    np.testing.assert_allclose(mean / g, 1.0 / alpha, rtol=1e-3)
+    _, mean = count_factor(np.array([0, -3]), alpha, g)
+    np.testing.assert_allclose(mean / g, alpha)
+    # at rates near the counts the size of y_tilde matters again
+    _, mean = count_factor(np.array([1, 5]), alpha, 3.0)
+    assert mean[1] > 2 * mean[0]
