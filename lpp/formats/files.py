@@ -372,7 +372,10 @@ def read_json_object(path) -> dict:
     path = Path(path)
     try:
         text = path.read_bytes()
-        if json_depth(text) > MAX_JSON_DEPTH:
+        # a text with few opening brackets in all is at most that deep: counting them spares
+        # the scan for strings of every metadata file lpp writes
+        opening = text.count(b"[") + text.count(b"{")
+        if opening > MAX_JSON_DEPTH and json_depth(text) > MAX_JSON_DEPTH:
             raise FormatError(f"{path}: nested deeper than {MAX_JSON_DEPTH} levels of objects "
                               "and lists: not a file lpp writes")
         obj = json.loads(text.decode("utf-8"), parse_constant=_refuse_constant)
