@@ -402,8 +402,8 @@ def privatize_blocks(count_blocks, out_dir, *, n_cols: int, epsilon, N, source: 
                         "ids made from the rows' positions would publish the owners' order of "
                         "the rows (rows ranked by their true totals, say)")
     seed = None if seed is None else non_negative_int(seed, "seed")
-    noise_source(seed, exact=False, simulation=simulation)  # refuse a guessable seed up front
-    randomness = ("system" if seed is None else "simulation" if simulation else "secret key")
+    # refuses a guessable seed before anything is written, and names the folder's randomness
+    _, randomness = noise_source(seed, exact=False, simulation=simulation)
     alpha = float(alpha_from_epsilon(epsilon, N))
     if len(column_ids) != n_cols:
         raise ValueError(f"{len(column_ids)} column ids for {n_cols} columns")
