@@ -17,6 +17,12 @@ typo).  Two samplers:
   privacy claim should use — or a numpy Generator or int seed (reproducible, for simulation
   studies only: whoever holds the seed can regenerate the noise).  It runs in pure Python, about
   two orders of magnitude slower than the fast path (``python -m bench.mechanism``).
+
+:class:`GeometricMechanism` holds one privacy level as an object: given ``epsilon`` and ``N``
+once, it privatizes, gives the noise's log-pmf and the privatized count's likelihood, and is
+what the fits (``lpp.inference.fit_private``, ``lpp.vi.fit_variational``) and the estimators
+take wherever they take ``alpha``; a bare ``alpha`` is still accepted there and read by
+:func:`alpha_of`.
 """
 from __future__ import annotations
 
@@ -28,12 +34,15 @@ from fractions import Fraction
 
 import numpy as np
 
+from lpp.distributions.geometric import two_sided_geometric_logpmf
+from lpp.distributions.privatized_poisson import privatized_poisson_logpmf
 from lpp.randomness import as_generator
 from lpp.validation import (broadcast_params, densify, finish, integer_array, noise_level_array,
                             real_array, size_shape)
 
 __all__ = ["ExactAlpha", "exact_alpha", "alpha_from_epsilon", "epsilon_from_alpha",
-           "sample_two_sided_geometric", "privatize", "truncate"]
+           "sample_two_sided_geometric", "privatize", "truncate", "GeometricMechanism",
+           "alpha_of"]
 
 #: counts above this are refused (y + tau must not overflow int64)
 _MAX_COUNT = 2**62
@@ -261,7 +270,7 @@ def _as_counts(y):
     return counts
 
 
-def privatize(y, alpha, rng=None, exact=False):
+def privatize(y, alpha, rng=None, exact=None):
     """The geometric mechanism: ``y + tau`` with independent ``tau ~ 2Geo(alpha)``, int64.
 
     ``y`` holds non-negative integer counts: an integer array, a float array of whole
@@ -275,7 +284,14 @@ def privatize(y, alpha, rng=None, exact=False):
     its unmasked entries are noised (one draw each, in row-major order) and the result is a
     masked array with the same mask, whose masked entries hold 0 — never the value that was
     under the mask, which is not released. Masked entries are not checked.
+
+    ``alpha`` may also be a :class:`GeometricMechanism`: its level, and its ``exact`` unless
+    ``exact`` is given (None, the default, means False for a bare ``alpha``).
     """
+    if isinstance(alpha, GeometricMechanism):
+        exact = alpha.exact if exact is None else exact
+        alpha = alpha.level
+    exact = bool(exact)
     if isinstance(y, np.ma.MaskedArray):
         return _privatize_masked(y, alpha, rng, exact)
     counts = _as_counts(y)
@@ -316,3 +332,148 @@ def _privatize_masked(y, alpha, rng, exact):
 def truncate(y_tilde):
     """``max(y~, 0)`` entrywise, int64: the naive baseline's truncated geometric mechanism."""
     return np.maximum(integer_array(densify(y_tilde), "y_tilde"), 0)
+
+
+def _exact_levels(epsilon, N):
+    """ExactAlpha of ``epsilon / N`` (rationals), a scalar or an object array broadcast."""
+    if np.ndim(epsilon) == 0 and np.ndim(N) == 0:
+        return exact_alpha(_scalar(epsilon), _scalar(N))
+    eps, n = np.broadcast_arrays(np.asarray(epsilon, dtype=object), np.asarray(N, dtype=object))
+    out = np.empty(eps.shape, dtype=object)
+    for index in np.ndindex(eps.shape):
+        out[index] = exact_alpha(eps[index], n[index])
+    return out
+
+
+def _scalar(x):
+    return x.item() if isinstance(x, np.ndarray) else x
+
+
+class GeometricMechanism:
+    """The geometric mechanism at a privacy level: ``y~ = y + tau``, ``tau ~ 2Geo(alpha)``.
+
+    One object for one level of (N, epsilon)-limited-precision local privacy, given as the
+    numbers a privacy analysis speaks in, ``epsilon`` and ``N``, once: it privatizes, it
+    gives the noise's log-pmf and the privatized count's likelihood, and the fits and
+    estimators take it wherever they take ``alpha``.
+
+    Every parameter is named (``epsilon=`` or ``alpha=``): the two are easy to mistake for
+    each other, and a number in the wrong place would be a silently wrong privacy level.
+
+    Parameters
+    ----------
+    epsilon : float or array_like, optional
+        The privacy budget, > 0: one number, or one per row (shape ``(D, 1)``) or per entry,
+        for people who chose different levels.
+    N : float or array_like, default=1
+        The precision: counts that differ by at most ``N`` are protected at ``epsilon``.
+    alpha : float, array_like or ExactAlpha, optional
+        The noise level ``exp(-epsilon / N)`` in (0, 1) itself, instead of ``epsilon``
+        (for those who have it; give one of the two).
+    exact : bool, default=False
+        Draw the noise with the integer-only sampler (:func:`privatize`'s ``exact=True``):
+        ``epsilon`` and ``N`` are then read as exact rationals (ints, ``Fraction``, strings
+        such as ``"1/3"``, floats at their binary value), or ``alpha`` must be an
+        :class:`ExactAlpha`.
+
+    Attributes
+    ----------
+    level : float, ndarray or ExactAlpha
+        ``alpha = exp(-epsilon / N)``: what the sampler and the likelihood read (an
+        :class:`ExactAlpha`, or an object array of them, when ``exact``).
+    epsilon_over_n : float or ndarray
+        ``epsilon / N`` (``log(1 / alpha)``), the level's cost for one unit of a count.
+
+    Examples
+    --------
+    >>> from lpp.mechanism import GeometricMechanism
+    >>> mechanism = GeometricMechanism(epsilon=1.0, N=2)
+    >>> round(mechanism.level, 4), mechanism.epsilon_over_n
+    (0.6065, 0.5)
+    >>> mechanism.privatize([[0, 3], [1, 0]], rng=0).dtype
+    dtype('int64')
+    """
+
+    def __init__(self, *, epsilon=None, N=1, alpha=None, exact=False):
+        self.epsilon = epsilon
+        self.N = N
+        self.alpha = alpha
+        self.exact = exact
+        self.level  # a wrong setting fails here, where it was written
+
+    @property
+    def level(self):
+        if not isinstance(self.exact, (bool, np.bool_)):
+            raise TypeError(f"exact must be True or False, got {self.exact!r}")
+        if self.alpha is not None and self.epsilon is not None:
+            raise ValueError("give epsilon (with N) or alpha, not both: alpha = exp(-epsilon / N)")
+        if self.alpha is None and self.epsilon is None:
+            raise ValueError("epsilon is required: the privacy budget, > 0 (or alpha, the noise "
+                             "level exp(-epsilon / N) in (0, 1))")
+        if self.alpha is not None:
+            if self.exact:
+                _exact_alphas(self.alpha)  # TypeError unless ExactAlpha values
+                return self.alpha
+            if isinstance(self.alpha, ExactAlpha):
+                return self.alpha
+            return _plain(noise_level_array(self.alpha))
+        if self.exact:
+            return _exact_levels(self.epsilon, self.N)
+        return _plain(noise_level_array(alpha_from_epsilon(self.epsilon, self.N)))
+
+    @property
+    def epsilon_over_n(self):
+        level = self.level
+        if self.epsilon is not None and not self.exact:  # as given, not through exp and log
+            return _plain(np.asarray(real_array(self.epsilon, "epsilon")
+                                     / real_array(self.N, "N"), dtype=np.float64))
+        if isinstance(level, ExactAlpha):
+            return float(level.epsilon_over_n)
+        if isinstance(level, np.ndarray) and level.dtype == object:
+            return np.vectorize(lambda a: float(a.epsilon_over_n), otypes=[np.float64])(level)
+        return _plain(-np.log(level))
+
+    def privatize(self, y, rng=None):
+        """``y + tau``, int64: :func:`privatize` at this level (see it for ``y`` and ``rng``)."""
+        return privatize(y, self.level, rng=rng, exact=self.exact)
+
+    def sample_noise(self, size=None, rng=None):
+        """Draws of the noise ``tau`` (:func:`sample_two_sided_geometric` at this level)."""
+        return sample_two_sided_geometric(self.level, size=size, rng=rng, exact=self.exact)
+
+    def noise_logpmf(self, tau):
+        """``log P(tau)`` of the noise, ``log((1 - alpha)/(1 + alpha)) + |tau| log(alpha)``."""
+        return two_sided_geometric_logpmf(tau, _float_alphas(self.level))
+
+    def privatized_logpmf(self, y_tilde, mu):
+        """``log P(y~ | mu)``: a privatized count whose true count is ``Pois(mu)``, entrywise
+        (the noise summed out in closed form; one level for every entry)."""
+        level = _float_alphas(self.level)
+        if level.ndim:
+            raise ValueError("privatized_logpmf takes one noise level for every entry")
+        y_tilde, mu = np.broadcast_arrays(integer_array(y_tilde, "y_tilde"),
+                                          real_array(mu, "mu", low=0.0))
+        return privatized_poisson_logpmf(y_tilde, mu, float(level))
+
+    def __repr__(self):
+        given = ([f"epsilon={self.epsilon!r}", f"N={self.N!r}"] if self.alpha is None
+                 else [f"alpha={self.alpha!r}"])
+        if self.exact:
+            given.append("exact=True")
+        return f"{type(self).__name__}({', '.join(given)})"
+
+
+def _plain(level: np.ndarray):
+    """A 0-d level as a Python float, any other as the array."""
+    return float(level) if level.ndim == 0 else level
+
+
+def alpha_of(mechanism_or_alpha):
+    """The noise level ``alpha`` as the likelihood reads it (floats): a mechanism's level, an
+    :class:`ExactAlpha`'s value, or a bare ``alpha`` as it was given (None stays None)."""
+    if isinstance(mechanism_or_alpha, GeometricMechanism):
+        level = mechanism_or_alpha.level
+        return _plain(_float_alphas(level))
+    if isinstance(mechanism_or_alpha, ExactAlpha):
+        return float(mechanism_or_alpha)
+    return mechanism_or_alpha

@@ -17,12 +17,12 @@ Two estimators, one for each side of the geometric mechanism:
 count data (they feed random floats), with why, for ``check_estimator``'s
 ``expected_failed_checks=``.
 
-``make_pipeline(CountVectorizer(), GeometricMechanism(alpha), PrivateTopicModel(k,
-alpha=alpha))`` is the whole study of one corpus; drop the mechanism when the counts arrive
-privatized. The noise level is a constructor parameter of both, ``alpha = exp(-epsilon / N)``
-(:func:`lpp.mechanism.alpha_from_epsilon`), and both must be given the same one: it is never
-passed to ``fit``, whose second argument is scikit-learn's ``y`` (ignored), so a pipeline can
-end in a classifier.
+With ``mechanism = GeometricMechanism(epsilon=1.0, N=1)``, ``make_pipeline(CountVectorizer(),
+mechanism, PrivateTopicModel(k, mechanism=mechanism))`` is the whole study of one corpus, the
+privacy level given once; drop the mechanism from the pipeline when the counts arrive
+privatized (and build one from the data owners' ``epsilon`` and ``N`` for the model). The
+level is never passed to ``fit``, whose second argument is scikit-learn's ``y`` (ignored), so
+a pipeline can end in a classifier.
 
 With scikit-learn (1.6 or later) installed the estimators derive from its ``BaseEstimator``,
 ``TransformerMixin`` and feature-name mixins, so tags, ``clone``, ``set_output``,

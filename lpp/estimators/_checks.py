@@ -85,7 +85,7 @@ def expected_failed_checks(estimator) -> dict[str, str]:
         For another estimator.
     ValueError
         For a ``PrivateTopicModel`` whose settings refuse every fit (a private ``method``
-        without ``alpha``): the checks would test nothing but that refusal.
+        without ``mechanism`` or ``alpha``): the checks would test nothing but that refusal.
 
     Examples
     --------
@@ -111,10 +111,11 @@ def expected_failed_checks(estimator) -> dict[str, str]:
         for name in ("check_methods_sample_order_invariance", "check_methods_subset_invariance"):
             failing[name] = FLOATS + _NOISE_BATCH
         return failing
-    if estimator.method != "nonprivate" and estimator.alpha is None:
-        raise ValueError(f"PrivateTopicModel(method={estimator.method!r}) needs alpha to fit "
-                         "anything, so every check would stop at that: set alpha (or "
-                         "method='nonprivate') before checking it")
+    if estimator.method != "nonprivate" and estimator.alpha is None \
+            and estimator.mechanism is None:
+        raise ValueError(f"PrivateTopicModel(method={estimator.method!r}) needs a mechanism "
+                         "to fit anything, so every check would stop at that: set mechanism "
+                         "(or alpha, or method='nonprivate') before checking it")
     failing["check_transformer_preserve_dtypes"] = FLOATS
     failing["check_transformer_n_iter"] = FLOATS
     if estimator.method != "nonprivate":

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from lpp.formats.ledger import SeveralCopiesWarning
-from lpp.mechanism import ExactAlpha, privatize
+from lpp.mechanism import GeometricMechanism as Mechanism
+from lpp.mechanism import privatize
 from lpp.randomness import check_rng
-from lpp.validation import noise_level_array
 
 from ._base import (
     SKLEARN,
@@ -276,21 +276,17 @@ def _outside_stacklevel() -> int:
     return outermost + 1
 
 
-def _epsilon_over_n(alpha) -> float:
-    if isinstance(alpha, ExactAlpha):
-        return float(alpha.epsilon_over_n)
-    return -math.log(alpha)
-
-
-class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator, Mechanism):
     """Privatize counts: add two-sided geometric noise ``2Geo(alpha)`` to every entry.
 
     :func:`lpp.mechanism.privatize` as a transformer, for the data owners' side and for
-    simulations: ``make_pipeline(CountVectorizer(), GeometricMechanism(alpha),
-    PrivateTopicModel(k, alpha=alpha))`` is the whole study of one corpus. It learns nothing:
+    simulations: with ``mechanism = GeometricMechanism(epsilon=1.0)``,
+    ``make_pipeline(CountVectorizer(), mechanism, PrivateTopicModel(k, mechanism=mechanism))``
+    is the whole study of one corpus, the privacy level given once. It learns nothing:
     ``fit`` only checks the counts and records their number of columns; ``transform`` draws
-    the noise. Give :class:`PrivateTopicModel` the same ``alpha``: it is what the model's
-    likelihood of the noised counts needs.
+    the noise. It is a :class:`lpp.mechanism.GeometricMechanism`, so the fits
+    (:func:`lpp.inference.fit_private`, :class:`PrivateTopicModel`'s ``mechanism``) take it
+    as the level their likelihood of the noised counts needs.
 
     Each new noisy copy of the same people's counts spends their privacy budget again:
     privatize once, and run cross-validation, model search and repeated predictions on the
@@ -300,15 +296,18 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    alpha : float or lpp.mechanism.ExactAlpha
-        The noise level ``alpha = exp(-epsilon / N)`` in (0, 1), for (N, epsilon)-limited
-        precision local privacy (:func:`lpp.mechanism.alpha_from_epsilon` computes it;
-        :func:`lpp.mechanism.exact_alpha` gives the exact one that ``exact=True`` needs).
-        One number for every entry.
+    alpha : float or lpp.mechanism.ExactAlpha, default=None
+        The noise level ``alpha = exp(-epsilon / N)`` in (0, 1), for those who have it
+        rather than ``epsilon`` (give one of the two). One number for every entry.
+    epsilon : float, default=None
+        The privacy budget ``epsilon`` > 0 of (N, epsilon)-limited-precision local privacy.
+    N : float, default=1
+        The precision: counts that differ by at most ``N`` are protected at ``epsilon``.
     exact : bool, default=False
         False: numpy's floating-point geometric draws (fast; for simulation and research).
         True: the integer-only discrete Laplace sampler of Canonne, Kamath & Steinke (2020)
-        (``alpha`` must then be an ``ExactAlpha``), about a hundred times slower; with
+        (``epsilon`` and ``N`` read as exact rationals, or ``alpha`` an ``ExactAlpha`` from
+        :func:`lpp.mechanism.exact_alpha`), about a hundred times slower; with
         ``random_state=None`` its bits come from the operating system's CSPRNG, which is what
         a formal privacy claim needs.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
@@ -331,7 +330,8 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     See Also
     --------
     lpp.mechanism.privatize : the function this transformer calls.
-    PrivateTopicModel : fits the topic model to its output, given the same ``alpha``.
+    PrivateTopicModel : fits the topic model to its output, given this mechanism.
+    lpp.mechanism.GeometricMechanism : the mechanism as a plain object (no scikit-learn).
     noised_rows : what the mechanism has noised in this process.
     forget_noised_rows : empties that record.
 
@@ -370,13 +370,16 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     >>> import numpy as np
     >>> from lpp.estimators import GeometricMechanism
     >>> counts = np.array([[0, 3, 1], [2, 0, 0]])
-    >>> noised = GeometricMechanism(0.5, random_state=0).fit_transform(counts)
+    >>> noised = GeometricMechanism(epsilon=1.0, random_state=0).fit_transform(counts)
     >>> noised.shape, noised.dtype
     ((2, 3), dtype('int64'))
     """
 
-    def __init__(self, alpha, *, exact=False, random_state=None):
+    def __init__(self, alpha=None, *, epsilon=None, N=1, exact=False, random_state=None):
+        # scikit-learn's convention: parameters stored as given, checked when used
         self.alpha = alpha
+        self.epsilon = epsilon
+        self.N = N
         self.exact = exact
         self.random_state = random_state
 
@@ -397,13 +400,14 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError, TypeError
-            For counts that are negative, not whole numbers or not a 2-D matrix, or an
-            ``alpha`` outside (0, 1).
+            For counts that are negative, not whole numbers or not a 2-D matrix, or a
+            privacy level that is missing, given twice (``alpha`` and ``epsilon``) or out of
+            range.
 
         Examples
         --------
         >>> from lpp.estimators import GeometricMechanism
-        >>> GeometricMechanism(0.5).fit([[1, 2], [0, 4]]).n_features_in_
+        >>> GeometricMechanism(epsilon=1.0).fit([[1, 2], [0, 4]]).n_features_in_
         2
         """
         self._check_params()
@@ -443,8 +447,7 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Examples
         --------
         >>> from lpp.estimators import GeometricMechanism
-        >>> from lpp.mechanism import exact_alpha
-        >>> mechanism = GeometricMechanism(exact_alpha(1, 2), exact=True, random_state=0)
+        >>> mechanism = GeometricMechanism(epsilon=1, N=2, exact=True, random_state=0)
         >>> mechanism.transform([[1, 0, 5]]).shape
         (1, 3)
         """
@@ -454,7 +457,7 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             check_features(self, X, reset=False)
         released = privatize(counts, alpha, rng=_noise_rng(self.random_state, counts),
                              exact=bool(self.exact))
-        message = _RECORD.add(counts, released, _epsilon_over_n(alpha))
+        message = _RECORD.add(counts, released, float(self.epsilon_over_n))
         if message is not None:
             warnings.warn(message, RenoisedRowsWarning, stacklevel=_outside_stacklevel())
         return released
@@ -468,17 +471,9 @@ class GeometricMechanism(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             return tags
 
     def _check_params(self):
-        """``alpha`` as the mechanism takes it (a float, or the ExactAlpha for ``exact``)."""
-        if not isinstance(self.exact, (bool, np.bool_)):
-            raise TypeError(f"exact must be True or False, got {self.exact!r}")
-        if isinstance(self.alpha, ExactAlpha):
-            return self.alpha
-        if self.exact:
-            raise TypeError("exact=True needs alpha as an ExactAlpha: "
-                            "alpha=lpp.mechanism.exact_alpha(epsilon, N)")
-        if self.alpha is None:
-            raise ValueError("alpha is required: the noise level exp(-epsilon / N) in (0, 1)")
-        level = noise_level_array(self.alpha)
-        if level.ndim:
-            raise ValueError(f"alpha must be one number, got an array of shape {level.shape}")
-        return float(level)
+        """The level as the sampler takes it (a float, or the ExactAlpha for ``exact``)."""
+        level = self.level
+        if np.ndim(level):
+            raise ValueError(f"the privacy level must be one number, got an array of shape "
+                             f"{np.shape(level)}")
+        return level

@@ -17,7 +17,8 @@ from lpp.inference import (
     model_from_params,
 )
 from lpp.inference.chain import DEVICES
-from lpp.mechanism import ExactAlpha
+from lpp.mechanism import GeometricMechanism as Mechanism
+from lpp.mechanism import alpha_of
 from lpp.validation import check_schedule, noise_level_array, positive_int
 from lpp.vi import (
     FixedTopicVI,
@@ -78,13 +79,16 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     ----------
     n_components : int, default=10
         Number of topics K.
+    mechanism : lpp.mechanism.GeometricMechanism or None, default=None
+        The mechanism the data were privatized with: the :class:`GeometricMechanism` before
+        this estimator in a pipeline (the same object: the privacy level is then given once),
+        or an :class:`lpp.mechanism.GeometricMechanism` of the data owners' ``epsilon`` and
+        ``N``. One level for every entry (for levels that differ between people, call
+        :func:`lpp.inference.fit_private`). The private methods need it or ``alpha``; must be
+        None for ``method="nonprivate"``.
     alpha : float, lpp.mechanism.ExactAlpha or None, default=None
-        The geometric mechanism's noise level, ``alpha = exp(-epsilon / N)`` in (0, 1)
-        (:func:`lpp.mechanism.alpha_from_epsilon` computes it): the same value the data were
-        privatized with, e.g. the ``alpha`` of the :class:`GeometricMechanism` before this
-        estimator in a pipeline. One number for every entry (for noise levels that differ
-        between people, call :func:`lpp.inference.fit_private` with an array). Required by
-        the private methods; must be None for ``method="nonprivate"``.
+        The noise level ``alpha = exp(-epsilon / N)`` in (0, 1) itself, instead of
+        ``mechanism`` (give one of the two).
     method : {"collapsed", "bessel", "naive", "nonprivate"}, default="collapsed"
         The privacy step the inference is built on: ``"collapsed"`` (the noise integrated out
         exactly), ``"bessel"`` (the paper's augmentation), ``"naive"`` (``max(X, 0)`` treated
@@ -188,7 +192,7 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     See Also
     --------
-    GeometricMechanism : privatizes counts with the same ``alpha``.
+    GeometricMechanism : privatizes counts; give it as ``mechanism``.
     lpp.inference.fit_private : the Gibbs fit behind ``inference="gibbs"``, for the other
         models (communities, CP tensors) and per-person noise levels.
 
@@ -207,12 +211,11 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     Examples
     --------
     >>> from lpp.estimators import GeometricMechanism, PrivateTopicModel
-    >>> from lpp.mechanism import alpha_from_epsilon
     >>> from lpp.simulate import make_topics
     >>> corpus = make_topics(rng=0, n_docs=30, n_topics=3)
-    >>> alpha = float(alpha_from_epsilon(1.0, 1))            # epsilon / N = 1
-    >>> X = GeometricMechanism(alpha, random_state=1).fit_transform(corpus.y)
-    >>> est = PrivateTopicModel(3, alpha=alpha, n_iter=50, random_state=0).fit(X[:24])
+    >>> mechanism = GeometricMechanism(epsilon=1.0, N=1, random_state=1)
+    >>> X = mechanism.fit_transform(corpus.y)
+    >>> est = PrivateTopicModel(3, mechanism=mechanism, n_iter=50, random_state=0).fit(X[:24])
     >>> est.components_.shape
     (3, 15)
     >>> est.transform(X[24:]).sum(axis=1).round(6)          # topic proportions
@@ -221,11 +224,12 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     True
     """
 
-    def __init__(self, n_components=10, *, alpha=None, method="collapsed", inference="gibbs",
-                 n_iter=1000, burn_in=None, thin=1, keep_samples=False, init="data",
-                 n_chains=1, max_iter=None, tol=None, a0=0.1, b0=1.0, normalize=True,
-                 random_state=None, progress=None, device="cpu"):
+    def __init__(self, n_components=10, *, mechanism=None, alpha=None, method="collapsed",
+                 inference="gibbs", n_iter=1000, burn_in=None, thin=1, keep_samples=False,
+                 init="data", n_chains=1, max_iter=None, tol=None, a0=0.1, b0=1.0,
+                 normalize=True, random_state=None, progress=None, device="cpu"):
         self.n_components = n_components
+        self.mechanism = mechanism
         self.alpha = alpha
         self.method = method
         self.inference = inference
@@ -605,22 +609,30 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         if not isinstance(self.normalize, (bool, np.bool_)):
             raise TypeError(f"normalize must be True or False, got {self.normalize!r}")
         if self.method == "nonprivate":
-            if self.alpha is not None:
-                raise ValueError("method='nonprivate' fits true counts: alpha must be None")
+            if self.alpha is not None or self.mechanism is not None:
+                raise ValueError("method='nonprivate' fits true counts: mechanism and alpha "
+                                 "must be None")
             return None
-        if self.alpha is None:
+        if self.mechanism is not None:
+            if self.alpha is not None:
+                raise ValueError("give mechanism or alpha, not both: the mechanism holds the "
+                                 "level alpha = exp(-epsilon / N)")
+            if not isinstance(self.mechanism, Mechanism):
+                raise TypeError("mechanism must be a GeometricMechanism (lpp.estimators' or "
+                                f"lpp.mechanism's), got {type(self.mechanism).__name__}")
+            level = noise_level_array(alpha_of(self.mechanism), "the mechanism's level")
+        elif self.alpha is None:
             raise ValueError(
-                f"method {self.method!r} needs alpha, the noise level the data were privatized "
-                f"with: {type(self).__name__}(alpha=...), the same value as the "
-                "GeometricMechanism's (alpha = exp(-epsilon / N), "
-                "lpp.mechanism.alpha_from_epsilon). fit's second argument is y, which is "
-                "ignored; method='nonprivate' fits true counts without alpha")
-        alpha = float(self.alpha) if isinstance(self.alpha, ExactAlpha) else self.alpha
-        level = noise_level_array(alpha)
+                f"method {self.method!r} needs the privacy level the data were privatized "
+                f"with: {type(self).__name__}(mechanism=...), the GeometricMechanism that "
+                "privatized them (or alpha=exp(-epsilon / N)). fit's second argument is y, "
+                "which is ignored; method='nonprivate' fits true counts without a mechanism")
+        else:
+            level = noise_level_array(alpha_of(self.alpha))
         if level.ndim:
-            raise ValueError(f"alpha must be one number, got an array of shape {level.shape} "
-                             "(for noise levels that differ between people, call "
-                             "lpp.inference.fit_private)")
+            raise ValueError(f"the privacy level must be one number, got an array of shape "
+                             f"{level.shape} (for noise levels that differ between people, "
+                             "call lpp.inference.fit_private)")
         return float(level)
 
     def _check_fitted(self) -> None:

@@ -95,10 +95,12 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         most 1e15 in absolute value); a scipy.sparse matrix is densified, a ``numpy.ma``
         masked array's mask joins ``mask``. With ``cluster``: the privatized data in the
         row-block format (:class:`lpp.formats.privatized_blocks.PrivatizedBlocks` or its directory).
-    alpha : float or array_like or None
-        The geometric mechanism's parameter in (0, 1), ``alpha = exp(-epsilon / N)``: a scalar,
-        one value per row (shape ``(D, 1)``) or per entry. Optional for ``method="naive"``;
-        None with ``cluster`` (the row-block format carries it).
+    alpha : GeometricMechanism, float, array_like or None
+        The mechanism the counts were privatized with
+        (:class:`lpp.mechanism.GeometricMechanism`, e.g. ``GeometricMechanism(epsilon=1.0,
+        N=1)``), or its noise level ``alpha = exp(-epsilon / N)`` in (0, 1): a scalar, one
+        value per row (shape ``(D, 1)``) or per entry. Optional for ``method="naive"``; None
+        with ``cluster`` (the row-block format carries it).
     model : PoissonFactorization or str
         ``TopicModel(K)``, ``CommunityModel(C)``, ``CPTensorModel(R)``, your own subclass, or a
         name of :data:`lpp.inference.models.MODELS` with ``n_components`` (and optionally

@@ -349,8 +349,9 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     y_tilde : array_like of int
         Privatized counts (may be negative), shaped as the model expects; a scipy.sparse
         matrix is densified, a ``numpy.ma`` masked array's mask joins ``mask``.
-    alpha : float or array_like or None
-        The mechanism's noise level(s) in (0, 1), broadcastable to ``y_tilde``. Optional for
+    alpha : GeometricMechanism, float, array_like or None
+        The mechanism the counts were privatized with (:class:`lpp.mechanism.GeometricMechanism`)
+        or its noise level(s) in (0, 1), broadcastable to ``y_tilde``. Optional for
         ``method="naive"``.
     model : TopicModel, CommunityModel, CPTensorModel or VariationalModel
         The model (its priors ``a0``, ``b0`` and number of components).

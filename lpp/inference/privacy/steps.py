@@ -14,6 +14,7 @@ import numpy as np
 from lpp.inference.capabilities import lapse_overridden
 from lpp.inference.numerics import check_counts_drawn
 from lpp.inference.privacy.kernels import bessel_counts_kernel, collapsed_kernel, lambda_kernel
+from lpp.mechanism import alpha_of
 from lpp.randomness import Tag, as_generator, base_seed, derive_seed
 from lpp.validation import count_array, noise_level_array
 
@@ -53,10 +54,11 @@ class NoiseLevels:
 
 
 def noise_levels(alpha, shape: tuple[int, ...]) -> NoiseLevels:
-    """Validate ``alpha`` (each in the open interval (0, 1)) against the data shape."""
+    """Validate ``alpha`` (each in the open interval (0, 1)) against the data shape; a
+    :class:`lpp.mechanism.GeometricMechanism` gives its level."""
     if alpha is None:
         raise TypeError("alpha is required for the private methods (the mechanism's noise level)")
-    arr = noise_level_array(alpha)
+    arr = noise_level_array(alpha_of(alpha))
     try:
         np.broadcast_shapes(arr.shape, shape)
     except ValueError:

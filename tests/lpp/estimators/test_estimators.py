@@ -21,6 +21,7 @@ from lpp.estimators import (GeometricMechanism, NotFittedError, PrivateTopicMode
                             RenoisedRowsWarning, forget_noised_rows)
 from lpp.estimators._mechanism import _noise_rng
 from lpp.inference import FitResult, fit_private
+from lpp.mechanism import GeometricMechanism as LevelOnly
 from lpp.mechanism import exact_alpha, privatize
 from lpp.metrics import align_topics, topic_distances
 from lpp.simulate import make_private_factorization, make_topics
@@ -229,7 +230,7 @@ def test_y_is_ignored_so_a_target_never_reaches_the_noise_level(small):
     assert with_y.alpha == small.alpha
     np.testing.assert_array_equal(with_y.components_, without.components_)
     # the old call fit(Y_tilde, alpha) now passes alpha as y: refused unless alpha is set
-    with pytest.raises(ValueError, match=r"needs alpha.*PrivateTopicModel\(alpha=\.\.\.\)"):
+    with pytest.raises(ValueError, match=r"needs the privacy level.*PrivateTopicModel\(mechanism=\.\.\.\)"):
         tiny().fit(small.y_tilde, small.alpha)
 
 
@@ -238,10 +239,32 @@ def test_the_nonprivate_method_fits_and_transforms_true_counts(small, inference)
     est = tiny(method="nonprivate", inference=inference)
     theta = est.fit(small.y[:12]).transform(small.y[12:])
     assert est.fit_.method == "nonprivate" and theta.shape == (4, 2)
-    with pytest.raises(ValueError, match="alpha must be None"):
+    with pytest.raises(ValueError, match="mechanism and alpha must be None"):
         est.set_params(alpha=small.alpha).fit(small.y)
+    with pytest.raises(ValueError, match="mechanism and alpha must be None"):
+        est.set_params(alpha=None, mechanism=GeometricMechanism(epsilon=1.0)).fit(small.y)
     with pytest.raises(ValueError, match="Negative values"):
         tiny(method="nonprivate").fit(small.y_tilde)
+
+
+def test_the_mechanism_gives_the_model_its_level(small):
+    """A mechanism's level fits exactly as the same bare alpha does; the level given twice,
+    or as something else than a mechanism, is refused."""
+    mechanism = GeometricMechanism(alpha=small.alpha)
+    by_object = tiny(mechanism=mechanism).fit(small.y_tilde)
+    by_alpha = tiny(alpha=small.alpha).fit(small.y_tilde)
+    np.testing.assert_array_equal(by_object.components_, by_alpha.components_)
+    np.testing.assert_array_equal(by_object.transform(small.y_tilde[:4]),
+                                  by_alpha.transform(small.y_tilde[:4]))
+    plain = LevelOnly(epsilon=-np.log(small.alpha))
+    np.testing.assert_allclose(tiny(mechanism=plain).fit(small.y_tilde).components_,
+                               by_alpha.components_, rtol=1e-12)
+    with pytest.raises(ValueError, match="not both"):
+        tiny(mechanism=mechanism, alpha=small.alpha).fit(small.y_tilde)
+    with pytest.raises(TypeError, match="mechanism must be a GeometricMechanism"):
+        tiny(mechanism=small.alpha).fit(small.y_tilde)
+    with pytest.raises(ValueError, match="one number"):
+        tiny(mechanism=LevelOnly(epsilon=np.ones((16, 1)))).fit(small.y_tilde)
 
 
 def test_an_exact_alpha_is_taken_as_its_float(small):
@@ -548,16 +571,33 @@ def test_the_mechanism_refuses_what_are_not_true_counts(counts, error, match):
         mech.transform(counts)
 
 
-@pytest.mark.parametrize("alpha, error, match", [
-    (None, ValueError, "alpha is required"),
-    (1.0, ValueError, "between 0 and 1"),
-    (0.0, ValueError, "between 0 and 1"),
-    (np.array([0.5, 0.5]), ValueError, "one number"),
-    ("0.5", TypeError, "alpha"),
+@pytest.mark.parametrize("level, error, match", [
+    ({}, ValueError, "epsilon is required"),
+    ({"alpha": 1.0}, ValueError, "between 0 and 1"),
+    ({"alpha": 0.0}, ValueError, "between 0 and 1"),
+    ({"alpha": np.array([0.5, 0.5])}, ValueError, "one number"),
+    ({"alpha": "0.5"}, TypeError, "alpha"),
+    ({"epsilon": 0.0}, ValueError, "epsilon"),
+    ({"epsilon": 1.0, "N": 0}, ValueError, "N"),
+    ({"epsilon": np.ones(2)}, ValueError, "one number"),
+    ({"epsilon": 1.0, "alpha": 0.5}, ValueError, "not both"),
 ])
-def test_the_mechanism_checks_alpha(alpha, error, match):
+def test_the_mechanism_checks_its_level(level, error, match):
+    """Checked when used (scikit-learn's convention: the constructor stores, set_params too)."""
+    mechanism = GeometricMechanism(**level)
     with pytest.raises(error, match=match):
-        GeometricMechanism(alpha).fit_transform([[1, 2]])
+        mechanism.fit_transform([[1, 2]])
+
+
+def test_epsilon_given_once_privatizes_as_its_alpha():
+    counts = np.array([[1, 2, 0], [4, 0, 3]])
+    by_epsilon = GeometricMechanism(epsilon=1.0, random_state=3).fit_transform(counts)
+    by_alpha = GeometricMechanism(float(np.exp(-1.0)), random_state=3).fit_transform(counts)
+    np.testing.assert_array_equal(by_epsilon, by_alpha)  # the same release: no warning
+    forget_noised_rows()  # the exact sampler's noise is another copy
+    exact = GeometricMechanism(epsilon="1/2", N=1, exact=True, random_state=3)
+    by_exact_alpha = GeometricMechanism(exact_alpha(1, 2), exact=True, random_state=3)
+    np.testing.assert_array_equal(exact.transform(counts), by_exact_alpha.transform(counts))
 
 
 def test_a_fitted_mechanism_checks_the_number_of_columns():
@@ -599,7 +639,9 @@ def test_an_unfitted_estimator_says_so(small):
     ({"device": "cuda", "inference": "variational"}, ValueError,
      "variational fit runs on the CPU"),
     ({"device": "cuda", "method": "bessel"}, ValueError, "device='cuda' runs"),
-    ({"alpha": None}, ValueError, "needs alpha"),
+    ({"alpha": None}, ValueError, "needs the privacy level"),
+    ({"mechanism": "epsilon=1"}, ValueError, "not both"),
+    ({"alpha": None, "mechanism": 0.5}, TypeError, "mechanism must be a GeometricMechanism"),
     ({"alpha": 1.5}, ValueError, "alpha"),
     ({"alpha": np.full(16, 0.5)}, ValueError, "one number"),
 ])

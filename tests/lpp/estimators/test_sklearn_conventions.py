@@ -56,8 +56,11 @@ def model(**params):
 # ----- pipelines ---------------------------------------------------------------------------------
 
 def test_the_whole_study_of_a_corpus_is_one_pipeline():
-    pipe = make_pipeline(CountVectorizer(), GeometricMechanism(ALPHA_1, random_state=0),
-                         model(n_iter=100))
+    """The privacy level given once: the model reads it from the mechanism that noised."""
+    mechanism = GeometricMechanism(epsilon=1.0, N=1, random_state=0)
+    pipe = make_pipeline(CountVectorizer(), mechanism,
+                         model(alpha=None, mechanism=mechanism, n_iter=100))
+    assert pipe[-1]._check_params() == ALPHA_1
     shares = pipe.fit_transform(TEXTS)
     assert shares.shape == (45, 3)
     np.testing.assert_allclose(shares.sum(axis=1), 1.0)
@@ -109,7 +112,11 @@ def test_clone_gives_an_unfitted_copy_with_the_same_parameters():
     assert copy.alpha == est.alpha and not hasattr(copy, "components_")
     assert clone(model(device="cuda")).get_params()["device"] == "cuda"
     mech = clone(GeometricMechanism(ALPHA_1, exact=False, random_state=3))
-    assert mech.get_params() == {"alpha": ALPHA_1, "exact": False, "random_state": 3}
+    assert mech.get_params() == {"alpha": ALPHA_1, "epsilon": None, "N": 1, "exact": False,
+                                 "random_state": 3}
+    nested = clone(model(alpha=None, mechanism=GeometricMechanism(epsilon=2.0, N=3)))
+    assert nested.get_params()["mechanism__epsilon"] == 2.0
+    assert nested._check_params() == np.exp(-2.0 / 3)
 
 
 def test_check_is_fitted_and_the_fitted_state():
@@ -174,9 +181,10 @@ def test_the_count_data_contracts_of_the_checks_that_need_counts():
 #: what stops every check that lpp.estimators.expected_failed_checks lists: the random floats
 #: it feeds are refused as counts
 REFUSAL = "whole-number counts"
-CHECKED = [model(n_components=2), model(n_components=2, inference="variational"),
+CHECKED = [model(n_components=2, alpha=None, mechanism=GeometricMechanism(epsilon=1.0)),
+           model(n_components=2, inference="variational"),
            model(n_components=2, alpha=None, method="nonprivate"),
-           GeometricMechanism(ALPHA_1, random_state=0)]
+           GeometricMechanism(epsilon=1.0, random_state=0)]
 
 
 def _check_name(check):
@@ -225,7 +233,7 @@ def test_check_estimator_passes_with_the_expected_failures(estimator):
 
 
 def test_expected_failed_checks_refuses_what_it_cannot_list():
-    with pytest.raises(ValueError, match="needs alpha"):
+    with pytest.raises(ValueError, match="needs a mechanism"):
         expected_failed_checks(PrivateTopicModel(2))
     with pytest.raises(TypeError, match="lpp's estimators"):
         expected_failed_checks(LogisticRegression())
