@@ -205,7 +205,7 @@ OURS_S, OVER_FLOOR = 1.0, 2
 TWO_THREADS_SPEED_UP, OVER_TOMOTOPY = 1.8, 1.0
 
 
-def targets_table(sweep, accuracy, vi, threads, lda):
+def targets_table(sweep, accuracy, vi, threads, lda, lda_reuters):
     """The speed and accuracy targets, each with its measured result and whether it is met."""
     cells = scaling_cells(sweep)
     large = sweep["large"]
@@ -294,6 +294,14 @@ def targets_table(sweep, accuracy, vi, threads, lda):
                  f"{_verdict(max(r for _, r in ratios) <= OVER_TOMOTOPY)}: "
                  + ", ".join(f"{r:.2f}× at K = {k}" for k, r in ratios)
                  + f" (`lda.json`, {conditions(lda, threads=1)})"))
+    ratios = [(r["K"], r["lpp_over_tomotopy"], r["rest_over_tomotopy"])
+              for r in lda_reuters["rows"]]
+    rows.append(("non-private LDA sweep ≤ tomotopy's, one thread (long documents: a corpus of "
+                 "the Reuters corpus's shape)",
+                 f"{_verdict(max(r for _, r, _ in ratios) <= OVER_TOMOTOPY)}: "
+                 + ", ".join(f"{r:.2f}× at K = {k} ({rest:.2f}× without the topics' Gamma "
+                             f"draws)" for k, r, rest in ratios)
+                 + f" (`lda_reuters.json`, {conditions(lda_reuters, threads=1)})"))
 
     machines = sorted({machine_text({"machine": part_machine(sweep, name)})
                        for name in ("numpy", "scaling", "large") if name in sweep})
@@ -478,6 +486,28 @@ def lda_table(lda):
          "NPMI (never = 0) tomotopy"), rows)
 
 
+def lda_reuters_table(lda):
+    """``bench.lda --corpus reuters``: the same on long documents, with the share of the
+    topics' Gamma draws."""
+    rows = []
+    for row in lda["rows"]:
+        ours, theirs = row["lpp"], row["tomotopy"]
+        rows.append((row["K"], f"{1e3 * ours['seconds']:.2f}",
+                     f"{1e3 * ours['phi_draw_seconds']:.2f}", f"{1e3 * theirs['seconds']:.2f}",
+                     f"**{row['lpp_over_tomotopy']:.2f}**", f"{row['rest_over_tomotopy']:.2f}",
+                     f"{ours['npmi']:.3f}", f"{theirs['npmi']:.3f}", f"{ours['npmi_zero']:.3f}",
+                     f"{theirs['npmi_zero']:.3f}"))
+    first = lda["rows"][0]
+    title = (f"{lda['documents']:,} documents × {lda['words']:,} words, {lda['tokens']:,} tokens "
+             f"in {lda['non_zero']:,} non-zero entries; tomotopy {lda['tomotopy']}; "
+             f"{first['sweeps']} sweeps of each, alternating, the medians of the last "
+             f"{first['timed']}; {conditions(lda, threads=lda['threads'])}")
+    return title + "\n\n" + markdown_table(
+        ("K", "lpp ms / sweep", "of which the K × V Gamma draws, ms", "tomotopy ms / sweep",
+         "lpp / tomotopy", "lpp without them / tomotopy", "NPMI lpp", "NPMI tomotopy",
+         "NPMI (never = 0) lpp", "NPMI (never = 0) tomotopy"), rows)
+
+
 def threads_table(threads):
     """``bench.threads``: seconds per sweep at each thread count, and chains side by side."""
     scaling, side = threads["scaling"], threads["side_by_side"]
@@ -546,7 +576,8 @@ class Table(NamedTuple):
 
 
 README_TABLES = (
-    Table("bench-targets", ("sweep", "accuracy", "vi", "threads", "lda"), targets_table),
+    Table("bench-targets", ("sweep", "accuracy", "vi", "threads", "lda", "lda_reuters"),
+          targets_table),
     Table("bench-numpy", ("sweep",), numpy_table),
     Table("bench-scaling", ("sweep",), scaling_table),
     Table("bench-private-fit", ("sweep",), private_fit_table),
@@ -558,6 +589,7 @@ README_TABLES = (
     Table("bench-curve", ("accuracy",), curve_table),
     Table("bench-starts", ("vi",), starts_table),
     Table("bench-lda", ("lda",), lda_table),
+    Table("bench-lda-reuters", ("lda_reuters",), lda_reuters_table),
     Table("bench-threads", ("threads",), threads_table),
     Table("bench-ab", ("ab",), ab_table),
 )
