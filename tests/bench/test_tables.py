@@ -68,7 +68,8 @@ def test_a_table_states_the_recorded_machine_and_load_or_that_none_was_recorded(
 def test_a_target_is_met_or_not_by_the_recorded_time(seconds, result):
     sweep = copy.deepcopy(_load("sweep"))
     sweep["large"]["levels"][0]["nonprivate"]["seconds"] = seconds
-    table = targets_table(sweep, _load("accuracy"), _load("vi"), _load("threads"), _load("lda"))
+    table = targets_table(sweep, _load("accuracy"), _load("vi"), _load("threads"), _load("lda"),
+                          _load("lda_reuters"))
     row = next(line for line in table.splitlines() if "non-private on the true counts" in line)
     assert row.endswith(f"| {result} |")
 
@@ -79,7 +80,8 @@ def test_the_thread_scaling_target_reads_ours_at_two_threads(speed_up, verdict):
     for row in threads["scaling"]["rows"]:
         if (row["sweep"], row["threads"]) == ("collapsed", 2):
             row["speedup"] = speed_up
-    table = targets_table(_load("sweep"), _load("accuracy"), _load("vi"), threads, _load("lda"))
+    table = targets_table(_load("sweep"), _load("accuracy"), _load("vi"), threads, _load("lda"),
+                          _load("lda_reuters"))
     row = next(line for line in table.splitlines() if "ours at 2 threads" in line)
     assert f"| {verdict} (naive" in row
 
@@ -89,9 +91,21 @@ def test_the_tomotopy_target_is_met_only_at_every_k():
     ratios = [0.9] + [1.1] * (len(lda["rows"]) - 1)
     for row, ratio in zip(lda["rows"], ratios):
         row["lpp_over_tomotopy"] = ratio
-    table = targets_table(_load("sweep"), _load("accuracy"), _load("vi"), _load("threads"), lda)
+    table = targets_table(_load("sweep"), _load("accuracy"), _load("vi"), _load("threads"), lda,
+                          _load("lda_reuters"))
     row = next(line for line in table.splitlines() if "tomotopy" in line)
     assert "**not** met: 0.90× at K = 20, 1.10× at K = 50" in row
+
+
+def test_the_long_document_target_reads_the_sweep_with_and_without_the_gamma_draws():
+    reuters = copy.deepcopy(_load("lda_reuters"))
+    for row, (whole, rest) in zip(reuters["rows"], [(0.95, 0.5), (0.99, 0.6)]):
+        row["lpp_over_tomotopy"], row["rest_over_tomotopy"] = whole, rest
+    table = targets_table(_load("sweep"), _load("accuracy"), _load("vi"), _load("threads"),
+                          _load("lda"), reuters)
+    row = next(line for line in table.splitlines() if "long documents" in line)
+    assert ("met: 0.95× at K = 20 (0.50× without the topics' Gamma draws), 0.99× at K = 50"
+            in row) and "**not**" not in row
 
 
 def test_the_floor_and_naive_targets_read_every_level_at_every_thread_count():
@@ -103,7 +117,8 @@ def test_the_floor_and_naive_targets_read_every_level_at_every_thread_count():
                                "naive": {"seconds": 4.0}}
     sweep["large"]["levels"][1]["collapsed"]["seconds"] = 2.5
     sweep["large"]["levels"][0]["naive"]["seconds"] = 1.8
-    table = targets_table(sweep, _load("accuracy"), _load("vi"), _load("threads"), _load("lda"))
+    table = targets_table(sweep, _load("accuracy"), _load("vi"), _load("threads"), _load("lda"),
+                          _load("lda_reuters"))
     row = next(line for line in table.splitlines() if "× the floor" in line)
     threads = sweep["large"]["levels"][0]["threads"]
     assert f"met at ε/N = 1, {threads} threads (1.50×)" in row
