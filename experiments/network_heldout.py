@@ -199,12 +199,12 @@ def readings(rates: np.ndarray, y: np.ndarray, mask: np.ndarray) -> dict:
 # ---- the spread (study.claims's rule)
 
 def paired_decision(ours: pd.Series, other: pd.Series) -> dict:
-    """Ours vs another method paired by copy: mean difference, its sd, copies ours is lower,
+    """Ours vs another method paired by copy: mean difference, its sd, the copies where ours is ahead,
     and ``decided`` where |mean| exceeds the sd (paired t above the square root of the copies)."""
     diff = (ours - other).dropna()
     spread = float(diff.std(ddof=1)) if diff.size > 1 else np.nan
     mean = float(diff.mean())
-    return {"diff": mean, "spread": spread, "ours_lower": int((diff < 0).sum()),
+    return {"diff": mean, "spread": spread, "ours_ahead": int((diff < 0).sum()),
             "copies": int(diff.size), "decided": bool(abs(mean) > spread)}
 
 
