@@ -1,4 +1,6 @@
-"""Does the Enron network's held-out task separate the methods? ``python -m experiments.network_heldout``.
+"""Does the Enron network's held-out task separate the methods?
+
+``python -m experiments.network_heldout``.
 
 The paper (Schein et al. 2019, Sec. 5.2) holds out "all elements of the count matrix that
 involved the top fifty senders or recipients", computes each method's posterior mean rate
@@ -199,8 +201,9 @@ def readings(rates: np.ndarray, y: np.ndarray, mask: np.ndarray) -> dict:
 # ---- the spread (study.claims's rule)
 
 def paired_decision(ours: pd.Series, other: pd.Series) -> dict:
-    """Ours vs another method paired by copy: mean difference, its sd, the copies where ours is ahead,
-    and ``decided`` where |mean| exceeds the sd (paired t above the square root of the copies)."""
+    """Ours vs another method paired by copy: mean difference, its sd, the copies where ours
+    is ahead, and ``decided`` where |mean| exceeds the sd (paired t above the root of the
+    copies)."""
     diff = (ours - other).dropna()
     spread = float(diff.std(ddof=1)) if diff.size > 1 else np.nan
     mean = float(diff.mean())
@@ -464,9 +467,10 @@ def print_report(results: dict, effects: dict, seeds) -> None:
         print(shown.to_string())
         print(f"\n== {design}: cells (C x level) decided beyond the spread, per reading")
         for reading, entry in result["summary"].items():
-            print(f"{reading:12s} of {entry['cells']}: vs naive better {entry['vs_naive']['ours_better']}"
-                  f" worse {entry['vs_naive']['ours_worse']}; vs non-private better "
-                  f"{entry['vs_nonprivate']['ours_better']} worse {entry['vs_nonprivate']['ours_worse']}")
+            naive, nonprivate = entry["vs_naive"], entry["vs_nonprivate"]
+            print(f"{reading:12s} of {entry['cells']}: vs naive better {naive['ours_better']} "
+                  f"worse {naive['ours_worse']}; vs non-private better "
+                  f"{nonprivate['ours_better']} worse {nonprivate['ours_worse']}")
     for design, effect in effects.items():
         print(f"\n== chain index vs copy in log held-out MAE ({design})")
         print(effect.round(3).to_string(index=False) if len(effect) else "(no multi-chain fits)")
