@@ -208,7 +208,6 @@ DIAGNOSES["quick"] = {
     "icml.fig5.C5.rows_cols.heldout_ours_beats_nonprivate": _HELDOUT_QUICK,
     **{claim: _VI_SIZE for claim in ("vi.appE.vi_mae", "vi.appE.mcmc_mae", "vi.appE.iterations",
                                      "vi.appE.speed_up")},
-    "vi.appE.mcmc_beats_vi": _VI_ONE_RUN,
     "foulds.fig6.iraq_hmm": _IRAQ,
     "foulds.sec5.occupancy": _WAR_LOGS,
     "foulds.fig3_5.iraq_states": _WAR_LOGS,
