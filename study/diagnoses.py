@@ -114,10 +114,11 @@ _FIG3 = ("the paper gives no document size and no α0 values and shows the highe
          "naive one does not. Ours: 30 expected tokens per document and α0 = 0.8, where 23% of "
          "documents have α_d > 0.9 (noise sd above 13) and the data carry little block "
          "structure; scored by the Hellinger distance of one draw, on which uniform topics "
-         "score 0.441 and the naive method's near-uniform topics 0.443-0.492, while our "
-         "honestly wide posterior gives draws on either side. A regime the paper's figure "
-         "shows and a score of what it shows (issue: synthetic figures that can decide) would "
-         "move the verdict to the paper's reading")
+         "score 0.441 and the naive method's near-uniform topics 0.443-0.492, while one draw "
+         "of our wider posterior lands at 0.450-0.648. A regime whose non-private data show "
+         "the blocks the paper's figure shows, scored by what the figure shows (the draw's "
+         "mass on each true topic's words, the aligned posterior mean), would move the verdict "
+         "to the paper's reading")
 
 _WAR_LOGS = Diagnosis(
     UNTESTABLE,
@@ -139,8 +140,9 @@ _FIG1_ONE_SEED = Diagnosis(
     UNDECIDED,
     "one seed at paper scale (synthetic_communities.seed: 1), so each cell has one value and "
     "no spread; the point values go the claimed way, and the quick profile's three seeds pass "
-    "it. Five seeds x two chains at the paper's 8,500 sweeps decide it, about 11 s of one "
-    "core per chain and seed: python profiles/run.py --synthetic with seeds in the profile",
+    "it. Five seeds x two chains at the paper's 8,500 sweeps would decide it: the stage took "
+    "11 s for its one seed and chain (results/paper/stage_seconds.json), so about 2 minutes "
+    "(synthetic_communities.seeds in profiles/paper.yaml, python profiles/run.py --synthetic)",
     "python -m study.evidence seeds results/paper")
 
 _VI_ONE_RUN = Diagnosis(
