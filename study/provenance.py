@@ -65,6 +65,10 @@ PAPER_NOT_OUTPUTS = (
     ("results/paper/params.yaml", "the settings of the last profiles/run.py, a record"),
     ("results/paper/stage_seconds.json",
      "the wall seconds of each stage, recorded by profiles/run.py (times differ run to run)"),
+    ("results/paper/claims.*",
+     "the verdicts and their diagnoses, a pure function of the committed tables regenerated "
+     "by the checkout's code (python -m study.claims --results results/paper); "
+     "tests/study/test_claims.py checks they are what that code computes"),
 )
 
 

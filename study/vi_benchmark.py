@@ -10,7 +10,9 @@ cost in accuracy. :func:`run_benchmark` fits the same kind of data with
 * VI-started MCMC: the collapsed Gibbs sampler started at the collapsed CAVI's means, with a
   short schedule; its wall time includes the CAVI's.
 
-and returns one row per method; :func:`paper_table` puts the paper's numbers beside ours and
+and returns one row per method; :func:`run_seeds` repeats the whole comparison (data and fits)
+for several seeds, so that MCMC against CAVI is judged against the spread over seeds;
+:func:`paper_table` puts the paper's numbers beside the means over seeds and
 :func:`plot_benchmark` draws MAE against wall time. Numba's compilation is excluded from every
 time (:func:`warm_up` runs each method on a tiny problem first). Times depend on the machine
 and its load; the MAEs repeat to the bit for a given seed.
@@ -179,18 +181,78 @@ def run_benchmark(data: PrivatizedFactorization, k: int, *, seed: int, mcmc_n_it
     return pd.DataFrame(rows)
 
 
+def run_seeds(seeds, n: int, k: int, *, epsilon_over_n: float = 1.0, shape: float = 0.2,
+              rate: float = 1.0, **schedule) -> pd.DataFrame:
+    """:func:`run_benchmark` on the data of each of ``seeds``, one after another.
+
+    Each seed draws its own data (:func:`data_seed`) and its fits' seeds, so the seeds are
+    independent repeats of the whole comparison; a seed's rows are the same whichever other
+    seeds run beside it.
+
+    Parameters
+    ----------
+    seeds : sequence of int
+        The runs' base seeds (at least one, no repeats).
+    n, k : int
+        The data's ``n x n`` size and the components of the truth and of every fit.
+    epsilon_over_n, shape, rate : float
+        As :func:`make_benchmark_data`.
+    **schedule
+        :func:`run_benchmark`'s keywords (``mcmc_n_iter``, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`run_benchmark`'s rows of every seed, a first column ``run_seed`` naming it.
+
+    Raises
+    ------
+    ValueError
+        No seeds, a repeated one, or :func:`run_benchmark`'s errors.
+    """
+    seeds = [non_negative_int(s, "seeds") for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be one or more distinct seeds, got {seeds}")
+    tables = []
+    for seed in seeds:
+        data = make_benchmark_data(n, k, epsilon_over_n=epsilon_over_n, shape=shape, rate=rate,
+                                   rng=data_seed(seed))
+        table = run_benchmark(data, k, seed=seed, **schedule)
+        tables.append(table.assign(run_seed=seed)[["run_seed", *table.columns]])
+    return pd.concat(tables, ignore_index=True)
+
+
+def mean_over_seeds(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per method, in :data:`ROWS` order: the means over the runs' seeds of the MAE,
+    seconds per iteration, iterations and seconds, the MAE's standard deviation over seeds
+    (``mae_sd``; 0 for one seed), ``runs`` and ``converged`` (every run's CAVI converged)."""
+    runs = table["run_seed"] if "run_seed" in table else pd.Series(0, index=table.index)
+    grouped = table.assign(run_seed=runs).groupby("method", sort=False)
+    out = grouped[["mae", "seconds_per_iteration", "iterations", "seconds"]].mean()
+    out["mae_sd"] = grouped["mae"].std(ddof=1).fillna(0.0)
+    out["runs"] = grouped["run_seed"].nunique()
+    if "converged" in table:
+        out["converged"] = grouped["converged"].agg(
+            lambda c: bool(c.isna().all()) or bool(c.astype(str).str.lower().eq("true").all()))
+    order = [m for m in LABELS if m in out.index] + [m for m in out.index if m not in LABELS]
+    return out.loc[order].reset_index()
+
+
 def data_seed(seed: int) -> int:
     """The seed of the benchmark's data, derived from the run's base seed."""
     return derive_seed(non_negative_int(seed, "seed"), _DATA_TAG)
 
 
 def paper_table(table: pd.DataFrame) -> pd.DataFrame:
-    """``table``'s MAE, seconds per iteration, iterations and seconds, with the paper's
-    numbers beside (its MCMC beside our private MCMC, its CAVI beside our paper CAVI) and each
-    method's speed-up over the private MCMC's wall time (the paper's "20x" beside the paper
+    """``table``'s MAE, seconds per iteration, iterations and seconds (means over its seeds,
+    :func:`mean_over_seeds`, with ``mae_sd`` and ``runs``), with the paper's numbers beside
+    (its MCMC beside our private MCMC, its CAVI beside our paper CAVI) and each method's
+    speed-up over the private MCMC's mean wall time (the paper's "20x" beside the paper
     CAVI)."""
-    mcmc_seconds = float(table.loc[table.method == "private MCMC", "seconds"].iloc[0])
-    out = table[["method", "mae", "seconds_per_iteration", "iterations", "seconds"]].copy()
+    means = mean_over_seeds(table)
+    mcmc_seconds = float(means.loc[means.method == "private MCMC", "seconds"].iloc[0])
+    out = means[["method", "mae", "mae_sd", "runs", "seconds_per_iteration", "iterations",
+                 "seconds"]].copy()
     out["speed_up"] = mcmc_seconds / out["seconds"]
     theirs = {"private MCMC": (PAPER_NUMBERS["mcmc_mae"],
                                PAPER_NUMBERS["mcmc_seconds_per_iteration"],
@@ -204,12 +266,13 @@ def paper_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_benchmark(table: pd.DataFrame, figure=None, *, title: str = ""):
-    """MAE against wall time (log scale), one point per method, the paper's two MAEs as lines.
+    """MAE against wall time (log scale), one point per method and seed, the paper's two MAEs
+    as lines.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`run_benchmark`'s table.
+        :func:`run_benchmark`'s or :func:`run_seeds`'s table.
     figure : path-like, optional
         Where to save the PNG (atomically).
     title : str
@@ -224,13 +287,17 @@ def plot_benchmark(table: pd.DataFrame, figure=None, *, title: str = ""):
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     fig, ax = plt.subplots(figsize=(8, 4.2))
+    labelled = set()
     for row in table.itertuples():
-        # names and colours as in every figure; squares for the MCMC runs, dots for CAVI
+        # names and colours as in every figure; squares for the MCMC runs, dots for CAVI;
+        # one point per method and seed, the method named once
         style = method_style(FIGURE_METHODS[row.method])
         kind = "MCMC" if "MCMC" in row.method else "CAVI"
         label = style.label if style.label.endswith(kind) else f"{style.label}, {kind}"
         ax.scatter(row.seconds, row.mae, s=60, marker="s" if kind == "MCMC" else "o",
-                   color=style.colour, label=label)
+                   color=style.colour, alpha=0.8,
+                   label=None if row.method in labelled else label)
+        labelled.add(row.method)
     ax.axhline(PAPER_NUMBERS["mcmc_mae"], color="grey", ls="--", lw=1,
                label=f"MCMC MAE {PAPER_NUMBERS['mcmc_mae']} as reported by\n"
                      "Schofield et al. (1000 x 1000, K = 50)")

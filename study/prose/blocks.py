@@ -442,7 +442,7 @@ def vi_benchmark_table(source: str):
         best = table.mae.idxmin()
         rows = []
         for i, row in table.iterrows():
-            mae = f"{row.mae:.3f}"
+            mae = f"{row.mae:.3f}" + (f" ± {row.mae_sd:.3f}" if row.runs > 1 else "")
             paper = ("" if np.isnan(row.paper_mae) else
                      f"MAE {row.paper_mae:g}, {row.paper_seconds_per_iteration:g} s/it, "
                      f"{'~' if row.method == 'paper CAVI' else ''}"

@@ -413,7 +413,11 @@ def test_comparisons_the_papers_do_not_state_are_observations(tmp_path):
                         "icml.fig3.ours_vs_naive_at_every_level",
                         "icml.fig5.C5.mae_naive_degrades",
                         "icml.fig5.C10.mae_naive_degrades", "icml.fig5.C20.mae_naive_degrades",
-                        "vi.appE_fig1.private_vs_naive", "vi.appE.private_vs_naive"}
+                        "vi.appE_fig1.private_vs_naive", "vi.appE.private_vs_naive",
+                        # our readings where the paper's sentence says something else: our
+                        # code's timings, ours beside a non-private fit (the paper: beside naive)
+                        "vi.appE.seconds_per_iteration", "foulds.sec5.ops_runtime",
+                        "icml.fig1.ours_recovers_structure"}
     # they are still computed, from the same tables
     assert claims["icml.fig5.C5.mae_naive_degrades"].reason.startswith("worse from the least")
     md, js = write_claims(root, tmp_path / "out")

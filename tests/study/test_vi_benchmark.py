@@ -1,5 +1,5 @@
 """The appendix E comparison: every method's row, reproducible MAEs, the paper's numbers beside,
-the figure and table written, bad schedules refused."""
+the figure and table written, bad schedules refused; seeds repeat the whole comparison."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,9 +10,11 @@ from study.vi_benchmark import (
     PAPER_NUMBERS,
     data_seed,
     make_benchmark_data,
+    mean_over_seeds,
     paper_table,
     plot_benchmark,
     run_benchmark,
+    run_seeds,
 )
 
 SCHEDULE = {"mcmc_n_iter": 30, "mcmc_burn_in": 15, "mcmc_thin": 5, "vi_mcmc_n_iter": 10,
@@ -95,3 +97,31 @@ def test_bad_k_and_seed_raise(data):
         run_benchmark(data, 0, seed=1, **SCHEDULE)
     with pytest.raises((ValueError, TypeError)):
         run_benchmark(data, 3, seed=-1, **SCHEDULE)
+
+
+def test_seeds_repeat_the_whole_comparison_and_keep_each_seeds_rows(table):
+    runs = run_seeds([1, 2], 30, 3, shape=0.5, **SCHEDULE)
+    assert list(runs.columns[:2]) == ["run_seed", "method"]
+    assert list(runs.run_seed) == [1] * len(LABELS) + [2] * len(LABELS)
+    # seed 1's rows are run_benchmark's on seed 1's data, whatever runs beside it
+    first = runs[runs.run_seed == 1].reset_index(drop=True)
+    np.testing.assert_array_equal(first.mae.to_numpy(), table.mae.to_numpy())
+    assert not np.array_equal(first.mae.to_numpy(), runs[runs.run_seed == 2].mae.to_numpy())
+    means = mean_over_seeds(runs).set_index("method")
+    assert tuple(means.index) == LABELS and set(means.runs) == {2}
+    pair = runs[runs.method == "paper CAVI"].mae
+    assert means.loc["paper CAVI", "mae"] == pytest.approx(pair.mean())
+    assert means.loc["paper CAVI", "mae_sd"] == pytest.approx(pair.std(ddof=1))
+    out = paper_table(runs).set_index("method")
+    assert out.loc["private MCMC", "speed_up"] == 1.0 and out.loc["paper CAVI", "runs"] == 2
+
+
+def test_one_runs_table_has_no_spread(table):
+    means = mean_over_seeds(table)
+    assert set(means.runs) == {1} and set(means.mae_sd) == {0.0}
+
+
+@pytest.mark.parametrize("seeds", [[], [1, 1], [-1]])
+def test_bad_seeds_raise(seeds):
+    with pytest.raises((ValueError, TypeError), match="seeds"):
+        run_seeds(seeds, 30, 3, **SCHEDULE)

@@ -1,0 +1,140 @@
+"""The evidence behind the diagnoses of :mod:`study.diagnoses`, printed from the committed
+tables: each diagnosis names one of these commands.
+
+    python -m study.evidence heldout results/paper        # held-out MAE per chain index and copy
+    python -m study.evidence topics results/paper         # NPMI, coherence, chains, worst R-hat
+    python -m study.evidence seeds results/paper          # runs behind the synthetic and VI cells
+    python -m study.evidence topics-regime results/paper  # Fig. 3's noise, uniform topics' score
+    python -m study.evidence central results/paper        # Laplace against each OPS truncation
+
+The results folder defaults to ``results`` (the quick profile).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+__all__ = ["central", "heldout", "main", "seeds", "topics", "topics_regime"]
+
+
+def _params(results: Path) -> dict:
+    for path in (results / "params.yaml", results.parent / "params.yaml"):
+        if path.is_file():
+            return yaml.safe_load(path.read_text()) or {}
+    return {}
+
+
+def heldout(results: Path) -> str:
+    """Held-out MAE of each chain index, over the copies, per method, C and ε/N; and the
+    baseline that predicts zero for every held-out entry."""
+    lines = []
+    for name in ("network", "network_rows_cols"):
+        tables = sorted((results / "eval").glob(f"*_{name}.csv"))
+        for path in tables:
+            t = pd.read_csv(path)
+            zeros = t.loc[t.method == "zeros", "heldout_mae"]
+            rows = t[(t.heldout_used == True) & t.method.isin(["collapsed", "naive"])]  # noqa: E712
+            rows = rows.assign(chain=rows["chain"].fillna(0).astype(int))
+            by_chain = rows.pivot_table(index=["C", "method", "epsilon_over_n"],
+                                        columns="chain", values="heldout_mae",
+                                        aggfunc=["min", "max"])
+            lines += [f"{path}: held-out MAE of chain i over the copies (min, max); "
+                      f"predicting zero: {zeros.iloc[0]:.3g}" if len(zeros) else f"{path}:",
+                      by_chain.round(1).to_string(), ""]
+    return "\n".join(lines)
+
+
+def topics(results: Path) -> str:
+    """NPMI and coherence per method and ε/N: mean, standard deviation over every chain and
+    copy, the chains behind them and the worst R-hat."""
+    lines = []
+    for path in sorted((results / "eval").glob("*_topics.csv")):
+        t = pd.read_csv(path)
+        t = t[t.method.isin(["collapsed", "naive", "nonprivate"])]
+        summary = t.groupby(["method", "epsilon_over_n"], dropna=False).agg(
+            npmi=("npmi", "mean"), npmi_sd=("npmi", "std"), npmi_zero=("npmi_zero", "mean"),
+            coherence=("coherence", "mean"), coherence_sd=("coherence", "std"),
+            chains=("fit", "size"), worst_rhat=("rhat", "max"))
+        lines += [f"{path}:", summary.round(3).to_string(), ""]
+    return "\n".join(lines)
+
+
+def seeds(results: Path) -> str:
+    """The seeds and chains behind the synthetic figures' and the VI benchmark's cells."""
+    params = _params(results)
+    lines = []
+    for section in ("synthetic_communities", "synthetic_topics", "vi_benchmark"):
+        settings = params.get(section) or {}
+        kept = {k: v for k, v in settings.items() if "seed" in k or "chain" in k}
+        lines.append(f"{section}: {kept}")
+    bench = results / "vi" / "benchmark.csv"
+    if bench.is_file():
+        t = pd.read_csv(bench)
+        lines.append(f"{bench}: runs per method {t.groupby('method').size().to_dict()}; "
+                     f"MAE {t.groupby('method')['mae'].mean().round(3).to_dict()}")
+    return "\n".join(lines)
+
+
+def topics_regime(results: Path) -> str:
+    """Fig. 3's regime: the share of documents whose noise level exceeds 0.9 at each α0, the
+    distance of uniform topics to the true ones, and each seed's distances."""
+    from scipy.stats import beta
+
+    from lpp.simulate import make_topics
+
+    params = _params(results).get("synthetic_topics") or {}
+    c = float(params.get("concentration", 10.0))
+    lines = []
+    for alpha0 in params.get("alpha0_levels", [0.2, 0.5, 0.8]):
+        share = beta(c * alpha0, c * (1 - alpha0)).sf(0.9)
+        lines.append(f"α0={alpha0}: {share:.0%} of documents have α_d > 0.9 (2Geo sd > 13)")
+    for seed in params.get("seeds", []):
+        corpus = make_topics(rng=seed)
+        phi = corpus.phi / corpus.phi.sum(axis=1, keepdims=True)
+        uniform = np.sqrt(0.5 * ((np.sqrt(phi) - np.sqrt(1 / phi.shape[1])) ** 2).sum(1)).mean()
+        lines.append(f"seed {seed}: {corpus.y.sum(1).mean():.1f} tokens per document; uniform "
+                     f"topics' Hellinger distance {uniform:.3f}")
+    scores = results / "synthetic" / "topics.json"
+    if scores.is_file():
+        for row in json.loads(scores.read_text()).get("per_seed", []):
+            lines.append(f"seed {row['seed']}, α0={row['alpha0']}: ours {row['collapsed']:.3f}, "
+                         f"naive {row['naive']:.3f}")
+    return "\n".join(lines)
+
+
+def central(results: Path) -> str:
+    """Laplace against each OPS truncation on the HMM stand-ins, per ε: mean and standard
+    deviation over the splits of the per-record held-out log-likelihood difference."""
+    t = pd.read_csv(results / "central" / "heldout_loglik.csv")
+    lines = []
+    for dataset, rows in t[t.model == "hmm"].groupby("dataset"):
+        wide = rows.pivot_table(index=["split", "epsilon"], columns="route",
+                                values="loglik_per_record")
+        ops = [c for c in wide.columns if str(c).startswith("ops")]
+        diff = wide[ops].sub(wide["laplace"], axis=0).groupby("epsilon").agg(["mean", "std"])
+        lines += [f"{dataset}: OPS − Laplace per record", diff.round(4).to_string(), ""]
+    return "\n".join(lines)
+
+
+_EVIDENCE = {"heldout": heldout, "topics": topics, "seeds": seeds, "topics-regime": topics_regime,
+             "central": central}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m study.evidence",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("evidence", choices=sorted(_EVIDENCE))
+    parser.add_argument("results", nargs="?", default="results", type=Path,
+                        help="the results folder (results, or results/paper)")
+    args = parser.parse_args(argv)
+    print(_EVIDENCE[args.evidence](args.results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
