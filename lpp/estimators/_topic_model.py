@@ -1,14 +1,12 @@
 """The locally private topic model as a scikit-learn transformer: :class:`PrivateTopicModel`."""
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
 
-from lpp.distributions import poisson_logpmf, privatized_poisson_logpmf
 from lpp.inference import (
     FixedTopicModel,
     fit_nonprivate,
@@ -39,6 +37,7 @@ from ._base import (
     count_tags,
     random_state_rng,
 )
+from ._predictive import log_predictive
 
 __all__ = ["INFERENCES", "INITS", "METHODS", "PrivateTopicModel"]
 
@@ -436,28 +435,26 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         >>> bool(-3.0 < score < 0.0)       # the log probability of an entry, on average
         True
         """
+        return float(self._held_out_log_pmf(X).mean())
+
+    def _held_out_log_pmf(self, X):
+        """Each entry's held-out log predictive probability (D x V), as :meth:`score`
+        describes: the columns split by parity, each half scored from a chain on the other."""
         counts, alpha = self._check_new_documents(X)
-        n_docs, n_words = counts.shape
+        n_words = counts.shape[1]
         if n_words < 2:
             raise ValueError(_ONE_COLUMN.format(n_words))
-        first_half = np.add.outer(np.arange(n_docs), np.arange(n_words)) % 2 == 0
+        even = np.arange(n_words) % 2 == 0
         log_pmf = np.empty(counts.shape)
-        for held in (first_half, ~first_half):
-            # a column held out in every document tells nothing about theta (phi is fixed):
-            # left out of the inference (with a single document, half of the columns)
-            seen = ~held.all(axis=0)
-            fit, means = self._fixed_topic_fit(counts[:, seen], alpha, held[:, seen],
-                                               columns=seen, keep=_SCORE_DRAWS)
-            theta = _theta_draws(fit, means)
-            x = counts[held]
-            total = None
-            for draw in theta:
-                rates = (draw @ self.components_)[held]
-                one = (poisson_logpmf(x, rates) if alpha is None
-                       else privatized_poisson_logpmf(x, rates, alpha))
-                total = one if total is None else np.logaddexp(total, one)
-            log_pmf[held] = total - math.log(len(theta))
-        return float(log_pmf.mean())
+        for held in (even, ~even):
+            # the other half's columns alone: the documents' theta seen through them, with no
+            # entry of the run masked (a masked entry would cost a sweep as much as a seen one)
+            seen = ~held
+            fit, means = self._fixed_topic_fit(counts[:, seen], alpha, None, columns=seen,
+                                               keep=_SCORE_DRAWS)
+            log_pmf[:, held] = log_predictive(counts[:, held], _theta_draws(fit, means),
+                                              self.components_[:, held], alpha)
+        return log_pmf
 
     @cached_property
     def inference_data_(self):
