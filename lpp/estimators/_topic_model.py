@@ -392,18 +392,27 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def score(self, X, y=None):
         """Mean held-out predictive log-likelihood per entry of ``X`` (higher is better).
 
-        Document completion, so that a document's entries are never scored by topic
-        intensities inferred from themselves: the entries ``(d, v)`` with ``d + v`` even are
-        held out (masked) while the documents' ``theta`` is inferred from the others with
-        the topics held at ``components_`` (as :meth:`transform` does), and scored; then the
-        other half the same way. Each entry's score is the log of its posterior predictive
-        probability, averaged over up to 100 saved draws of ``theta`` (Gibbs; the variational
-        mean for ``inference="variational"``): ``log P(X[d, v] | mu)`` with
-        ``mu = theta[d] @ components_[:, v]``, the pmf of the privatized count
-        ``Pois(mu) + 2Geo(alpha)`` for the private methods (the naive one included: it is
-        scored on the data it was given), the Poisson pmf for ``"nonprivate"``. The mean over
-        all entries (per entry, not per token: privatized counts have no tokens), so scores of
-        corpora of different sizes compare.
+        Document completion, so that no entry is scored by topic intensities inferred from
+        itself: the columns are split by parity. The documents' ``theta`` is inferred from
+        their odd columns alone (a chain as :meth:`transform` runs, on those columns, with the
+        topics held at ``components_[:, odd]``), and each even entry is scored; then the
+        odd entries from a chain on the even columns. Each entry's score is the log of its
+        posterior predictive probability, averaged over up to 100 saved draws of ``theta``
+        evenly spaced in the chain (Gibbs; the variational mean for
+        ``inference="variational"``)::
+
+            log (1/S) sum_s P(X[d, v] | mu_s),    mu_s = theta_s[d] @ components_[:, v]
+
+        where ``P`` is the pmf of the privatized count ``Pois(mu) + 2Geo(alpha)`` (the true
+        count summed out exactly: :func:`lpp.distributions.privatized_poisson_logpmf`) for
+        the private methods (the naive one included: it is scored on the data it was given),
+        the Poisson pmf for ``"nonprivate"``. The mean over all entries (per entry, not per
+        token: privatized counts have no tokens), so scores of corpora of different sizes
+        compare; times ``X.size`` it is the held-out log-likelihood of ``X`` in nats, the
+        scale on which candidates differ (docs/estimators.md, *Choosing the number of
+        topics*). The two chains run ``n_iter`` sweeps each over half of the columns: about
+        one transform of ``X`` between them. An int ``random_state`` repeats the score bit for
+        bit (the two chains share its seed).
 
         Parameters
         ----------
