@@ -17,6 +17,7 @@ SCRIPTS = {
     "scale_moves": lambda m: m.main(["--quick"]),
     "slow_direction": lambda m: m.main(["--quick"]),
     "merged_topics": lambda m: m.main(["--quick"]),
+    "choose_k": lambda m: m.main(["--quick"]),
 }
 
 
