@@ -1,6 +1,6 @@
 """What ``PrivateTopicModel.score`` costs against a ``transform`` of the same documents.
 
-    python -m bench.score [--n-iter N] [--rounds R] [--eps E] [--quick]
+    python -m bench.score [--n-iter N] [--rounds R] [--eps E] [--quick] [--no-write]
 
 The Reuters-shaped corpus of ``bench.estimators`` (395 documents x 4,258 words, about 84,000
 tokens, drawn from 20 topics), privatized by the geometric mechanism at ``epsilon / N = E``
@@ -11,7 +11,8 @@ schedule (``N`` = 1,000 sweeps, burn-in 500); both were run once on a few docume
 that numba's kernels are compiled. Prints each time, the ratio score / transform of each
 round, and where score's time goes in the last round (its two fixed-topic chains, and the
 predictive densities of the held-out entries); writes ``bench/results/score.json``.
-``--quick`` runs a small corpus with a few sweeps and writes nothing.
+``--quick`` runs a small corpus with a few sweeps and writes nothing; ``--no-write`` prints
+only.
 """
 from __future__ import annotations
 
@@ -100,6 +101,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--rounds", type=int, default=2, help="transform / score turns")
     parser.add_argument("--eps", type=float, default=1.0, help="epsilon / N of the noise")
     parser.add_argument("--quick", action="store_true", help="small corpus; nothing written")
+    parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     shape = QUICK_REUTERS if args.quick else REUTERS
     n_iter = 10 if args.quick else args.n_iter
@@ -116,7 +118,7 @@ def main(argv=None) -> dict:
           f"{result['last_score_predictive_seconds']:.1f} s in the predictive densities")
     print(f"ratio {np.mean(result['ratios']):.2f} (target <= {TARGET_RATIO:g}); load average "
           f"{load_before:.1f} before, {result['load_after']:.1f} after")
-    if not args.quick:
+    if not (args.quick or args.no_write):
         result["machine"] = machine()
         print(f"wrote {write_results('score', result)}")
     return result
