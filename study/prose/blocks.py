@@ -780,8 +780,9 @@ def choose_k_table(root: Path) -> str:
                          "" if same else _fixed(r["z"], 1),
                          str(r["best_folds"]), f"{r['mc_spread']:.0f}"))
     n_folds = record["invocation"]["folds"]
-    return markdown_table(("data", "K", "score per entry", f"held-out total − K = {k_true} (nats)",
-                           "z", f"best of {n_folds} folds", "MC spread (nats)"), rows)
+    header = ("data", "K", "score per entry", f"held-out total − K = {k_true} (nats)", "z",
+              f"best of {n_folds} folds", "MC spread (nats)")
+    return markdown_table(header, rows)
 
 
 # ---------------------------------------------------------------- the benchmarks' page
