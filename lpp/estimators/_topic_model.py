@@ -410,9 +410,9 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         token: privatized counts have no tokens), so scores of corpora of different sizes
         compare; times ``X.size`` it is the held-out log-likelihood of ``X`` in nats, the
         scale on which candidates differ (docs/estimators.md, *Choosing the number of
-        topics*). The two chains run ``n_iter`` sweeps each over half of the columns: about
-        one transform of ``X`` between them. An int ``random_state`` repeats the score bit for
-        bit (the two chains share its seed).
+        topics*). Each of the two chains runs ``n_iter`` sweeps over half of the columns (its
+        cost beside a transform's: docs/estimators.md). An int ``random_state`` repeats the
+        score bit for bit (the two chains share its seed).
 
         Parameters
         ----------
