@@ -11,7 +11,9 @@ Numba-callable scalar twins (``*_nb``; no argument checks, for use inside ``@nji
 ``bessel_logpmf_nb(n, nu, a)``, ``bessel_mode_nb(nu, a)``, ``bessel_mean_nb(nu, a)``,
 ``skellam_logpmf_nb(k, mu1, mu2)``, ``two_sided_geometric_logpmf_nb(k, alpha)``,
 ``poisson_logpmf_nb(k, lam)``,
-``poisson_logcdf_nb(k, lam)`` (log P(X <= k)) and ``poisson_logsf_nb(k, lam)`` (log P(X > k)).
+``poisson_logcdf_nb(k, lam)`` (log P(X <= k)), ``poisson_logsf_nb(k, lam)`` (log P(X > k))
+and ``privatized_poisson_logpmf_nb(x, mu, alpha)`` (``privatized_poisson_logpmf_at_nb`` takes
+the two logs of alpha it needs, for loops at one alpha).
 The samplers take the block's stream (:func:`lpp.randomness.seed_block`) as their first
 argument: ``sample_bessel_nb(rng, nu, a)``, ``standard_normal_nb(rng)`` and
 ``standard_gamma_nb(rng, shape)`` (exact, ziggurat-based), ``poisson_nb(rng, lam)`` (-1 for a
@@ -63,7 +65,11 @@ from .multinomial import (
     multinomial_into_nb,
     rescale_log_weights_nb,
 )
-from .privatized_poisson import privatized_poisson_logpmf
+from .privatized_poisson import (
+    privatized_poisson_logpmf,
+    privatized_poisson_logpmf_at_nb,
+    privatized_poisson_logpmf_nb,
+)
 from .skellam import skellam_logpmf, skellam_logpmf_nb
 
 __all__ = [
@@ -74,6 +80,7 @@ __all__ = [
     "two_sided_geometric_logpmf", "two_sided_geometric_logpmf_nb",
     "poisson_logcdf", "poisson_logcdf_nb", "poisson_logpmf", "poisson_logpmf_nb",
     "poisson_logsf", "poisson_logsf_nb", "poisson_nb", "privatized_poisson_logpmf",
+    "privatized_poisson_logpmf_at_nb", "privatized_poisson_logpmf_nb",
     "skellam_logpmf", "skellam_logpmf_nb",
     "TINY", "gamma_rate_nb", "gamma_rate_np",
     "truncated_poisson_above_nb", "truncated_poisson_at_most_nb",

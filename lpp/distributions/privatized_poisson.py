@@ -5,10 +5,50 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
-from .poisson import poisson_logcdf, poisson_logpmf, poisson_logsf
+from lpp.validation import broadcast_params, finish, integer_array, real_array
 
-__all__ = ["privatized_poisson_logpmf"]
+from .poisson import _log_sum_down, poisson_logcdf_nb, poisson_logpmf_nb, poisson_logsf_nb
+
+__all__ = ["privatized_poisson_logpmf", "privatized_poisson_logpmf_at_nb",
+           "privatized_poisson_logpmf_nb"]
+
+
+@njit(cache=True)
+def privatized_poisson_logpmf_nb(x, mu, alpha):
+    """``log P(X = x)`` of ``X = Y + tau``, ``Y ~ Pois(mu)``, ``tau ~ 2Geo(alpha)``: the
+    scalar twin of :func:`privatized_poisson_logpmf` (x integer-valued, mu >= 0, alpha in
+    (0, 1); no checks)."""
+    return privatized_poisson_logpmf_at_nb(x, mu, alpha, math.log(alpha),
+                                           math.log1p(-alpha) - math.log1p(alpha))
+
+
+@njit(cache=True)
+def privatized_poisson_logpmf_at_nb(x, mu, alpha, log_a, log_c):
+    """:func:`privatized_poisson_logpmf_nb` given ``log_a = log(alpha)`` and
+    ``log_c = log((1 - alpha) / (1 + alpha))``, for loops over many entries at one ``alpha``
+    (at a non-positive ``x``, the two logs would be most of the cost)."""
+    if x <= 0:  # every y >= 0 >= x: the noise's geometric tail times the Poisson's mgf
+        return log_c - x * log_a - (1.0 - alpha) * mu
+    high = -x * log_a - (1.0 - alpha) * mu + poisson_logsf_nb(x, alpha * mu)  # y > x
+    lam = mu / alpha
+    if x > lam:  # the mean mu / alpha below x: lam + log cdf has no cancellation
+        low = x * log_a - mu + lam + poisson_logcdf_nb(x, lam)
+    else:  # the terms (x! / j!) lam^(j - x) shrink going down from j = x
+        low = poisson_logpmf_nb(x, mu) + _log_sum_down(x, lam)
+    top = max(low, high)
+    if top == -math.inf:
+        return -math.inf
+    return log_c + top + math.log1p(math.exp(min(low, high) - top))
+
+
+@njit(cache=True)
+def _kernel(x, mu, alpha, out):
+    log_a = math.log(alpha)
+    log_c = math.log1p(-alpha) - math.log1p(alpha)
+    for i in range(out.size):
+        out[i] = privatized_poisson_logpmf_at_nb(x[i], mu[i], alpha, log_a, log_c)
 
 
 def privatized_poisson_logpmf(x, mu, alpha: float) -> np.ndarray:
@@ -24,52 +64,28 @@ def privatized_poisson_logpmf(x, mu, alpha: float) -> np.ndarray:
 
     Parameters
     ----------
-    x : ndarray of int
+    x : array_like of int
         Privatized counts.
-    mu : ndarray of float
-        Their Poisson rates (finite, >= 0), shaped as ``x``.
+    mu : array_like of float
+        Their Poisson rates (finite, >= 0), broadcast against ``x``.
     alpha : float
         The noise level in (0, 1).
 
     Returns
     -------
     ndarray of float64
-        The log probabilities, shaped as ``x``.
+        The log probabilities, of the broadcast shape of ``x`` and ``mu``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For non-integer ``x``, a negative or non-finite ``mu``, or ``alpha`` outside (0, 1).
     """
-    x = np.asarray(x, dtype=np.int64)
-    mu = np.asarray(mu, dtype=np.float64)
-    log_a = math.log(alpha)
-    log_c = math.log1p(-alpha) - math.log1p(alpha)
-    out = log_c - x * log_a - (1.0 - alpha) * mu
-    positive = x > 0
-    if positive.any():
-        k, m = x[positive], mu[positive]
-        lam = m / alpha
-        high = -k * log_a - (1.0 - alpha) * m + poisson_logsf(k, alpha * m)
-        low = np.empty(k.shape)
-        above = k > lam  # the mean mu / alpha below x: lam + log cdf has no cancellation
-        if above.any():
-            low[above] = (k[above] * log_a - m[above] + lam[above]
-                          + poisson_logcdf(k[above], lam[above]))
-        near = ~above
-        if near.any():
-            low[near] = poisson_logpmf(k[near], m[near]) + _log_sum_down(k[near], lam[near])
-        out[positive] = log_c + np.logaddexp(low, high)
-    return out
-
-
-def _log_sum_down(k, lam):
-    """``log sum_{j=0..k} (k! / j!) lam^(j - k)`` for integers ``1 <= k <= lam``: the terms
-    ``prod_{i < m} (k - i) / lam`` shrink, and the sum stops when the rest is negligible."""
-    total = np.ones(k.shape)
-    term = np.ones(k.shape)
-    active = np.arange(k.size)
-    m = 0
-    while active.size:
-        term[active] *= (k[active] - m) / lam[active]
-        total[active] += term[active]
-        m += 1
-        ratio = (k[active] - m) / lam[active]  # the rest is at most term * ratio / (1 - ratio)
-        going = (ratio > 0) & (term[active] * ratio > 1e-17 * total[active] * (1.0 - ratio))
-        active = active[going]
-    return np.log(total)
+    x = integer_array(x, "x")
+    mu = real_array(mu, "mu", low=0.0)
+    alpha = float(real_array(alpha, "alpha", low=0.0, low_open=True, high=1.0,
+                             high_open=True))
+    (x, mu), shape = broadcast_params((x, mu), ("x", "mu"))
+    out = np.empty(x.size)
+    _kernel(x, mu, alpha, out)
+    return finish(out, shape)

@@ -1,14 +1,12 @@
 """The locally private topic model as a scikit-learn transformer: :class:`PrivateTopicModel`."""
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
 
-from lpp.distributions import poisson_logpmf, privatized_poisson_logpmf
 from lpp.inference import (
     FixedTopicModel,
     fit_nonprivate,
@@ -40,6 +38,7 @@ from ._base import (
     count_tags,
     random_state_rng,
 )
+from ._predictive import log_predictive
 
 __all__ = ["INFERENCES", "INITS", "METHODS", "PrivateTopicModel"]
 
@@ -397,18 +396,27 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def score(self, X, y=None):
         """Mean held-out predictive log-likelihood per entry of ``X`` (higher is better).
 
-        Document completion, so that a document's entries are never scored by topic
-        intensities inferred from themselves: the entries ``(d, v)`` with ``d + v`` even are
-        held out (masked) while the documents' ``theta`` is inferred from the others with
-        the topics held at ``components_`` (as :meth:`transform` does), and scored; then the
-        other half the same way. Each entry's score is the log of its posterior predictive
-        probability, averaged over up to 100 saved draws of ``theta`` (Gibbs; the variational
-        mean for ``inference="variational"``): ``log P(X[d, v] | mu)`` with
-        ``mu = theta[d] @ components_[:, v]``, the pmf of the privatized count
-        ``Pois(mu) + 2Geo(alpha)`` for the private methods (the naive one included: it is
-        scored on the data it was given), the Poisson pmf for ``"nonprivate"``. The mean over
-        all entries (per entry, not per token: privatized counts have no tokens), so scores of
-        corpora of different sizes compare.
+        Document completion, so that no entry is scored by topic intensities inferred from
+        itself: the columns are split by parity. The documents' ``theta`` is inferred from
+        their odd columns alone (a chain as :meth:`transform` runs, on those columns, with the
+        topics held at ``components_[:, odd]``), and each even entry is scored; then the
+        odd entries from a chain on the even columns. Each entry's score is the log of its
+        posterior predictive probability, averaged over up to 100 saved draws of ``theta``
+        evenly spaced in the chain (Gibbs; the variational mean for
+        ``inference="variational"``)::
+
+            log (1/S) sum_s P(X[d, v] | mu_s),    mu_s = theta_s[d] @ components_[:, v]
+
+        where ``P`` is the pmf of the privatized count ``Pois(mu) + 2Geo(alpha)`` (the true
+        count summed out exactly: :func:`lpp.distributions.privatized_poisson_logpmf`) for
+        the private methods (the naive one included: it is scored on the data it was given),
+        the Poisson pmf for ``"nonprivate"``. The mean over all entries (per entry, not per
+        token: privatized counts have no tokens), so scores of corpora of different sizes
+        compare; times ``X.size`` it is the held-out log-likelihood of ``X`` in nats, the
+        scale on which candidates differ (docs/estimators.md, *Choosing the number of
+        topics*). Each of the two chains runs ``n_iter`` sweeps over half of the columns (its
+        cost beside a transform's: docs/estimators.md). An int ``random_state`` repeats the
+        score bit for bit (the two chains share its seed).
 
         Parameters
         ----------
@@ -440,28 +448,26 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         >>> bool(-3.0 < score < 0.0)       # the log probability of an entry, on average
         True
         """
+        return float(self._held_out_log_pmf(X).mean())
+
+    def _held_out_log_pmf(self, X):
+        """Each entry's held-out log predictive probability (D x V), as :meth:`score`
+        describes: the columns split by parity, each half scored from a chain on the other."""
         counts, alpha = self._check_new_documents(X)
-        n_docs, n_words = counts.shape
+        n_words = counts.shape[1]
         if n_words < 2:
             raise ValueError(_ONE_COLUMN.format(n_words))
-        first_half = np.add.outer(np.arange(n_docs), np.arange(n_words)) % 2 == 0
+        even = np.arange(n_words) % 2 == 0
         log_pmf = np.empty(counts.shape)
-        for held in (first_half, ~first_half):
-            # a column held out in every document tells nothing about theta (phi is fixed):
-            # left out of the inference (with a single document, half of the columns)
-            seen = ~held.all(axis=0)
-            fit, means = self._fixed_topic_fit(counts[:, seen], alpha, held[:, seen],
-                                               columns=seen, keep=_SCORE_DRAWS)
-            theta = _theta_draws(fit, means)
-            x = counts[held]
-            total = None
-            for draw in theta:
-                rates = (draw @ self.components_)[held]
-                one = (poisson_logpmf(x, rates) if alpha is None
-                       else privatized_poisson_logpmf(x, rates, alpha))
-                total = one if total is None else np.logaddexp(total, one)
-            log_pmf[held] = total - math.log(len(theta))
-        return float(log_pmf.mean())
+        for held in (even, ~even):
+            # the other half's columns alone: the documents' theta seen through them, with no
+            # entry of the run masked (a masked entry would cost a sweep as much as a seen one)
+            seen = ~held
+            fit, means = self._fixed_topic_fit(counts[:, seen], alpha, None, columns=seen,
+                                               keep=_SCORE_DRAWS)
+            log_pmf[:, held] = log_predictive(counts[:, held], _theta_draws(fit, means),
+                                              self.components_[:, held], alpha)
+        return log_pmf
 
     @cached_property
     def inference_data_(self):

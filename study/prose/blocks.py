@@ -757,6 +757,34 @@ def merged_topics_table(root: Path) -> str:
                            "total rate", "exact bound"), rows)
 
 
+# ---------------------------------------------------------------- choosing K under privacy
+
+CHOOSE_K = "experiments/results/choose_k.json"
+#: the cases of docs/estimators.md's table, in its order, with how the table names them
+_CHOOSE_K_CASES = (("eps=1", "ε/N = 1"), ("eps=3", "ε/N = 3"),
+                   ("nonprivate", "non-private (true counts)"))
+
+
+def choose_k_table(root: Path) -> str:
+    """``experiments.choose_k``: per noise level and candidate K, the mean score per entry,
+    the held-out total's paired difference to the true K with its standard error over the
+    folds and their ratio, the folds it won, and the score's Monte Carlo spread."""
+    record = load_source(CHOOSE_K, root)
+    k_true = record["k_true"]
+    rows = []
+    for case, label in _CHOOSE_K_CASES:
+        for r in record["cases"][case]["summary"]:
+            same = r["k"] == k_true
+            rows.append((label, str(r["k"]), _fixed(r["score"], 4),
+                         "" if same else f"{_fixed(r['diff'], 0)} ± {r['se']:.0f}",
+                         "" if same else _fixed(r["z"], 1),
+                         str(r["best_folds"]), f"{r['mc_spread']:.0f}"))
+    n_folds = record["invocation"]["folds"]
+    header = ("data", "K", "score per entry", f"held-out total − K = {k_true} (nats)", "z",
+              f"best of {n_folds} folds", "MC spread (nats)")
+    return markdown_table(header, rows)
+
+
 # ---------------------------------------------------------------- the benchmarks' page
 
 BENCH_README = "bench/README.md"
@@ -808,6 +836,7 @@ BLOCKS = (
           (f"{LONG_CHAINS}/topic_fits.csv", f"{LONG_CHAINS}/long_*.json"), topic_fits_table),
     Block("vi-bench", ("docs/variational.md",), ("bench/results/vi.json",), vi_bench_table),
     Block("merged-topics", ("docs/variational.md",), (MERGED_TOPICS,), merged_topics_table),
+    Block("choose-k", ("docs/estimators.md",), (CHOOSE_K,), choose_k_table),
     Block("vi-engines", ("docs/vi.md",), ("bench/results/vi.json",), vi_engines_table),
     Block("vi-benchmark-quick", ("docs/variational.md",), ("results/vi/benchmark.csv",),
           vi_benchmark_table("results/vi/benchmark.csv")),

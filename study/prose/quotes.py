@@ -1266,6 +1266,33 @@ _BENCH = (
 )
 
 
+# ---------------------------------------------------------------- docs/estimators.md
+
+ESTIMATORS = "docs/estimators.md"
+SCORE_BENCH = "bench/results/score.json"
+CHOOSE_K_RECORD = "experiments/results/choose_k.json"
+
+
+def _choose_k_row(case, k):
+    """``experiments.choose_k``'s summary row of candidate ``k`` in ``case``."""
+    return lambda r: next(row for row in r["cases"][case]["summary"] if row["k"] == k)
+
+
+_ESTIMATORS = (
+    Quote(ESTIMATORS, "score took {0.80} and {1.64} transforms in its two rounds (a transform "
+          "{378} and {268} s, on 2 shared cores at a load average of {6.5} to {7.4}); of the "
+          "second score, {387} s were its two chains and {52} s the predictive densities",
+          SCORE_BENCH,
+          lambda r: [*r["ratios"], *r["transform_seconds"], r["load_before"], r["load_after"],
+                     r["last_score_chains_seconds"], r["last_score_predictive_seconds"]]),
+    Quote(ESTIMATORS, "The non-private proxy even prefers K = 8, by {5.1} standard errors",
+          CHOOSE_K_RECORD, lambda r: [_choose_k_row("nonprivate", 8)(r)["z"]]),
+    Quote(ESTIMATORS, "(up to {16} nats a fold at 300 sweeps)", CHOOSE_K_RECORD,
+          lambda r: [max(row["mc_spread"] for case in r["cases"].values()
+                         for row in case["summary"])]),
+)
+
+
 QUOTES = (_RESULTS + _RESULTS_CONVERGENCE + _NPMI + _CONVERGENCE + _VARIATIONAL + _PAPER_SCALE
           + _FIGURES + _CENTRAL + _SCALE_OUT + _PIPELINE + _OTHER_PAGES + _EXPERIMENTS
-          + _BENCH)
+          + _BENCH + _ESTIMATORS)

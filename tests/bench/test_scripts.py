@@ -20,6 +20,7 @@ SCRIPTS = {
     "pass1": lambda m: m.main(["--quick"]),
     "rng": lambda m: m.main(["--quick"]),
     "saved_sweep": lambda m: m.main(["--quick"]),
+    "score": lambda m: m.main(["--quick"]),
     "sweep": lambda m: m.main(["numpy", "scaling", "large", "--quick"]),
     "accuracy": lambda m: m.main(["long", "curve", "truth", "--quick"]),
     "tables": lambda m: m.main(),

@@ -18,6 +18,7 @@ SCRIPTS = {
     "slow_direction": lambda m: m.main(["--quick"]),
     "merged_topics": lambda m: m.main(["--quick"]),
     "network_heldout": lambda m: m.main(["--quick"]),
+    "choose_k": lambda m: m.main(["--quick"]),
 }
 
 

@@ -21,3 +21,21 @@ def test_the_privatized_pmf_is_the_sum_over_the_true_count(alpha):
         grid = np.arange(-6000, 6000)
         total = np.exp(privatized_poisson_logpmf(grid, np.full(grid.shape, 7.0), alpha)).sum()
         assert total == pytest.approx(1.0, abs=1e-9)
+
+
+def test_the_scalar_twin_is_the_vectorised_pmf():
+    from lpp.distributions import privatized_poisson_logpmf_nb
+
+    x = np.array([-5, 0, 1, 3, 12, 40])
+    mu = np.array([0.2, 0.0, 1e-8, 3.0, 30.0, 5.0])
+    for alpha in (0.05, math.exp(-1.0), 0.95):
+        twin = [privatized_poisson_logpmf_nb(int(k), float(m), alpha) for k, m in zip(x, mu)]
+        np.testing.assert_array_equal(twin, privatized_poisson_logpmf(x, mu, alpha))
+
+
+@pytest.mark.parametrize("args, match", [
+    (([1.5], [1.0], 0.5), "x"), (([1], [-1.0], 0.5), "mu"), (([1], [1.0], 1.0), "alpha"),
+    (([1, 2], [1.0, 2.0, 3.0], 0.5), "broadcast")])
+def test_bad_input_names_the_argument(args, match):
+    with pytest.raises(ValueError, match=match):
+        privatized_poisson_logpmf(*args)
