@@ -1168,6 +1168,14 @@ _MASK_TEXT = {"block": "held out: top senders x top recipients",
                            "paper's text"}
 
 
+def _observed(what: str, other: str) -> str:
+    """The statement of a network comparison on a design of ours, not the paper's."""
+    against = ("non-private Poisson factorization's" if other == NONPRIVATE
+               else "the naive method's")
+    return (f"Our {what} against {against} at each ε/N (a held-out design of ours, not the "
+            "paper's: the paper holds out every entry of the top senders or recipients)")
+
+
 def _icml_fig5(r: _Reader):
     where = {5: "Fig. 5 (Enron network, C = {c})", 10: "appendix Fig. 1 (Enron network, "
              "C = {c})", 20: "Fig. 5 (Enron network, C = {c})"}
@@ -1233,16 +1241,23 @@ def _icml_fig5(r: _Reader):
                           observation=True),
                 ]
             held = f"held-out MAE ({_MASK_TEXT[mask]})"
+            # the paper: "generally ... lower held-out error than either"; the arXiv version:
+            # "the lowest error in most settings". Its held-out design is rows_cols ("all
+            # elements of the count matrix that involved the top fifty senders or
+            # recipients"); the block mask is ours, so its comparisons are observations
+            ours_design = mask == "block"
             claims += [
-                # the paper: "generally ... lower held-out error than either"; the arXiv
-                # version: "the lowest error in most settings"
                 Check(f"{name}heldout_ours_beats_naive", fig,
-                      statement(held, NAIVE), "no numbers printed",
-                      lambda rel=rel, c=c: versus(rel, c, "heldout_mae", NAIVE), "network"),
+                      _observed(held, NAIVE) if ours_design else statement(held, NAIVE),
+                      "" if ours_design else "no numbers printed",
+                      lambda rel=rel, c=c: versus(rel, c, "heldout_mae", NAIVE), "network",
+                      observation=ours_design),
                 Check(f"{name}heldout_ours_beats_nonprivate", fig,
-                      statement(held, NONPRIVATE), "no numbers printed",
+                      _observed(held, NONPRIVATE) if ours_design
+                      else statement(held, NONPRIVATE),
+                      "" if ours_design else "no numbers printed",
                       lambda rel=rel, c=c: versus(rel, c, "heldout_mae", NONPRIVATE),
-                      "network"),
+                      "network", observation=ours_design),
             ]
     # the reconstruction claims again on the arXiv design's runs, where they were run
     rel = r.case_table("network", _MASKS["block"][0])
