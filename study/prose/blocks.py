@@ -785,6 +785,43 @@ def choose_k_table(root: Path) -> str:
     return markdown_table(header, rows)
 
 
+NETWORK_HELDOUT = "experiments/results/network_heldout.json"
+#: the rows of the held-out table: the experiment's name of each prediction, and its label
+_HELDOUT_ROWS = (
+    ("zeros", "zero everywhere"),
+    ("mean_private", "mean of the observed entries (of `y~` for the private copies)"),
+    ("rank1_true", "rank-one Poisson, maximum likelihood on the true counts"),
+    ("rank1_naive", "rank-one Poisson, maximum likelihood on `max(y~, 0)`"),
+    ("rank1_private", "rank-one Poisson, the private collapsed sampler on `y~`"),
+    ("collapsed", "ours (`collapsed`)"),
+    ("naive", "naive"),
+    ("nonprivate", "non-private (five chains)"),
+)
+_COMMUNITY_METHODS = ("collapsed", "naive", "nonprivate")
+
+
+def network_heldout_table(root: Path) -> str:
+    """``experiments.network_heldout``: each prediction's held-out MAE and link AUC on both
+    masks, the community models at C = 5, means over chains x copies x epsilon/N."""
+    record = load_source(NETWORK_HELDOUT, root)
+
+    def mean(design, name, measure):
+        values = [r[measure] for r in record["designs"][design]["scores"]
+                  if r["method"] == name and (name not in _COMMUNITY_METHODS or r["C"] == 5)]
+        return sum(values) / len(values)
+
+    def auc(value):
+        return "0.5" if value == 0.5 else f"{value:.3f}"
+
+    rows = [(label, f"{mean('network', name, 'mae'):.1f}", auc(mean("network", name, "auc")),
+             f"{mean('network_rows_cols', name, 'mae'):.2f}",
+             auc(mean("network_rows_cols", name, "auc")))
+            for name, label in _HELDOUT_ROWS]
+    header = ("prediction (C = 5; mean over chains × copies × ε/N)", "`block` MAE",
+              "`block` link AUC", "`rows_cols` MAE", "`rows_cols` link AUC")
+    return markdown_table(header, rows)
+
+
 # ---------------------------------------------------------------- the benchmarks' page
 
 BENCH_README = "bench/README.md"
@@ -837,6 +874,8 @@ BLOCKS = (
     Block("vi-bench", ("docs/variational.md",), ("bench/results/vi.json",), vi_bench_table),
     Block("merged-topics", ("docs/variational.md",), (MERGED_TOPICS,), merged_topics_table),
     Block("choose-k", ("docs/estimators.md",), (CHOOSE_K,), choose_k_table),
+    Block("network-heldout", ("docs/evaluation.md",), (NETWORK_HELDOUT,),
+          network_heldout_table),
     Block("vi-engines", ("docs/vi.md",), ("bench/results/vi.json",), vi_engines_table),
     Block("vi-benchmark-quick", ("docs/variational.md",), ("results/vi/benchmark.csv",),
           vi_benchmark_table("results/vi/benchmark.csv")),
