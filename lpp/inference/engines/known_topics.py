@@ -40,7 +40,7 @@ from numba import njit, prange
 from lpp.inference.engines.prefetch import prefetch_row
 from lpp.randomness import Tag, derive_seed, new_stream, seed_block, uniform
 from lpp.distributions import FEW_TRIALS, LARGE_COUNT, rescale_log_weights_nb
-from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.inference.numerics import SERIAL_BELOW, parallel_and_interpreted
 from lpp.inference.engines.sparse_topics import (
     PARTIAL_LIMIT,
     chunk_bounds,
@@ -139,7 +139,7 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
         seed_block(rng, seed, iteration, d)
         # the row's topic order, placed as far as its tokens' scans reach (seldom all K)
         placed[:] = False
-        n_ordered = 0
+        n_ordered = np.int64(0)  # int64, not the constant 0 (a compilation of its own)
         for idx in range(indptr[d], indptr[d + 1]):
             if idx + _PREFETCH_AHEAD < last_entry:
                 ahead = cols[idx + _PREFETCH_AHEAD]
@@ -239,7 +239,7 @@ def _allocate_loop(indptr, cols, values, theta, phi_t, seed, iteration, starts, 
                        ends[ch], doc_topic, col_partials[ch])
 
 
-_allocate = parallel_and_serial(_allocate_loop)
+_allocate = parallel_and_interpreted(_allocate_loop)
 
 
 class KnownCountsTopicEngine:
