@@ -60,6 +60,7 @@ from .multinomial import (
     FEW_TRIALS,
     LARGE_COUNT,
     allocate_count_nb,
+    allocate_large_count_nb,
     multinomial_into_nb,
     rescale_log_weights_nb,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "skellam_logpmf", "skellam_logpmf_nb",
     "TINY", "gamma_rate_nb", "gamma_rate_np",
     "truncated_poisson_above_nb", "truncated_poisson_at_most_nb",
-    "FEW_TRIALS", "LARGE_COUNT", "allocate_count_nb", "multinomial_into_nb",
+    "FEW_TRIALS", "LARGE_COUNT", "allocate_count_nb", "allocate_large_count_nb",
+    "multinomial_into_nb",
     "rescale_log_weights_nb",
 ]

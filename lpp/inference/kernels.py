@@ -32,6 +32,7 @@ from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
     allocate_count_nb,
+    allocate_large_count_nb,
     gamma_rate_nb,
     rescale_log_weights_nb,
 )
@@ -154,12 +155,11 @@ def extend_topic_order(theta, d, placed, n_ordered, order):
 
 
 @njit(cache=True)
-def allocate_large_entry_nb(rng, count, d, v, weights, total, uniforms, cells, hits, row_topic,
-                            col_topic):
+def allocate_large_entry_nb(rng, count, d, v, weights, total, cells, hits, row_topic, col_topic):
     """A count above :data:`lpp.distributions.FEW_TRIALS` split as :func:`allocate_entry_nb`
-    splits it (by :func:`lpp.distributions.allocate_count_nb`): the out-of-line path of the
+    splits it (by :func:`lpp.distributions.allocate_large_count_nb`): the out-of-line path of the
     kernels that write the split of small counts out."""
-    for i in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
+    for i in range(allocate_large_count_nb(rng, count, weights, total, cells, hits)):
         k = cells[i]
         row_topic[d, k] += hits[i]
         col_topic[v, k] += hits[i]
@@ -213,8 +213,8 @@ def rows_per_chunk(n_rows: int, chunks: int) -> int:
 # ---------------------------------------------------------------------------------------------
 
 @njit(cache=True, inline="always")
-def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, uniforms, cells, hits,
-                      row_topic, col_topic):
+def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, cells, hits, row_topic,
+                      col_topic):
     """Allocate the ``count`` tokens of entry ``(d, v)`` over topics in proportion to
     ``weights`` (their sum ``total``), adding them to ``row_topic[d]`` and ``col_topic[v]``.
 
@@ -223,7 +223,8 @@ def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, uniform
     the same stream: up to
     :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw each, scanning the
     topics in ``order`` (:func:`row_topic_order`); more by
-    :func:`lpp.distributions.allocate_count_nb`. Inlined into its callers.
+    :func:`lpp.distributions.allocate_large_count_nb` (:func:`lpp.distributions.allocate_count_nb`'s
+    draws). Inlined into its callers.
     """
     if count <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
         if not total > 0.0:
@@ -242,7 +243,7 @@ def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, uniform
             row_topic[d, k] += 1
             col_topic[v, k] += 1
         return
-    for i in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
+    for i in range(allocate_large_count_nb(rng, count, weights, total, cells, hits)):
         k = cells[i]
         row_topic[d, k] += hits[i]
         col_topic[v, k] += hits[i]
@@ -480,7 +481,6 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
     weights = np.empty(n_comp)
     cells = np.empty(n_comp, dtype=np.int64)
     hits = np.empty(n_comp, dtype=np.int64)
-    uniforms = np.empty(FEW_TRIALS)
     order = np.empty(n_comp, dtype=np.int64)
     placed = np.empty(n_comp, dtype=np.bool_)
     rng = new_stream()
@@ -497,7 +497,7 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
             if count == 0 or not observed[d, v]:
                 continue
             total = topic_entry_weights(theta, phi_t, d, v, weights)
-            allocate_entry_nb(rng, count, d, v, n_comp, weights, total, order, uniforms, cells, hits,
+            allocate_entry_nb(rng, count, d, v, n_comp, weights, total, order, cells, hits,
                               row_totals, col_partial)
 
 

@@ -132,7 +132,6 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
     running = np.empty(n_topics)
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
-    uniforms = np.empty(FEW_TRIALS)
     last_entry = indptr[row_hi]
     rng = new_stream()
     for d in range(row_lo, row_hi):
@@ -166,8 +165,8 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 total = _log_weights(theta, phi_t, d, v, weights)
             count = values[idx]
             if count > FEW_TRIALS:
-                allocate_large_entry_nb(rng, count, d, v, weights, total, uniforms, cells, hits,
-                                        doc_topic, col_partial)
+                allocate_large_entry_nb(rng, count, d, v, weights, total, cells, hits, doc_topic,
+                                        col_partial)
                 continue
             if not total > 0.0:
                 continue

@@ -62,7 +62,7 @@ from lpp.randomness import Tag, derive_seed, new_stream, seed_block, uniform
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
-    allocate_count_nb,
+    allocate_large_count_nb,
     poisson_nb,
     rescale_log_weights_nb,
 )
@@ -317,7 +317,6 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
     running = np.empty(n_topics)
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
-    uniforms = np.empty(FEW_TRIALS)
     excluded = np.empty(n_topics)
     need = np.zeros(n_topics, dtype=np.bool_)
     sums = np.empty(INVERSION_MAX_COUNT + 2)  # running sums of the inversion's pieces
@@ -408,8 +407,8 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
             if not total > _UNDERFLOW:
                 total = _log_weights(theta, phi_t, d, v, weights)
             if y > FEW_TRIALS:
-                allocate_large_entry_nb(rng, y, d, v, weights, total, uniforms, cells, hits,
-                                        doc_topic, col_partial)
+                allocate_large_entry_nb(rng, y, d, v, weights, total, cells, hits, doc_topic,
+                                        col_partial)
                 continue
             if not total > 0.0:
                 continue
@@ -519,7 +518,6 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                 row_hi, neg_counts, bulk, residual, token_ptr, token_cols, bulk_ptr, bulk_cols,
                 bulk_counts, col_partial, marker, cumulative, free_cols, hits):
     n_cols, n_topics = phi_t.shape
-    uniforms = np.empty(FEW_TRIALS)
     rng = new_stream()
     for d in range(row_lo, row_hi):
         pos = token_ptr[d]
@@ -548,8 +546,8 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                     w = phi_t[bulk_cols[slot + i], k]
                     cumulative[i] = w
                     total += w
-                for i in range(allocate_count_nb(rng, n, cumulative[:n_bulk], total, uniforms,
-                                                 free_cols, hits)):
+                for i in range(allocate_large_count_nb(rng, n, cumulative[:n_bulk], total,
+                                                       free_cols, hits)):
                     c = free_cols[i]
                     bulk_counts[slot + c] += hits[i]
                     col_partial[bulk_cols[slot + c], k] += hits[i]
