@@ -223,8 +223,8 @@ def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, cells, 
     the same stream: up to
     :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw each, scanning the
     topics in ``order`` (:func:`row_topic_order`); more by
-    :func:`lpp.distributions.allocate_large_count_nb` (:func:`lpp.distributions.allocate_count_nb`'s
-    draws). Inlined into its callers.
+    :func:`lpp.distributions.allocate_large_count_nb` (the draws of
+    :func:`lpp.distributions.allocate_count_nb`). Inlined into its callers.
     """
     if count <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
         if not total > 0.0:
