@@ -21,7 +21,8 @@ mean it cannot take), ``binomial_nb(rng, n, p)``, ``truncated_poisson_at_most_nb
 ``truncated_poisson_above_nb`` (Poisson draws conditioned on a tail),
 ``gamma_rate_nb(rng, shape, rate)`` (the models' Gamma draws; NumPy twin ``gamma_rate_np``),
 and ``allocate_count_nb`` (the multinomial allocation of a count over components, O(K) for
-large counts; ``multinomial_into_nb`` wraps it).
+large counts; ``multinomial_into_nb`` wraps it, ``allocate_large_count_nb`` is its path for
+counts above ``FEW_TRIALS`` as a call).
 All parameters are means (Poisson, Skellam) — never scales or rates of anything else.
 """
 from .bessel import (
@@ -62,6 +63,7 @@ from .multinomial import (
     FEW_TRIALS,
     LARGE_COUNT,
     allocate_count_nb,
+    allocate_large_count_nb,
     multinomial_into_nb,
     rescale_log_weights_nb,
 )
@@ -84,6 +86,7 @@ __all__ = [
     "skellam_logpmf", "skellam_logpmf_nb",
     "TINY", "gamma_rate_nb", "gamma_rate_np",
     "truncated_poisson_above_nb", "truncated_poisson_at_most_nb",
-    "FEW_TRIALS", "LARGE_COUNT", "allocate_count_nb", "multinomial_into_nb",
+    "FEW_TRIALS", "LARGE_COUNT", "allocate_count_nb", "allocate_large_count_nb",
+    "multinomial_into_nb",
     "rescale_log_weights_nb",
 ]

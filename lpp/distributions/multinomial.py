@@ -125,6 +125,16 @@ def allocate_count_nb(rng, count, weights, total, uniforms, cells, counts):
 
 
 @njit(cache=True)
+def allocate_large_count_nb(rng, count, weights, total, cells, counts):
+    """:func:`allocate_count_nb` for a ``count`` above :data:`FEW_TRIALS`: the same draws, as a
+    call. For kernels that split small counts themselves: inlining :func:`allocate_count_nb`
+    would compile its small-count paths, dead there, into each of them."""
+    if not total > 0.0:
+        return 0
+    return _allocate_many(rng, count, weights, cells, counts)
+
+
+@njit(cache=True)
 def _allocate_many(rng, count, weights, cells, counts):
     """More than :data:`FEW_TRIALS` trials: a binary search per trial up to
     :data:`LARGE_COUNT`, conditional binomials above."""

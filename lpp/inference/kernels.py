@@ -13,8 +13,10 @@ summed afterwards; they are integers, so the sum is exact in any order.
 
 Layout: each parallel kernel is a thin ``prange`` loop over chunks that calls a serial
 ``@njit`` function for one chunk — numba compiles that pattern several times faster than a
-``prange`` loop with the whole body inlined. The loop is compiled twice (parallel and serial;
-``kernel[is_small]`` picks one), and small problems take the serial twin. Where the work of a
+``prange`` loop with the whole body inlined. The loop is compiled parallel, and small problems
+run it in the interpreter instead (``kernel[is_small]`` picks one;
+:func:`lpp.inference.numerics.parallel_and_interpreted`): the same calls of the chunk
+function, serially, without compiling a serial copy of the loop. Where the work of a
 kernel grows with the counts (the allocations) or can reach seconds, it runs over consecutive
 row ranges of about :data:`lpp.inference.numerics.CALL_STEPS` steps in separate calls, so
 that Ctrl-C is handled between them; streams keyed by row and integer totals make the split
@@ -30,11 +32,18 @@ from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
     allocate_count_nb,
+    allocate_large_count_nb,
     gamma_rate_nb,
     rescale_log_weights_nb,
 )
 from lpp.distributions._gamma_sampler import gamma_rate_below_one_nb, marsaglia_tsang_constants
-from lpp.inference.numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parallel_and_serial
+from lpp.inference.numerics import (
+    CALL_STEPS,
+    SERIAL_BELOW,
+    call_ranges,
+    parallel_and_interpreted,
+    parallel_and_serial,
+)
 
 #: memory budget (bytes) of the per-chunk partial count arrays of one allocation kernel
 _PARTIAL_BUDGET = 1 << 26
@@ -146,20 +155,14 @@ def extend_topic_order(theta, d, placed, n_ordered, order):
 
 
 @njit(cache=True)
-def allocate_large_entry_nb(rng, count, d, v, weights, total, uniforms, cells, hits, row_topic,
-                            col_topic):
+def allocate_large_entry_nb(rng, count, d, v, weights, total, cells, hits, row_topic, col_topic):
     """A count above :data:`lpp.distributions.FEW_TRIALS` split as :func:`allocate_entry_nb`
-    splits it (by :func:`lpp.distributions.allocate_count_nb`): the out-of-line path of the
+    splits it (by :func:`lpp.distributions.allocate_large_count_nb`): the out-of-line path of the
     kernels that write the split of small counts out."""
-    for i in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
+    for i in range(allocate_large_count_nb(rng, count, weights, total, cells, hits)):
         k = cells[i]
         row_topic[d, k] += hits[i]
         col_topic[v, k] += hits[i]
-
-
-def _twins(loop):
-    """(parallel, serial) compilations of ``loop``, indexable by ``is_small``."""
-    return parallel_and_serial(loop)
 
 
 def n_chunks(n_rows: int, partial_cells: int, cell_bytes: int = 8) -> int:
@@ -210,8 +213,8 @@ def rows_per_chunk(n_rows: int, chunks: int) -> int:
 # ---------------------------------------------------------------------------------------------
 
 @njit(cache=True, inline="always")
-def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, uniforms, cells, hits,
-                      row_topic, col_topic):
+def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, cells, hits, row_topic,
+                      col_topic):
     """Allocate the ``count`` tokens of entry ``(d, v)`` over topics in proportion to
     ``weights`` (their sum ``total``), adding them to ``row_topic[d]`` and ``col_topic[v]``.
 
@@ -220,7 +223,8 @@ def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, uniform
     the same stream: up to
     :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw each, scanning the
     topics in ``order`` (:func:`row_topic_order`); more by
-    :func:`lpp.distributions.allocate_count_nb`. Inlined into its callers.
+    :func:`lpp.distributions.allocate_large_count_nb` (the draws of
+    :func:`lpp.distributions.allocate_count_nb`). Inlined into its callers.
     """
     if count <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
         if not total > 0.0:
@@ -239,7 +243,7 @@ def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, uniform
             row_topic[d, k] += 1
             col_topic[v, k] += 1
         return
-    for i in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
+    for i in range(allocate_large_count_nb(rng, count, weights, total, cells, hits)):
         k = cells[i]
         row_topic[d, k] += hits[i]
         col_topic[v, k] += hits[i]
@@ -265,7 +269,7 @@ def _product_loop(left, right, rows_per_chunk, out):
                       min((ch + 1) * rows_per_chunk, left.shape[0]), out)
 
 
-_product = _twins(_product_loop)
+_product = parallel_and_interpreted(_product_loop)
 _PRODUCT_ROWS = 16
 #: multiply-adds of the product per step of work (they are vectorised)
 _PRODUCT_VECTOR = 8
@@ -282,10 +286,12 @@ def product_kernel(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     left = np.ascontiguousarray(left, dtype=np.float64)
     right = np.ascontiguousarray(right, dtype=np.float64)
     out = np.empty((left.shape[0], right.shape[1]))
-    kernel = _product[out.size < SERIAL_BELOW]
+    small = out.size < SERIAL_BELOW
     row_steps = right.size / _PRODUCT_VECTOR
     for lo, hi in call_ranges(np.full(left.shape[0], row_steps)):
-        kernel(left[lo:hi], right, _PRODUCT_ROWS, out[lo:hi])
+        # serially, one chunk of all the rows: one call of the interpreted twin
+        _product[small](left[lo:hi], right, max(1, hi - lo) if small else _PRODUCT_ROWS,
+                        out[lo:hi])
     return out
 
 
@@ -357,7 +363,7 @@ def _expected_loop(y, observed, theta, phi, phi_t, lo, hi, n_col_chunks, doc_top
                           min(n_cols, (ch + 1) * per_chunk), topic_word_t)
 
 
-_expected = _twins(_expected_loop)
+_expected = parallel_and_serial(_expected_loop)
 #: rows per call of the expectation kernel: bounds its scratch (16 bytes per positive entry)
 EXPECTATION_ROWS = 512
 
@@ -427,7 +433,7 @@ def _gamma_matrix_loop(counts, a0, rate, seed, iteration, rows_per_block, out):
         _gamma_block(counts, a0, rate, seed, iteration, b, rows_per_block, out)
 
 
-_gamma_matrix = _twins(_gamma_matrix_loop)
+_gamma_matrix = parallel_and_interpreted(_gamma_matrix_loop)
 
 
 def gamma_matrix_kernel(counts, a0, rate, seed, iteration):
@@ -475,17 +481,23 @@ def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
     weights = np.empty(n_comp)
     cells = np.empty(n_comp, dtype=np.int64)
     hits = np.empty(n_comp, dtype=np.int64)
-    uniforms = np.empty(FEW_TRIALS)
+    order = np.empty(n_comp, dtype=np.int64)
+    placed = np.empty(n_comp, dtype=np.bool_)
     rng = new_stream()
     for d in range(lo, hi):
         seed_block(rng, seed, iteration, first_row + d)
-        order = row_topic_order(theta, d)
+        # row_topic_order's permutation, by the fused engines' helper (sorting would compile
+        # numba's argsort, seconds of a first fit, for no other kernel)
+        placed[:] = False
+        n_ordered = np.int64(0)
+        while n_ordered < n_comp:
+            n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)
         for v in range(n_cols):
             count = y[d, v]
             if count == 0 or not observed[d, v]:
                 continue
             total = topic_entry_weights(theta, phi_t, d, v, weights)
-            allocate_entry_nb(rng, count, d, v, n_comp, weights, total, order, uniforms, cells, hits,
+            allocate_entry_nb(rng, count, d, v, n_comp, weights, total, order, cells, hits,
                               row_totals, col_partial)
 
 
@@ -498,7 +510,7 @@ def _allocate_matrix_loop(y, observed, theta, phi_t, seed, iteration, first_row,
                               min(n_rows, (ch + 1) * per_chunk), row_totals, col_partials[ch])
 
 
-_allocate_matrix = _twins(_allocate_matrix_loop)
+_allocate_matrix = parallel_and_interpreted(_allocate_matrix_loop)
 
 
 def allocate_matrix_kernel(y, observed, theta, phi_t, seed, iteration, first_row=0):
@@ -571,7 +583,7 @@ def _allocate_blocks_loop(y, observed, theta, pi, seed, iteration, row_lo, row_h
                               block_partials[ch])
 
 
-_allocate_blocks = _twins(_allocate_blocks_loop)
+_allocate_blocks = parallel_and_interpreted(_allocate_blocks_loop)
 
 
 def allocate_blocks_kernel(y, observed, theta, pi, seed, iteration):
@@ -679,7 +691,7 @@ def _allocate_cp3_loop(y, observed, f0, f1, f2, seed, iteration, row_lo, row_hi,
                            partials2[ch])
 
 
-_allocate_cp3 = _twins(_allocate_cp3_loop)
+_allocate_cp3 = parallel_and_interpreted(_allocate_cp3_loop)
 
 
 def allocate_cp3_kernel(y, observed, f0, f1, f2, seed, iteration):
@@ -732,16 +744,19 @@ def _zero_partials_loop(partials):
         partials[c] = 0
 
 
-_sum_partials = parallel_and_serial(_sum_partials_loop)
-_zero_partials = parallel_and_serial(_zero_partials_loop)
+_sum_partials = njit(parallel=True, cache=True)(_sum_partials_loop)
+_zero_partials = parallel_and_interpreted(_zero_partials_loop)
 
 
 def sum_partials(partials: np.ndarray, out_t: np.ndarray, small: bool = False) -> None:
     """``out_t[k, v] = sum over chunks of partials[c, v, k]`` (integers: exact in any order),
     in parallel over blocks of columns (serially where ``small``): its work grows with the
     chunks, that is with the threads, and on one thread it would grow into a sweep's serial
-    part."""
-    _sum_partials[small](partials, out_t)
+    part. Small ones are summed by numpy (integers: the same sums)."""
+    if small:
+        np.sum(partials, axis=0, dtype=np.int64, out=out_t.T)
+    else:
+        _sum_partials(partials, out_t)
 
 
 def zero_partials(partials: np.ndarray, small: bool = False) -> None:

@@ -1,5 +1,5 @@
-"""How the compiled kernels run: a parallel and a serial twin of each, and when to use which;
-and the checks of what they return.
+"""How the compiled kernels run: a parallel twin and a serial one of each (compiled, or the
+loop itself run by the interpreter), and when to use which; and the checks of what they return.
 
 The samplers' random draws themselves live in :mod:`lpp.distributions` (Gamma, truncated
 Poisson, multinomial allocation). Kernels cannot raise from a parallel loop, so a draw whose
@@ -37,6 +37,19 @@ def parallel_and_serial(loop):
                                 loop.__defaults__, loop.__closure__)
     serial.__qualname__ = f"{loop.__qualname__}_serial"
     return njit(parallel=True, cache=True)(loop), njit(cache=True)(serial)
+
+
+def parallel_and_interpreted(loop):
+    """``loop`` (a ``prange`` loop whose body calls a compiled function per chunk) compiled
+    parallel, and ``loop`` itself, run by the interpreter, as the twin for small problems.
+
+    Outside numba ``prange`` is ``range``: the interpreted twin makes the same calls of the
+    same compiled function in the same order, so it draws the same numbers, at a few
+    microseconds per chunk. A compiled serial twin would cost seconds the first time it runs:
+    numba compiles a caller together with the machine code of everything it calls, so it
+    would compile the chunk function's code a second time.
+    """
+    return njit(parallel=True, cache=True)(loop), loop
 
 
 def call_ranges(work, budget: float | None = None) -> list[tuple[int, int]]:

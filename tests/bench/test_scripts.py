@@ -26,6 +26,7 @@ SCRIPTS = {
     "tables": lambda m: m.main(),
     "vi": lambda m: m.main(["--quick"]),
     "central_runtime": lambda m: m.main(["--quick"]),
+    "compile": lambda m: m.main(["--quick"]),
     "gpu": lambda m: m.main(["--quick"]),   # the CUDA kernels in numba-cuda's simulator
     "threads": lambda m: m.main(["--quick"]),
 }

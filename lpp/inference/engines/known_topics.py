@@ -40,7 +40,7 @@ from numba import njit, prange
 from lpp.inference.engines.prefetch import prefetch_row
 from lpp.randomness import Tag, derive_seed, new_stream, seed_block, uniform
 from lpp.distributions import FEW_TRIALS, LARGE_COUNT, rescale_log_weights_nb
-from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.inference.numerics import SERIAL_BELOW, parallel_and_interpreted
 from lpp.inference.engines.sparse_topics import (
     PARTIAL_LIMIT,
     chunk_bounds,
@@ -132,14 +132,13 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
     running = np.empty(n_topics)
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
-    uniforms = np.empty(FEW_TRIALS)
     last_entry = indptr[row_hi]
     rng = new_stream()
     for d in range(row_lo, row_hi):
         seed_block(rng, seed, iteration, d)
         # the row's topic order, placed as far as its tokens' scans reach (seldom all K)
         placed[:] = False
-        n_ordered = 0
+        n_ordered = np.int64(0)  # int64, not the constant 0 (a compilation of its own)
         for idx in range(indptr[d], indptr[d + 1]):
             if idx + _PREFETCH_AHEAD < last_entry:
                 ahead = cols[idx + _PREFETCH_AHEAD]
@@ -166,8 +165,8 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 total = _log_weights(theta, phi_t, d, v, weights)
             count = values[idx]
             if count > FEW_TRIALS:
-                allocate_large_entry_nb(rng, count, d, v, weights, total, uniforms, cells, hits,
-                                        doc_topic, col_partial)
+                allocate_large_entry_nb(rng, count, d, v, weights, total, cells, hits, doc_topic,
+                                        col_partial)
                 continue
             if not total > 0.0:
                 continue
@@ -239,7 +238,7 @@ def _allocate_loop(indptr, cols, values, theta, phi_t, seed, iteration, starts, 
                        ends[ch], doc_topic, col_partials[ch])
 
 
-_allocate = parallel_and_serial(_allocate_loop)
+_allocate = parallel_and_interpreted(_allocate_loop)
 
 
 class KnownCountsTopicEngine:

@@ -62,12 +62,17 @@ from lpp.randomness import Tag, derive_seed, new_stream, seed_block, uniform
 from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
-    allocate_count_nb,
+    allocate_large_count_nb,
     poisson_nb,
     rescale_log_weights_nb,
 )
 from lpp.inference import numerics
-from lpp.inference.numerics import SERIAL_BELOW, check_counts_drawn, parallel_and_serial
+from lpp.inference.numerics import (
+    SERIAL_BELOW,
+    check_counts_drawn,
+    parallel_and_interpreted,
+    parallel_and_serial,
+)
 from lpp.inference.kernels import (
     EAGER_SUMS,
     ChunkTables,
@@ -219,7 +224,7 @@ def _alias_loop(phi, phi_sums, prob, alias):
         _alias_row(phi[k], phi_sums[k], prob[k], alias[k], small, large)
 
 
-_alias_tables = parallel_and_serial(_alias_loop)
+_alias_tables = parallel_and_interpreted(_alias_loop)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +317,6 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
     running = np.empty(n_topics)
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
-    uniforms = np.empty(FEW_TRIALS)
     excluded = np.empty(n_topics)
     need = np.zeros(n_topics, dtype=np.bool_)
     sums = np.empty(INVERSION_MAX_COUNT + 2)  # running sums of the inversion's pieces
@@ -322,14 +326,16 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
     # cache hints, instead of hinting the table row of every entry ahead)
     pending_cols = np.empty(_PENDING, dtype=np.int64)
     pending_topics = np.empty(_PENDING, dtype=np.int64)
-    n_pending = 0
+    # the counters passed to helpers start as int64, not as the constant 0: numba would
+    # compile each helper once more for the constant's literal type
+    n_pending = np.int64(0)
     last_entry = indptr[row_hi]
     rng = new_stream()
     for d in range(row_lo, row_hi):
         seed_block(rng, seed, iteration, first_row + d)
         # the row's topic order (row_topic_order), placed as far as its tokens' scans reach
         placed[:] = False
-        n_ordered = 0
+        n_ordered = np.int64(0)
         alpha = alpha_rows[d]
         inversion_rate = INVERSION_MAX_RATE * alpha
         lo = indptr[d]
@@ -401,8 +407,8 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
             if not total > _UNDERFLOW:
                 total = _log_weights(theta, phi_t, d, v, weights)
             if y > FEW_TRIALS:
-                allocate_large_entry_nb(rng, y, d, v, weights, total, uniforms, cells, hits,
-                                        doc_topic, col_partial)
+                allocate_large_entry_nb(rng, y, d, v, weights, total, cells, hits, doc_topic,
+                                        col_partial)
                 continue
             if not total > 0.0:
                 continue
@@ -414,7 +420,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
             # lands beyond the first block about one time in four on text)
             if n_pending + FEW_TRIALS > _PENDING:
                 _add_pending(col_partial, pending_cols, pending_topics, n_pending)
-                n_pending = 0
+                n_pending = np.int64(0)
             if n_topics > EAGER_SUMS:
                 if n_ordered == 0:
                     n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)
@@ -471,7 +477,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 n_pending += 1
         row_drawn[d] = -1.0 if failed else drawn
         _add_pending(col_partial, pending_cols, pending_topics, n_pending)
-        n_pending = 0
+        n_pending = np.int64(0)
         any_need = False
         for k in range(n_topics):
             r = phi_sums[k] - excluded[k]
@@ -500,7 +506,7 @@ def _pass1_loop(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                     residual, doc_topic, col_partials[ch], markers[ch])
 
 
-_pass1 = parallel_and_serial(_pass1_loop)
+_pass1 = parallel_and_interpreted(_pass1_loop)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -512,7 +518,6 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                 row_hi, neg_counts, bulk, residual, token_ptr, token_cols, bulk_ptr, bulk_cols,
                 bulk_counts, col_partial, marker, cumulative, free_cols, hits):
     n_cols, n_topics = phi_t.shape
-    uniforms = np.empty(FEW_TRIALS)
     rng = new_stream()
     for d in range(row_lo, row_hi):
         pos = token_ptr[d]
@@ -541,8 +546,8 @@ def _pass2_rows(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                     w = phi_t[bulk_cols[slot + i], k]
                     cumulative[i] = w
                     total += w
-                for i in range(allocate_count_nb(rng, n, cumulative[:n_bulk], total, uniforms,
-                                                 free_cols, hits)):
+                for i in range(allocate_large_count_nb(rng, n, cumulative[:n_bulk], total,
+                                                       free_cols, hits)):
                     c = free_cols[i]
                     bulk_counts[slot + c] += hits[i]
                     col_partial[bulk_cols[slot + c], k] += hits[i]
@@ -600,7 +605,7 @@ def _pass2_loop(indptr, cols, phi_t, phi_sums, prob, alias, seed, iteration, fir
                     cumulative[ch], free_cols[ch], hits[ch])
 
 
-_pass2 = parallel_and_serial(_pass2_loop)
+_pass2 = parallel_and_interpreted(_pass2_loop)
 
 
 def _pass2_plan_loop(indptr, n_cols, neg_counts, residual, phi_sums, bulk, row_tokens,

@@ -38,7 +38,7 @@ from numba import njit, prange
 
 from lpp.randomness import new_stream, seed_block, uniform
 from lpp.distributions import rescale_log_weights_nb
-from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
+from lpp.inference.numerics import SERIAL_BELOW, parallel_and_interpreted
 from lpp.inference.kernels import sum_partials, zero_partials
 
 #: Gibbs scans over a row's tokens per sweep (each token once per scan)
@@ -152,7 +152,7 @@ def _reassign_loop(indptr, cols, counts, token_ptr, token_cols, bulk_ptr, bulk_c
                        first_row, starts[ch], ends[ch], doc_topic, col_partials[ch])
 
 
-_reassign = parallel_and_serial(_reassign_loop)
+_reassign = parallel_and_interpreted(_reassign_loop)
 
 
 def reassign_tokens(tokens, theta, phi, theta_rate, a0, seed, iteration, first_row, calls,

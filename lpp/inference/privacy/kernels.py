@@ -3,8 +3,9 @@ collapsed conditional of each count, and the Bessel augmentation's counts and no
 
 Random numbers: the kernels work on fixed blocks of :data:`BLOCK_SIZE` consecutive entries (C
 order) and seed each block's stream with ``(seed, iteration, block)``, so a draw depends on the
-seed and the iteration only — not on the number of threads. Each kernel comes as a serial and
-a parallel twin (:func:`lpp.inference.numerics.parallel_and_serial`) that draw the same numbers.
+seed and the iteration only — not on the number of threads. Each kernel is a loop over blocks,
+compiled parallel and run in the interpreter for small data
+(:func:`lpp.inference.numerics.parallel_and_interpreted`): both draw the same numbers.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from lpp.distributions import (
 )
 from lpp.distributions.bessel import MAX_PARAMETER as BESSEL_MAX_PARAMETER
 from lpp.distributions.poisson import MAX_MEAN
-from lpp.inference.numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parallel_and_serial
+from lpp.inference.numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parallel_and_interpreted
 from lpp.randomness import new_stream, seed_block, uniform
 
 __all__ = ["BLOCK_SIZE", "INVERSION_MAX_COUNT", "INVERSION_MAX_RATE", "bessel_counts_kernel",
@@ -167,7 +168,7 @@ def _collapsed_loop(y_tilde, mu, observed, alpha_values, alpha_stride, seed, ite
                          b_lo + b, out)
 
 
-_collapsed_parallel, _collapsed_serial = parallel_and_serial(_collapsed_loop)
+_collapsed_parallel, _collapsed_serial = parallel_and_interpreted(_collapsed_loop)
 
 
 def collapsed_kernel(y_tilde, mu, observed, alpha_values, alpha_stride, seed, iteration, out):
@@ -243,7 +244,7 @@ def _bessel_counts_loop(y_tilde, mu, observed, lam_plus, lam_minus, seed, iterat
                              b_lo + b, y_out, g_plus_out, g_minus_out)
 
 
-_bessel_counts_parallel, _bessel_counts_serial = parallel_and_serial(_bessel_counts_loop)
+_bessel_counts_parallel, _bessel_counts_serial = parallel_and_interpreted(_bessel_counts_loop)
 
 #: steps of one entry of the Bessel step (a Bessel, a binomial and two Gamma draws)
 _BESSEL_STEPS = 32.0
@@ -279,7 +280,7 @@ def _lambda_loop(g_plus, g_minus, observed, scale_values, scale_stride, seed, it
                       b_lo + b, lam_plus, lam_minus)
 
 
-_lambda_parallel, _lambda_serial = parallel_and_serial(_lambda_loop)
+_lambda_parallel, _lambda_serial = parallel_and_interpreted(_lambda_loop)
 
 
 def lambda_kernel(g_plus, g_minus, observed, scale_values, scale_stride, seed, iteration,

@@ -12,6 +12,7 @@ from lpp.distributions import (
     FEW_TRIALS,
     LARGE_COUNT,
     allocate_count_nb,
+    allocate_large_count_nb,
     multinomial_into_nb,
 )
 from lpp.testing import FALSE_ALARM, chisquare_gof
@@ -130,3 +131,30 @@ def test_zero_and_underflowing_weights():
     assert np.all(draws[:, [0, 2]] == 0) and np.all(draws.sum(axis=1) == 3)
     draws, _ = _pairs(LARGE_COUNT * 4, np.array([0.0, 0.0, 5.0, 0.0]), 10, 1)
     assert np.all(draws[:, 2] == LARGE_COUNT * 4)
+
+
+@njit
+def _both_allocations(count, weights, seed):
+    """The pairs of allocate_count_nb and of allocate_large_count_nb from the same stream."""
+    pairs = []
+    for allocate_large in (False, True):
+        rng = new_stream()
+        seed_block(rng, seed, 0, 0)
+        w = weights.copy()
+        cells = np.empty(w.size, dtype=np.int64)
+        counts = np.empty(w.size, dtype=np.int64)
+        if allocate_large:
+            n = allocate_large_count_nb(rng, count, w, w.sum(), cells, counts)
+        else:
+            n = allocate_count_nb(rng, count, w, w.sum(), np.empty(FEW_TRIALS), cells, counts)
+        pairs.append((cells[:n].copy(), counts[:n].copy()))
+    return pairs
+
+
+@pytest.mark.parametrize("count", [FEW_TRIALS + 1, 300, LARGE_COUNT + 5])
+@pytest.mark.parametrize("weights", [[1.0, 0.0, 3.0, 2.5], [0.0, 0.0, 0.0]])
+def test_large_count_path_as_a_call_draws_what_allocate_count_nb_draws(count, weights):
+    (cells, counts), (large_cells, large_counts) = _both_allocations(count, np.array(weights), 3)
+    np.testing.assert_array_equal(large_cells, cells)
+    np.testing.assert_array_equal(large_counts, counts)
+    assert counts.sum() == (count if sum(weights) > 0 else 0)

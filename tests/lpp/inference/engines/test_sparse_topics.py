@@ -275,7 +275,6 @@ def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_su
     weights = np.empty(n_topics)
     cells = np.empty(n_topics, dtype=np.int64)
     hits = np.empty(n_topics, dtype=np.int64)
-    uniforms = np.empty(FEW_TRIALS)
     excluded = np.empty(n_topics)
     need = np.zeros(n_topics, dtype=np.bool_)
     rng = new_stream()
@@ -299,8 +298,8 @@ def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_su
                 for k in range(n_topics):
                     weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
                 total = rescale_log_weights_nb(weights)
-            kernels.allocate_entry_nb(rng, y, d, v, n_topics, weights, total, order, uniforms, cells,
-                                      hits, doc_topic, col_partial)
+            kernels.allocate_entry_nb(rng, y, d, v, n_topics, weights, total, order, cells, hits,
+                                      doc_topic, col_partial)
         for k in range(n_topics):
             residual[d, k] = phi_sums[k] - excluded[k]
             need[k] = residual[d, k] < sparse_topics.RESIDUAL_RECOMPUTE * phi_sums[k]
