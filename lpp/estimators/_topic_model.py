@@ -286,7 +286,7 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         """
         alpha = self._check_params()
         keep = self._check_keep_samples()
-        counts = count_matrix(X, signed=alpha is not None)
+        counts = count_matrix(X, signed=alpha is not None, keep_sparse=True)
         check_features(self, X, reset=True)
         model = make_model("topics", self.n_components, self.a0, self.b0)
         if self.inference != "gibbs" and self.n_chains != 1:
@@ -354,7 +354,7 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         >>> est.set_params(normalize=False).transform(data.y_tilde[15:]).sum(axis=1).min() > 0
         np.True_
         """
-        counts, alpha = self._check_new_documents(X)
+        counts, alpha = self._check_new_documents(X, keep_sparse=True)
         fit, means = self._fixed_topic_fit(counts, alpha, mask)
         return self._output(_chain_means(fit, means)[0]["theta"])
 
@@ -530,7 +530,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                             rng=random_state_rng(self.random_state), mask=mask,
                             init=chain_start(self.init if init is None else init),
                             progress=self.progress, n_chains=n_chains, device=device,
-                            save_latents=keep is True, callback=means)
+                            save_latents=keep is True, save_rates=keep is True,
+                            callback=means)
             if alpha is not None:
                 return fit_private(counts, alpha, model, method=self.method, **settings), means
             return fit_nonprivate(counts, model, **settings), means
@@ -629,11 +630,12 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                                  "'fit' with appropriate arguments before using this "
                                  "estimator.")
 
-    def _check_new_documents(self, X):
-        """The counts of documents to transform or score, and the noise level."""
+    def _check_new_documents(self, X, keep_sparse=False):
+        """The counts of documents to transform or score (sparse true counts kept sparse with
+        ``keep_sparse``: :func:`count_matrix`), and the noise level."""
         self._check_fitted()
         alpha = self._check_params()
-        counts = count_matrix(X, signed=alpha is not None)
+        counts = count_matrix(X, signed=alpha is not None, keep_sparse=keep_sparse)
         check_features(self, X, reset=False)
         return counts, alpha
 
