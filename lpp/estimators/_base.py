@@ -248,7 +248,8 @@ def count_matrix(X, *, signed: bool, name: str = "X", keep_sparse: bool = False)
         raise TypeError(f"{name} is a numpy.ma masked array: pass its data and give the mask "
                         "as mask= (True marks a missing entry)")
     sparse = keep_sparse and not signed and is_sparse(X)
-    # a sparse X's checks read its stored values (the others are zeros), its shape its own
+    if sparse:  # its checks read the stored values (the others are zeros); CSR has them all
+        X = X.tocsr()
     arr = np.asarray(X.data) if sparse else np.asarray(densify(X))
     if arr.dtype == object:  # e.g. a DataFrame of mixed columns: numbers only, never cast
         for value in arr.flat:
