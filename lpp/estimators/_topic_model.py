@@ -200,6 +200,17 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     floats) and the run's record, not the draws nor anything of the data's size unless
     ``keep_samples`` asks for the draws; scikit-learn's estimator checks that cannot apply to
     count data are listed by :func:`lpp.estimators.expected_failed_checks`.
+
+    Sparse true counts (a scipy.sparse ``X`` of any format with ``method="nonprivate"``) stay
+    sparse through a Gibbs :meth:`fit` and :meth:`transform`: the chain visits the non-zero
+    entries only and forms nothing of the data's size, and the fit equals the one of the same
+    counts given dense, bit for bit. :meth:`score`, a variational fit and ``device="cuda"``
+    densify them once; a ``mask`` is D x V itself, and ``keep_samples=True`` keeps the rates'
+    mean (D x V). Privatized counts are dense by
+    nature (8 bytes per entry as int64): a sparse ``X`` of a private method is densified once,
+    and a collapsed Gibbs fit adds about 25 bytes per entry at its peak (measured by
+    ``python -m bench.estimators``; docs/estimators.md).
+
     :meth:`transform` runs a new chain (or CAVI) over the given documents with the topics held
     at ``components_``; its Monte Carlo error depends on ``n_iter``, and a document's result
     on the batch it is transformed with (the random streams are laid out per batch).
