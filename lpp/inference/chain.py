@@ -49,8 +49,10 @@ def observed_entries(model: PoissonFactorization, shape, mask, *, lazy: bool = F
 class _Snapshot:
     """Everything that defines the chain after ``iteration`` sweeps (replaced, never mutated).
 
-    ``counts`` is the draw of ``y`` (an array, or a fused engine's compact draw); the dense
-    ``y`` and the rates ``mu`` are formed on first use only (a fused engine never needs them).
+    ``counts`` is the draw of ``y`` (an array, a fused engine's compact draw, or the
+    :class:`~lpp.inference.sparse_counts.SparseCounts` of a non-private chain on sparse
+    counts); the dense ``y`` and the rates ``mu`` are formed on first use only (a fused engine
+    never needs them).
     """
 
     __slots__ = ("state", "aux", "counts", "iteration", "_rate", "_mu")
