@@ -16,8 +16,7 @@ import numpy as np
 from lpp.randomness import Tag, derive_seed, replay_seed
 from lpp.validation import count_array, is_sparse, masked_input, observed_mask
 from lpp.inference.engines import select_engine
-from lpp.inference.kernels import product_kernel
-from lpp.inference.log_density import ordered_sum, poisson_row_sums
+from lpp.inference.log_density import ordered_sum, poisson_factor_row_sums
 from lpp.inference.models import make_model
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.privacy import NoiseLevels, PrivacyStep, make_privacy_step, noise_levels
@@ -243,18 +242,15 @@ class GibbsSampler:
                 + self.source.log_noise(snap.y, self.observed))
 
     def _sparse_log_joint(self, snap: _Snapshot) -> float:
-        """``log p(Z, y)`` of sparse known counts, the rates and the dense counts formed a
-        block of rows at a time: the same terms summed in the same order as
-        :meth:`PoissonFactorization.log_joint` on the dense matrix (rates as ``rate`` forms
-        them, entry by entry from the row's factors), so the same float."""
+        """``log p(Z, y)`` of sparse known counts without their dense matrix or the dense
+        rates (:func:`lpp.inference.log_density.poisson_factor_row_sums`: the same terms in
+        the same order as :meth:`PoissonFactorization.log_joint` on the dense matrix, so the
+        same float)."""
         counts, observed = self.source.y, self.observed
         theta, phi = self.model.row_column_factors(snap.state)
-        row_sums = []
-        for lo, hi in counts.row_blocks():
-            rates = snap._mu[lo:hi] if snap._mu is not None else product_kernel(theta[lo:hi], phi)
-            block = None if observed.complete else Observed(observed.is_observed[lo:hi])
-            row_sums.append(poisson_row_sums(counts.rows(lo, hi), rates, block))
-        return self.model.log_prior(snap.state) + ordered_sum(np.concatenate(row_sums))
+        rows = poisson_factor_row_sums(counts.indptr, counts.indices, counts.data, theta, phi,
+                                       None if observed.complete else observed)
+        return self.model.log_prior(snap.state) + ordered_sum(rows)
 
     def fingerprint(self) -> str:
         """A digest of the chain's data, mask and noise levels (checkpoints are tied to it)."""
