@@ -266,7 +266,7 @@ def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int
         float holding whole numbers) stays sparse where the known-counts engine runs the chain
         (a model with row/column factors, ``sparse`` not False, ``device="cpu"``): with
         ``save_rates=False`` and no ``mask`` nothing of the data's size is formed (the log
-        joint's rates are formed a few rows at a time), and the chain equals the one on the
+        joint's rates are formed one row at a time), and the chain equals the one on the
         same counts given dense, bit for bit. Elsewhere it is densified once; ``mask``,
         ``mu_hat`` and saved draws of ``y`` (``save_counts``) are D x V whatever the input.
     model, n_components, a0, b0, n_iter, burn_in, thin, rng, mask, init, save_latents, \

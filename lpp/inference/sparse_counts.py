@@ -2,10 +2,12 @@
 
 The non-private chain of a model with row/column factors (the topic model) needs the true
 counts only through their non-zero entries (:mod:`lpp.inference.engines.known_topics`) and
-the log joint, which it sums here in row blocks of bounded size. :class:`SparseCounts` is what
-such a chain holds in place of a dense matrix; what needs the dense counts (saved draws of
-``y``, a dense sweep, a variational start) asks for :meth:`SparseCounts.dense` or for
-:meth:`SparseCounts.rows`.
+the log joint, which reads them row by row
+(:func:`lpp.inference.log_density.poisson_factor_row_sums`).
+:class:`SparseCounts` is what such a chain holds in place of a dense matrix; what needs the
+dense counts (saved draws of ``y``, a dense sweep, a variational start) asks for
+:meth:`SparseCounts.dense`, or for a block of rows at a time (:meth:`SparseCounts.rows`:
+``init="em"``, the data's fingerprint).
 """
 from __future__ import annotations
 
