@@ -16,7 +16,12 @@ of the Reuters corpus that the ``lda`` package ships, and of a larger sparse cor
 * **sparse**: 4,000 documents x 20,000 words, 400,000 non-zero counts (100 distinct words per
   document, 1 + Poisson(1) tokens each), given as a CSR matrix. A non-private fit of 3 sweeps
   at K = 20 beside ``LatentDirichletAllocation(n_components=20, max_iter=3)``: the fit's peak
-  memory.
+  memory. lpp's fit runs on the CSR matrix as it is (the known-counts engine).
+* **privatized**: the sparse corpus's kind at 1,000 and 2,000 documents x 5,000 words (100
+  distinct words per document), privatized at epsilon/N = 1 (``alpha = exp(-1)``: dense int64
+  counts, of which about 30% positive), fitted by ``method="collapsed"`` for 3 sweeps at
+  K = 20: the fit's peak memory per entry of the data, and the growth from the smaller to the
+  larger corpus per entry added (what privatized counts cost beyond a fixed part).
 
 Each fit runs in a fresh interpreter that has imported both libraries, generated the data and
 run a small fit of the same kind (numba's kernels loaded, scikit-learn's lazy imports done)
@@ -47,6 +52,11 @@ QUICK_REUTERS = (40, 300, 8_000, 5)
 #: (documents, words, distinct words per document) of the sparse corpus; --quick's below
 SPARSE = (4000, 20_000, 100)
 QUICK_SPARSE = (200, 2000, 20)
+#: the two privatized corpora (documents, words, distinct words per document); --quick's below
+PRIVATE = ((1000, 5000, 100), (2000, 5000, 100))
+QUICK_PRIVATE = ((100, 1000, 20), (200, 1000, 20))
+#: the noise level of the privatized corpora: epsilon / N = 1
+PRIVATE_ALPHA = float(np.exp(-1.0))
 #: the pickle size the default fit of the Reuters-shaped corpus should stay under, and the
 #: sparse fit's peak against scikit-learn's
 PICKLE_TARGET_MB = 5.0
@@ -136,8 +146,14 @@ def _child(spec: dict) -> dict:
     import lpp.estimators  # noqa: F401  both libraries loaded in every child: the same base
     import sklearn.decomposition  # noqa: F401
 
-    data = (reuters_like(tuple(spec["shape"])) if spec["corpus"] == "reuters"
-            else sparse_corpus(tuple(spec["shape"])))
+    if spec["corpus"] == "reuters":
+        data = reuters_like(tuple(spec["shape"]))
+    elif spec["corpus"] == "private":
+        from lpp.mechanism import privatize
+
+        data = privatize(sparse_corpus(tuple(spec["shape"])), PRIVATE_ALPHA, rng=2)
+    else:
+        data = sparse_corpus(tuple(spec["shape"]))
     # the same kind of fit, short and on a small slice, first: numba's kernels loaded (or
     # compiled), scikit-learn's lazy imports done, so that the measurement holds the fit
     # alone; short, so that the memory it frees (which the allocator may keep) is small
@@ -208,6 +224,15 @@ def sparse_rows(shape, n_iter: int) -> list:
             for name, kind, settings in cases]
 
 
+def private_rows(shapes) -> list:
+    settings = _lpp(n_components=20, n_iter=3, method="collapsed", alpha=PRIVATE_ALPHA)
+    return [{"fit": f"lpp collapsed, {shape[0]:,} x {shape[1]:,}, 3 sweeps",
+             "entries": shape[0] * shape[1],
+             **measure({"corpus": "private", "shape": list(shape), "kind": "lpp",
+                        "settings": settings})}
+            for shape in shapes]
+
+
 def _mb(value):
     return "-" if value is None else f"{value / MB:9.1f}"
 
@@ -238,6 +263,7 @@ def main(argv=None) -> dict:
     load_before = os.getloadavg()[0]
     reuters = reuters_rows(reuters_shape, n_iter)
     sparse = sparse_rows(sparse_shape, 3)
+    private = private_rows(QUICK_PRIVATE if args.quick else PRIVATE)
     load_after = os.getloadavg()[0]
     counts = reuters_like(reuters_shape)
     _table(f"Reuters-shaped corpus: {counts.shape[0]:,} x {counts.shape[1]:,}, "
@@ -247,6 +273,20 @@ def main(argv=None) -> dict:
     _table(f"Sparse corpus: {sparse_shape[0]:,} x {sparse_shape[1]:,}, "
            f"{sparse_shape[0] * sparse_shape[2]:,} non-zero entries (CSR); non-private, K = 20",
            sparse)
+    print()
+    _table("Privatized corpora (epsilon/N = 1, dense int64); collapsed, K = 20", private)
+    per_entry = [row["rss_peak_bytes"] / row["entries"] for row in private
+                 if row["rss_peak_bytes"] is not None]
+    small, large = private
+    added = (None if small["rss_peak_bytes"] is None else
+             (large["rss_peak_bytes"] - small["rss_peak_bytes"])
+             / (large["entries"] - small["entries"]))
+    traced_added = ((large["traced_peak_bytes"] - small["traced_peak_bytes"])
+                    / (large["entries"] - small["entries"]))
+    if per_entry:
+        print("privatized fit's peak per entry: "
+              + ", ".join(f"{b:.1f}" for b in per_entry) + " bytes; per entry added: "
+              f"{added:.1f} bytes (RSS), {traced_added:.1f} bytes (traced)")
     default = reuters[0]
     lda = sparse[-1]["rss_peak_bytes"]
     ratio = (sparse[0]["rss_peak_bytes"] / lda) if lda else None
@@ -260,6 +300,9 @@ def main(argv=None) -> dict:
     result = {"machine": machine(), "n_iter": n_iter, "reuters_shape": list(reuters_shape),
               "reuters_tokens": int(counts.sum()), "reuters_nonzero": int(np.count_nonzero(counts)),
               "sparse_shape": list(sparse_shape), "reuters": reuters, "sparse": sparse,
+              "private": private, "private_alpha": PRIVATE_ALPHA,
+              "private_bytes_per_entry_added": added,
+              "private_traced_bytes_per_entry_added": traced_added,
               "pickle_target_mb": PICKLE_TARGET_MB, "sparse_peak_ratio": ratio,
               "sparse_peak_ratio_target": SPARSE_PEAK_RATIO_TARGET,
               "load_before": load_before, "load_after": load_after}

@@ -203,6 +203,56 @@ def count_array(values, name: str, *, signed: bool) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
+def is_sparse(values) -> bool:
+    """Whether ``values`` is a scipy.sparse matrix or array (by duck type, as
+    :func:`densify`)."""
+    return hasattr(values, "toarray") and hasattr(values, "nnz")
+
+
+def sparse_count_parts(values, name: str):
+    """``(shape, indptr, indices, data)`` of a scipy.sparse matrix or array of true counts
+    (any format), in canonical CSR form: int64 ``indptr``, int32 ``indices`` sorted within
+    each row, int64 ``data`` with duplicates summed and zeros (explicit ones included) left
+    out. The input is never modified.
+
+    The stored values are checked as :func:`count_array` checks dense counts, with the same
+    messages: an integer or float dtype (no bools), finite whole numbers, none negative, a
+    total within :data:`MAX_TOTAL_COUNT`.
+    """
+    if len(values.shape) != 2:
+        raise ValueError(f"{name} must be a 2-D matrix of counts, got shape {values.shape}")
+    csr = values.tocsr()
+    stored = np.asarray(csr.data)
+    if stored.dtype == bool or not (stored.dtype.kind in "iu"
+                                    or np.issubdtype(stored.dtype, np.floating)):
+        raise TypeError(f"{name} must be an array of integer counts (real numbers, not bools), "
+                        f"got dtype {stored.dtype}")
+    if 0 in values.shape:
+        raise ValueError(f"{name} must be a non-empty array of counts, got shape "
+                         f"{tuple(values.shape)}")
+    _check_whole(stored, name)
+    if np.any(stored < 0):
+        raise ValueError(f"{name} holds negative values; true counts must be non-negative")
+    total = float(np.abs(stored, dtype=np.float64).sum())
+    if total > MAX_TOTAL_COUNT:
+        raise ValueError(f"the counts of {name} add up to more than the {MAX_TOTAL_COUNT:.0e} "
+                         f"the samplers take (about {total:.3g} in absolute value; every row "
+                         "and column sum is within that total): scale the counts down")
+    if not csr.has_canonical_format:  # duplicates or unsorted columns: on a copy, not on X's
+        csr = csr.copy() if csr is values else csr
+        csr.sum_duplicates()
+    data = np.asarray(csr.data).astype(np.int64)
+    keep = data != 0
+    indices = np.asarray(csr.indices)
+    indptr = np.asarray(csr.indptr).astype(np.int64)
+    if not keep.all():
+        row_kept = np.concatenate(([0], np.cumsum(keep)))
+        indptr = row_kept[indptr]
+        data, indices = data[keep], indices[keep]
+    return (tuple(int(s) for s in values.shape), indptr,
+            np.ascontiguousarray(indices, dtype=np.int32), np.ascontiguousarray(data))
+
+
 def check_counts(values: np.ndarray, name: str) -> None:
     """Raise unless ``values`` (any numeric dtype, possibly empty: e.g. the stored entries of
     a sparse matrix) are finite, non-negative whole numbers. Nothing is converted."""

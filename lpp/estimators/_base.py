@@ -16,8 +16,9 @@ import numbers
 
 import numpy as np
 
+from lpp.inference.sparse_counts import SparseCounts
 from lpp.randomness import check_rng
-from lpp.validation import count_array, densify
+from lpp.validation import count_array, densify, is_sparse
 
 try:  # scikit-learn is optional: lpp needs numpy, scipy and numba only
     from sklearn.base import (
@@ -231,20 +232,25 @@ def check_features(est, X, *, reset: bool) -> None:
                          f"{est.n_features_in_} features as input.")
 
 
-def count_matrix(X, *, signed: bool, name: str = "X") -> np.ndarray:
+def count_matrix(X, *, signed: bool, name: str = "X", keep_sparse: bool = False):
     """``X`` as a C-contiguous int64 matrix of counts, or a clear error.
 
-    Accepts an array-like, a pandas DataFrame or a scipy.sparse matrix or array (densified:
-    the engines and the mechanism work on dense counts) holding whole numbers, in an integer
-    or a float dtype. ``signed=False``: true counts (non-negative); ``signed=True``:
-    privatized counts (negative values allowed). The messages are scikit-learn's where its
-    estimator checks look for them ("Complex data not supported", "Reshape your data",
-    "0 feature(s)", "NaN").
+    Accepts an array-like, a pandas DataFrame or a scipy.sparse matrix or array holding whole
+    numbers, in an integer or a float dtype. ``signed=False``: true counts (non-negative);
+    ``signed=True``: privatized counts (negative values allowed). A scipy.sparse ``X`` is
+    densified, unless ``keep_sparse`` and ``signed=False``: then it comes back as
+    :class:`lpp.inference.sparse_counts.SparseCounts` (its stored values checked as the dense
+    ones are, with the same messages), which the non-private Gibbs chain runs on as it is.
+    The messages are scikit-learn's where its estimator checks look for them ("Complex data
+    not supported", "Reshape your data", "0 feature(s)", "NaN").
     """
     if isinstance(X, np.ma.MaskedArray):
         raise TypeError(f"{name} is a numpy.ma masked array: pass its data and give the mask "
                         "as mask= (True marks a missing entry)")
-    arr = np.asarray(densify(X))
+    sparse = keep_sparse and not signed and is_sparse(X)
+    if sparse:  # its checks read the stored values (the others are zeros); CSR has them all
+        X = X.tocsr()
+    arr = np.asarray(X.data) if sparse else np.asarray(densify(X))
     if arr.dtype == object:  # e.g. a DataFrame of mixed columns: numbers only, never cast
         for value in arr.flat:
             if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)
@@ -259,14 +265,15 @@ def count_matrix(X, *, signed: bool, name: str = "X") -> np.ndarray:
                                  or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError(f"{name} must hold counts: integers, or floats holding whole numbers "
                         f"(cast booleans explicitly), got dtype {arr.dtype}")
-    if arr.ndim != 2:
+    shape = tuple(X.shape) if sparse else arr.shape
+    if len(shape) != 2:
         raise ValueError(f"Expected a 2-D array of counts (rows x columns, e.g. documents x "
-                         f"words), got a {arr.ndim}-D array of shape {arr.shape}. Reshape your "
+                         f"words), got a {len(shape)}-D array of shape {shape}. Reshape your "
                          "data with X.reshape(-1, 1) if it has a single feature or "
                          "X.reshape(1, -1) if it has a single sample.")
     for axis, what in ((0, "sample"), (1, "feature")):
-        if arr.shape[axis] == 0:
-            raise ValueError(f"Found array with 0 {what}(s) (shape={arr.shape}) while a minimum "
+        if shape[axis] == 0:
+            raise ValueError(f"Found array with 0 {what}(s) (shape={shape}) while a minimum "
                              "of 1 is required.")
     floating = np.issubdtype(arr.dtype, np.floating)
     if floating and not np.isfinite(arr).all():
@@ -277,6 +284,8 @@ def count_matrix(X, *, signed: bool, name: str = "X") -> np.ndarray:
                          "non-negative")
     if floating and np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must hold whole-number counts, got non-integer values")
+    if sparse:
+        return SparseCounts.from_input(X, name)
     return count_array(arr, name, signed=signed)
 
 

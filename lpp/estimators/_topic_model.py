@@ -203,6 +203,17 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     floats) and the run's record, not the draws nor anything of the data's size unless
     ``keep_samples`` asks for the draws; scikit-learn's estimator checks that cannot apply to
     count data are listed by :func:`lpp.estimators.expected_failed_checks`.
+
+    Sparse true counts (a scipy.sparse ``X`` of any format with ``method="nonprivate"``) stay
+    sparse through a Gibbs :meth:`fit` and :meth:`transform`: the chain visits the non-zero
+    entries only and forms nothing of the data's size, and the fit equals the one of the same
+    counts given dense, bit for bit. :meth:`score`, a variational fit and ``device="cuda"``
+    densify them once; a ``mask`` is D x V itself, and ``keep_samples=True`` keeps the rates'
+    mean (D x V). Privatized counts are dense by
+    nature (8 bytes per entry as int64): a sparse ``X`` of a private method is densified once,
+    and a collapsed Gibbs fit adds about 25 bytes per entry at its peak (measured by
+    ``python -m bench.estimators``; docs/estimators.md).
+
     :meth:`transform` runs a new chain (or CAVI) over the given documents with the topics held
     at ``components_``; its Monte Carlo error depends on ``n_iter``, and a document's result
     on the batch it is transformed with (the random streams are laid out per batch).
@@ -289,7 +300,7 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         """
         alpha = self._check_params()
         keep = self._check_keep_samples()
-        counts = count_matrix(X, signed=alpha is not None)
+        counts = count_matrix(X, signed=alpha is not None, keep_sparse=True)
         check_features(self, X, reset=True)
         model = make_model("topics", self.n_components, self.a0, self.b0)
         if self.inference != "gibbs" and self.n_chains != 1:
@@ -357,7 +368,7 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         >>> est.set_params(normalize=False).transform(data.y_tilde[15:]).sum(axis=1).min() > 0
         np.True_
         """
-        counts, alpha = self._check_new_documents(X)
+        counts, alpha = self._check_new_documents(X, keep_sparse=True)
         fit, means = self._fixed_topic_fit(counts, alpha, mask)
         return self._output(_chain_means(fit, means)[0]["theta"])
 
@@ -540,7 +551,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                             rng=random_state_rng(self.random_state), mask=mask,
                             init=chain_start(self.init if init is None else init),
                             progress=self.progress, n_chains=n_chains, device=device,
-                            save_latents=keep is True, callback=means)
+                            save_latents=keep is True, save_rates=keep is True,
+                            callback=means)
             if alpha is not None:
                 return fit_private(counts, alpha, model, method=self.method, **settings), means
             return fit_nonprivate(counts, model, **settings), means
@@ -647,11 +659,12 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                                  "'fit' with appropriate arguments before using this "
                                  "estimator.")
 
-    def _check_new_documents(self, X):
-        """The counts of documents to transform or score, and the noise level."""
+    def _check_new_documents(self, X, keep_sparse=False):
+        """The counts of documents to transform or score (sparse true counts kept sparse with
+        ``keep_sparse``: :func:`count_matrix`), and the noise level."""
         self._check_fitted()
         alpha = self._check_params()
-        counts = count_matrix(X, signed=alpha is not None)
+        counts = count_matrix(X, signed=alpha is not None, keep_sparse=keep_sparse)
         check_features(self, X, reset=False)
         return counts, alpha
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from lpp.randomness import Tag, derive_seed, replay_seed
-from lpp.validation import count_array, masked_input, observed_mask
+from lpp.validation import count_array, is_sparse, masked_input, observed_mask
 from lpp.inference.engines import select_engine
+from lpp.inference.log_density import ordered_sum, poisson_factor_row_sums
 from lpp.inference.models import make_model
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.privacy import NoiseLevels, PrivacyStep, make_privacy_step, noise_levels
 from lpp.inference.count_sources import PrivateCounts, TrueCounts
+from lpp.inference.sparse_counts import SparseCounts
 
 #: where a chain's sweeps run: ``"cuda"`` needs ``lpp[gpu]`` and a GPU
 DEVICES = ("cpu", "cuda")
@@ -27,10 +29,13 @@ DEVICES = ("cpu", "cuda")
 EM_INIT_SWEEPS = 200
 
 
-def observed_entries(model: PoissonFactorization, shape, mask) -> Observed:
+def observed_entries(model: PoissonFactorization, shape, mask, *, lazy: bool = False) -> Observed:
     """The entries that carry likelihood: not masked by the user (``mask`` True = missing) and
-    not always missing for the model (e.g. self-loops); checked by the model."""
+    not always missing for the model (e.g. self-loops); checked by the model. ``lazy``: when
+    every entry is observed, no array of the data's size (:meth:`Observed.everywhere`)."""
     model.check_shape(shape)
+    if lazy and mask is None and model.always_missing(shape) is None:
+        return Observed.everywhere(shape)
     observed = observed_mask(mask, shape)
     never = model.always_missing(shape)
     if never is not None:
@@ -43,8 +48,10 @@ def observed_entries(model: PoissonFactorization, shape, mask) -> Observed:
 class _Snapshot:
     """Everything that defines the chain after ``iteration`` sweeps (replaced, never mutated).
 
-    ``counts`` is the draw of ``y`` (an array, or a fused engine's compact draw); the dense
-    ``y`` and the rates ``mu`` are formed on first use only (a fused engine never needs them).
+    ``counts`` is the draw of ``y`` (an array, a fused engine's compact draw, or the
+    :class:`~lpp.inference.sparse_counts.SparseCounts` of a non-private chain on sparse
+    counts); the dense ``y`` and the rates ``mu`` are formed on first use only (a fused engine
+    never needs them).
     """
 
     __slots__ = ("state", "aux", "counts", "iteration", "_rate", "_mu")
@@ -108,7 +115,10 @@ class GibbsSampler:
             state = model.check_state(init(model, source, observed, seed), shape)
         elif init in ("prior", "data", "em"):
             state = model.sample_prior(shape, derive_seed(seed, Tag.INIT_PRIOR))
-            if init == "data":
+            if init == "data" and isinstance(y0, SparseCounts):
+                # the same sweep on the counts' non-zero entries (the known-counts engine)
+                state = fused.step(model, state, observed, derive_seed(seed, Tag.INIT_STEP), 0)
+            elif init == "data":
                 # one model sweep on the best guess of the counts the data offer
                 state = model.step(state, y0, observed, derive_seed(seed, Tag.INIT_STEP), 0)
             elif init == "em":
@@ -151,11 +161,24 @@ class GibbsSampler:
     def nonprivate(cls, y, model, *, rng=None, mask=None, init="data", sparse=None,
                    device="cpu") -> "GibbsSampler":
         """Chain for the true counts ``y``: the non-private reference. ``sparse`` and
-        ``device`` as for :meth:`private`."""
+        ``device`` as for :meth:`private`.
+
+        A scipy.sparse ``y`` stays sparse (:class:`~lpp.inference.sparse_counts.SparseCounts`)
+        where the known-counts engine runs the chain (a model with row/column factors on the
+        CPU, ``sparse`` not False): nothing of the data's size is formed unless asked for
+        (``save_counts``, the rates' mean, a ``mask``, which is D x V itself). Elsewhere (the
+        dense sweep, ``device="cuda"``) it is densified once, here.
+        """
         model = make_model(model)
         y, mask = masked_input(y, mask, "y")
-        y = count_array(y, "y", signed=False)
-        observed = observed_entries(model, y.shape, mask)
+        if is_sparse(y) and not isinstance(y, SparseCounts):
+            y = SparseCounts.from_input(y, "y")
+        if isinstance(y, SparseCounts):
+            if not _stays_sparse(model, sparse, device):
+                y = y.dense()
+        else:
+            y = count_array(y, "y", signed=False)
+        observed = observed_entries(model, y.shape, mask, lazy=isinstance(y, SparseCounts))
         source = TrueCounts(y)
         fused = _fused_engine(model, source, None, source, observed, sparse,
                               "a model with row/column factors (the built-in TopicModel)", device)
@@ -211,10 +234,23 @@ class GibbsSampler:
         """log p(Z, y, y_tilde) of the current point (``log p(Z, y)`` without a noise model)."""
         snap = self._snap
         fused = self._fused
+        if isinstance(self.source, TrueCounts) and self.source.sparse:
+            return self._sparse_log_joint(snap)
         if hasattr(fused, "log_joint") and fused.sums_log_joint(snap.counts):
             return fused.log_joint(self.model, snap.state, snap.counts)  # on the GPU
         return (self.model.log_joint(snap.state, snap.y, self.observed, snap.mu)
                 + self.source.log_noise(snap.y, self.observed))
+
+    def _sparse_log_joint(self, snap: _Snapshot) -> float:
+        """``log p(Z, y)`` of sparse known counts without their dense matrix or the dense
+        rates (:func:`lpp.inference.log_density.poisson_factor_row_sums`: the same terms in
+        the same order as :meth:`PoissonFactorization.log_joint` on the dense matrix, so the
+        same float)."""
+        counts, observed = self.source.y, self.observed
+        theta, phi = self.model.row_column_factors(snap.state)
+        rows = poisson_factor_row_sums(counts.indptr, counts.indices, counts.data, theta, phi,
+                                       None if observed.complete else observed)
+        return self.model.log_prior(snap.state) + ordered_sum(rows)
 
     def fingerprint(self) -> str:
         """A digest of the chain's data, mask and noise levels (checkpoints are tied to it)."""
@@ -224,6 +260,13 @@ class GibbsSampler:
 def _host_state(state):
     """``state`` as a dict of host arrays (a GPU engine's point is copied back once)."""
     return state if isinstance(state, dict) else state.to_host()
+
+
+def _stays_sparse(model, sparse, device: str) -> bool:
+    """Whether a non-private chain on sparse counts runs on them as they are: the known-counts
+    engine on the CPU."""
+    return (device == "cpu" and sparse is not False
+            and select_engine(model, TrueCounts, None) is not None)
 
 
 def _fused_engine(model, step, noise, source, observed: Observed, sparse, needs: str,

@@ -15,6 +15,7 @@ import numpy as np
 from lpp.inference.log_density import geometric_row_sums, ordered_sum
 from lpp.inference.models.base import Observed
 from lpp.inference.privacy import NoiseLevels, PrivacyStep
+from lpp.inference.sparse_counts import BLOCK_ENTRIES, SparseCounts
 
 
 class PrivateCounts:
@@ -59,13 +60,20 @@ class TrueCounts:
     """True counts ``y`` (the non-private reference): the same counts in every sweep.
 
     It declares ``"known_counts"`` (the promise of a privacy step of that capability, see
-    :class:`~lpp.inference.privacy.PrivacyStep`), so the fused engines treat it as one.
+    :class:`~lpp.inference.privacy.PrivacyStep`), so the fused engines treat it as one. ``y``
+    is a dense int64 array or :class:`~lpp.inference.sparse_counts.SparseCounts` (which only
+    the known-counts engine reads; its fingerprint is the dense matrix's).
     """
 
     capabilities = frozenset({"known_counts"})
 
-    def __init__(self, y: np.ndarray):
+    def __init__(self, y):
         self.y = y
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the counts are held in CSR form."""
+        return isinstance(self.y, SparseCounts)
 
     @property
     def data(self) -> np.ndarray:
@@ -84,6 +92,8 @@ class TrueCounts:
         return 0.0
 
     def fingerprint(self, observed: Observed) -> str:
+        if self.sparse:
+            return _digest_blocks(self.y, observed)
         return _digest([self.y], observed)
 
 
@@ -93,5 +103,23 @@ def _digest(arrays, observed: Observed) -> str:
     for arr in arrays:
         h.update(np.ascontiguousarray(arr))
     h.update(np.ascontiguousarray(observed.is_observed))
+    h.update(repr(observed.shape).encode())
+    return h.hexdigest()
+
+
+def _digest_blocks(counts: SparseCounts, observed: Observed) -> str:
+    """:func:`_digest` of ``[counts.dense()]``, fed row block by row block: the same bytes in
+    the same order, so the same digest, without the D x V array."""
+    h = hashlib.sha256()
+    for lo, hi in counts.row_blocks():
+        h.update(counts.rows(lo, hi))
+    if observed.is_observed.strides == (0,) * observed.is_observed.ndim:  # every entry
+        ones = np.ones(BLOCK_ENTRIES, dtype=bool)
+        left = observed.is_observed.size
+        while left:
+            h.update(ones[:min(left, ones.size)])
+            left -= min(left, ones.size)
+    else:
+        h.update(np.ascontiguousarray(observed.is_observed))
     h.update(repr(observed.shape).encode())
     return h.hexdigest()

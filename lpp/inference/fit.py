@@ -58,7 +58,7 @@ def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> ChainResult:
     names = list(sampler.state) if run.save_latents else []
     if run.save_counts:
         names.append("y")
-    rec = Record(names, burn_in, thin)
+    rec = Record(names, burn_in, thin, rates=run.save_rates)
     interrupted = run_chain(sampler, rec, n_iter=n_iter, burn_in=burn_in, thin=thin,
                             progress=run.progress, checkpoint=run.checkpoint,
                             checkpoint_every=run.checkpoint_every, resume=run.resume, rng=rng,
@@ -68,7 +68,8 @@ def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> ChainResult:
     n_saved = arrays["saved_iterations"].size
     # the posterior mean in the running sum's own buffer: at the data's size, a further copy
     # would be the fit's peak memory
-    mu_hat = np.divide(arrays["mu_sum"], n_saved, out=arrays["mu_sum"]) if n_saved else None
+    mu_hat = (np.divide(arrays["mu_sum"], n_saved, out=arrays["mu_sum"])
+              if n_saved and "mu_sum" in arrays else None)
     return ChainResult(
         method=sampler.method, model=sampler.model.params(), seed=sampler.seed, n_iter=n_iter,
         burn_in=burn_in, thin=thin, iterations_done=sampler.iteration, interrupted=interrupted,
@@ -83,16 +84,17 @@ def _run(sampler: GibbsSampler, run: RunOptions, *, rng) -> ChainResult:
 def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None, a0=None,
                 b0=None, n_iter: int = 1000, burn_in: int = 0, thin: int = 1, rng=None,
                 mask=None, init="data", save_latents: bool = True, save_counts: bool = False,
-                progress=None, checkpoint=None, checkpoint_every: int = 100,
-                resume: bool = False, sparse=None, cluster=None, callback=None,
-                n_chains: int = 1, device: str = "cpu"):
+                save_rates: bool = True, progress=None, checkpoint=None,
+                checkpoint_every: int = 100, resume: bool = False, sparse=None, cluster=None,
+                callback=None, n_chains: int = 1, device: str = "cpu"):
     """Locally private posterior inference from privatized counts only.
 
     Parameters
     ----------
     y_tilde : array_like of int, or PrivatizedBlocks
         Privatized counts ``y + 2Geo(alpha)`` (whole numbers, may be negative, adding up to at
-        most 1e15 in absolute value); a scipy.sparse matrix is densified, a ``numpy.ma``
+        most 1e15 in absolute value); a scipy.sparse matrix is densified (once: privatized
+        counts are dense by nature), a ``numpy.ma``
         masked array's mask joins ``mask``. With ``cluster``: the privatized data in the
         row-block format (:class:`lpp.formats.privatized_blocks.PrivatizedBlocks` or its directory).
     alpha : GeometricMechanism, float, array_like or None
@@ -131,6 +133,12 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         ``cluster``).
     save_latents, save_counts : bool
         Keep the saved draws of the latents / of the counts ``y``.
+    save_rates : bool
+        Sum the rates of the saved sweeps into ``mu_hat`` (True, the default: an array of the
+        data's size, and the rates formed at every saved sweep); False gives ``mu_hat=None``
+        and keeps nothing of the data's size (a fit that needs only the latents' draws or
+        their means). A checkpoint resumes only with the setting it was written with. A
+        cluster's fit forms ``mu_hat`` from its saved factors either way.
     progress : bool or None
         tqdm bar (``lpp[progress]``); None shows it on interactive terminals only.
     callback : callable, optional
@@ -194,7 +202,8 @@ def fit_private(y_tilde, alpha, model, *, method="collapsed", n_components=None,
         with ``cluster``, for what the distributed fit does not support.
     """
     run = RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
-                     save_counts=save_counts, progress=progress, checkpoint=checkpoint,
+                     save_counts=save_counts, save_rates=save_rates, progress=progress,
+                     checkpoint=checkpoint,
                      checkpoint_every=checkpoint_every, resume=resume, callback=callback)
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
@@ -245,18 +254,25 @@ def _refuse_private_folder(data) -> None:
 
 def fit_nonprivate(y, model, *, n_components=None, a0=None, b0=None, n_iter: int = 1000,
                    burn_in: int = 0, thin: int = 1, rng=None, mask=None, init="data",
-                   save_latents: bool = True, save_counts: bool = False, progress=None,
-                   checkpoint=None, checkpoint_every: int = 100, resume: bool = False,
-                   callback=None, sparse=None, n_chains: int = 1, device: str = "cpu"):
+                   save_latents: bool = True, save_counts: bool = False,
+                   save_rates: bool = True, progress=None, checkpoint=None,
+                   checkpoint_every: int = 100, resume: bool = False, callback=None,
+                   sparse=None, n_chains: int = 1, device: str = "cpu"):
     """Non-private Poisson factorization of the true counts ``y`` (the reference method).
 
     Parameters
     ----------
-    y : array_like of int
-        True counts (non-negative whole numbers, adding up to at most 1e15); a scipy.sparse
-        matrix is densified, a ``numpy.ma`` masked array's mask joins ``mask``.
+    y : array_like of int, or scipy.sparse matrix or array
+        True counts (non-negative whole numbers, adding up to at most 1e15); a ``numpy.ma``
+        masked array's mask joins ``mask``. A scipy.sparse matrix or array (any format, int or
+        float holding whole numbers) stays sparse where the known-counts engine runs the chain
+        (a model with row/column factors, ``sparse`` not False, ``device="cpu"``): with
+        ``save_rates=False`` and no ``mask`` nothing of the data's size is formed (the log
+        joint's rates are formed one row at a time), and the chain equals the one on the
+        same counts given dense, bit for bit. Elsewhere it is densified once; ``mask``,
+        ``mu_hat`` and saved draws of ``y`` (``save_counts``) are D x V whatever the input.
     model, n_components, a0, b0, n_iter, burn_in, thin, rng, mask, init, save_latents, \
-save_counts, progress, checkpoint, checkpoint_every, resume, callback, n_chains
+save_counts, save_rates, progress, checkpoint, checkpoint_every, resume, callback, n_chains
         As for :func:`fit_private`.
     sparse : bool or None
         None (default) allocates only the observed non-zero counts, laid out once, where the
@@ -272,7 +288,8 @@ save_counts, progress, checkpoint, checkpoint_every, resume, callback, n_chains
         As for :func:`fit_private`.
     """
     run = RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin, save_latents=save_latents,
-                     save_counts=save_counts, progress=progress, checkpoint=checkpoint,
+                     save_counts=save_counts, save_rates=save_rates, progress=progress,
+                     checkpoint=checkpoint,
                      checkpoint_every=checkpoint_every, resume=resume, callback=callback)
 
     def fit_one(seed, chain_run):

@@ -44,6 +44,7 @@ from lpp.inference.numerics import (
     parallel_and_interpreted,
     parallel_and_serial,
 )
+from lpp.inference.sparse_counts import SparseCounts
 
 #: memory budget (bytes) of the per-chunk partial count arrays of one allocation kernel
 _PARTIAL_BUDGET = 1 << 26
@@ -381,7 +382,8 @@ def expected_allocation(theta, phi, y, observed, topic_word):
     rows before ``lo`` continues the whole matrix's sum exactly, wherever ``lo`` is (the
     distributed chain passes the running sum from one worker's rows to the next). Zero and
     unobserved entries are skipped (they add exact zeros), so the cost is O(positive entries
-    x K) plus one pass over ``y``.
+    x K) plus one pass over ``y``. ``y`` may be
+    :class:`~lpp.inference.sparse_counts.SparseCounts` (made dense a few rows at a time).
     """
     theta = np.ascontiguousarray(theta, dtype=np.float64)
     phi = np.ascontiguousarray(phi, dtype=np.float64)
@@ -389,6 +391,17 @@ def expected_allocation(theta, phi, y, observed, topic_word):
     n_rows, n_cols = y.shape
     doc_topic = np.empty_like(theta)
     topic_word_t = np.ascontiguousarray(topic_word.T)
+    if isinstance(y, SparseCounts):
+        # a block of rows made dense at a time: rows are independent and topic_word a running
+        # sum over them in order, so the blocks give the whole matrix's result
+        for lo, hi in y.row_blocks():
+            block_observed = (np.ones((hi - lo, n_cols), dtype=np.bool_)
+                              if observed.strides == (0, 0) else observed[lo:hi])
+            _expected[(hi - lo) * n_cols < SERIAL_BELOW](
+                y.rows(lo, hi), block_observed, theta[lo:hi], phi, phi_t, 0, hi - lo,
+                min(n_cols, MAX_CHUNKS), doc_topic[lo:hi], topic_word_t)
+        topic_word[...] = topic_word_t.T
+        return doc_topic
     for lo in range(0, n_rows, EXPECTATION_ROWS):
         hi = min(lo + EXPECTATION_ROWS, n_rows)
         _expected[(hi - lo) * n_cols < SERIAL_BELOW](

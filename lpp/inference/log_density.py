@@ -25,7 +25,7 @@ from numba import njit, prange
 
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_serial
 
-__all__ = ["ordered_sum", "poisson_row_sums", "geometric_row_sums"]
+__all__ = ["ordered_sum", "poisson_row_sums", "poisson_factor_row_sums", "geometric_row_sums"]
 
 
 @njit(cache=True)
@@ -55,6 +55,39 @@ def _poisson_rows(y, mu, mask, complete, out):
 
 
 _poisson_kernels = parallel_and_serial(_poisson_rows)
+
+
+def _poisson_csr_rows(indptr, indices, values, theta, phi, mask, complete, out):
+    n_rows = indptr.size - 1
+    n_inner, n_cols = phi.shape
+    for d in prange(n_rows):
+        # the row's rates as lpp.inference.kernels.product_kernel forms them: over k in order
+        rates = np.empty(n_cols)
+        for v in range(n_cols):
+            rates[v] = 0.0
+        for k in range(n_inner):
+            weight = theta[d, k]
+            for v in range(n_cols):
+                rates[v] += weight * phi[k, v]
+        # then _poisson_rows's sum, the counts read off the row's sorted entries
+        j, end = indptr[d], indptr[d + 1]
+        total = 0.0
+        for v in range(n_cols):
+            count = np.int64(0)
+            if j < end and indices[j] == v:
+                count = values[j]
+                j += 1
+            if not complete and not mask[d, v]:
+                continue
+            rate = rates[v]
+            if count == 0:
+                total -= rate
+            else:
+                total += count * math.log(rate) - rate - math.lgamma(count + 1.0)
+        out[d] = total
+
+
+_poisson_csr_kernels = parallel_and_serial(_poisson_csr_rows)
 
 
 def _geometric_rows(y_tilde, y, log_norm, log_alpha, per_entry, mask, complete, out):
@@ -103,6 +136,21 @@ def poisson_row_sums(y: np.ndarray, mu: np.ndarray, observed=None) -> np.ndarray
     mask, complete = _mask_rows(observed)
     out = np.empty(y2.shape[0])
     _poisson_kernels[y2.size < SERIAL_BELOW](y2, mu2, mask, complete, out)
+    return out
+
+
+def poisson_factor_row_sums(indptr, indices, values, theta, phi, observed=None) -> np.ndarray:
+    """:func:`poisson_row_sums` of CSR counts (``indptr``, sorted ``indices``, int64
+    ``values``) and the rates ``theta @ phi``, neither made dense: each row's rates are formed
+    in a buffer of one row, in :func:`lpp.inference.kernels.product_kernel`'s order, and summed
+    in :func:`poisson_row_sums`'s, so the row sums are the same floats as those of the dense
+    counts and ``product_kernel(theta, phi)``."""
+    theta = np.ascontiguousarray(theta, dtype=np.float64)
+    phi = np.ascontiguousarray(phi, dtype=np.float64)
+    mask, complete = _mask_rows(observed)
+    out = np.empty(theta.shape[0])
+    _poisson_csr_kernels[theta.shape[0] * phi.shape[1] < SERIAL_BELOW](
+        indptr, indices, values, theta, phi, mask, complete, out)
     return out
 
 

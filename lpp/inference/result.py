@@ -180,8 +180,11 @@ class Record:
     which :meth:`book` then completes from the chain (the same values, without the timing).
     """
 
-    def __init__(self, names, burn_in: int, thin: int):
+    def __init__(self, names, burn_in: int, thin: int, rates: bool = True):
         self.names, self.burn_in, self.thin = tuple(names), burn_in, thin
+        #: whether saved sweeps add their rates into the running sum (False: no array of the
+        #: data's size is kept, and the fit has no mu_hat)
+        self.rates = rates
         self.entries: list[Entry] = []
         # the running sum that the last saved entry replaced: no entry refers to it, so the
         # next saved sweep writes its sum there instead of into a new array of the data's size
@@ -208,7 +211,9 @@ class Record:
         if self.is_saved(t):
             draws = {n: (sampler.y if n == "y" else sampler.state[n]) for n in self.names}
             mu_sum = self.mu_sum
-            if mu_sum is None:
+            if not self.rates:
+                pass
+            elif mu_sum is None:
                 mu_sum = sampler.mu.copy()
             else:
                 spare = self._spare
@@ -250,8 +255,12 @@ class Record:
 
     def load(self, extra: dict, samples: dict) -> None:
         saved_at = {int(t): i for i, t in enumerate(extra["saved_iterations"])}
-        mu_sum = extra.get("mu_sum")
+        mu_sum = extra.get("mu_sum") if self.rates else None
         last_saved = max(saved_at) if saved_at else None
+        if self.rates and last_saved is not None and mu_sum is None:
+            raise ValueError("the checkpoint holds no running sum of the rates (its run had "
+                             "save_rates=False), so a run that saves them cannot continue "
+                             "it: resume with save_rates=False, or start over")
         for t, seconds in enumerate(extra["iter_seconds"].tolist(), start=1):
             if t in saved_at:
                 i = saved_at[t]

@@ -41,6 +41,9 @@ class RunOptions:
         (t - burn_in) % thin == 0.
     save_latents, save_counts : bool
         Keep the saved draws of the latents / of the counts ``y``.
+    save_rates : bool
+        Sum the rates of the saved sweeps into the posterior mean ``mu_hat`` (an array of the
+        data's size); False keeps nothing of the data's size and gives ``mu_hat=None``.
     progress : bool or None
         tqdm bar (``lpp[progress]``); None shows it on interactive terminals only.
     checkpoint : path or None
@@ -58,6 +61,7 @@ class RunOptions:
     thin: int = 1
     save_latents: bool = True
     save_counts: bool = False
+    save_rates: bool = True
     progress: bool | None = None
     checkpoint: object = None
     checkpoint_every: int = 100

@@ -41,6 +41,7 @@ from lpp.inference.engines.prefetch import prefetch_row
 from lpp.randomness import Tag, derive_seed, new_stream, seed_block, uniform
 from lpp.distributions import FEW_TRIALS, LARGE_COUNT, rescale_log_weights_nb
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_interpreted
+from lpp.inference.sparse_counts import SparseCounts
 from lpp.inference.engines.sparse_topics import (
     PARTIAL_LIMIT,
     chunk_bounds,
@@ -67,9 +68,22 @@ class KnownCountsLayout:
     """The observed non-zero counts, row by row (CSR): ``indptr`` (D + 1, int64), ``cols``
     (int32), ``values`` (int32 when the counts fit, else int64). Built once per data set."""
 
-    def __init__(self, counts: np.ndarray, observed: np.ndarray):
+    def __init__(self, counts, observed: np.ndarray):
         n_rows, n_cols = counts.shape
         self.shape = (n_rows, n_cols)
+        if isinstance(counts, SparseCounts):
+            self._from_sparse(counts, observed)
+        else:
+            self._from_dense(counts, observed)
+        # total counts per row: whether int32 partial counts can hold a chunk's allocation
+        self.row_counts = _row_sums(self.values.astype(np.int64), self.indptr)
+        # trials per row (a count up to LARGE_COUNT each): two passes over every entry, made
+        # once rather than at each new plan
+        self._row_trials = _row_sums(np.minimum(self.values, LARGE_COUNT).astype(np.float64),
+                                     self.indptr)
+
+    def _from_dense(self, counts: np.ndarray, observed: np.ndarray) -> None:
+        n_rows = counts.shape[0]
         big = counts.size and int(counts.max()) >= 2**31 - 1
         value_type = np.int64 if big else np.int32
         per_row, cols, values = [], [], []
@@ -83,12 +97,21 @@ class KnownCountsLayout:
         np.cumsum(np.concatenate(per_row), out=self.indptr[1:])
         self.cols = np.concatenate(cols) if cols else np.empty(0, np.int32)
         self.values = np.concatenate(values) if values else np.empty(0, value_type)
-        # total counts per row: whether int32 partial counts can hold a chunk's allocation
-        self.row_counts = _row_sums(self.values.astype(np.int64), self.indptr)
-        # trials per row (a count up to LARGE_COUNT each): two passes over every entry, made
-        # once rather than at each new plan
-        self._row_trials = _row_sums(np.minimum(self.values, LARGE_COUNT).astype(np.float64),
-                                     self.indptr)
+
+    def _from_sparse(self, counts: SparseCounts, observed: np.ndarray) -> None:
+        """The same layout read off the CSR entries (no zeros, columns sorted), less the
+        unobserved ones: never a D x V array."""
+        big = counts.nnz and int(counts.data.max()) >= 2**31 - 1
+        value_type = np.int64 if big else np.int32
+        indptr, cols, values = counts.indptr, counts.indices, counts.data
+        if observed.strides != (0, 0):  # a mask: its entries at the counts' places
+            rows = np.repeat(np.arange(counts.shape[0]), np.diff(indptr))
+            keep = observed[rows, cols]
+            indptr = np.concatenate(([0], np.cumsum(keep)))[indptr]
+            cols, values = cols[keep], values[keep]
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.cols = np.ascontiguousarray(cols, dtype=np.int32)
+        self.values = values.astype(value_type)
 
     def row_steps(self, n_topics: int) -> np.ndarray:
         """Work per row (a K-term weight sum per entry, a trial per count up to
@@ -247,8 +270,10 @@ class KnownCountsTopicEngine:
 
     Parameters
     ----------
-    counts : ndarray of int64, shape (D, V)
-        The known counts (non-negative); kept by reference and returned as each sweep's ``y``.
+    counts : ndarray of int64 or SparseCounts, shape (D, V)
+        The known counts (non-negative), dense or CSR
+        (:class:`lpp.inference.sparse_counts.SparseCounts`: the layout is read off its
+        entries); kept by reference and returned as each sweep's ``y``.
     observed : ndarray of bool, shape (D, V)
         True where an entry carries likelihood.
     """
@@ -327,6 +352,16 @@ class KnownCountsTopicEngine:
         topic_word = np.empty((n_topics, n_cols), dtype=np.int64)
         sum_partials(partials, topic_word, small)
         return doc_topic, topic_word
+
+    def step(self, model, state, observed, seed: int, iteration: int):
+        """:meth:`TopicModel.step <lpp.inference.TopicModel.step>` of the known counts (the
+        same draws: the allocation on its stream, then ``model.update_step``), without the
+        dense counts it reads: the ``init="data"`` sweep of a chain on sparse counts."""
+        theta, phi = model.row_column_factors(state)
+        doc_topic, topic_word = self.allocate(theta, phi, derive_seed(seed, Tag.ALLOCATE),
+                                              iteration)
+        stats = {"doc_topic": doc_topic, "topic_word": topic_word}
+        return model.update_step(state, stats, observed, seed, iteration)
 
     def sweep(self, model, state, observed, privacy_seed: int, model_seed: int, iteration: int):
         """``(new state, y)``: the allocation on the stream :meth:`TopicModel.step` uses, then

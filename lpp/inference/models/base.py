@@ -68,6 +68,16 @@ class Observed:
         self._weights = None
         self._missing = None
 
+    @classmethod
+    def everywhere(cls, shape) -> "Observed":
+        """Every entry observed, without an array of the data's size: ``is_observed`` is a
+        read-only broadcast of True (what a chain on sparse counts holds)."""
+        obs = cls.__new__(cls)
+        obs.is_observed = np.broadcast_to(np.True_, tuple(shape))
+        obs.n_missing, obs.complete = 0, True
+        obs._weights = obs._missing = None
+        return obs
+
     def missing_entries(self) -> tuple[np.ndarray, ...]:
         """Indices of the missing entries (``numpy.nonzero`` of the inverted mask), cached."""
         if self._missing is None:
@@ -147,6 +157,8 @@ class PoissonFactorization(ABC):
         observed entry (otherwise its factors are drawn from the prior — almost certainly a
         mistake in the mask).
         """
+        if observed.complete:  # every index has observed entries (check_shape: none empty)
+            return
         mask = observed.is_observed
         for axis in range(mask.ndim):
             others = tuple(a for a in range(mask.ndim) if a != axis)

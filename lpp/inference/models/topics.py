@@ -240,7 +240,9 @@ class FixedTopicModel(TopicModel):
     def expectation_update(self, state, doc_topic, topic_word, observed: Observed):
         return {"theta": self._theta_mean(doc_topic, self.phi, observed)}
 def _few_missing(observed: Observed):
-    """``(rows, cols)`` of the missing entries when they are few, else None."""
+    """``(rows, cols)`` of the missing entries when they are few (but some), else None."""
+    if observed.complete:
+        return None
     if observed.n_missing > _SPARSE_MISSING * observed.is_observed.size:
         return None
     return observed.missing_entries()
