@@ -133,12 +133,17 @@ def markdown_table(summary: list[dict], score: str = "mean_support", *,
 
 
 def recovery_regions(summary: list[dict]) -> dict:
-    """``{method: [(doc_length, alpha0), ...]}``: the cells where each method recovers, and
-    ``"nobody"``: the cells where none does."""
+    """``{method: [(doc_length, alpha0), ...]}``: the cells where each method recovers;
+    ``"no_private_method"``: the cells where neither ours nor the naive method does; and
+    ``"nobody"``: the cells where no method does, the non-private fit included."""
     regions = {m: [(r["doc_length"], r["alpha0"]) for r in summary
                    if r["method"] == m and r["recovered"]] for m in METHODS}
     cells = sorted({(r["doc_length"], r["alpha0"]) for r in summary})
-    regions["nobody"] = [c for c in cells if not any(c in regions[m] for m in METHODS)]
+    private = [m for m in METHODS if m != "nonprivate"]
+    regions["no_private_method"] = [c for c in cells
+                                    if not any(c in regions[m] for m in private)]
+    regions["nobody"] = [c for c in regions["no_private_method"]
+                         if c not in regions["nonprivate"]]
     return regions
 
 
@@ -154,5 +159,6 @@ def regions_text(regions: dict) -> str:
         return "; ".join(f"α0 = {a:g} at {', '.join(f'{L:g}' for L in sorted(ls))} tokens/doc"
                          for a, ls in sorted(by_alpha0.items()))
     lines = [f"- {method_label(m)} recovers the topics at {cells(regions[m])}." for m in METHODS]
+    lines.append(f"- No private method recovers them at {cells(regions['no_private_method'])}.")
     lines.append(f"- Nobody recovers them at {cells(regions['nobody'])}.")
     return "\n".join(lines)

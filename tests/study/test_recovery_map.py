@@ -39,7 +39,7 @@ def test_a_method_recovers_a_cell_when_more_than_half_its_runs_reach_the_thresho
                                                                              ddof=1))
     regions = recovery_regions(summary)
     assert regions["collapsed"] == [(30.0, 0.5)] and regions["naive"] == []
-    assert regions["nobody"] == []
+    assert regions["no_private_method"] == regions["nobody"] == []
     text = regions_text(regions)
     assert "ours (collapsed) recovers the topics at α0 = 0.5 at 30 tokens/doc." in text
     assert "naive recovers the topics at none." in text
@@ -50,6 +50,10 @@ def test_a_method_recovers_a_cell_when_more_than_half_its_runs_reach_the_thresho
 def test_nobody_recovers_a_cell_that_no_method_recovers():
     summary = summarise(_runs({m: [0.4, 0.4] for m in METHODS}), threshold=0.6)
     assert recovery_regions(summary)["nobody"] == [(30.0, 0.5)]
+    summary = summarise(_runs({"collapsed": [0.4], "naive": [0.4], "nonprivate": [0.8]}),
+                        threshold=0.6)
+    regions = recovery_regions(summary)
+    assert regions["no_private_method"] == [(30.0, 0.5)] and regions["nobody"] == []
 
 
 def test_a_cell_fits_every_method_and_chain_and_repeats_to_the_bit():
