@@ -94,8 +94,8 @@ FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
 #: independent of the case studies (central_hmm: about 6 minutes of one core at the paper's
 #: 10 splits and 200 sweeps, 22 HMM fits of about a second per split and data set)
 SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "recovery_map", "vi_synthetic",
-                    "vi_benchmark", "appendix_two_geometric", "central_beta_bernoulli", "central_hmm",
-                    "central_runtime")
+                    "vi_benchmark", "appendix_two_geometric", "central_beta_bernoulli",
+                    "central_hmm", "central_runtime")
 #: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
 DIAGNOSE_STAGES = ("infer_private_chains_network", "infer_nonprivate_chains_topics",
                    "infer_private_chains_topics", "diagnose")
