@@ -21,7 +21,10 @@ the oracle that predicts the true rates where they are known (simulated data; re
 none, and their oracle row is NaN). The predictive log-likelihood is a proper score and
 cannot be gamed that way: a rate of zero has log-likelihood ``-inf`` at any positive count.
 
-The synthetic topic experiment picks and aligns its topics with :func:`best_aligned_topics`.
+The synthetic topic experiment picks and aligns its topics with :func:`best_aligned_topics`;
+the recovery map scores a fit by :func:`topic_recovery_scores`: the support score
+(:func:`topic_support`) of the highest-joint draw and of the aligned posterior mean
+(:func:`aligned_posterior_mean`), beside their Hellinger distances to the truth.
 The compendium's score tables and figures over every fit of a case study are built on these
 (``study.reports``).
 """
@@ -34,6 +37,7 @@ from lpp.inference.models import model_from_params
 from lpp.metrics import (ReferenceCorpus, align_topics, mae, mean_over_topics, mimno_coherence,
                          network_masks, npmi, predictive_log_likelihood, top_words, zeros_mae)
 from lpp.metrics.predictive import pointwise_predictive_log_likelihood
+from lpp.validation import check_int
 
 #: rows of a score table that are references, not fits of a private method
 NONPRIVATE = "nonprivate"
@@ -283,3 +287,116 @@ def best_aligned_topics(fit, true_phi) -> tuple[np.ndarray, float]:
     best = phi[int(np.argmax(fit.log_joint))]
     match = align_topics(best, true_phi)
     return best[match.estimated_topics], float(match.distances.mean())
+
+
+def _saved_topic_draws(fit) -> tuple[np.ndarray, np.ndarray]:
+    phi = fit.samples.get("phi")
+    if phi is None or phi.ndim != 3 or len(fit.log_joint) != phi.shape[0]:
+        raise ValueError("the fit holds no saved samples of phi (S x K x V) with their log joint")
+    return phi, np.asarray(fit.log_joint)
+
+
+def aligned_posterior_mean(fit) -> np.ndarray:
+    """The posterior mean of a topic fit's topics, with label switching undone.
+
+    Each saved draw of ``phi`` is normalised row by row (a Poisson factorisation's topic
+    carries a scale that its document weights can absorb; the topic is the distribution), its
+    topics matched (Hungarian algorithm on Hellinger distances,
+    :func:`lpp.metrics.align_topics`) to those of the draw with the highest log joint
+    probability, and the matched draws are averaged. The reference is chosen without the
+    true topics, so the mean is an estimate a user without the truth could form.
+
+    Parameters
+    ----------
+    fit : ChainResult or SavedFit
+        A topic-model fit with saved samples ``samples["phi"]`` (S x K x V) and ``log_joint``.
+
+    Returns
+    -------
+    numpy.ndarray
+        K x V, each row a topic-word distribution (sums to 1), in the reference draw's order.
+
+    Raises
+    ------
+    ValueError
+        If the fit holds no saved ``phi`` with its log joint, or a topic of a draw has no
+        weight.
+    """
+    phi, log_joint = _saved_topic_draws(fit)
+    reference = phi[int(np.argmax(log_joint))]
+    total = np.zeros(phi.shape[1:], dtype=np.float64)
+    for draw in phi:
+        match = align_topics(draw, reference)
+        rows = np.asarray(draw, dtype=np.float64)[match.estimated_topics]
+        total[match.true_topics] += rows / rows.sum(axis=1, keepdims=True)
+    return total / phi.shape[0]
+
+
+def topic_support(phi, true_phi, *, words_per_topic: int) -> float:
+    """How much of each fitted topic's mass lies on its true topic's own words.
+
+    The fitted topics are matched to the true ones (Hungarian algorithm on Hellinger
+    distances); for each matched pair, the share of the fitted topic's normalised mass on the
+    true topic's ``words_per_topic`` heaviest words (ties broken by the lower word index) is
+    taken, and the shares are averaged. Perfect recovery scores the true topics' own share
+    (0.9 for :func:`lpp.simulate.make_topics`' default); uniform topics score
+    ``words_per_topic / V``.
+
+    Parameters
+    ----------
+    phi : array_like
+        Fitted topics (K_hat x V, non-negative, rows need not be normalised).
+    true_phi : array_like
+        The true topics (K x V).
+    words_per_topic : int
+        How many of a true topic's heaviest words are its own (1 to V).
+
+    Returns
+    -------
+    float
+        The mean share over the ``min(K_hat, K)`` matched topics, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``words_per_topic`` is not in 1..V, or the topics are not valid (see
+        :func:`lpp.metrics.topic_distances`).
+    """
+    true_phi = np.asarray(true_phi, dtype=np.float64)
+    n_words = true_phi.shape[-1]
+    words_per_topic = check_int(words_per_topic, "words_per_topic", minimum=1)
+    if words_per_topic > n_words:
+        raise ValueError(f"words_per_topic must be at most the vocabulary's V = {n_words}, "
+                         f"got {words_per_topic}")
+    match = align_topics(phi, true_phi)
+    fitted = np.asarray(phi, dtype=np.float64)[match.estimated_topics]
+    fitted = fitted / fitted.sum(axis=1, keepdims=True)
+    own = np.argsort(-true_phi[match.true_topics], axis=1, kind="stable")[:, :words_per_topic]
+    return float(np.take_along_axis(fitted, own, axis=1).sum(axis=1).mean())
+
+
+def topic_recovery_scores(fit, true_phi, *, words_per_topic: int) -> dict:
+    """A topic fit's recovery of known topics, by its highest-joint draw and its posterior mean.
+
+    Parameters
+    ----------
+    fit : ChainResult or SavedFit
+        A topic-model fit with saved samples ``samples["phi"]`` (S x K x V) and ``log_joint``.
+    true_phi : array_like
+        The true topics (K x V).
+    words_per_topic : int
+        As for :func:`topic_support`.
+
+    Returns
+    -------
+    dict
+        ``draw_support`` and ``draw_hellinger``: :func:`topic_support` and the mean matched
+        Hellinger distance (:func:`best_aligned_topics`) of the highest-joint draw;
+        ``mean_support`` and ``mean_hellinger``: the same of :func:`aligned_posterior_mean`.
+    """
+    best, draw_hellinger = best_aligned_topics(fit, true_phi)
+    mean = aligned_posterior_mean(fit)
+    return {"draw_support": topic_support(best, true_phi, words_per_topic=words_per_topic),
+            "draw_hellinger": draw_hellinger,
+            "mean_support": topic_support(mean, true_phi, words_per_topic=words_per_topic),
+            "mean_hellinger": float(align_topics(mean, true_phi).distances.mean())}

@@ -73,6 +73,8 @@ TABLES = {"data/prepared/topics/summary.json": "data/topics_summary.json",
           "results/diagnostics/summary.csv": "diagnostics/summary.csv",
           "results/synthetic/communities.json": "synthetic/communities.json",
           "results/synthetic/topics.json": "synthetic/topics.json",
+          "results/synthetic/recovery_map.json": "synthetic/recovery_map.json",
+          "results/synthetic/recovery_map.md": "synthetic/recovery_map.md",
           "results/synthetic/two_geometric.json": "synthetic/two_geometric.json",
           "results/vi/benchmark.csv": "vi/benchmark.csv",
           "results/vi/synthetic.json": "vi/synthetic.json",
@@ -84,15 +86,16 @@ TABLES = {"data/prepared/topics/summary.json": "data/topics_summary.json",
           "results/claims.md": "claims.md", "results/claims.json": "claims.json",
           "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
 FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
+           "figures/recovery_map.png",
            "figures/vi_benchmark.png", "figures/vi_synthetic.png",
            "figures/central_fig1.png", "figures/central_fig2.png", "figures/central_fig6.png",
            "figures/central_occupancy.png", "figures/appendix_fig2_two_geometric.png")
 #: the papers' synthetic experiments and the central-model comparison (``--synthetic``):
 #: independent of the case studies (central_hmm: about 6 minutes of one core at the paper's
 #: 10 splits and 200 sweeps, 22 HMM fits of about a second per split and data set)
-SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "vi_synthetic", "vi_benchmark",
-                    "appendix_two_geometric", "central_beta_bernoulli", "central_hmm",
-                    "central_runtime")
+SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "recovery_map", "vi_synthetic",
+                    "vi_benchmark", "appendix_two_geometric", "central_beta_bernoulli",
+                    "central_hmm", "central_runtime")
 #: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
 DIAGNOSE_STAGES = ("infer_private_chains_network", "infer_nonprivate_chains_topics",
                    "infer_private_chains_topics", "diagnose")

@@ -24,6 +24,8 @@ from bench.tables import (
 from study.claims import METHOD_LABELS
 from study.prose import Block, load_source
 from study.prose.cells import cells
+from study.recovery_map import markdown_table as recovery_table
+from study.recovery_map import recovery_regions, regions_text
 from study.score_tables import is_unmasked
 
 __all__ = ["BLOCKS"]
@@ -345,6 +347,14 @@ NPMI_COLUMNS = (("fitted -1", "D=1,000, −1"), ("fitted 0", "D=1,000, 0"),
                 ("10k -1", "D=10,000, −1"), ("10k 0", "D=10,000, 0"),
                 ("all -1", "D=24,894, −1"), ("all 0", "D=24,894, 0"),
                 ("mean-phi -1", "posterior-mean φ, −1"))
+
+
+def recovery_map_block(root: Path) -> str:
+    """The recovery map's cells where each method recovers the topics, and its table of the
+    aligned posterior mean's support score (``results/synthetic/recovery_map.json``)."""
+    record = load_source("results/synthetic/recovery_map.json", root)
+    summary = record["summary"]
+    return regions_text(recovery_regions(summary)) + "\n\n" + recovery_table(summary)
 
 
 def npmi_anomaly_table(root: Path) -> str:
@@ -856,6 +866,8 @@ BLOCKS = (
     Block("scale-moves", ("docs/convergence.md",), (SCALE_MOVES,), scale_moves_table),
     Block("rates-by-true-rate", ("docs/convergence.md",), (SCALE_MOVES,),
           rates_by_true_rate_table),
+    Block("recovery-map", ("docs/figures.md",), ("results/synthetic/recovery_map.json",),
+          recovery_map_block),
     Block("npmi-anomaly", ("docs/npmi.md",), ("experiments/results/npmi_anomaly.json",),
           npmi_anomaly_table),
     Block("diagnose-quick", ("docs/results.md", "docs/convergence.md"),

@@ -6,8 +6,9 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from lpp.evaluation import (best_aligned_topics, community_references, community_scores,
-                            fit_predictive_log_likelihood, topic_references, topic_scores)
+from lpp.evaluation import (aligned_posterior_mean, best_aligned_topics, community_references,
+                            community_scores, fit_predictive_log_likelihood,
+                            topic_recovery_scores, topic_references, topic_scores, topic_support)
 from lpp.metrics import mean_over_topics, mimno_coherence, npmi, top_words
 
 
@@ -143,3 +144,65 @@ def test_best_aligned_topics_picks_the_most_probable_sample_and_aligns_it():
     assert np.array_equal(aligned, true_phi) and distance == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(ValueError, match="phi"):
         best_aligned_topics(SimpleNamespace(samples={}, log_joint=np.zeros(1)), true_phi)
+
+
+# three topics over six words, each with two words of its own holding 0.9 of its mass
+_TRUE_PHI = np.array([[0.45, 0.45, 0.025, 0.025, 0.025, 0.025],
+                      [0.025, 0.025, 0.45, 0.45, 0.025, 0.025],
+                      [0.025, 0.025, 0.025, 0.025, 0.45, 0.45]])
+
+
+def test_topic_support_is_the_truths_share_when_recovered_and_w_over_v_when_uniform():
+    # unnormalised and in another order: the score matches and normalises first
+    assert topic_support(7.0 * _TRUE_PHI[[2, 0, 1]], _TRUE_PHI, words_per_topic=2) == \
+        pytest.approx(0.9)
+    assert topic_support(np.ones((3, 6)), _TRUE_PHI, words_per_topic=2) == pytest.approx(2 / 6)
+
+
+def test_topic_support_on_hand_made_topics():
+    fitted = np.array([[0.3, 0.3, 0.1, 0.1, 0.1, 0.1],    # 0.6 on topic 0's words
+                       [0.0, 0.0, 1.0, 0.0, 0.0, 0.0],    # 1.0 on topic 1's words
+                       [0.1, 0.1, 0.1, 0.1, 0.2, 0.4]])   # 0.6 on topic 2's words
+    assert topic_support(fitted, _TRUE_PHI, words_per_topic=2) == pytest.approx(2.2 / 3)
+    # one word per topic: ties between a topic's two words go to the lower index
+    assert topic_support(fitted, _TRUE_PHI, words_per_topic=1) == pytest.approx(
+        (0.3 + 1.0 + 0.2) / 3)
+
+
+@pytest.mark.parametrize("words", [0, 7])
+def test_topic_support_refuses_a_words_per_topic_outside_the_vocabulary(words):
+    with pytest.raises(ValueError, match="words_per_topic"):
+        topic_support(_TRUE_PHI, _TRUE_PHI, words_per_topic=words)
+
+
+def test_aligned_posterior_mean_undoes_label_switching_across_draws():
+    first = np.array([[4.0, 4, 1, 1, 0, 0], [0, 1, 6, 2, 1, 0], [1, 0, 0, 1, 4, 4]])
+    second = np.array([[3.0, 5, 0, 1, 1, 0], [0, 0, 5, 5, 0, 0], [0, 1, 1, 0, 2, 6]])
+    normalise = lambda phi: phi / phi.sum(axis=-1, keepdims=True)
+    # the second draw's topics come permuted and rescaled; the first draw is the reference
+    draws = np.stack([first, 10.0 * second[[1, 2, 0]]])
+    fit = SimpleNamespace(samples={"phi": draws}, log_joint=np.array([-1.0, -5.0]))
+    expect = (normalise(first) + normalise(second)) / 2
+    assert np.allclose(aligned_posterior_mean(fit), expect, rtol=0, atol=1e-15)
+    # the reference is the highest-joint draw, whatever the truth: its order is the mean's
+    fit.log_joint = np.array([-5.0, -1.0])
+    assert np.allclose(aligned_posterior_mean(fit), expect[[1, 2, 0]], rtol=0, atol=1e-15)
+    # averaged without alignment the topics would blur together
+    unaligned = normalise(draws).mean(axis=0)
+    assert topic_support(unaligned, _TRUE_PHI, words_per_topic=2) < \
+        topic_support(expect, _TRUE_PHI, words_per_topic=2) - 0.3
+
+
+def test_topic_recovery_scores_of_the_draw_and_of_the_mean():
+    uniform = np.ones((3, 6))
+    fit = SimpleNamespace(samples={"phi": np.stack([uniform, _TRUE_PHI[[1, 2, 0]]])},
+                          log_joint=np.array([-10.0, -1.0]))
+    scores = topic_recovery_scores(fit, _TRUE_PHI, words_per_topic=2)
+    assert scores["draw_support"] == pytest.approx(0.9)
+    assert scores["draw_hellinger"] == pytest.approx(0.0, abs=1e-12)
+    assert scores["mean_support"] == pytest.approx((0.9 + 2 / 6) / 2)
+    mean = (_TRUE_PHI + uniform / 6) / 2
+    hellinger = np.sqrt(0.5 * ((np.sqrt(mean) - np.sqrt(_TRUE_PHI)) ** 2).sum(axis=1)).mean()
+    assert scores["mean_hellinger"] == pytest.approx(hellinger)
+    with pytest.raises(ValueError, match="phi"):
+        aligned_posterior_mean(SimpleNamespace(samples={}, log_joint=np.zeros(1)))
