@@ -464,6 +464,15 @@ def starts_table(vi):
 
 # ---------------------------------------------------------------- beside tomotopy, versions
 
+def _lda_title(lda) -> str:
+    """The corpus, tomotopy's version, the sweeps timed and the machine of a ``bench.lda`` run."""
+    first = lda["rows"][0]
+    return (f"{lda['documents']:,} documents × {lda['words']:,} words, {lda['tokens']:,} tokens "
+            f"in {lda['non_zero']:,} non-zero entries; tomotopy {lda['tomotopy']}; "
+            f"{first['sweeps']} sweeps of each, alternating, the medians of the last "
+            f"{first['timed']}; {conditions(lda, threads=lda['threads'])}")
+
+
 def lda_table(lda):
     """``bench.lda``: the non-private sweep beside tomotopy's on the Enron counts."""
     rows = []
@@ -475,12 +484,7 @@ def lda_table(lda):
                      f"{theirs['tokens_per_second'] / 1e6:.1f}", f"{ours['npmi']:.3f}",
                      f"{theirs['npmi']:.3f}", f"{ours['npmi_zero']:.3f}",
                      f"{theirs['npmi_zero']:.3f}"))
-    first = lda["rows"][0]
-    title = (f"{lda['documents']:,} documents × {lda['words']:,} words, {lda['tokens']:,} tokens "
-             f"in {lda['non_zero']:,} non-zero entries; tomotopy {lda['tomotopy']}; "
-             f"{first['sweeps']} sweeps of each, alternating, the medians of the last "
-             f"{first['timed']}; {conditions(lda, threads=lda['threads'])}")
-    return title + "\n\n" + markdown_table(
+    return _lda_title(lda) + "\n\n" + markdown_table(
         ("K", "lpp ms / sweep", "tomotopy ms / sweep", "lpp / tomotopy", "lpp M tokens/s",
          "tomotopy M tokens/s", "NPMI lpp", "NPMI tomotopy", "NPMI (never = 0) lpp",
          "NPMI (never = 0) tomotopy"), rows)
@@ -497,12 +501,7 @@ def lda_reuters_table(lda):
                      f"**{row['lpp_over_tomotopy']:.2f}**", f"{row['rest_over_tomotopy']:.2f}",
                      f"{ours['npmi']:.3f}", f"{theirs['npmi']:.3f}", f"{ours['npmi_zero']:.3f}",
                      f"{theirs['npmi_zero']:.3f}"))
-    first = lda["rows"][0]
-    title = (f"{lda['documents']:,} documents × {lda['words']:,} words, {lda['tokens']:,} tokens "
-             f"in {lda['non_zero']:,} non-zero entries; tomotopy {lda['tomotopy']}; "
-             f"{first['sweeps']} sweeps of each, alternating, the medians of the last "
-             f"{first['timed']}; {conditions(lda, threads=lda['threads'])}")
-    return title + "\n\n" + markdown_table(
+    return _lda_title(lda) + "\n\n" + markdown_table(
         ("K", "lpp ms / sweep", "of which the K × V Gamma draws, ms", "tomotopy ms / sweep",
          "lpp / tomotopy", "lpp without them / tomotopy", "NPMI lpp", "NPMI tomotopy",
          "NPMI (never = 0) lpp", "NPMI (never = 0) tomotopy"), rows)
