@@ -8,7 +8,8 @@ function numba compiles (``numba.core.event``'s ``numba:compile`` events) with i
 seconds — a kernel's time less the helpers compiled inside it — and the block's wall time;
 then once more on the cache that run filled (the time every later run takes). ``--base REV``
 runs a git revision's ``lpp`` (exported with ``git archive``) the same way, alternating with
-the working tree, and prints the ratio of their first-run times. Prints the table of the
+the working tree, and prints the ratio of their first-run times (the revision must run
+today's README example: one from before an API the example uses stops with its error). Prints the table of the
 working tree's first round, every round's totals and the 1-minute load average before and
 after; writes ``bench/results/compile.json``. ``--quick`` runs the block once on lpp's own
 cache (usually compiling nothing) and writes nothing.
@@ -75,7 +76,11 @@ def run_example(tree: Path, script: Path, cache: str | None) -> dict:
     if cache is not None:
         env["NUMBA_CACHE_DIR"] = cache
     done = subprocess.run([sys.executable, "-c", _CHILD, str(script)], env=env, cwd=tree,
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True)
+    if done.returncode:
+        # a --base revision older than the README's API cannot run today's example
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise SystemExit(f"the README example failed with the lpp of {tree}: {last}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
