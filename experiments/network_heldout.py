@@ -491,6 +491,16 @@ def jsonable(value):
     return value
 
 
+def _shown(path: Path) -> str:
+    """A path as the record keeps it: relative to the repository when inside it, so that the
+    record names no machine's folders."""
+    path = Path(path).resolve()
+    try:
+        return path.relative_to(ROOT).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
 def main(argv=()) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT,
@@ -521,8 +531,8 @@ def main(argv=()) -> dict:
               "chain_effect": {n: e.to_dict(orient="records") for n, e in effects.items()},
               "seeds": seeds}
     if not args.quick:
-        record["inputs"] = {"root": str(args.root), "designs": args.designs,
-                            "paper_tables": [str(p) for p in args.paper_tables],
+        record["inputs"] = {"root": _shown(args.root), "designs": args.designs,
+                            "paper_tables": [_shown(p) for p in args.paper_tables],
                             "rank1_private_sweeps": settings}
         print("wrote", write_results("network_heldout", jsonable(record)))
     return record

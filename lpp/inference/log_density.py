@@ -38,6 +38,15 @@ def ordered_sum(values) -> float:
     return total
 
 
+@njit(cache=True, inline="always")
+def _add_poisson_term(total, count, rate):
+    """``total + log Pois(count; rate)``, a zero count as ``- rate`` (the dense and the CSR
+    row sums add the same terms in the same order)."""
+    if count == 0:
+        return total - rate
+    return total + (count * math.log(rate) - rate - math.lgamma(count + 1.0))
+
+
 def _poisson_rows(y, mu, mask, complete, out):
     n_rows, n_cols = y.shape
     for d in prange(n_rows):
@@ -45,12 +54,7 @@ def _poisson_rows(y, mu, mask, complete, out):
         for v in range(n_cols):
             if not complete and not mask[d, v]:
                 continue
-            count = y[d, v]
-            rate = mu[d, v]
-            if count == 0:
-                total -= rate
-            else:
-                total += count * math.log(rate) - rate - math.lgamma(count + 1.0)
+            total = _add_poisson_term(total, y[d, v], mu[d, v])
         out[d] = total
 
 
@@ -79,11 +83,7 @@ def _poisson_csr_rows(indptr, indices, values, theta, phi, mask, complete, out):
                 j += 1
             if not complete and not mask[d, v]:
                 continue
-            rate = rates[v]
-            if count == 0:
-                total -= rate
-            else:
-                total += count * math.log(rate) - rate - math.lgamma(count + 1.0)
+            total = _add_poisson_term(total, count, rates[v])
         out[d] = total
 
 

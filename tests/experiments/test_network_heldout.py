@@ -1,11 +1,13 @@
 """The held-out experiment's own scores: the predictive median, the link AUC, the rank-one
 fit and the chain-effect decomposition, each against a direct computation."""
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
 
-from experiments.network_heldout import (chain_effect, entry_distribution, link_auc,
+from experiments.network_heldout import (ROOT, _shown, chain_effect, entry_distribution, link_auc,
                                          predictive_median, rank_one_mle)
 
 
@@ -66,3 +68,10 @@ def test_chain_effect_finds_a_chain_that_is_worse_in_every_copy():
     effect = chain_effect(pd.DataFrame(rows), n_permutations=500).iloc[0]
     assert effect.worst_chain == 2 and effect.worst_in_copies == 5
     assert effect.chain_share > 0.9 and effect.p_value < 0.01
+
+
+def test_the_record_names_paths_inside_the_repository_relative_to_it():
+    """A committed record must not carry one machine's folders."""
+    assert _shown(ROOT) == "."
+    assert _shown(ROOT / "results" / "paper" / "eval" / "x.csv") == "results/paper/eval/x.csv"
+    assert _shown(Path("/elsewhere/x.csv")) == "/elsewhere/x.csv"
