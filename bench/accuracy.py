@@ -38,7 +38,7 @@ import numpy as np
 
 from bench import RESULTS, record_part, write_results
 from bench.sweep import vi_data
-from lpp.inference import GibbsSampler, TopicModel, fit_private
+from lpp.inference import GibbsSampler, RunOptions, TopicModel, fit_private
 
 N, K, EPS = 1000, 50, 1.0
 BUDGET = 60.0
@@ -67,9 +67,10 @@ def _mae(mu_hat, mu):
 def _long_chain(y_tilde, alpha, k, method, burn, collect, seed, mu):
     """One chain of the paper's protocol: ``(posterior mean of the rates, its record)``."""
     t0 = time.perf_counter()
-    res = fit_private(y_tilde, alpha, TopicModel(k), method=method, n_iter=burn + collect,
-                      burn_in=burn, thin=LONG_THIN, rng=seed, save_latents=True,
-                      progress=False)
+    res = fit_private(y_tilde, alpha, TopicModel(k), method=method,
+                      run=RunOptions(n_iter=burn + collect, burn_in=burn, thin=LONG_THIN,
+                                     save_latents=True, progress=False),
+                      rng=seed)
     seconds = time.perf_counter() - t0
     step = 100 // LONG_THIN  # the paper's 10 samples, 100 iterations apart
     paper = [t @ f for t, f in zip(res.samples["theta"][step - 1::step],

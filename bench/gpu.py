@@ -33,7 +33,7 @@ from numba import cuda
 from bench import cpu_model, machine, write_results
 from bench.sweep import _median_sweep, text_data
 from lpp.formats.files import write_json
-from lpp.inference import GibbsSampler, TopicModel, fit_private
+from lpp.inference import GibbsSampler, RunOptions, TopicModel, fit_private
 from lpp.inference.engines.cuda import functions, launch_settings
 from lpp.inference.engines.cuda.device import CudaBackend
 
@@ -87,8 +87,9 @@ def reproducibility(n: int, k: int, sweeps: int) -> dict:
     finals = {}
     for label, tpb in (("128", 128), ("128 again", 128), ("32", 32), ("512", 512)):
         with launch_settings(threads_per_block=tpb):
-            fit = fit_private(y_tilde, alpha, TopicModel(k), n_iter=sweeps, rng=7,
-                              device="cuda", progress=False, save_counts=True)
+            fit = fit_private(y_tilde, alpha, TopicModel(k),
+                              run=RunOptions(n_iter=sweeps, progress=False, save_counts=True),
+                              rng=7, device="cuda")
         finals[label] = (fit.state["theta"], fit.state["phi"], fit.samples["y"][-1])
     base = finals["128"]
     return {f"identical_{label}": all(np.array_equal(a, b) for a, b in zip(base, other))
@@ -195,8 +196,10 @@ def main(argv=None):
         rows.append(row)
         if eps == 1.0:
             t0 = time.perf_counter()
-            fit = fit_private(y_tilde, alpha, TopicModel(k), n_iter=fit_iter, burn_in=fit_burn,
-                              thin=fit_thin, rng=1, device="cuda", progress=False)
+            fit = fit_private(y_tilde, alpha, TopicModel(k),
+                              run=RunOptions(n_iter=fit_iter, burn_in=fit_burn, thin=fit_thin,
+                                             progress=False),
+                              rng=1, device="cuda")
             fit_seconds = time.perf_counter() - t0
             peak = max(peak, _device_in_use())
             fit_record = {"n_iter": fit_iter, "burn_in": fit_burn, "thin": fit_thin,

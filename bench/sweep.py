@@ -42,7 +42,7 @@ import numpy as np
 
 from bench import write_parts
 from bench.tables import level_by_threads
-from lpp.inference import GibbsSampler, TopicModel, fit_private
+from lpp.inference import GibbsSampler, RunOptions, TopicModel, fit_private
 from lpp.mechanism import privatize
 
 #: rows generated at a time (bounds the temporary float arrays of the generator)
@@ -182,8 +182,8 @@ def _large_child(n, k, eps, n_iter):
     t0 = time.perf_counter()
     y_tilde, alpha, _, _, info = text_data(n, k, eps)
     t_gen = time.perf_counter() - t0
-    res = fit_private(y_tilde, alpha, TopicModel(k), n_iter=n_iter, burn_in=n_iter - 2,
-                      rng=1, progress=False)
+    res = fit_private(y_tilde, alpha, TopicModel(k),
+                      run=RunOptions(n_iter=n_iter, burn_in=n_iter - 2, progress=False), rng=1)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     secs = res.iter_seconds.tolist()
     print(json.dumps({"D": n, "V": n, "K": k, "epsilon_over_n": eps, **info,

@@ -21,11 +21,12 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from experiments import RESULTS, machine, write_results
 from lpp import diagnostics
-from lpp.inference import fit_nonprivate, fit_private
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate, fit_private, make_model
 from lpp.formats.files import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,12 +65,15 @@ def run_case(case: dict, n_chains: int) -> tuple[dict, object]:
     fits, seconds = [], []
     for seed in range(1, n_chains + 1):
         start = time.perf_counter()
-        common = dict(n_components=case["n_components"], n_iter=case["n_iter"],
-                      burn_in=case["burn_in"], thin=thin, rng=seed, mask=mask, progress=False)
+        model = make_model(case["model"], n_components=case["n_components"])
+        run = RunOptions(n_iter=case["n_iter"], burn_in=case["burn_in"], thin=thin,
+                         progress=False)
+        data = np.ma.masked_array(y, mask)
         if case["method"] == "nonprivate":
-            fits.append(fit_nonprivate(y, case["model"], **common))
+            fits.append(fit_nonprivate(data, model, run=run, rng=seed))
         else:
-            fits.append(fit_private(y, alpha, case["model"], method=case["method"], **common))
+            fits.append(fit_private(data, alpha, model, method=case["method"], run=run,
+                                    rng=seed))
         seconds.append(time.perf_counter() - start)
     idata = diagnostics.to_inference_data(fits)
     summary = diagnostics.convergence_summary(idata)
@@ -115,8 +119,10 @@ def main(argv=()) -> dict:
     results = {}
     if args.quick:
         case, y = quick_case()
-        fits = [fit_nonprivate(y, "topics", n_components=2, n_iter=case["n_iter"],
-                               burn_in=case["burn_in"], thin=2, rng=seed, progress=False)
+        fits = [fit_nonprivate(y, TopicModel(2),
+                               run=RunOptions(n_iter=case["n_iter"], burn_in=case["burn_in"],
+                                              thin=2, progress=False),
+                               rng=seed)
                 for seed in (1, 2)]
         summary = diagnostics.convergence_summary(fits)
         record = {"settings": case, "thin": 2, "chains": 2, "draws_per_chain": fits[0].n_saved,

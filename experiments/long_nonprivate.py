@@ -31,7 +31,7 @@ from scipy import sparse
 from experiments import machine, write_results
 from bench.sweep import text_data
 from lpp.diagnostics import agreement_of
-from lpp.inference import fit_nonprivate
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate
 from lpp.diagnostics.export import require_arviz
 
 arviz = require_arviz()  # without ArviZ's once-a-day FutureWarning at import
@@ -129,10 +129,10 @@ def main(argv=()) -> dict:
     counts, heldout, source = _data(args)
     trace = Trace(counts, args.every, a0=0.1, b0=1.0)
     start = time.perf_counter()
-    fit_nonprivate(counts.toarray(), "topics", n_components=args.k, n_iter=args.sweeps,
-                   burn_in=args.sweeps - 1, thin=1, rng=1, mask=heldout, init="data",
-                   n_chains=args.chains, save_latents=False, progress=not args.quick,
-                   callback=trace)
+    fit_nonprivate(np.ma.masked_array(counts.toarray(), heldout), TopicModel(args.k),
+                   run=RunOptions(n_iter=args.sweeps, burn_in=args.sweeps - 1, thin=1, init="data",
+                                  save_latents=False, progress=not args.quick, callback=trace),
+                   rng=1, chains=args.chains)
     seconds = time.perf_counter() - start
     rows = summarize(trace.points, args.sweeps)
     print(f"non-private topic chains on {source}: {counts.shape[0]} x {counts.shape[1]}, "

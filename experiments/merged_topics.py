@@ -49,7 +49,7 @@ import time
 import numpy as np
 
 from experiments import RESULTS, machine, write_results
-from lpp.inference import TopicModel, fit_private
+from lpp.inference import RunOptions, TopicModel, fit_private
 from lpp.mechanism import alpha_from_epsilon, privatize
 from lpp.metrics import align_topics
 from lpp.vi import (GammaFactor, collapsed_bound, dispersed_start, fit_variational,
@@ -211,8 +211,10 @@ def run(eps, seeds, k, sweeps, cases, data_seed=0, max_iter=500, n_docs=395, n_w
                                  geo=geometric_share(res.q)))
         if "gibbs" in cases:
             t = time.perf_counter()
-            g = fit_private(y_tilde, alpha, model, method="collapsed", init="em", n_iter=sweeps,
-                            burn_in=sweeps // 2, rng=seed, progress=False)
+            g = fit_private(y_tilde, alpha, model, method="collapsed",
+                            run=RunOptions(init="em", n_iter=sweeps, burn_in=sweeps // 2,
+                                           progress=False),
+                            rng=seed)
             th, ph = g.samples["theta"].mean(axis=0), g.samples["phi"].mean(axis=0)
             th, ph = np.maximum(th, 1e-12), np.maximum(ph, 1e-12)
             rows.append(describe(f"gibbs seed={seed}", ph, phi_true, bound(centred(th, ph)), th,
@@ -223,8 +225,10 @@ def run(eps, seeds, k, sweeps, cases, data_seed=0, max_iter=500, n_docs=395, n_w
                                      phi_true, bound(res.q), res.q["theta"].mean,
                                      iters=res.iterations))
         if "gibbs-dispersed" in cases and first:
-            g = fit_private(y_tilde, alpha, model, method="collapsed", init=dispersed_start,
-                            n_iter=sweeps, burn_in=sweeps // 2, rng=seed, progress=False)
+            g = fit_private(y_tilde, alpha, model, method="collapsed",
+                            run=RunOptions(init=dispersed_start, n_iter=sweeps,
+                                           burn_in=sweeps // 2, progress=False),
+                            rng=seed)
             th = np.maximum(g.samples["theta"].mean(axis=0), 1e-12)
             ph = np.maximum(g.samples["phi"].mean(axis=0), 1e-12)
             rows.append(describe(f"gibbs-dispersed seed={seed}", ph, phi_true, None, th,

@@ -47,6 +47,7 @@ import pandas as pd
 import scipy.stats
 
 from experiments import write_results
+from lpp.inference import CommunityModel, RunOptions, TopicModel
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 61
@@ -128,9 +129,10 @@ def rank_one_private(y_tilde, alpha, observed, *, n_iter, burn_in, thin, seed) -
     from lpp.inference import fit_private
 
     rows, cols = observed.any(1), observed.any(0)
-    result = fit_private(y_tilde[np.ix_(rows, cols)], alpha, "topics", method="collapsed",
-                         n_components=1, n_iter=n_iter, burn_in=burn_in, thin=thin, rng=seed,
-                         mask=~observed[np.ix_(rows, cols)])
+    block = np.ix_(rows, cols)
+    result = fit_private(np.ma.masked_array(y_tilde[block], ~observed[block]),
+                         alpha, TopicModel(1), method="collapsed",
+                         run=RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin), rng=seed)
     samples = result.chains[0].samples
     n_saved = samples["theta"].shape[0]
     a = np.zeros((n_saved, observed.shape[0]))
@@ -402,8 +404,9 @@ def quick_inputs():
     model = make_model("communities", n_components=2)
     settings = {"n_iter": 12, "burn_in": 6, "thin": 2}
     fits = []
-    for c, chain in enumerate(fit_nonprivate(y, "communities", n_components=2, rng=1,
-                                             mask=heldout, n_chains=2, **settings).chains):
+    for c, chain in enumerate(fit_nonprivate(np.ma.masked_array(y, heldout), CommunityModel(2),
+                                             rng=1, chains=2,
+                                             run=RunOptions(n_iter=12, burn_in=6, thin=2)).chains):
         fits.append({"fit": "nonprivate_C2", "method": "nonprivate", "C": 2, "eps": np.nan,
                      "rep": -1, "chain": c, "rates": chain_rate_samples(model, chain.samples),
                      "mu_hat": chain.mu_hat})
@@ -413,8 +416,9 @@ def quick_inputs():
         y_tilde = privatize(y, alpha, rng=rng)
         releases[(2.0, rep)] = (y_tilde, alpha)
         for method in ("collapsed", "naive"):
-            chain = fit_private(y_tilde, alpha, "communities", method=method, n_components=2,
-                                rng=10 + rep, mask=heldout, **settings).chains[0]
+            chain = fit_private(np.ma.masked_array(y_tilde, heldout), alpha, CommunityModel(2),
+                                method=method, rng=10 + rep,
+                                run=RunOptions(n_iter=12, burn_in=6, thin=2)).chains[0]
             fits.append({"fit": f"{method}_C2_eps2.0_rep{rep}", "method": method, "C": 2,
                          "eps": 2.0, "rep": rep, "chain": 0, "mu_hat": chain.mu_hat,
                          "rates": chain_rate_samples(model, chain.samples)})

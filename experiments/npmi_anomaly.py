@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from experiments import write_results
 from lpp.metrics import ReferenceCorpus, mean_over_topics, npmi, top_words
+from lpp.inference import RunOptions, TopicModel
 
 ROOT = Path(__file__).resolve().parents[1]
 N_TOP = 10
@@ -137,9 +138,10 @@ def refit_nonprivate(counts, seeds, fits: dict, log_joints: dict) -> None:
     settings = yaml.safe_load((ROOT / "params.yaml").read_text())["topics"]
     y = counts.counts.toarray()
     for seed in seeds:
-        fit = fit_nonprivate(y, "topics", n_components=settings["K"], n_iter=settings["n_iter"],
-                             burn_in=settings["burn_in"], thin=settings["thin"], rng=seed,
-                             progress=False)
+        fit = fit_nonprivate(y, TopicModel(settings["K"]),
+                             run=RunOptions(n_iter=settings["n_iter"], burn_in=settings["burn_in"],
+                                            thin=settings["thin"], progress=False),
+                             rng=seed)
         fits[f"nonprivate seed {seed}"] = fit.samples["phi"]
         log_joints[f"nonprivate seed {seed}"] = float(fit.log_joint.mean())
 

@@ -313,14 +313,31 @@ def finish(flat, shape):
 
 def masked_input(values, mask, name: str):
     """``(data, mask)`` of a fit's input: a ``numpy.ma`` masked array's own mask (True =
-    missing, the convention of ``mask``) joins ``mask``, and its masked entries, which are never
-    read, are filled with 0. Other input comes back unchanged."""
+    missing, the convention of ``mask``) joins ``mask``. Its masked entries keep their values
+    where those are counts of the input's kind (whole, finite, and for true counts ``y`` not
+    negative), so that the masked array and the same data and mask given apart are one chain,
+    with one data fingerprint (a checkpoint or a saved fit continues under either); any other
+    masked entry (NaN, say), which is never read, is filled with 0. Other input comes back
+    unchanged."""
     if not isinstance(values, np.ma.MaskedArray):
         return values, mask
     missing = np.ma.getmaskarray(values)
     if mask is not None:
         missing = missing | ~observed_mask(mask, missing.shape)
-    return values.filled(0), missing
+    data = np.ma.getdata(values)
+    if data.dtype.kind not in "iubf":
+        return values.filled(0), missing  # not numbers: the counts' check names the type
+    with np.errstate(invalid="ignore"):
+        unfit = ~(np.abs(data) <= MAX_TOTAL_COUNT)  # NaN included
+        if data.dtype.kind == "f":
+            unfit |= data != np.round(data)
+        if name == "y":
+            unfit |= data < 0
+    unfit &= missing
+    if unfit.any():
+        data = data.copy()
+        data[unfit] = 0
+    return data, missing
 
 
 def observed_mask(mask, shape: tuple[int, ...]) -> np.ndarray:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from lpp.evaluation import topic_recovery_scores, topic_support
-from lpp.inference import fit_nonprivate, fit_private
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate, fit_private
 from lpp.mechanism import privatize
 from lpp.simulate import make_topics
 from study.figures import method_label
@@ -64,17 +64,19 @@ def run_cell(seed: int, doc_length: float, alpha0: float, *, concentration: floa
                        size=(corpus.y.shape[0], 1))
     y_tilde = privatize(corpus.y, alpha_d, rng=rng)
     n_topics = corpus.phi.shape[0]
-    settings = dict(n_components=n_topics, n_iter=n_iter, burn_in=burn_in, thin=thin,
-                    progress=False)
     rows = []
     for chain in range(n_chains):
         chain_seed = _chain_seed(seed, doc_length, alpha0, chain)
         for method in METHODS:
             if method == "nonprivate":
-                fit = fit_nonprivate(corpus.y, "topics", rng=chain_seed, **settings)
+                fit = fit_nonprivate(corpus.y, TopicModel(n_topics), rng=chain_seed,
+                                     run=RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin,
+                                                    progress=False))
             else:
-                fit = fit_private(y_tilde, alpha_d, "topics", method=method, rng=chain_seed,
-                                  **settings)
+                fit = fit_private(y_tilde, alpha_d, TopicModel(n_topics), method=method,
+                                  rng=chain_seed,
+                                  run=RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin,
+                                                 progress=False))
             scores = topic_recovery_scores(fit, corpus.phi, words_per_topic=WORDS_PER_TOPIC)
             rows.append({"seed": int(seed), "doc_length": float(doc_length),
                          "alpha0": float(alpha0), "chain": chain, "chain_seed": chain_seed,

@@ -27,7 +27,7 @@ import pandas as pd
 from lpp.randomness import derive_seed
 from lpp.validation import non_negative_int, positive_int
 from study.figures import method_style, save_figure
-from lpp.inference import TopicModel, fit_private
+from lpp.inference import RunOptions, TopicModel, fit_private
 from lpp.inference.numerics import SERIAL_BELOW
 from lpp.simulate import PrivatizedFactorization, make_private_factorization
 from lpp.vi.driver import collapsed_bound, fit_variational
@@ -78,8 +78,8 @@ def warm_up(k: int) -> None:
             fit_variational(data.y_tilde, data.alpha, model, method=method, rng=0, max_iter=2,
                             em_sweeps=2)
         for method in ("collapsed", "naive"):
-            fit_private(data.y_tilde, data.alpha, model, method=method, n_iter=2, burn_in=1,
-                        rng=0, progress=False)
+            fit_private(data.y_tilde, data.alpha, model, method=method,
+                        run=RunOptions(n_iter=2, burn_in=1, progress=False), rng=0)
 
 
 def _mae(mu_hat, mu) -> float:
@@ -108,8 +108,10 @@ def run_mcmc(data: PrivatizedFactorization, k: int, method: str, *, n_iter: int,
              thin: int, rng: int, init="data", progress: bool = False) -> dict:
     """One Gibbs chain (:func:`lpp.inference.fit_private`): MAE of its posterior mean rates,
     median seconds per sweep and the sum of the sweeps' times."""
-    res = fit_private(data.y_tilde, data.alpha, TopicModel(k), method=method, n_iter=n_iter,
-                      burn_in=burn_in, thin=thin, rng=rng, init=init, progress=progress)
+    res = fit_private(data.y_tilde, data.alpha, TopicModel(k), method=method,
+                      run=RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin, init=init,
+                                     progress=progress),
+                      rng=rng)
     return {"iterations": res.iterations_done,
             "seconds_per_iteration": float(np.median(res.iter_seconds)),
             "seconds": float(np.nansum(res.iter_seconds)), "start_seconds": 0.0,

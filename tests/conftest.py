@@ -24,6 +24,7 @@ import types
 
 import pytest
 from hypothesis import settings
+from lpp.inference import RunOptions, TopicModel
 
 # the GPU engine's kernels run in numba-cuda's simulator unless a run asks for the real device
 # (NUMBA_ENABLE_CUDASIM=0 on a machine with a GPU); read when numba.cuda is first imported
@@ -112,6 +113,7 @@ def toy_topic_chains():
 
     corpus = make_topics(rng=4, n_docs=24, n_topics=2, n_words=10)
     schedule = {"n_iter": 14, "burn_in": 4, "thin": 2}
-    chains = [fit_nonprivate(corpus.y, "topics", n_components=2, rng=seed, progress=False,
-                             **schedule) for seed in (11, 12)]
+    chains = [fit_nonprivate(corpus.y, TopicModel(2), rng=seed,
+                             run=RunOptions(progress=False, n_iter=14, burn_in=4,
+                                            thin=2)) for seed in (11, 12)]
     return types.SimpleNamespace(corpus=corpus, chains=chains, schedule=schedule)

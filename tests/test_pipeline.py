@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from study.notebook import check_settings
+from lpp.inference import RunOptions, TopicModel
 
 ROOT = Path(__file__).resolve().parents[1]
 TRUE_COUNTS = ("data/raw", "data/prepared")
@@ -764,8 +765,9 @@ def test_the_long_chains_summary_reads_the_saved_chains(tmp_path):
     name = module.fit_name("collapsed", 1, 0)
     assert name == "collapsed_eps1.0_rep0"  # the infer stage's output folder
     y_tilde = np.random.default_rng(1).poisson(1.0, (12, 9)) - 1
-    fit = fit_private(y_tilde, 0.5, "topics", n_components=2, n_iter=24, burn_in=8, thin=2,
-                      rng=3, n_chains=2, progress=False)
+    fit = fit_private(y_tilde, 0.5, TopicModel(2),
+                      run=RunOptions(n_iter=24, burn_in=8, thin=2, progress=False), rng=3,
+                      chains=2)
     save_fit(fit, tmp_path / "fit", data="tiny")
     record = module.summarize(tmp_path / "fit", name, tmp_path / "res", tmp_path / "fig")
     assert record["n_chains"] == 2 and len(record["total_rate"]["last_saved"]) == 2
@@ -786,12 +788,14 @@ def test_the_long_chains_summary_of_every_fit_writes_one_row_per_fit(tmp_path):
 
     module = _long_chains_module()
     y = np.random.default_rng(2).poisson(1.0, (12, 9))
-    common = {"n_components": 2, "n_iter": 16, "burn_in": 8, "thin": 2, "rng": 3, "n_chains": 2,
-              "progress": False}
     fits = tmp_path / "fits"
-    save_fit(fit_private(y - 1, 0.5, "topics", **common), fits / "collapsed_eps1.0_rep0",
+    save_fit(fit_private(y - 1, 0.5, TopicModel(2),
+                         run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False), rng=3,
+                         chains=2), fits / "collapsed_eps1.0_rep0",
              data="tiny")
-    save_fit(fit_nonprivate(y, "topics", **common), fits / "nonprivate", data="tiny")
+    save_fit(fit_nonprivate(y, TopicModel(2),
+                            run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False), rng=3,
+                            chains=2), fits / "nonprivate", data="tiny")
     (fits / "notes").mkdir()
     rows = module.summarize_all(fits, tmp_path / "res", tmp_path / "fig")
     assert [r["fit"] for r in rows] == ["collapsed_eps1.0_rep0", "nonprivate"]

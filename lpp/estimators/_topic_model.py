@@ -9,6 +9,7 @@ import numpy as np
 
 from lpp.inference import (
     FixedTopicModel,
+    RunOptions,
     fit_nonprivate,
     fit_private,
     make_model,
@@ -17,7 +18,7 @@ from lpp.inference import (
 from lpp.inference.chain import DEVICES
 from lpp.mechanism import GeometricMechanism as Mechanism
 from lpp.mechanism import alpha_of
-from lpp.validation import check_schedule, noise_level_array, positive_int
+from lpp.validation import check_schedule, densify, noise_level_array, positive_int
 from lpp.vi import (
     FixedTopicVI,
     GammaFactor,
@@ -547,15 +548,17 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         if self.inference == "gibbs":
             n_iter, burn_in, thin = self._schedule()
             means = _RunningMeans(n_iter, burn_in, thin, 0 if keep is True else keep)
-            settings = dict(n_iter=n_iter, burn_in=burn_in, thin=thin,
-                            rng=random_state_rng(self.random_state), mask=mask,
-                            init=chain_start(self.init if init is None else init),
-                            progress=self.progress, n_chains=n_chains, device=device,
-                            save_latents=keep is True, save_rates=keep is True,
-                            callback=means)
+            run = RunOptions(n_iter=n_iter, burn_in=burn_in, thin=thin,
+                             init=chain_start(self.init if init is None else init),
+                             progress=self.progress, save_latents=keep is True,
+                             save_rates=keep is True, callback=means)
+            # a mask is the missing entries of a masked array (a sparse input has none)
+            data = counts if mask is None else np.ma.masked_array(densify(counts), mask)
+            settings = dict(run=run, rng=random_state_rng(self.random_state), chains=n_chains,
+                            device=device)
             if alpha is not None:
-                return fit_private(counts, alpha, model, method=self.method, **settings), means
-            return fit_nonprivate(counts, model, **settings), means
+                return fit_private(data, alpha, model, method=self.method, **settings), means
+            return fit_nonprivate(data, model, **settings), means
         settings = dict(max_iter=self.max_iter, tol=self.tol,
                         rng=random_state_rng(self.random_state), mask=mask,
                         progress=self.progress, **vi_options)

@@ -40,6 +40,7 @@ the single-file format, true counts never enter it, and neither does the noise s
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import re
@@ -47,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp.validation import noise_level_array, non_negative_int
+from lpp.validation import noise_level_array, non_negative_int, observed_mask
 from lpp.formats.files import (FormatError, MissingFileError, atomic_folder, atomic_write_bytes,
                                confined_file, finite_member, integer_member, json_bytes,
                                known_fields, meta_field, npz_bytes, read_bytes, read_meta,
@@ -255,7 +256,12 @@ class PrivatizedBlocks:
     bounds : ndarray of int64
         Row boundaries: block b holds rows ``bounds[b]:bounds[b + 1]``.
     meta : dict
+    mask : ndarray of bool or None
+        The entries a fit leaves out (True = missing, as in ``numpy.ma``): None, or set by
+        :meth:`with_mask`. Held in memory, never written to the folder.
     """
+
+    mask = None
 
     def __init__(self, path):
         path = Path(path)
@@ -285,6 +291,14 @@ class PrivatizedBlocks:
         self.shape = (n_rows, n_cols)
         self.bounds = np.asarray(bounds, dtype=np.int64)
         notify_simulation(meta, self.path)
+
+    def with_mask(self, mask) -> "PrivatizedBlocks":
+        """These data with the entries ``mask`` marks missing (True = missing, the whole
+        matrix's shape): what a fit on a cluster leaves out, as a ``numpy.ma`` array's mask
+        does in memory. The folder is not changed."""
+        masked = copy.copy(self)
+        masked.mask = None if mask is None else ~observed_mask(mask, self.shape)
+        return masked
 
     @property
     def n_blocks(self) -> int:

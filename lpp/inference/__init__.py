@@ -1,12 +1,12 @@
 """Locally private Gibbs samplers for Poisson factorization (Schein et al., ICML 2019).
 
 * :func:`fit_private` — posterior inference from privatized counts ``y_tilde`` and the
-  mechanism's ``alpha`` only; :func:`fit_nonprivate` — the same models fitted to true counts
-  (the reference method). ``n_chains=m`` runs m chains on seeds derived from ``rng``
-  (:class:`FitResult`, one :class:`ChainResult` per chain; :mod:`lpp.diagnostics` gives
-  ArviZ's R-hat and ESS);
-  ``init=lpp.vi.dispersed_start`` starts each from a draw around a CAVI fit, in a different
-  place per seed.
+  mechanism they were privatized with only; :func:`fit_nonprivate` — the same models fitted to
+  true counts (the reference method). :class:`RunOptions` holds how each chain runs (its
+  schedule, start, checkpoint and what it keeps); ``chains=m`` runs m chains on seeds derived
+  from ``rng`` (:class:`FitResult`, one :class:`ChainResult` per chain; :mod:`lpp.diagnostics`
+  gives ArviZ's R-hat and ESS); ``run=RunOptions(init=lpp.vi.dispersed_start)`` starts each
+  from a draw around a CAVI fit, in a different place per seed.
 * Two kinds of plug-in, side by side and unaware of each other: **models**
   (:mod:`lpp.inference.models`: :class:`TopicModel`, :class:`CommunityModel`,
   :class:`CPTensorModel`, :class:`FixedTopicModel` (topics given), or your own

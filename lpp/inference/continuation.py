@@ -5,7 +5,7 @@ chain that finished has left only its fit (:mod:`lpp.formats.fits`). When the fi
 last sweep, that draw is the chain's whole point: the chains of the package keep nothing
 between sweeps but their latents (their ``aux`` is empty), and every random stream is keyed by
 the seed and the iteration. So :func:`checkpoint_from_fit` can write the checkpoint the run
-would have left, and ``fit_private(..., checkpoint=path, resume=True)`` (or
+would have left, and ``fit_private(..., run=RunOptions(checkpoint=path, resume=True, ...))`` (or
 ``fit_nonprivate``) with a larger ``n_iter`` runs the chain on exactly as if it had never
 stopped. A larger burn-in is allowed too: the saved draws up to it are dropped and the running
 sum of the rates is formed again from those kept, in the run's order and arithmetic, so the
@@ -113,8 +113,8 @@ def checkpoint_from_fit(saved, chain, path, *, burn_in: int | None = None,
     Returns
     -------
     pathlib.Path
-        ``path``. Run ``fit_private(..., rng=<the fit's seed>, burn_in=burn_in, thin=<the
-        fit's>, n_iter=<more>, checkpoint=path, resume=True)`` to continue.
+        ``path``. Run ``fit_private(..., rng=<the fit's seed>, run=RunOptions(burn_in=burn_in,
+        thin=<the fit's>, n_iter=<more>, checkpoint=path, resume=True))`` to continue.
 
     Raises
     ------
@@ -166,8 +166,8 @@ def checkpoints_from_fit(fit, make_chain, checkpoint, *, burn_in: int | None = N
     builds the chain of that seed as the continuing run does (called once per chain, one chain
     in memory at a time); chain ``c``'s checkpoint is
     :func:`lpp.inference.fit.chain_checkpoint` of ``checkpoint``, where ``fit_private(...,
-    n_chains=<the fit's>, rng=<the fit's seed>, checkpoint=checkpoint, resume=True)`` looks
-    for it.
+    chains=<the fit's>, rng=<the fit's seed>, run=RunOptions(checkpoint=checkpoint,
+    resume=True, ...))`` looks for it.
     """
     chains = load_chains(fit) if isinstance(fit, (str, Path)) else list(
         getattr(fit, "chains", [fit]))

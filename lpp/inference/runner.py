@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from lpp.inference.checkpoint import CHECKPOINT_VERSION, open_checkpoint, write_checkpoint
@@ -54,6 +54,10 @@ class RunOptions:
         Continue from the checkpoint when it exists.
     callback : callable or None
         ``callback(chain)`` after every sweep.
+    init : {"data", "em", "prior"}, dict or callable
+        The chain's start (:func:`lpp.inference.fit_private` says what each does).
+    sparse : bool or None
+        None uses a fused engine where one applies, False never, True requires one.
     """
 
     n_iter: int = 1000
@@ -67,6 +71,8 @@ class RunOptions:
     checkpoint_every: int = 100
     resume: bool = False
     callback: object = None
+    init: object = "data"
+    sparse: bool | None = None
 
     @classmethod
     def of(cls, run: "RunOptions | None" = None, **settings) -> "RunOptions":
@@ -78,6 +84,15 @@ class RunOptions:
         if settings:
             raise TypeError(f"give {sorted(settings)} in run=RunOptions(...), not beside it")
         return run
+
+    @classmethod
+    def split(cls, settings: dict) -> "tuple[RunOptions, dict]":
+        """``(RunOptions of the fields among settings, the other settings)``: for code that
+        forwards keyword settings to a fit, e.g. ``run, rest = RunOptions.split(kwargs);
+        fit_private(y_tilde, mechanism, model, run=run, **rest)``."""
+        names = {f.name for f in fields(cls)}
+        return (cls(**{k: v for k, v in settings.items() if k in names}),
+                {k: v for k, v in settings.items() if k not in names})
 
     def checked(self) -> "RunOptions":
         """The options with a validated schedule (:func:`lpp.validation.check_schedule`)."""

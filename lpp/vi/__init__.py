@@ -11,9 +11,10 @@
   models of :mod:`lpp.inference`).
 
 A result's ``to_init()`` gives start values for the Gibbs samplers
-(``lpp.inference.fit_private(..., init=result.to_init())``); :func:`dispersed_start` starts
-each chain from its own over-dispersed draw around such a fit
-(``fit_private(..., init=dispersed_start)``). The derivation is in ``docs/vi.md``.
+(``lpp.inference.fit_private(..., run=RunOptions(init=result.to_init()))``);
+:func:`dispersed_start` starts each chain from its own over-dispersed draw around such a fit
+(``fit_private(..., run=RunOptions(init=dispersed_start))``). The derivation is in
+``docs/vi.md``.
 """
 from lpp.vi.adapters import (
     CommunityVI,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from data_prep.network import heldout_mask
-from lpp.inference import fit_nonprivate, fit_private
+from lpp.inference import CommunityModel, RunOptions, fit_nonprivate, fit_private
 from lpp.mechanism import alpha_from_epsilon, privatize
 
 N_ACTORS, TOP = 12, 3
@@ -45,43 +45,43 @@ def test_fully_masked_actors_fit_and_their_predictions_come_from_the_posterior(n
     counts, mask, _ = network
     alpha = float(alpha_from_epsilon(1.0, 1.0))
     y_tilde = privatize(counts, alpha, rng=np.random.default_rng(3))
-    fit = fit_private(y_tilde, alpha, "communities", method=method,
-                      n_components=2, n_iter=30, burn_in=10, thin=5, rng=11, mask=mask,
-                      progress=False)
+    fit = fit_private(np.ma.masked_array(y_tilde, mask), alpha, CommunityModel(2), method=method,
+                      run=RunOptions(n_iter=30, burn_in=10, thin=5, progress=False), rng=11)
     assert np.isfinite(fit.mu_hat).all() and (fit.mu_hat[mask & ~np.eye(N_ACTORS, dtype=bool)]
                                               > 0).all()
     # the held-out entries carry no likelihood: any values there give the same chain, so the
     # held-out predictions are the posterior's, not the data's
     scrambled = y_tilde.copy()
     scrambled[mask] = np.random.default_rng(0).integers(-50, 500, size=int(mask.sum()))
-    again = fit_private(scrambled, alpha, "communities", method=method,
-                        n_components=2, n_iter=30, burn_in=10, thin=5, rng=11, mask=mask,
-                        progress=False)
+    again = fit_private(np.ma.masked_array(scrambled, mask), alpha, CommunityModel(2),
+                        method=method,
+                        run=RunOptions(n_iter=30, burn_in=10, thin=5, progress=False), rng=11)
     np.testing.assert_array_equal(again.mu_hat, fit.mu_hat)
     # ... whereas without the mask the scrambled entries change the fit (the check can fail)
-    unmasked = [fit_private(y, alpha, "communities", method=method, n_components=2,
-                            n_iter=30, burn_in=10, thin=5, rng=11, progress=False).mu_hat
+    unmasked = [fit_private(y, alpha, CommunityModel(2), method=method,
+                            run=RunOptions(n_iter=30, burn_in=10, thin=5,
+                                           progress=False), rng=11).mu_hat
                 for y in (y_tilde, scrambled)]
     assert not np.array_equal(*unmasked)
 
 
 def test_fully_masked_actors_in_the_nonprivate_fit(network):
     counts, mask, _ = network
-    fit = fit_nonprivate(counts, "communities", n_components=2, n_iter=30, burn_in=10,
-                         thin=5, rng=11, mask=mask, progress=False)
+    fit = fit_nonprivate(np.ma.masked_array(counts, mask), CommunityModel(2),
+                         run=RunOptions(n_iter=30, burn_in=10, thin=5, progress=False), rng=11)
     assert np.isfinite(fit.mu_hat).all()
     scrambled = counts.copy()
     scrambled[mask] = 999
-    again = fit_nonprivate(scrambled, "communities", n_components=2, n_iter=30, burn_in=10,
-                           thin=5, rng=11, mask=mask, progress=False)
+    again = fit_nonprivate(np.ma.masked_array(scrambled, mask), CommunityModel(2),
+                           run=RunOptions(n_iter=30, burn_in=10, thin=5, progress=False), rng=11)
     np.testing.assert_array_equal(again.mu_hat, fit.mu_hat)
 
 
 def test_a_mask_that_hides_everything_is_refused(network):
     counts, _, _ = network
     with pytest.raises(ValueError, match="every entry is masked"):
-        fit_nonprivate(counts, "communities", n_components=2, n_iter=2,
-                       mask=np.ones_like(counts, dtype=bool), progress=False)
+        fit_nonprivate(np.ma.masked_array(counts, np.ones_like(counts, dtype=bool)),
+                       CommunityModel(2), run=RunOptions(n_iter=2, progress=False))
 
 
 @pytest.mark.parametrize("method", ["collapsed", "bessel", "naive"])

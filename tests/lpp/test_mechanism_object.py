@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lpp.inference import TopicModel, fit_private
+from lpp.inference import RunOptions, TopicModel, fit_private
 from lpp.mechanism import (
     ExactAlpha,
     GeometricMechanism,
@@ -123,8 +123,9 @@ def test_fits_take_the_mechanism_as_they_take_its_alpha():
     """The same chain, bit for bit, whichever way the level is given (Gibbs and CAVI)."""
     mechanism = GeometricMechanism(epsilon=1.0)
     y_tilde = mechanism.privatize(np.random.default_rng(1).poisson(1.0, size=(12, 9)), rng=2)
-    by_object = fit_private(y_tilde, mechanism, TopicModel(2), n_iter=6, rng=4)
-    by_alpha = fit_private(y_tilde, mechanism.level, TopicModel(2), n_iter=6, rng=4)
+    by_object = fit_private(y_tilde, mechanism, TopicModel(2), run=RunOptions(n_iter=6), rng=4)
+    by_alpha = fit_private(y_tilde, mechanism.level, TopicModel(2), run=RunOptions(n_iter=6),
+                           rng=4)
     np.testing.assert_array_equal(by_object.samples["phi"], by_alpha.samples["phi"])
     np.testing.assert_array_equal(by_object.mu_hat, by_alpha.mu_hat)
     vi_object = fit_variational(y_tilde, mechanism, TopicModel(2), max_iter=5, rng=4)

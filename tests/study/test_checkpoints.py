@@ -8,7 +8,7 @@ import pytest
 
 from lpp.formats.counts import write_counts
 from lpp.formats.fits import load_chains, save_fit
-from lpp.inference import GibbsSampler, TopicModel, fit_nonprivate, fit_private
+from lpp.inference import GibbsSampler, RunOptions, TopicModel, fit_nonprivate, fit_private
 from lpp.formats.privatized import load_privatized
 from lpp.randomness import release_seed
 from study import checkpoints
@@ -67,11 +67,14 @@ def test_a_stage_cut_short_continues_its_chains_bit_for_bit(tmp_path):
     data = load_privatized(private)
     # the notebook keys its seed (1) by the release
     seed = release_seed(1, data.release_sha256)
-    kwargs = dict(method="collapsed", n_components=2, burn_in=2, thin=2, rng=seed, n_chains=2)
-    whole = fit_private(data.y_tilde, data.alpha, "topics", n_iter=10, **kwargs)
+    whole = fit_private(data.y_tilde, data.alpha, TopicModel(2),
+                        run=RunOptions(n_iter=10, burn_in=2, thin=2), method="collapsed", rng=seed,
+                        chains=2)
     # the interrupted run: its chains checkpointed at iteration 6
     checkpoint = checkpoints.stage_checkpoint(out, private, **{**SETTINGS, "seed": seed})
-    fit_private(data.y_tilde, data.alpha, "topics", n_iter=6, checkpoint=checkpoint, **kwargs)
+    fit_private(data.y_tilde, data.alpha, TopicModel(2),
+                run=RunOptions(n_iter=6, checkpoint=checkpoint, burn_in=2, thin=2),
+                method="collapsed", rng=seed, chains=2)
     assert checkpoints.resuming(checkpoint)
     assert main([str(NOTEBOOKS / "infer_private.ipynb"), str(tmp_path / "i.ipynb"),
                  "-p", "private_dir", str(private), "-p", "out_dir", str(out),
@@ -119,10 +122,13 @@ def test_a_finished_fit_set_aside_runs_its_chains_on(tmp_path, private):
         data = load_privatized(data_dir)
         # the notebook keys its seed (1) by the release
         kwargs["rng"] = release_seed(kwargs["rng"], data.release_sha256)
-        whole = fit_private(data.y_tilde, data.alpha, "topics", mask=data.heldout, **kwargs)
+        whole = fit_private(np.ma.masked_array(data.y_tilde, data.heldout), data.alpha,
+                            TopicModel(2), run=RunOptions(burn_in=4, thin=2, n_iter=10), rng=1,
+                            chains=2)
     else:
         data_dir, notebook, data_arg = prepared, "infer_nonprivate.ipynb", "counts_dir"
-        whole = fit_nonprivate(y, "topics", **kwargs)
+        whole = fit_nonprivate(y, TopicModel(2), run=RunOptions(burn_in=4, thin=2, n_iter=10),
+                               rng=1, chains=2)
     out = tmp_path / "fit"
     _infer(tmp_path, notebook, data_arg, data_dir, out, 6, 2, "first.ipynb")
     aside = checkpoints.set_aside(out, data_dir=data_dir)
@@ -141,7 +147,7 @@ def test_a_finished_fit_set_aside_runs_its_chains_on(tmp_path, private):
 def test_a_fit_set_aside_that_cannot_continue_says_to_delete_it(tmp_path):
     prepared, y = _prepared(tmp_path)
     out = tmp_path / "fit"
-    fit = fit_nonprivate(y, "topics", n_components=2, n_iter=6, burn_in=2, thin=2, rng=1)
+    fit = fit_nonprivate(y, TopicModel(2), run=RunOptions(n_iter=6, burn_in=2, thin=2), rng=1)
     save_fit(fit, out, data=str(prepared))
     checkpoint = checkpoints.stage_checkpoint(out, prepared, **SETTINGS)
 

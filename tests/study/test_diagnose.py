@@ -6,7 +6,7 @@ import pytest
 
 from lpp import diagnostics
 from lpp.formats.fits import save_fit
-from lpp.inference import fit_nonprivate
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate
 from study.diagnose import CASE_COLUMNS, diagnose_cases
 
 #: the shared chains' schedule (tests/conftest.py, toy_topic_chains)
@@ -53,8 +53,10 @@ def test_followed_entries_are_named_by_their_row_and_column(chains, tmp_path):
 
 
 def test_diagnose_cases_reads_every_chain_of_a_fit_folder(corpus, chains, tmp_path):
-    several = fit_nonprivate(corpus.y, "topics", n_components=2, n_iter=N_ITER, burn_in=BURN_IN,
-                             thin=THIN, rng=11, n_chains=2, progress=False)
+    several = fit_nonprivate(corpus.y, TopicModel(2),
+                             run=RunOptions(n_iter=N_ITER, burn_in=BURN_IN, thin=THIN,
+                                            progress=False),
+                             rng=11, chains=2)
     folder = save_fit(several, tmp_path / "two", data="memory",
                       diagnostics=diagnostics.diagnostics_record(several))
     table, idatas = diagnose_cases({"toy": {"fits": [folder]}}, n_entries=2)

@@ -11,7 +11,7 @@ import pytest
 
 from study.figures import caption_figure, community_order, current_profile, settings_caption
 from lpp.formats.fits import save_fit
-from lpp.inference import fit_private
+from lpp.inference import RunOptions, fit_private
 from lpp.inference.models import CommunityModel
 from lpp.vi import fit_variational
 from lpp.vi.fits import as_fit_result
@@ -48,8 +48,8 @@ def test_sweeps_and_copies_are_read_from_the_fits(tmp_path):
     y = np.array([[0, 2, 1], [1, 0, 3], [0, 1, 0]])
     for rep in (0, 1):
         for method in ("collapsed", "naive"):
-            fit = fit_private(y, 0.5, "communities", method=method, n_components=2, n_iter=6,
-                              burn_in=2, thin=2, rng=rep, progress=False)
+            fit = fit_private(y, 0.5, CommunityModel(2), method=method,
+                              run=RunOptions(n_iter=6, burn_in=2, thin=2, progress=False), rng=rep)
             save_fit(fit, tmp_path / f"{method}_eps1.0_rep{rep}",
                      data=f"data/private/network/eps1.0_rep{rep}")
     caption = settings_caption(profile="quick", fits_dir=tmp_path, C=2)
@@ -62,8 +62,8 @@ def test_variational_fits_are_captioned_by_iterations_not_sweeps(tmp_path):
     """A CAVI fit's n_iter is iterations to convergence: the caption keeps it apart from the
     chains' sweeps, and their burn-in and thinning are the chains' alone."""
     y = np.array([[0, 2, 1], [1, 0, 3], [0, 1, 0]])
-    chain = fit_private(y, 0.5, "communities", method="collapsed", n_components=2, n_iter=6,
-                        burn_in=2, thin=2, rng=0, progress=False)
+    chain = fit_private(y, 0.5, CommunityModel(2), method="collapsed",
+                        run=RunOptions(n_iter=6, burn_in=2, thin=2, progress=False), rng=0)
     save_fit(chain, tmp_path / "collapsed_eps1.0_rep0", data="data/private/network/eps1.0_rep0")
     for rep, iterations in ((0, 2), (1, 3)):
         vi = fit_variational(y, 0.5, CommunityModel(2), method="collapsed", rng=rep,

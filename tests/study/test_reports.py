@@ -13,6 +13,7 @@ from lpp.formats.fits import load_fit, save_fit
 from study.reports import (left_out_message, named_fits, plot_scores, score_community_fits,
                            score_topic_fits, write_table)
 from study.figures import method_palette
+from lpp.inference import RunOptions, make_model
 
 
 def _fit(mu_hat, model, **samples):
@@ -355,11 +356,12 @@ def test_each_chain_of_a_fit_is_scored_with_the_fits_rhat(tmp_path):
     rng = np.random.default_rng(7)
     y = rng.poisson(rng.gamma(1.0, 1.0, (15, 2)) @ rng.gamma(1.0, 1.0, (2, 8)))
     y_tilde = privatize(y, 0.5, rng=rng)
-    schedule = {"n_iter": 12, "burn_in": 4, "thin": 2, "progress": False}
-    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=1, n_chains=2, **schedule)
+    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=1, chains=2,
+                      run=RunOptions(n_iter=12, burn_in=4, thin=2, progress=False))
     save_fit(res, tmp_path / "collapsed_eps1.0_rep0", data="d", extra={"epsilon_over_n": 1.0},
              diagnostics=diagnostics_record(res))
-    one = fit_private(y_tilde, 0.5, TopicModel(2), rng=1, **schedule)
+    one = fit_private(y_tilde, 0.5, TopicModel(2), rng=1,
+                      run=RunOptions(n_iter=12, burn_in=4, thin=2, progress=False))
     save_fit(one, tmp_path / "naive_eps1.0_rep0", data="d", extra={"epsilon_over_n": 1.0})
     table = score_topic_fits(tmp_path, sp.csr_array(y), n_top=3)
     chained = table[table.fit == "collapsed_eps1.0_rep0"]
@@ -428,8 +430,9 @@ def test_a_fit_of_a_private_folder_scores_as_the_same_fit_in_the_prepared_order(
     private = privatize_counts(prepared.counts, tmp_path / "private", epsilon=1.0, N=1.0,
                                source="x", row_ids=prepared.row_ids,
                                column_ids=prepared.column_ids, heldout=heldout, simulation=True, seed=[4, 0])
-    fit = fit_private(private.y_tilde, private.alpha, kind, n_components=2, n_iter=30,
-                      burn_in=10, thin=5, rng=1, mask=private.heldout, progress=False).chains[0]
+    fit = fit_private(np.ma.masked_array(private.y_tilde, private.heldout), private.alpha,
+                      make_model(kind, n_components=2), rng=1,
+                      run=RunOptions(n_iter=30, burn_in=10, thin=5, progress=False)).chains[0]
     save_fit(fit, tmp_path / "canonical" / "collapsed_eps1.0_rep0", data="private",
              extra={"epsilon_over_n": 1.0})
     # where each prepared row (column) sits in the private folder

@@ -6,6 +6,7 @@ import pytest
 
 from lpp.formats.fits import save_fit
 from study.topic_words import (WORD_COLUMNS, mean_topics, plot_topic_words, topic_word_table)
+from lpp.inference import RunOptions, TopicModel
 
 VOCABULARY = [f"w{v}" for v in range(12)]
 #: three topics on disjoint words (w0-w3, w4-w7, w8-w11), decreasing weight within each
@@ -112,8 +113,9 @@ def test_a_fit_of_several_chains_is_shown_by_its_first_chain(tmp_path):
 
     rng = np.random.default_rng(0)
     counts = rng.poisson(np.ones((8, 1)) @ TOPICS[:1] + 0.1)
-    several = fit_nonprivate(counts, "topics", n_components=2, n_iter=6, burn_in=2, thin=2,
-                             rng=3, n_chains=2, progress=False)
+    several = fit_nonprivate(counts, TopicModel(2),
+                             run=RunOptions(n_iter=6, burn_in=2, thin=2, progress=False), rng=3,
+                             chains=2)
     save_fit(several, tmp_path / "nonprivate", data="memory")
     table = topic_word_table(tmp_path, VOCABULARY, n_words=3)
     first = mean_topics(several.chains[0])

@@ -70,14 +70,14 @@ __all__ = ["CONNECT_SECONDS", "DEFAULT_WORKERS", "DistributedChain", "ENGINE", "
 
 
 def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAULT_WORKERS,
-                            alpha=None, method="collapsed", n_components=None, a0=None,
-                            b0=None, rng=None, mask=None, init="data", sparse=None,
+                            alpha=None, method="collapsed", rng=None, mask=None,
                             run: RunOptions | None = None, **run_settings) -> ChainResult:
     """The topic model's collapsed sparse chain on a Dask cluster, over row-block data.
 
     The implementation of ``lpp.inference.fit_private(..., cluster=...)``: call that. For the
-    same seed the chain equals the in-process ``fit_private(..., sparse=True)`` on the same
-    data, mask and init bit for bit (saved ``theta``/``phi``, ``mu_hat``, log joint), whatever
+    same seed the chain equals the in-process
+    ``fit_private(..., run=RunOptions(sparse=True))`` on the same data, mask and init bit for
+    bit (saved ``theta``/``phi``, ``mu_hat``, log joint), whatever
     the number of workers or blocks.
 
     Parameters
@@ -85,8 +85,8 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     data : PrivatizedBlocks or path
         Privatized counts in the row-block format (:mod:`lpp.formats.privatized_blocks`), on storage
         every worker can read; its ``alpha`` (constant within rows) is the noise level.
-    model : TopicModel or "topics"
-        The topic model (with ``n_components``, ``a0``, ``b0`` as for ``fit_private``).
+    model : TopicModel
+        The topic model.
     cluster : None, True, int, str, dask.distributed.Client or Cluster
         None or True starts a ``LocalCluster(n_workers, threads_per_worker=1,
         processes=True)`` (its HTTP server on a free port) for the run, an int one with that
@@ -101,22 +101,20 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     method : "collapsed"
         The only privacy step the distributed engine runs.
     mask : array_like of bool, optional
-        As for ``fit_private`` (True = missing, the data's shape). It is held by the client
-        (one byte per entry) and each worker receives the rows of its blocks.
-    init : {"data", "em", "prior"} or dict
-        As for ``fit_private``: the allocation of ``init="data"`` runs on the workers, the
-        expectation steps of ``init="em"`` pass through the workers in row order (their
-        topic-word sum is a float sum in row order; these steps are not parallel).
+        True = missing, the data's shape (None: the mask the data carry,
+        :meth:`PrivatizedBlocks.with_mask`). It is held by the client (one byte per entry)
+        and each worker receives the rows of its blocks.
     rng : int, numpy.random.Generator or None
         As for :func:`lpp.inference.fit_private`.
-    sparse : None or True
-        Accepted for the signature of ``fit_private``: the distributed fit is the sparse
-        engine.
     run : RunOptions, optional
         How the chain runs and what it keeps (:class:`lpp.inference.runner.RunOptions`:
-        ``n_iter``, ``burn_in``, ``thin``, ``progress``, ``checkpoint``, ``checkpoint_every``,
-        ``resume``, ``callback``); the distributed fit saves the latents (``mu_hat`` is
-        computed from them), never the counts.
+        ``n_iter``, ``burn_in``, ``thin``, ``init``, ``progress``, ``checkpoint``,
+        ``checkpoint_every``, ``resume``, ``callback``); the distributed fit saves the latents
+        (``mu_hat`` is computed from them), never the counts. Its ``init`` as for
+        ``fit_private``: the allocation of ``init="data"`` runs on the workers, the
+        expectation steps of ``init="em"`` pass through the workers in row order (their
+        topic-word sum is a float sum in row order; these steps are not parallel). Its
+        ``sparse`` None or True: the distributed fit is the sparse engine.
     **run_settings
         The fields of ``run`` by name, instead of ``run`` (e.g. ``n_iter=200``).
 
@@ -149,7 +147,8 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     if make_privacy_step(method).name != "collapsed":
         raise ValueError(f"the distributed fit runs the collapsed privacy step only, not "
                          f"method={method!r}")
-    if sparse is False:
+    init = run.init
+    if run.sparse is False:
         raise ValueError("the distributed fit is the sparse engine: sparse=False has no "
                          "distributed form")
     if run.save_counts:
@@ -159,7 +158,8 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
         raise ValueError("the distributed fit computes mu_hat from the saved latents: "
                          "save_latents=False is not supported")
     data = data if isinstance(data, PrivatizedBlocks) else PrivatizedBlocks(data)
-    model = make_model(model, n_components, a0, b0)
+    mask = data.mask if mask is None else mask
+    model = make_model(model)
     if not isinstance(model, TopicModel) or "row_column_factors" not in model.capabilities:
         raise TypeError(f"the distributed fit runs the topic model's sparse engine, not the "
                         f"{model.name!r} model")

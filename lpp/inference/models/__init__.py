@@ -9,7 +9,7 @@ from lpp.inference.models.communities import CommunityModel
 from lpp.inference.models.cp import CPTensorModel
 from lpp.inference.models.topics import FixedTopicModel, TopicModel
 
-#: the built-in models by name (``fit_private(model=name, n_components=...)``)
+#: the built-in models by name (``make_model(name, n_components=...)``)
 MODELS = {"topics": TopicModel, "communities": CommunityModel, "cp": CPTensorModel}
 
 

@@ -20,7 +20,7 @@ import lpp.estimators
 from lpp.estimators import (GeometricMechanism, NotFittedError, PrivateTopicModel,
                             RenoisedRowsWarning, forget_noised_rows)
 from lpp.estimators._mechanism import _noise_rng
-from lpp.inference import FitResult, fit_private
+from lpp.inference import FitResult, RunOptions, fit_private
 from lpp.mechanism import GeometricMechanism as LevelOnly
 from lpp.mechanism import exact_alpha, privatize
 from lpp.metrics import align_topics, topic_distances
@@ -210,11 +210,11 @@ def test_progress_follows_fit_private_by_default(small, monkeypatch):
     import lpp.estimators._topic_model as module
 
     assert PrivateTopicModel().progress is None
-    assert inspect.signature(module.fit_private).parameters["progress"].default is None
+    assert RunOptions().progress is None
     seen = []
 
     def spy(*args, **kwargs):
-        seen.append(kwargs["progress"])
+        seen.append(kwargs["run"].progress)
         return fit_private(*args, **kwargs)
 
     monkeypatch.setattr(module, "fit_private", spy)

@@ -4,15 +4,17 @@ import numpy as np
 import pytest
 
 from lpp.formats.fits import DATA_FILE, load_fit, save_fit
-from lpp.inference import fit_private
+from lpp.inference import RunOptions, TopicModel, fit_private
 
 
 @pytest.fixture(scope="module")
 def result():
     rng = np.random.default_rng(0)
     y_tilde = rng.poisson(2.0, (12, 9)) - rng.poisson(0.5, (12, 9))
-    return fit_private(y_tilde, 0.4, "topics", n_components=2, n_iter=12, burn_in=4, thin=4,
-                       rng=5, save_counts=True, progress=False)
+    return fit_private(y_tilde, 0.4, TopicModel(2),
+                       run=RunOptions(n_iter=12, burn_in=4, thin=4, save_counts=True,
+                                      progress=False),
+                       rng=5)
 
 
 def test_round_trip(tmp_path, result):
@@ -73,8 +75,8 @@ def test_a_forged_fit_is_named_in_a_clear_error(tmp_path, result, forge, change,
 @pytest.fixture(scope="module")
 def two_chains():
     y_tilde = np.random.default_rng(1).poisson(2.0, (6, 5))
-    return fit_private(y_tilde, 0.4, "topics", n_components=2, n_iter=4, burn_in=2, rng=5,
-                       n_chains=2, progress=False)
+    return fit_private(y_tilde, 0.4, TopicModel(2),
+                       run=RunOptions(n_iter=4, burn_in=2, progress=False), rng=5, chains=2)
 
 
 @pytest.mark.parametrize("meta, match", [

@@ -12,6 +12,7 @@ from lpp.diagnostics import (
 )
 from lpp.formats.fits import SavedChains, SavedFit, load_chains, load_fit, save_fit
 from lpp.inference import ChainResult, FitResult, TopicModel, fit_nonprivate, fit_private
+from lpp.inference import RunOptions
 from lpp.inference.fit import chain_checkpoint
 from lpp.mechanism import privatize
 from lpp.randomness import chain_seeds
@@ -28,8 +29,10 @@ def data():
 
 def test_one_chain_is_the_plain_fit(data, tmp_path, same_chain):
     _, y_tilde = data
-    plain = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, **SCHEDULE)
-    one = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=1, **SCHEDULE)
+    plain = fit_private(y_tilde, 0.5, TopicModel(2), rng=3,
+                        run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
+    one = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, chains=1,
+                      run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
     assert type(one) is FitResult and one.n_chains == 1
     assert type(one.chains[0]) is ChainResult and one.samples is one.chains[0].samples
     same_chain(plain, one)
@@ -45,8 +48,10 @@ def test_one_chain_is_the_plain_fit(data, tmp_path, same_chain):
 
 def test_chains_run_on_their_own_seeds_and_repeat(data, same_chain):
     _, y_tilde = data
-    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=3, **SCHEDULE)
-    again = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=3, **SCHEDULE)
+    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, chains=3,
+                      run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
+    again = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, chains=3,
+                        run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
     assert isinstance(res, FitResult) and res.n_chains == 3
     with pytest.raises(AttributeError, match="one samples per chain"):
         res.samples  # a fit of several chains does not pick one
@@ -56,7 +61,9 @@ def test_chains_run_on_their_own_seeds_and_repeat(data, same_chain):
     for c, chain in enumerate(res.chains):
         # each chain is exactly the one-chain fit on its own seed: nothing is shared between
         # chains but the data
-        same_chain(chain, fit_private(y_tilde, 0.5, TopicModel(2), rng=res.seeds[c], **SCHEDULE))
+        same_chain(chain, fit_private(y_tilde, 0.5, TopicModel(2), rng=res.seeds[c],
+                                      run=RunOptions(n_iter=16, burn_in=8, thin=2,
+                                                     progress=False)))
     assert not np.array_equal(res.chains[0].mu_hat, res.chains[1].mu_hat)
     assert not np.array_equal(res.chains[1].mu_hat, res.chains[2].mu_hat)
     np.testing.assert_allclose(res.mu_hat, np.mean([c.mu_hat for c in res.chains], axis=0))
@@ -71,16 +78,20 @@ def test_chain_seeds_do_not_collide():
 
 def test_nonprivate_chains(data, same_chain):
     y, _ = data
-    res = fit_nonprivate(y, TopicModel(2), rng=5, n_chains=2, **SCHEDULE)
+    res = fit_nonprivate(y, TopicModel(2), rng=5, chains=2,
+                         run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
     assert res.method == "nonprivate" and res.seeds == chain_seeds(5, 2)
-    same_chain(res.chains[1], fit_nonprivate(y, TopicModel(2), rng=res.seeds[1], **SCHEDULE))
+    same_chain(res.chains[1], fit_nonprivate(y, TopicModel(2), rng=res.seeds[1],
+                                             run=RunOptions(n_iter=16, burn_in=8, thin=2,
+                                                            progress=False)))
 
 
 def test_saved_chains_round_trip_with_their_diagnostics(data, tmp_path):
     _, y_tilde = data
     mask = np.zeros(y_tilde.shape, dtype=bool)
     mask[0, :3] = True
-    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, mask=mask, **SCHEDULE)
+    res = fit_private(np.ma.masked_array(y_tilde, mask), 0.5, TopicModel(2), rng=3, chains=2,
+                      run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
     save_fit(res, tmp_path / "fit", data="d", extra={"epsilon_over_n": 0.7},
              diagnostics=diagnostics_record(res))
     saved = load_fit(tmp_path / "fit")
@@ -126,8 +137,8 @@ def _entries(summary):
 
 def test_chains_with_too_few_samples_save_without_rhat(data, tmp_path):
     _, y_tilde = data
-    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, n_iter=4, burn_in=2,
-                      progress=False)
+    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, chains=2,
+                      run=RunOptions(n_iter=4, burn_in=2, progress=False))
     save_fit(res, tmp_path / "fit", data="d", diagnostics=diagnostics_record(res))
     saved = load_fit(tmp_path / "fit")
     assert np.isnan(saved.rhat_max)
@@ -138,7 +149,8 @@ def test_chains_saved_without_their_diagnostics_say_so(data, tmp_path):
     """save_fit records what it is given: no record computed is written as such, never as a
     fit that passed; a one-chain fit has no record to take."""
     _, y_tilde = data
-    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, **SCHEDULE)
+    res = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, chains=2,
+                      run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
     save_fit(res, tmp_path / "fit", data="d")
     saved = load_fit(tmp_path / "fit")
     assert np.isnan(saved.rhat_max)
@@ -152,29 +164,33 @@ def test_chain_checkpoints_resume(data, tmp_path, same_chain):
     path = tmp_path / "ck.npz"
     assert chain_checkpoint(path, 0) == path
     assert chain_checkpoint(path, 2) == tmp_path / "ck.chain2.npz"
-    whole = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, **SCHEDULE)
-    short = dict(SCHEDULE, n_iter=10)
-    fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, checkpoint=path, **short)
+    whole = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, chains=2,
+                        run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
+    fit_private(y_tilde, 0.5, TopicModel(2), rng=3, chains=2,
+                run=RunOptions(checkpoint=path, **dict(SCHEDULE, n_iter=10)))
     assert path.exists() and chain_checkpoint(path, 1).exists()
-    resumed = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, n_chains=2, checkpoint=path,
-                          resume=True, **SCHEDULE)
+    resumed = fit_private(y_tilde, 0.5, TopicModel(2), rng=3, chains=2,
+                          run=RunOptions(checkpoint=path, resume=True, **SCHEDULE))
     for a, b in zip(whole.chains, resumed.chains):
         same_chain(a, b)
     with pytest.raises(ValueError, match="base seed"):
-        fit_private(y_tilde, 0.5, TopicModel(2), n_chains=2, checkpoint=path, resume=True,
-                    **SCHEDULE)
+        fit_private(y_tilde, 0.5, TopicModel(2), chains=2,
+                    run=RunOptions(checkpoint=path, resume=True, **SCHEDULE))
 
 
 @pytest.mark.parametrize("bad,error", [(0, ValueError), (True, TypeError), (1.5, TypeError)])
 def test_bad_chain_counts_are_refused(data, bad, error):
     _, y_tilde = data
-    with pytest.raises(error, match="n_chains"):
-        fit_private(y_tilde, 0.5, TopicModel(2), n_chains=bad, **SCHEDULE)
+    with pytest.raises(error, match="chains"):
+        fit_private(y_tilde, 0.5, TopicModel(2), chains=bad,
+                    run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
 
 
 def test_an_unknown_format_version_is_refused(data, tmp_path):
     _, y_tilde = data
-    save_fit(fit_private(y_tilde, 0.5, TopicModel(2), rng=3, **SCHEDULE), tmp_path, data="d")
+    save_fit(fit_private(y_tilde, 0.5, TopicModel(2), rng=3,
+                         run=RunOptions(n_iter=16, burn_in=8, thin=2,
+                                        progress=False)), tmp_path, data="d")
     meta = json.loads((tmp_path / "fit.json").read_text())
     meta["format_version"] = 3
     (tmp_path / "fit.json").write_text(json.dumps(meta))

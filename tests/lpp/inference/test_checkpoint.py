@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lpp.inference import TopicModel, fit_private
+from lpp.inference import RunOptions, TopicModel, fit_private
 from lpp.inference.checkpoint import _digest, read_checkpoint
 
 QUIET = {"progress": False}
@@ -24,8 +24,8 @@ def saved(topic_data, tmp_path):
     run of ``RUN`` continues to iteration 12."""
     _, _, y_tilde, alpha = topic_data
     path = tmp_path / "c.npz"
-    fit_private(y_tilde, alpha, TopicModel(3), rng=5, checkpoint=path,
-                **{**RUN, "n_iter": 6})
+    fit_private(y_tilde, alpha, TopicModel(3), rng=5,
+                run=RunOptions(checkpoint=path, **{**RUN, "n_iter": 6}))
     return y_tilde, alpha, path
 
 
@@ -44,21 +44,23 @@ def _rewrite(path, *, meta=None, digest=True, **arrays):
     np.savez(path, **content)
 
 
-def _resume(y_tilde, alpha, path, **kwargs):
-    return fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, resume=True,
-                       **{**RUN, **kwargs})
+def _resume(y_tilde, alpha, path, rng=None, **kwargs):
+    return fit_private(y_tilde, alpha, TopicModel(3), rng=rng,
+                       run=RunOptions(checkpoint=path, resume=True, **{**RUN, **kwargs}))
 
 
 def test_a_verified_checkpoint_continues_the_chain_bit_for_bit(saved):
     y_tilde, alpha, path = saved
-    full = fit_private(y_tilde, alpha, TopicModel(3), rng=5, **RUN)
+    full = fit_private(y_tilde, alpha, TopicModel(3), rng=5,
+                       run=RunOptions(n_iter=12, burn_in=2, thin=2, progress=False))
     for rng in (None, 5, np.random.default_rng(0)):  # an int must be the checkpoint's seed
         resumed = _resume(y_tilde, alpha, path, rng=rng)
         assert resumed.seed == 5 and resumed.iterations_done == 12
         assert np.array_equal(resumed.mu_hat, full.mu_hat)
         assert np.array_equal(resumed.log_joint, full.log_joint)
-        fit_private(y_tilde, alpha, TopicModel(3), rng=5, checkpoint=path,
-                    **{**RUN, "n_iter": 6})  # back to iteration 6 for the next rng
+        fit_private(y_tilde, alpha, TopicModel(3), rng=5,
+                    run=RunOptions(checkpoint=path,
+                                   **{**RUN, "n_iter": 6}))  # back to iteration 6 for the next rng
 
 
 @pytest.mark.parametrize("edit", [
@@ -139,8 +141,10 @@ def test_a_damaged_file_is_named_in_a_clear_error(saved, how):
     with pytest.raises(ValueError, match=rf"checkpoint {path}.*delete it, or pass resume=False"):
         _resume(y_tilde, alpha, path)
     # starting over overwrites it
-    assert fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, rng=5,
-                       **RUN).iterations_done == 12
+    assert fit_private(y_tilde, alpha, TopicModel(3),
+                       run=RunOptions(checkpoint=path, n_iter=12, burn_in=2, thin=2,
+                                      progress=False),
+                       rng=5).iterations_done == 12
     assert _resume(y_tilde, alpha, path).iterations_done == 12
 
 
@@ -241,12 +245,13 @@ def test_arrays_of_the_wrong_shape_or_kind_are_refused_though_the_digest_matches
 def test_a_forged_auxiliary_state_is_refused(topic_data, tmp_path, arrays, match):
     _, _, y_tilde, alpha = topic_data
     path = tmp_path / "b.npz"
-    fit_private(y_tilde, alpha, TopicModel(3), method="bessel", rng=5, checkpoint=path,
-                **{**RUN, "n_iter": 6})
+    fit_private(y_tilde, alpha, TopicModel(3), method="bessel", rng=5,
+                run=RunOptions(checkpoint=path, **{**RUN, "n_iter": 6}))
     _rewrite(path, **arrays)
     with pytest.raises(ValueError, match=rf"checkpoint {path}: .*{match}"):
-        fit_private(y_tilde, alpha, TopicModel(3), method="bessel", checkpoint=path,
-                    resume=True, **RUN)
+        fit_private(y_tilde, alpha, TopicModel(3), method="bessel",
+                    run=RunOptions(checkpoint=path, resume=True, n_iter=12, burn_in=2, thin=2,
+                                   progress=False))
 
 
 def test_a_forged_seed_is_refused(saved):

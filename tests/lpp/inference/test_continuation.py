@@ -10,6 +10,7 @@ from lpp.formats.fits import load_chains, load_fit, save_fit
 from lpp.inference import (
     CommunityModel,
     GibbsSampler,
+    RunOptions,
     TopicModel,
     checkpoint_from_fit,
     checkpoints_from_fit,
@@ -44,13 +45,15 @@ class Case:
         self.y, self.y_tilde, self.alpha, self.mask = y, y_tilde, alpha, mask
         self.thin, self.n_chains = thin, n_chains
 
-    def fit(self, n_iter, burn_in, **kw):
-        common = {"n_iter": n_iter, "burn_in": burn_in, "thin": self.thin, "rng": 5,
-                  "mask": self.mask, "n_chains": self.n_chains, **QUIET, **kw}
+    def fit(self, n_iter, burn_in, rng=5, **kw):
+        common = {"run": RunOptions(n_iter=n_iter, burn_in=burn_in, thin=self.thin,
+                                    **{**QUIET, **kw}),
+                  "rng": rng, "chains": self.n_chains}
         if self.method == "nonprivate":
-            return fit_nonprivate(self.y, self.make_model(), **common)
-        return fit_private(self.y_tilde, self.alpha, self.make_model(), method=self.method,
-                           **common)
+            return fit_nonprivate(np.ma.masked_array(self.y, self.mask), self.make_model(),
+                                  **common)
+        return fit_private(np.ma.masked_array(self.y_tilde, self.mask), self.alpha,
+                           self.make_model(), method=self.method, **common)
 
     def chain(self, seed):
         if self.method == "nonprivate":

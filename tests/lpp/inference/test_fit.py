@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import numba
 import numpy as np
@@ -19,7 +20,7 @@ from lpp.inference import (
     fit_private,
     make_model,
 )
-from lpp.inference import kernels, numerics, privacy
+from lpp.inference import RunOptions, kernels, numerics, privacy
 from lpp.inference.privacy import kernels as privacy_kernels
 from lpp.mechanism import privatize
 
@@ -42,8 +43,10 @@ def _same(a, b):
 
 def test_result_holds_thinned_samples_and_their_running_mean(topic_data):
     _, _, y_tilde, alpha = topic_data
-    res = fit_private(y_tilde, alpha, TopicModel(3), n_iter=23, burn_in=5, thin=4, rng=1,
-                      save_counts=True, **QUIET)
+    res = fit_private(y_tilde, alpha, TopicModel(3),
+                      run=RunOptions(n_iter=23, burn_in=5, thin=4, save_counts=True,
+                                     progress=False),
+                      rng=1)
     assert res.saved_iterations.tolist() == [9, 13, 17, 21] and res.n_saved == 4
     assert res.samples["theta"].shape == (4, 30, 3) and res.samples["phi"].shape == (4, 3, 25)
     assert res.samples["y"].dtype == np.int64 and res.samples["y"].shape == (4, 30, 25)
@@ -70,23 +73,25 @@ def test_log_joint_is_prior_plus_likelihood_plus_noise(topic_data):
 
 def test_private_fit_cannot_take_true_counts():
     params = inspect.signature(fit_private).parameters
-    assert "y" not in params and list(params)[:3] == ["y_tilde", "alpha", "model"]
+    assert "y" not in params and list(params)[:3] == ["y_tilde", "mechanism", "model"]
     assert list(inspect.signature(fit_nonprivate).parameters)[:2] == ["y", "model"]
 
 
 def test_naive_is_the_model_fitted_to_truncated_data(topic_data):
     _, _, y_tilde, _ = topic_data
-    naive = fit_private(y_tilde, None, TopicModel(3), method="naive", n_iter=6, rng=3, **QUIET)
-    direct = fit_nonprivate(np.maximum(y_tilde, 0), TopicModel(3), n_iter=6, rng=3, **QUIET)
+    naive = fit_private(y_tilde, None, TopicModel(3), method="naive",
+                        run=RunOptions(n_iter=6, progress=False), rng=3)
+    direct = fit_nonprivate(np.maximum(y_tilde, 0), TopicModel(3),
+                            run=RunOptions(n_iter=6, progress=False), rng=3)
     assert naive.method == "naive" and direct.method == "nonprivate"
     _same(naive, direct)
 
 
 def test_seeds_matter_and_repeat(topic_data):
     _, _, y_tilde, alpha = topic_data
-    a = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, rng=5, **QUIET)
-    b = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, rng=5, **QUIET)
-    c = fit_private(y_tilde, alpha, TopicModel(3), n_iter=4, rng=6, **QUIET)
+    a = fit_private(y_tilde, alpha, TopicModel(3), run=RunOptions(n_iter=4, progress=False), rng=5)
+    b = fit_private(y_tilde, alpha, TopicModel(3), run=RunOptions(n_iter=4, progress=False), rng=5)
+    c = fit_private(y_tilde, alpha, TopicModel(3), run=RunOptions(n_iter=4, progress=False), rng=6)
     _same(a, b)
     assert not np.array_equal(a.mu_hat, c.mu_hat)
     assert a.seed == b.seed != c.seed
@@ -94,15 +99,19 @@ def test_seeds_matter_and_repeat(topic_data):
 
 def test_the_recorded_seed_repeats_a_run(topic_data):
     _, _, y_tilde, alpha = topic_data
-    first = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, rng=None, **QUIET)
-    again = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, rng=first.seed, **QUIET)
+    first = fit_private(y_tilde, alpha, TopicModel(3), run=RunOptions(n_iter=3, progress=False),
+                        rng=None)
+    again = fit_private(y_tilde, alpha, TopicModel(3), run=RunOptions(n_iter=3, progress=False),
+                        rng=first.seed)
     _same(first, again)
-    from_generator = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3,
-                                 rng=np.random.default_rng(1), **QUIET)
+    from_generator = fit_private(y_tilde, alpha, TopicModel(3),
+                                 run=RunOptions(n_iter=3, progress=False),
+                                 rng=np.random.default_rng(1))
     assert 0 <= from_generator.seed < 2**63
     for bad, err in ((-1, ValueError), (2**63, ValueError), ("1", TypeError), (1.0, TypeError)):
         with pytest.raises(err, match="seed|rng"):
-            fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, rng=bad, **QUIET)
+            fit_private(y_tilde, alpha, TopicModel(3), run=RunOptions(n_iter=3, progress=False),
+                        rng=bad)
 
 
 def test_masked_entries_do_not_influence_the_fit(topic_data):
@@ -111,8 +120,10 @@ def test_masked_entries_do_not_influence_the_fit(topic_data):
     mask[::3, ::4] = True
     other = y_tilde.copy()
     other[mask] += 17
-    a = fit_private(y_tilde, alpha, TopicModel(3), n_iter=5, rng=1, mask=mask, **QUIET)
-    b = fit_private(other, alpha, TopicModel(3), n_iter=5, rng=1, mask=mask, **QUIET)
+    a = fit_private(np.ma.masked_array(y_tilde, mask), alpha, TopicModel(3),
+                    run=RunOptions(n_iter=5, progress=False), rng=1)
+    b = fit_private(np.ma.masked_array(other, mask), alpha, TopicModel(3),
+                    run=RunOptions(n_iter=5, progress=False), rng=1)
     _same(a, b)
 
 
@@ -134,11 +145,13 @@ def test_bit_identical_with_one_or_two_threads(threads, monkeypatch):
         runs = []
         for n_threads in (1, 2):
             numba.set_num_threads(n_threads)
-            runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, rng=7, **QUIET))
+            runs.append(fit_private(data, 0.4, model, method=method,
+                                    run=RunOptions(n_iter=3, progress=False), rng=7))
         with monkeypatch.context() as m:  # force the serial twins
             m.setattr(privacy_kernels, "SERIAL_BELOW", 10**12)
             m.setattr(kernels, "SERIAL_BELOW", 10**12)
-            runs.append(fit_private(data, 0.4, model, method=method, n_iter=3, rng=7, **QUIET))
+            runs.append(fit_private(data, 0.4, model, method=method,
+                                    run=RunOptions(n_iter=3, progress=False), rng=7))
         _same(runs[0], runs[1])
         _same(runs[0], runs[2])
 
@@ -151,10 +164,11 @@ def test_bit_identical_with_one_or_two_threads(threads, monkeypatch):
 ])
 def test_kernels_split_into_short_calls_draw_the_same_chain(data, model, method, monkeypatch):
     # a budget of a few steps splits every kernel into many calls over rows or blocks
-    kw = dict(method=method, n_iter=3, rng=9, save_counts=True, **QUIET)
-    whole = fit_private(data, 0.4, model, **kw)
+    whole = fit_private(data, 0.4, model, method=method,
+                        run=RunOptions(n_iter=3, save_counts=True, progress=False), rng=9)
     monkeypatch.setattr(numerics, "CALL_STEPS", 5000)
-    _same(fit_private(data, 0.4, model, **kw), whole)
+    _same(fit_private(data, 0.4, model, method=method,
+                      run=RunOptions(n_iter=3, save_counts=True, progress=False), rng=9), whole)
 
 
 class _InterruptAt(TopicModel):
@@ -174,25 +188,35 @@ class _InterruptAt(TopicModel):
 @pytest.mark.parametrize("method", ["collapsed", "bessel"])
 def test_interrupt_checkpoint_and_resume_equal_an_uninterrupted_run(topic_data, tmp_path, method):
     _, _, y_tilde, alpha = topic_data
-    kw = dict(method=method, n_iter=30, burn_in=4, thin=3, rng=12, save_counts=True, **QUIET)
-    full = fit_private(y_tilde, alpha, TopicModel(3), **kw)
+    full = fit_private(y_tilde, alpha, TopicModel(3), method=method,
+                       run=RunOptions(n_iter=30, burn_in=4, thin=3, save_counts=True,
+                                      progress=False),
+                       rng=12)
     path = tmp_path / "chain.npz"
-    part = fit_private(y_tilde, alpha, _InterruptAt(16, 3), checkpoint=path, checkpoint_every=5,
-                       **kw)
+    part = fit_private(y_tilde, alpha, _InterruptAt(16, 3),
+                       run=RunOptions(checkpoint=path, checkpoint_every=5, n_iter=30, burn_in=4,
+                                      thin=3, save_counts=True, progress=False),
+                       method=method, rng=12)
     assert part.interrupted and part.iterations_done == 16 and not part.complete
     assert part.saved_iterations.tolist() == [7, 10, 13, 16] and part.mu_hat is not None
     assert not list(tmp_path.glob(".*tmp*"))  # atomic writes leave no temporary file
-    resumed = fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, resume=True, **kw)
+    resumed = fit_private(y_tilde, alpha, TopicModel(3),
+                          run=RunOptions(checkpoint=path, resume=True, n_iter=30, burn_in=4,
+                                         thin=3, save_counts=True, progress=False),
+                          method=method, rng=12)
     assert resumed.complete and resumed.iter_seconds.shape == (30,)
     _same(full, resumed)
     # a finished checkpoint resumes to the same result without sweeping again
-    _same(full, fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, resume=True, **kw))
+    _same(full, fit_private(y_tilde, alpha, TopicModel(3),
+                            run=RunOptions(checkpoint=path, resume=True, n_iter=30, burn_in=4,
+                                           thin=3, save_counts=True, progress=False),
+                            method=method, rng=12))
 
 
 def test_interrupt_after_the_commit_keeps_the_sweep(topic_data, tmp_path, monkeypatch):
     _, _, y_tilde, alpha = topic_data
-    kw = dict(n_iter=12, thin=2, rng=3, **QUIET)
-    full = fit_private(y_tilde, alpha, TopicModel(3), **kw)
+    full = fit_private(y_tilde, alpha, TopicModel(3),
+                       run=RunOptions(n_iter=12, thin=2, progress=False), rng=3)
     real = GibbsSampler.log_joint
     calls = {"n": 0}
 
@@ -204,41 +228,50 @@ def test_interrupt_after_the_commit_keeps_the_sweep(topic_data, tmp_path, monkey
 
     monkeypatch.setattr(GibbsSampler, "log_joint", flaky)
     path = tmp_path / "c.npz"
-    part = fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, **kw)
+    part = fit_private(y_tilde, alpha, TopicModel(3),
+                       run=RunOptions(checkpoint=path, n_iter=12, thin=2, progress=False), rng=3)
     assert part.interrupted and part.iterations_done == 6
     assert part.saved_iterations.tolist() == [2, 4, 6]
     assert np.isnan(part.iter_seconds[-1])
     monkeypatch.setattr(GibbsSampler, "log_joint", real)
-    _same(full, fit_private(y_tilde, alpha, TopicModel(3), checkpoint=path, resume=True, **kw))
+    _same(full, fit_private(y_tilde, alpha, TopicModel(3),
+                            run=RunOptions(checkpoint=path, resume=True, n_iter=12, thin=2,
+                                           progress=False),
+                            rng=3))
 
 
 def test_resume_refuses_a_different_run(topic_data, tmp_path):
     _, _, y_tilde, alpha = topic_data
     path = tmp_path / "c.npz"
-    fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, rng=1, checkpoint=path, **QUIET)
+    fit_private(y_tilde, alpha, TopicModel(3),
+                run=RunOptions(n_iter=3, checkpoint=path, progress=False), rng=1)
     with pytest.raises(ValueError, match="'data'"):
-        fit_private(y_tilde + 1, alpha, TopicModel(3), n_iter=5, checkpoint=path, resume=True,
-                    **QUIET)
+        fit_private(y_tilde + 1, alpha, TopicModel(3),
+                    run=RunOptions(n_iter=5, checkpoint=path, resume=True, progress=False))
     with pytest.raises(ValueError, match="'thin'"):
-        fit_private(y_tilde, alpha, TopicModel(3), n_iter=5, thin=2, checkpoint=path, resume=True,
-                    **QUIET)
+        fit_private(y_tilde, alpha, TopicModel(3),
+                    run=RunOptions(n_iter=5, thin=2, checkpoint=path, resume=True, progress=False))
     with pytest.raises(ValueError, match="'model'"):
-        fit_private(y_tilde, alpha, TopicModel(4), n_iter=5, checkpoint=path, resume=True, **QUIET)
+        fit_private(y_tilde, alpha, TopicModel(4),
+                    run=RunOptions(n_iter=5, checkpoint=path, resume=True, progress=False))
     with pytest.raises(ValueError, match="checkpoint path"):
-        fit_private(y_tilde, alpha, TopicModel(3), n_iter=5, resume=True, **QUIET)
+        fit_private(y_tilde, alpha, TopicModel(3),
+                    run=RunOptions(n_iter=5, resume=True, progress=False))
 
 
 def test_models_by_name_and_initialisation(topic_data):
     _, y, _, _ = topic_data
-    a = fit_nonprivate(y, "topics", n_components=3, n_iter=2, rng=1, **QUIET)
-    b = fit_nonprivate(y, TopicModel(3), n_iter=2, rng=1, **QUIET)
+    a = fit_nonprivate(y, TopicModel(3), run=RunOptions(n_iter=2, progress=False), rng=1)
+    b = fit_nonprivate(y, TopicModel(3), run=RunOptions(n_iter=2, progress=False), rng=1)
     _same(a, b)
     init = {"theta": np.ones((30, 3)), "phi": np.ones((3, 25))}
-    c = fit_nonprivate(y, TopicModel(3), n_iter=2, rng=1, init=init, **QUIET)
-    d = fit_nonprivate(y, TopicModel(3), n_iter=2, rng=1, init="prior", **QUIET)
+    c = fit_nonprivate(y, TopicModel(3), run=RunOptions(n_iter=2, init=init, progress=False),
+                       rng=1)
+    d = fit_nonprivate(y, TopicModel(3), run=RunOptions(n_iter=2, init="prior", progress=False),
+                       rng=1)
     assert not np.array_equal(c.mu_hat, d.mu_hat)
     with pytest.raises(ValueError, match="init"):
-        fit_nonprivate(y, TopicModel(3), n_iter=2, init="zeros", **QUIET)
+        fit_nonprivate(y, TopicModel(3), run=RunOptions(n_iter=2, init="zeros", progress=False))
     with pytest.raises(TypeError, match="model object"):
         make_model(TopicModel(3), n_components=3)
     with pytest.raises(ValueError, match="unknown model"):
@@ -252,7 +285,8 @@ def test_privacy_step_is_model_agnostic():
     rng = np.random.default_rng(2)
     y_tilde = privatize(rng.poisson(2.0, (4, 5, 3)), 0.5, rng=rng)
     for method in ("collapsed", "bessel"):
-        res = fit_private(y_tilde, 0.5, CPTensorModel(2), method=method, n_iter=5, rng=1, **QUIET)
+        res = fit_private(y_tilde, 0.5, CPTensorModel(2), method=method,
+                          run=RunOptions(n_iter=5, progress=False), rng=1)
         assert res.mu_hat.shape == (4, 5, 3) and np.all(np.isfinite(res.log_joint))
         assert set(res.aux) == ({"lam_plus", "lam_minus"} if method == "bessel" else set())
 
@@ -260,53 +294,97 @@ def test_privacy_step_is_model_agnostic():
 def test_progress_bar_can_be_shown(topic_data, capsys):
     pytest.importorskip("tqdm", reason="the bar is tqdm's (lpp[progress])")
     _, y, _, _ = topic_data
-    fit_nonprivate(y, TopicModel(2), n_iter=3, progress=True)
+    fit_nonprivate(y, TopicModel(2), run=RunOptions(n_iter=3, progress=True))
     assert "topics/nonprivate" in capsys.readouterr().err
-    fit_nonprivate(y, TopicModel(2), n_iter=3, progress=False)
+    fit_nonprivate(y, TopicModel(2), run=RunOptions(n_iter=3, progress=False))
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.parametrize("kwargs,err,match", [
-    ({"n_iter": 0}, ValueError, "n_iter"),
-    ({"n_iter": 5, "burn_in": 5}, ValueError, "burn_in"),
-    ({"thin": 0}, ValueError, "thin"),
-    ({"thin": 1.5}, TypeError, "thin"),
-    ({"method": "laplace"}, ValueError, "method"),
-    ({"mask": np.zeros((3, 3), dtype=bool)}, ValueError, "mask has shape"),
-    ({"mask": np.full((30, 25), 0.5)}, TypeError, "mask"),
-    ({"alpha": 1.0}, ValueError, "alpha"),
-    ({"alpha": np.full(30, 0.5)}, ValueError, "broadcast"),
-    ({"alpha": None}, TypeError, "alpha"),
-    ({"model": TopicModel(3), "n_components": 2}, TypeError, "model object"),
-    ({"model": "topics", "n_components": 0}, ValueError, "n_components"),
-    ({"checkpoint_every": 0}, ValueError, "checkpoint_every"),
-    ({"n_iter": 5, "burn_in": 3, "thin": 3}, ValueError, "no draw would be saved"),
-    ({"model": "topics", "n_components": 2, "a0": 1e7}, ValueError, r"a0 must lie in"),
-    ({"model": "topics", "n_components": 2, "b0": 1e-9}, ValueError, r"b0 must lie in"),
+@pytest.mark.parametrize("kwargs,run,err,match", [
+    ({}, {"n_iter": 0}, ValueError, "n_iter"),
+    ({}, {"n_iter": 5, "burn_in": 5}, ValueError, "burn_in"),
+    ({}, {"thin": 0}, ValueError, "thin"),
+    ({}, {"thin": 1.5}, TypeError, "thin"),
+    ({}, {"checkpoint_every": 0}, ValueError, "checkpoint_every"),
+    ({}, {"n_iter": 5, "burn_in": 3, "thin": 3}, ValueError, "no draw would be saved"),
+    ({"method": "laplace"}, {}, ValueError, "method"),
+    ({"mechanism": 1.0}, {}, ValueError, "alpha"),
+    ({"mechanism": np.full(30, 0.5)}, {}, ValueError, "broadcast"),
+    ({"mechanism": None}, {}, TypeError, "alpha"),
+    ({"model": "topics"}, {}, TypeError, r"number of components.*TopicModel\(K\)"),
+    ({"model": "topics", "n_components": 2, "a0": 1e7}, {}, ValueError, r"a0 must lie in"),
+    ({"model": "topics", "n_components": 2, "b0": 1e-9}, {}, ValueError, r"b0 must lie in"),
+    ({"model": "topics", "n_components": 0}, {}, ValueError, "n_components"),
+    ({"run": {"n_iter": 3}}, {}, TypeError, "run must be a lpp.inference.RunOptions"),
+    ({"chains": 2, "n_chains": 2}, {}, TypeError, "chains once"),
+    ({"n_iter": 3}, {"n_iter": 3}, TypeError, "in run=RunOptions"),
+    ({"n_sweeps": 3}, {}, TypeError, "unexpected keyword argument 'n_sweeps'"),
 ])
-def test_bad_arguments_are_refused(topic_data, kwargs, err, match):
+def test_bad_arguments_are_refused(topic_data, kwargs, run, err, match):
     _, _, y_tilde, alpha = topic_data
-    args = {"alpha": alpha, "model": TopicModel(3), "n_iter": 3, **QUIET, **kwargs}
-    with pytest.raises(err, match=match):
+    args = {"mechanism": alpha, "model": TopicModel(3),
+            "run": RunOptions(**{"n_iter": 3, **QUIET, **run}), **kwargs}
+    with pytest.raises(err, match=match), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the old keywords' notice
         fit_private(y_tilde, **args)
+
+
+@pytest.mark.parametrize("mask,err,match", [
+    (np.zeros((3, 3), dtype=bool), ValueError, "mask has shape"),
+    (np.full((30, 25), 0.5), TypeError, "mask"),
+])
+def test_a_bad_mask_of_the_old_keyword_is_refused(topic_data, mask, err, match):
+    _, _, y_tilde, alpha = topic_data
+    with pytest.raises(err, match=match), pytest.warns(FutureWarning):
+        fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, mask=mask, progress=False)
+
+
+def test_the_old_keywords_are_the_new_arguments_with_a_notice(topic_data):
+    """The keywords of earlier releases (the schedule and the chain's settings, ``mask``,
+    ``n_chains``, a model's name with ``n_components``, ``a0``, ``b0``) run the fit the new
+    arguments describe, bit for bit, with a FutureWarning that names the new places."""
+    _, y, y_tilde, alpha = topic_data
+    mask = np.random.default_rng(4).random(y.shape) < 0.1
+    new = fit_private(np.ma.masked_array(y_tilde, mask), alpha, TopicModel(3, a0=0.2),
+                      method="bessel", run=RunOptions(n_iter=6, burn_in=2, thin=2, init="em",
+                                                      progress=False), rng=7, chains=2)
+    with pytest.warns(FutureWarning, match=r"run=RunOptions\(\.\.\.\).*chains=.*numpy\.ma"):
+        old = fit_private(y_tilde, alpha, "topics", n_components=3, a0=0.2, method="bessel",
+                          n_iter=6, burn_in=2, thin=2, init="em", progress=False, rng=7,
+                          mask=mask, n_chains=2)
+    for a, b in zip(new.chains, old.chains):
+        _same(a, b)
+    assert np.array_equal(new.exclude, old.exclude)
+    ref = fit_nonprivate(y, TopicModel(3), run=RunOptions(n_iter=4, progress=False), rng=1)
+    with pytest.warns(FutureWarning, match="fit_nonprivate"):
+        _same(ref, fit_nonprivate(y, TopicModel(3), n_iter=4, progress=False, rng=1))
+
+
+def test_a_fit_takes_at_most_nine_arguments():
+    for fit in (fit_private, fit_nonprivate):
+        params = inspect.signature(fit).parameters.values()
+        named = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        assert len(named) <= 9, fit.__name__
 
 
 def test_bad_data_are_refused(topic_data):
     _, y, y_tilde, alpha = topic_data
     with pytest.raises(ValueError, match="non-integer"):
-        fit_private(y_tilde + 0.5, alpha, TopicModel(3), n_iter=2, **QUIET)
+        fit_private(y_tilde + 0.5, alpha, TopicModel(3), run=RunOptions(n_iter=2, progress=False))
     with pytest.raises(ValueError, match="negative"):
-        fit_nonprivate(y_tilde, TopicModel(3), n_iter=2, **QUIET)
+        fit_nonprivate(y_tilde, TopicModel(3), run=RunOptions(n_iter=2, progress=False))
     with pytest.raises(ValueError, match="2-d"):
-        fit_nonprivate(y.reshape(-1), TopicModel(3), n_iter=2, **QUIET)
+        fit_nonprivate(y.reshape(-1), TopicModel(3), run=RunOptions(n_iter=2, progress=False))
     with pytest.raises(ValueError, match="square"):
-        fit_nonprivate(y, CommunityModel(2), n_iter=2, **QUIET)
+        fit_nonprivate(y, CommunityModel(2), run=RunOptions(n_iter=2, progress=False))
     mask = np.zeros(y.shape, dtype=bool)
     mask[4] = True
     with pytest.raises(ValueError, match=r"\[4\] along axis 0 is masked"):
-        fit_nonprivate(y, TopicModel(3), n_iter=2, mask=mask, **QUIET)
+        fit_nonprivate(np.ma.masked_array(y, mask), TopicModel(3),
+                       run=RunOptions(n_iter=2, progress=False))
     with pytest.raises(ValueError, match="non-empty"):
-        fit_nonprivate(np.zeros((0, 3), dtype=np.int64), TopicModel(3), n_iter=2, **QUIET)
+        fit_nonprivate(np.zeros((0, 3), dtype=np.int64), TopicModel(3),
+                       run=RunOptions(n_iter=2, progress=False))
 
 
 def test_em_initialisation_starts_near_the_truth_and_repeats():
@@ -329,7 +407,8 @@ def test_em_initialisation_starts_near_the_truth_and_repeats():
                                                                              start("em", 2))
     mask = rng.random(y.shape) < 0.1
     assert np.isfinite(start("em", mask=mask)).all()
-    res = fit_private(y_tilde, 0.2, TopicModel(3), n_iter=3, rng=1, init="em", **QUIET)
+    res = fit_private(y_tilde, 0.2, TopicModel(3),
+                      run=RunOptions(n_iter=3, init="em", progress=False), rng=1)
     assert res.iterations_done == 3
     net = rng.poisson(2.0, (8, 8))
     np.fill_diagonal(net, 0)
@@ -344,12 +423,12 @@ def test_em_initialisation_starts_near_the_truth_and_repeats():
 def test_huge_counts_cost_no_more_than_small_ones(method, model):
     # 1e9 in every entry: allocating token by token would run for many minutes per sweep
     y = np.full((3, 3), 10**9, dtype=np.int64)
-    kw = dict(n_components=2, n_iter=3, rng=1, save_counts=True, **QUIET)
+    kw = dict(run=RunOptions(n_iter=3, save_counts=True, **QUIET), rng=1)
     if method == "nonprivate":
-        res = fit_nonprivate(y, model, **kw)
+        res = fit_nonprivate(y, make_model(model, n_components=2), **kw)
     else:
-        res = fit_private(y + np.array([[3, -2, 0], [1, 0, -5], [2, 2, 7]]), 0.5, model,
-                          method=method, **kw)
+        res = fit_private(y + np.array([[3, -2, 0], [1, 0, -5], [2, 2, 7]]), 0.5,
+                          make_model(model, n_components=2), method=method, **kw)
     assert res.iterations_done == 3 and np.all(np.isfinite(res.log_joint))
     assert np.all(res.samples["y"] >= 0) and np.all(np.isfinite(res.mu_hat))
     if method == "nonprivate":
@@ -362,31 +441,50 @@ def test_a_masked_array_brings_its_mask(topic_data):
     rng = np.random.default_rng(5)
     own, extra = rng.random(y_tilde.shape) < 0.1, rng.random(y_tilde.shape) < 0.05
     garbage = np.where(own, 10**17, y_tilde)  # never read: its entries are masked
-    kw = dict(n_iter=4, rng=2, save_counts=True, **QUIET)
-    _same(fit_private(np.ma.array(garbage, mask=own), alpha, TopicModel(3), **kw),
-          fit_private(y_tilde, alpha, TopicModel(3), mask=own, **kw))
-    _same(fit_private(np.ma.array(garbage, mask=own), alpha, TopicModel(3), mask=extra, **kw),
-          fit_private(y_tilde, alpha, TopicModel(3), mask=own | extra, **kw))
+    _same(fit_private(np.ma.array(garbage, mask=own), alpha, TopicModel(3),
+                      run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=2),
+          fit_private(np.ma.masked_array(y_tilde, own), alpha, TopicModel(3),
+                      run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=2))
+    _same(fit_private(np.ma.masked_array(np.ma.array(garbage, mask=own), extra), alpha,
+                      TopicModel(3), run=RunOptions(n_iter=4, save_counts=True, progress=False),
+                      rng=2),
+          fit_private(np.ma.masked_array(y_tilde, own | extra), alpha, TopicModel(3),
+                      run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=2))
     y = np.maximum(y_tilde, 0)
-    # the saved counts of a non-private fit echo the data: a masked entry's is 0
-    _same(fit_nonprivate(np.ma.array(y, mask=own), TopicModel(3), **kw),
-          fit_nonprivate(np.where(own, 0, y), TopicModel(3), mask=own, **kw))
+    run = RunOptions(n_iter=4, save_counts=True, progress=False)
+    # the saved counts of a non-private fit echo the data, a masked entry's too, as with the
+    # mask given apart (one chain, one data fingerprint: a fit saved under either continues
+    # under the other); a masked entry that is not a count (negative, NaN) is 0
+    masked = fit_nonprivate(np.ma.array(y, mask=own), TopicModel(3), run=run, rng=2)
+    with pytest.warns(FutureWarning):
+        apart = fit_nonprivate(y, TopicModel(3), mask=own, rng=2, **vars(run))
+    _same(masked, apart)
+    assert masked.data_fingerprint == apart.data_fingerprint
+    bad = np.where(own, -1.0, y).astype(float)
+    bad[0, 0], own[0, 0] = np.nan, True
+    _same(fit_nonprivate(np.ma.array(bad, mask=own), TopicModel(3), run=run, rng=2),
+          fit_nonprivate(np.ma.array(np.where(own, 0, y), mask=own), TopicModel(3), run=run,
+                         rng=2))
     with pytest.raises(TypeError, match="mask="):
         privacy.sample_true_counts(np.ma.array(y_tilde, mask=own), alpha, np.ones(y.shape))
 
 
 def test_a_sparse_matrix_is_fitted_as_its_dense_array(topic_data):
     _, y, y_tilde, alpha = topic_data
-    kw = dict(n_iter=3, rng=4, **QUIET)
-    _same(fit_nonprivate(scipy.sparse.csr_matrix(y), TopicModel(3), **kw),
-          fit_nonprivate(y, TopicModel(3), **kw))
-    _same(fit_private(scipy.sparse.coo_array(y_tilde), alpha, TopicModel(3), **kw),
-          fit_private(y_tilde, alpha, TopicModel(3), **kw))
+    _same(fit_nonprivate(scipy.sparse.csr_matrix(y), TopicModel(3),
+                         run=RunOptions(n_iter=3, progress=False), rng=4),
+          fit_nonprivate(y, TopicModel(3), run=RunOptions(n_iter=3, progress=False), rng=4))
+    _same(fit_private(scipy.sparse.coo_array(y_tilde), alpha, TopicModel(3),
+                      run=RunOptions(n_iter=3, progress=False), rng=4),
+          fit_private(y_tilde, alpha, TopicModel(3), run=RunOptions(n_iter=3, progress=False),
+                      rng=4))
 
 
 _HANGS = """
+from dataclasses import replace
+
 import numpy as np
-from lpp.inference import TopicModel, fit_nonprivate, fit_private
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate, fit_private
 
 def attempt(name, run):
     try:
@@ -396,18 +494,18 @@ def attempt(name, run):
     else:
         print(name, "ran")
 
-quiet = dict(n_iter=3, rng=0, progress=False)
+quiet = dict(run=RunOptions(n_iter=3, progress=False), rng=0)
 # a row total past int64 wrapped, and NaN reached the Gamma sampler
 attempt("rows", lambda: fit_private(np.full((2, 100), 10**17), 0.5, TopicModel(2), **quiet))
 attempt("cells", lambda: fit_nonprivate(np.full((3, 3), int(3.5e18)), TopicModel(2), **quiet))
 # the dense collapsed step looped forever from y~ = 1e16
-attempt("dense", lambda: fit_private(np.full((3, 3), 10**16), 0.5, TopicModel(2), sparse=False,
-                                     **quiet))
+attempt("dense", lambda: fit_private(np.full((3, 3), 10**16), 0.5, TopicModel(2), rng=0,
+                                     run=replace(quiet["run"], sparse=False)))
 attempt("a0", lambda: fit_private(np.full((3, 3), 5), 0.5, TopicModel(2, a0=1e300), **quiet))
 # valid data and priors whose rates still overflow a Poisson draw: the prior alone puts them
 # near 1e24 (the bessel step draws no Poisson variate from them and runs)
 attempt("collapsed", lambda: fit_private(np.full((3, 3), 5), 0.5, TopicModel(2, a0=1e6, b0=1e-6),
-                                         init="prior", **quiet))
+                                         rng=0, run=replace(quiet["run"], init="prior")))
 """
 
 
@@ -480,22 +578,24 @@ def test_a_private_folder_is_refused_with_how_to_pass_it(tmp_path):
                      row_ids=[str(i) for i in range(6)], column_ids=[str(j) for j in range(5)])
     for data in (tmp_path / "p", str(tmp_path / "p"), load_privatized(tmp_path / "p")):
         with pytest.raises(TypeError, match=r"load_privatized\(path\); fit_private\(data.y_tilde"):
-            fit_private(data, np.exp(-1.0), TopicModel(2), n_iter=2)
+            fit_private(data, np.exp(-1.0), TopicModel(2), run=RunOptions(n_iter=2))
 
 
 def test_a_scipy_sparse_mask_is_the_dense_mask(topic_data):
-    """Counts may come as scipy.sparse, so may the mask: the same fit as its dense form, and a
-    sparse mask that is not a mask is refused as the dense one is."""
+    """A mask given by the old keyword may come as scipy.sparse: the same fit as its dense
+    form, and a sparse mask that is not a mask is refused as the dense one is."""
     _, _, y_tilde, alpha = topic_data
     mask = np.zeros(y_tilde.shape, dtype=bool)
     mask[0, 1] = mask[2, 0] = True
-    fits = [fit_private(y_tilde, alpha, TopicModel(2), rng=3, n_iter=4, mask=m, progress=False)
-            for m in (mask, scipy.sparse.csr_matrix(mask))]
+    with pytest.warns(FutureWarning):
+        fits = [fit_private(y_tilde, alpha, TopicModel(2), rng=3, n_iter=4, progress=False,
+                            mask=m) for m in (mask, scipy.sparse.csr_matrix(mask))]
     assert np.array_equal(fits[0].mu_hat, fits[1].mu_hat)
     assert np.array_equal(fits[0].exclude, fits[1].exclude)
-    with pytest.raises(TypeError, match="mask must be a boolean array"):
+    with pytest.raises(TypeError, match="mask must be a boolean array"), \
+            pytest.warns(FutureWarning):
         fit_private(y_tilde, alpha, TopicModel(2), rng=3, n_iter=4, progress=False,
                     mask=scipy.sparse.csr_matrix(mask * 2))
-    with pytest.raises(ValueError, match="mask has shape"):
+    with pytest.raises(ValueError, match="mask has shape"), pytest.warns(FutureWarning):
         fit_private(y_tilde, alpha, TopicModel(2), rng=3, n_iter=4, progress=False,
                     mask=scipy.sparse.csr_matrix(mask[:1]))

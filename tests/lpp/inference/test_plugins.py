@@ -19,6 +19,7 @@ from lpp.inference import (
     fit_private,
     make_privacy_step,
 )
+from lpp.inference import RunOptions
 from lpp.testing.geweke import geweke_simulations
 from lpp.distributions import gamma_rate_np
 from lpp.testing import geweke_test
@@ -94,9 +95,10 @@ class EnumeratedPrivacy(PrivacyStep):
 
 def test_a_user_privacy_step_runs_through_fit_private(topic_data):
     _, _, y_tilde, alpha = topic_data
-    kw = dict(method=EnumeratedPrivacy(), n_iter=4, thin=2, rng=3, progress=False)
-    a = fit_private(y_tilde, alpha, TopicModel(3), **kw)
-    b = fit_private(y_tilde, alpha, TopicModel(3), **kw)
+    a = fit_private(y_tilde, alpha, TopicModel(3), method=EnumeratedPrivacy(),
+                    run=RunOptions(n_iter=4, thin=2, progress=False), rng=3)
+    b = fit_private(y_tilde, alpha, TopicModel(3), method=EnumeratedPrivacy(),
+                    run=RunOptions(n_iter=4, thin=2, progress=False), rng=3)
     assert a.method == "enumerated" and a.engine == "dense"
     assert np.array_equal(a.mu_hat, b.mu_hat) and np.all(np.isfinite(a.log_joint))
 
@@ -172,13 +174,14 @@ class RowRates(PoissonFactorization):
 def test_a_user_model_runs_through_fit_private_and_fit_nonprivate(topic_data):
     _, y, y_tilde, alpha = topic_data
     model = RowRates(1, a0=1.0)
-    res = fit_private(y_tilde, alpha, model, n_iter=200, burn_in=100, rng=2, progress=False)
+    res = fit_private(y_tilde, alpha, model,
+                      run=RunOptions(n_iter=200, burn_in=100, progress=False), rng=2)
     assert res.engine == "dense" and res.samples["r"].shape == (100, y.shape[0], 1)
     # the private posterior means of the row rates follow the rows' true mean counts
     rows = res.samples["r"].mean(axis=0)[:, 0]
     assert np.corrcoef(rows, y.mean(axis=1))[0, 1] > 0.8
     # given the true counts the posterior is conjugate: Gamma(a0 + row sum, b0 + V)
-    ref = fit_nonprivate(y, model, n_iter=2000, burn_in=0, rng=3, progress=False)
+    ref = fit_nonprivate(y, model, run=RunOptions(n_iter=2000, burn_in=0, progress=False), rng=3)
     draws = ref.samples["r"][:, :, 0]
     exact_mean = (1.0 + y.sum(axis=1)) / (1.0 + y.shape[1])
     exact_sd = np.sqrt(1.0 + y.sum(axis=1)) / (1.0 + y.shape[1])

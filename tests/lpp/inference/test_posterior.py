@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lpp.inference import GibbsSampler, PoissonFactorization, TopicModel, fit_private
+from lpp.inference import GibbsSampler, PoissonFactorization, RunOptions, TopicModel, fit_private
 from lpp.distributions import gamma_rate_np
 from lpp.mechanism import privatize
 from lpp.testing import FALSE_ALARM, chisquare_gof
@@ -81,9 +81,10 @@ def test_enumeration_check_has_power():
 def _chain_means(method, alpha, y_tilde, seeds):
     out = []
     for seed in seeds:
-        res = fit_private(y_tilde, alpha, TopicModel(2, a0=1.0, b0=1.0), method=method, n_iter=700,
-                          burn_in=100, rng=seed, save_latents=False, save_counts=True,
-                          progress=False)
+        res = fit_private(y_tilde, alpha, TopicModel(2, a0=1.0, b0=1.0), method=method,
+                          run=RunOptions(n_iter=700, burn_in=100, save_latents=False,
+                                         save_counts=True, progress=False),
+                          rng=seed)
         y = res.samples["y"].astype(np.float64)
         out.append([res.mu_hat.mean(), y.mean(), (y ** 2).mean()])
     return np.array(out)

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from lpp.formats.fits import DATA_FILE, load_fit, save_fit
-from lpp.inference import TopicModel, fit_private
+from lpp.inference import RunOptions, TopicModel, fit_private
 from lpp.inference.runner import checkpoint_path
 
 RUN = {"n_iter": 4, "burn_in": 2, "checkpoint_every": 2, "progress": False}
@@ -14,8 +14,9 @@ RUN = {"n_iter": 4, "burn_in": 2, "checkpoint_every": 2, "progress": False}
 def _fit(topic_data, checkpoint, sweeps=None, **kwargs):
     _, _, y_tilde, alpha = topic_data
     callback = None if sweeps is None else (lambda chain: sweeps.append(chain.iteration))
-    return fit_private(y_tilde, alpha, TopicModel(2), rng=5, checkpoint=checkpoint,
-                       callback=callback, **{**RUN, **kwargs})
+    return fit_private(y_tilde, alpha, TopicModel(2), rng=5,
+                       run=RunOptions(checkpoint=checkpoint, callback=callback,
+                                      **{**RUN, **kwargs}))
 
 
 @pytest.mark.parametrize("resume", [False, True])

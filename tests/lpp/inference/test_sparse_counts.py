@@ -13,6 +13,7 @@ from lpp.inference import (
     TopicModel,
     fit_nonprivate,
 )
+from lpp.inference import RunOptions
 from lpp.inference.sparse_counts import SparseCounts
 from lpp.validation import count_array
 
@@ -80,35 +81,44 @@ def test_bad_values_get_the_errors_of_dense_counts(bad):
     with pytest.raises(type(from_dense.value), match=str(from_dense.value)[:30]):
         SparseCounts.from_input(sp.csr_matrix(dense), "y")
     with pytest.raises(type(from_dense.value), match=str(from_dense.value)[:30]):
-        fit_nonprivate(sp.csr_matrix(dense), TopicModel(1), n_iter=1, **QUIET)
+        fit_nonprivate(sp.csr_matrix(dense), TopicModel(1),
+                       run=RunOptions(n_iter=1, progress=False))
 
 
 @pytest.mark.parametrize("init", ["data", "em", "prior"])
 def test_a_sparse_fit_is_the_dense_fit(counts, init):
-    kw = dict(n_iter=6, burn_in=2, rng=5, init=init, **QUIET)
-    dense = fit_nonprivate(counts, TopicModel(3), **kw)
-    _same_fit(fit_nonprivate(sp.coo_array(counts.astype(float)), TopicModel(3), **kw), dense)
+    dense = fit_nonprivate(counts, TopicModel(3),
+                           run=RunOptions(n_iter=6, burn_in=2, init=init, progress=False), rng=5)
+    _same_fit(fit_nonprivate(sp.coo_array(counts.astype(float)), TopicModel(3),
+                             run=RunOptions(n_iter=6, burn_in=2, init=init,
+                                            progress=False), rng=5), dense)
 
 
 def test_a_sparse_fit_is_the_dense_fit_with_a_mask_saved_counts_and_collapsed_theta(counts):
     mask = np.random.default_rng(1).random(counts.shape) < 0.1
-    kw = dict(n_iter=5, burn_in=1, rng=2, mask=mask, save_counts=True, **QUIET)
+    run = RunOptions(n_iter=5, burn_in=1, save_counts=True, progress=False)
     for model in (TopicModel(3), TopicModel(3, collapse_theta=True)):
-        _same_fit(fit_nonprivate(sp.csr_matrix(counts), model, **kw),
-                  fit_nonprivate(counts, model, **kw))
+        # a mask beside sparse counts is the deprecated keyword's (a masked array is dense)
+        with pytest.warns(FutureWarning):
+            _same_fit(fit_nonprivate(sp.csr_matrix(counts), model, mask=mask, rng=2,
+                                     **vars(run)),
+                      fit_nonprivate(counts, model, mask=mask, rng=2, **vars(run)))
 
 
 def test_a_fixed_topic_chain_on_sparse_counts_is_the_dense_one(counts):
     phi = np.random.default_rng(3).gamma(1.0, 1.0, (3, counts.shape[1]))
-    kw = dict(n_iter=4, rng=9, save_rates=False, **QUIET)
-    _same_fit(fit_nonprivate(sp.csr_array(counts), FixedTopicModel(phi), **kw),
-              fit_nonprivate(counts, FixedTopicModel(phi), **kw))
+    _same_fit(fit_nonprivate(sp.csr_array(counts), FixedTopicModel(phi),
+                             run=RunOptions(n_iter=4, save_rates=False, progress=False), rng=9),
+              fit_nonprivate(counts, FixedTopicModel(phi),
+                             run=RunOptions(n_iter=4, save_rates=False, progress=False), rng=9))
 
 
 def test_without_rates_there_is_no_mu_hat_and_the_chain_is_the_same(counts):
-    kw = dict(n_iter=4, burn_in=1, rng=3, **QUIET)
-    with_rates = fit_nonprivate(counts, TopicModel(2), **kw)
-    without = fit_nonprivate(counts, TopicModel(2), save_rates=False, **kw)
+    with_rates = fit_nonprivate(counts, TopicModel(2),
+                                run=RunOptions(n_iter=4, burn_in=1, progress=False), rng=3)
+    without = fit_nonprivate(counts, TopicModel(2),
+                             run=RunOptions(save_rates=False, n_iter=4, burn_in=1, progress=False),
+                             rng=3)
     assert without.mu_hat is None
     np.testing.assert_array_equal(without.samples["phi"], with_rates.samples["phi"])
     np.testing.assert_array_equal(without.log_joint, with_rates.log_joint)
@@ -133,10 +143,15 @@ def test_a_sparse_fit_forms_no_array_of_the_datas_size():
     data = sp.csr_matrix((np.ones(cols.size, dtype=np.int64), cols.ravel(),
                           np.arange(0, cols.size + 1, 10)), shape=(n_docs, n_words))
     data.sum_duplicates()
-    kw = dict(n_iter=3, burn_in=1, rng=0, save_latents=False, save_rates=False, **QUIET)
-    fit_nonprivate(data[:20], TopicModel(5), **kw)  # compiled and loaded before measuring
+    fit_nonprivate(data[:20], TopicModel(5),
+                   run=RunOptions(n_iter=3, burn_in=1, save_latents=False, save_rates=False,
+                                  progress=False),
+                   rng=0)  # compiled and loaded before measuring
     tracemalloc.start()
-    fit_nonprivate(data, TopicModel(5), **kw)
+    fit_nonprivate(data, TopicModel(5),
+                   run=RunOptions(n_iter=3, burn_in=1, save_latents=False, save_rates=False,
+                                  progress=False),
+                   rng=0)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < n_docs * n_words * 8 / 4, peak  # a quarter of the dense int64 counts

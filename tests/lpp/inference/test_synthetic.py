@@ -14,7 +14,7 @@ hold with room on network 1.
 import numpy as np
 import pytest
 
-from lpp.inference import CommunityModel, fit_private
+from lpp.inference import CommunityModel, RunOptions, fit_private
 from lpp.simulate import make_network
 from lpp.mechanism import alpha_from_epsilon, privatize
 
@@ -34,8 +34,9 @@ def test_private_beats_naive_at_every_privacy_level():
         for rep in range(REPLICATES):
             y_tilde = privatize(net.y, alpha, rng=100 + rep)
             for method in mae:
-                res = fit_private(y_tilde, alpha, CommunityModel(5), method=method, n_iter=1000,
-                                  burn_in=300, thin=5, rng=rep, progress=False)
+                res = fit_private(y_tilde, alpha, CommunityModel(5), method=method,
+                                  run=RunOptions(n_iter=1000, burn_in=300, thin=5, progress=False),
+                                  rng=rep)
                 mae[method] += np.abs(res.mu_hat - net.mu)[off].mean() / REPLICATES
         assert mae["collapsed"] < margin * mae["naive"], (eps, mae)
 

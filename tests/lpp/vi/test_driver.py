@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from lpp.inference import CommunityModel, CPTensorModel, TopicModel, fit_private
+from lpp.inference import CPTensorModel, CommunityModel, RunOptions, TopicModel, fit_private
 from lpp.mechanism import privatize
 from lpp.vi import (
     GammaFactor,
@@ -171,8 +171,8 @@ def test_to_init_starts_the_gibbs_sampler():
     np.testing.assert_allclose(means["theta"] @ means["phi"], res.mu_hat)
     draws = res.to_init(rng=2)
     assert set(draws) == {"theta", "phi"} and all((v > 0).all() for v in draws.values())
-    fit = fit_private(y_tilde, alpha, TopicModel(3), n_iter=3, rng=1, init=draws,
-                      progress=False)
+    fit = fit_private(y_tilde, alpha, TopicModel(3),
+                      run=RunOptions(n_iter=3, init=draws, progress=False), rng=1)
     assert fit.mu_hat.shape == y_tilde.shape
 
 

@@ -9,6 +9,7 @@ from lpp.inference import TopicModel
 from lpp.simulate import make_private_factorization
 from lpp.vi import fit_variational
 from lpp.vi.fits import PIPELINE_METHODS, as_fit_result
+from lpp.inference import RunOptions
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +68,8 @@ def test_a_variational_and_a_gibbs_fit_go_through_the_same_calls(problem, fit, t
     from lpp.diagnostics import chain_quantities
     from lpp.inference import ChainResult, fit_private, model_from_params
 
-    gibbs = fit_private(problem.y_tilde, problem.alpha, TopicModel(3), n_iter=6, burn_in=3,
-                        rng=1, progress=False)
+    gibbs = fit_private(problem.y_tilde, problem.alpha, TopicModel(3),
+                        run=RunOptions(n_iter=6, burn_in=3, progress=False), rng=1)
     assert isinstance(fit, ChainResult) and fit.method == "collapsed"
     for name, result in (("vi", fit), ("gibbs", gibbs)):
         save_fit(result, tmp_path / name, data="somewhere")

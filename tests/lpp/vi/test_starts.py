@@ -6,6 +6,7 @@ import pytest
 from scipy import stats
 
 from lpp.inference import CommunityModel, CPTensorModel, GibbsSampler, TopicModel, fit_private
+from lpp.inference import RunOptions
 from lpp.vi.starts import DISPERSION, approximate_posterior, chain_start, dispersed_start
 from lpp.mechanism import privatize
 from lpp.testing import FALSE_ALARM
@@ -94,8 +95,9 @@ def _sweep_total(chain):
 
 def _last_totals(y_tilde, init, seeds):
     model = TopicModel(1, a0=1.0, b0=1.0)
-    return np.array([fit_private(y_tilde, 0.3, model, n_iter=30, burn_in=29, rng=seed,
-                                 init=init, progress=False).mu_hat.sum() for seed in seeds])
+    return np.array([fit_private(y_tilde, 0.3, model,
+                                 run=RunOptions(n_iter=30, burn_in=29, init=init, progress=False),
+                                 rng=seed).mu_hat.sum() for seed in seeds])
 
 
 def test_chains_from_the_start_target_the_posterior():
@@ -124,8 +126,9 @@ def test_models_without_a_variational_fit_and_the_cluster_refuse_it(noisy):
     with pytest.raises(ValueError, match="dispersed start begins at a variational fit"):
         GibbsSampler.private(y_tilde, 0.6, Plain(3), rng=1, init=dispersed_start)
     with pytest.raises(ValueError, match="cluster"):
-        fit_private(y_tilde, 0.6, TopicModel(3), init=dispersed_start, cluster="tcp://127.0.0.1:1",
-                    n_iter=2, progress=False)
+        fit_private(y_tilde, 0.6, TopicModel(3),
+                    run=RunOptions(init=dispersed_start, n_iter=2, progress=False),
+                    cluster="tcp://127.0.0.1:1")
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")

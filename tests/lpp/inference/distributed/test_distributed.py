@@ -14,12 +14,13 @@ import sys
 import textwrap
 import time
 from itertools import pairwise
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from lpp.inference import TopicModel, fit_private
+from lpp.inference import CommunityModel, RunOptions, TopicModel, fit_private
 from lpp.inference import distributed as dist
 from lpp.inference.distributed import (
     DistributedChain,
@@ -47,44 +48,46 @@ def test_rates_of_a_row_block_are_the_rows_of_the_rates():
 
 def test_refuses_what_it_cannot_run(tmp_path):
     with pytest.raises(TypeError, match="row blocks"):
-        fit_private_distributed(np.zeros((3, 3), dtype=int), "topics", n_components=2)
+        fit_private_distributed(np.zeros((3, 3), dtype=int), TopicModel(2))
     with pytest.raises(ValueError, match="no meta.json"):
-        fit_private_distributed(tmp_path, "topics", n_components=2)
+        fit_private_distributed(tmp_path, TopicModel(2))
     data = privatize_blocks([np.ones((3, 4), dtype=int)], tmp_path / "blocks", n_cols=4,
                             epsilon=1.0, N=1.0, simulation=True, seed=0, source="toy",
                             column_ids=list("abcd"), row_ids=["0", "1", "2"])
-    common = {"n_components": 2, "n_iter": 2, "cluster": True}
     # every refusal comes before a cluster is started
-    for kwargs, error, match in [
-        ({"alpha": 0.5}, ValueError, "carries alpha"),
-        ({"method": "bessel"}, ValueError, "collapsed privacy step only"),
-        ({"sparse": False}, ValueError, "sparse=False"),
-        ({"save_counts": True}, ValueError, "save_counts"),
-        ({"save_latents": False}, ValueError, "save_latents"),
-        ({"init": "mode"}, ValueError, "init must be"),
-        ({"mask": np.zeros((3, 5), dtype=bool)}, ValueError, "shape"),
-        ({"burn_in": 2}, ValueError, "burn_in"),
+    for kwargs, run, error, match in [
+        ({"mechanism": 0.5}, {}, ValueError, "carries alpha"),
+        ({"method": "bessel"}, {}, ValueError, "collapsed privacy step only"),
+        ({}, {"sparse": False}, ValueError, "sparse=False"),
+        ({}, {"save_counts": True}, ValueError, "save_counts"),
+        ({}, {"save_latents": False}, ValueError, "save_latents"),
+        ({}, {"init": "mode"}, ValueError, "init must be"),
+        ({}, {"burn_in": 2}, ValueError, "burn_in"),
     ]:
-        kwargs = {"alpha": None, **kwargs}
+        kwargs = {"mechanism": None, **kwargs}
         with pytest.raises(error, match=match):
-            fit_private(data, model="topics", **{**common, **kwargs})
+            fit_private(data, model=TopicModel(2), run=RunOptions(n_iter=2, **run),
+                        cluster=True, **kwargs)
+    with pytest.raises(ValueError, match="shape"):
+        data.with_mask(np.zeros((3, 5), dtype=bool))
     with pytest.raises(TypeError, match="topic model"):
-        fit_private(data, None, "communities", n_components=2, cluster=True)
+        fit_private(data, None, CommunityModel(2), cluster=True)
     with pytest.raises(ValueError, match="collapse_theta"):
-        fit_private(data, None, TopicModel(2, collapse_theta=True), n_iter=2, cluster=True)
+        fit_private(data, None, TopicModel(2, collapse_theta=True), run=RunOptions(n_iter=2),
+                    cluster=True)
     with pytest.raises(TypeError, match="on a cluster"):
-        fit_private(data, None, "topics", n_components=2)
+        fit_private(data, None, TopicModel(2))
     with pytest.raises(TypeError, match="on a cluster"):
-        fit_private(str(data.path), None, "topics", n_components=2)
+        fit_private(str(data.path), None, TopicModel(2))
 
 
 def test_the_in_process_path_imports_no_dask():
     code = textwrap.dedent("""
         import sys
         import numpy as np
-        from lpp.inference import fit_private
-        fit_private(np.array([[1, -2], [0, 3]]), 0.5, "topics", n_components=1, n_iter=1,
-                    progress=False, rng=0, init="prior", sparse=False)
+        from lpp.inference import RunOptions, TopicModel, fit_private
+        fit_private(np.array([[1, -2], [0, 3]]), 0.5, TopicModel(1), rng=0,
+                    run=RunOptions(n_iter=1, progress=False, init="prior", sparse=False))
         loaded = [m for m in sys.modules if m.split(".")[0] in ("dask", "distributed")
                   or m == "lpp.inference.distributed"]
         print(loaded)
@@ -111,9 +114,10 @@ def corpus(tmp_path_factory):
                             column_ids=[str(i) for i in range(V)],
                             row_ids=[str(r) for r in range(D)])
     y_tilde, alpha = data.to_dense()
-    reference = fit_private(y_tilde, alpha, "topics", n_components=K, n_iter=N_ITER,
-                            burn_in=BURN_IN, rng=SEED, init="prior", sparse=True,
-                            progress=False)
+    reference = fit_private(y_tilde, alpha, TopicModel(K),
+                            run=RunOptions(n_iter=N_ITER, burn_in=BURN_IN, init="prior",
+                                           sparse=True, progress=False),
+                            rng=SEED)
     return data, counts, reference
 
 
@@ -153,9 +157,10 @@ def _assert_same_chain(result, reference, upto=None):
 @pytest.mark.slow
 def test_same_chain_as_in_process_bit_for_bit(client, corpus):
     data, _, reference = corpus
-    result = fit_private(data, None, "topics", n_components=K, n_iter=N_ITER,
-                         burn_in=BURN_IN, rng=SEED, init="prior", cluster=client,
-                         progress=False)
+    result = fit_private(data, None, TopicModel(K),
+                         run=RunOptions(n_iter=N_ITER, burn_in=BURN_IN, init="prior",
+                                        progress=False),
+                         rng=SEED, cluster=client)
     _assert_same_chain(result, reference)
     assert np.array_equal(np.asarray(result.mu_hat), reference.mu_hat)
     for name in ("theta", "phi"):
@@ -169,8 +174,8 @@ def test_same_chain_as_in_process_bit_for_bit(client, corpus):
 def test_workers_hold_only_privatized_blocks(client, corpus):
     data, counts, _ = corpus
     seen = []
-    fit_private_distributed(data, "topics", n_components=K, n_iter=1, rng=SEED,
-                            init="prior", cluster=client, progress=False,
+    fit_private_distributed(data, TopicModel(K), n_iter=1, rng=SEED, init="prior",
+                            cluster=client, progress=False,
                             callback=lambda chain: seen.append(chain))
     chain = seen[0]
     held = client.gather([client.submit(lambda blk: blk.y_tilde, f) for f in chain.blocks])
@@ -188,12 +193,12 @@ def test_interrupt_and_resume_from_checkpoint(client, corpus, tmp_path):
         if chain.iteration == 4:
             raise KeyboardInterrupt
 
-    common = {"n_components": K, "n_iter": N_ITER, "burn_in": BURN_IN, "rng": SEED,
-              "init": "prior", "cluster": client, "progress": False, "checkpoint": ckpt}
-    partial = fit_private_distributed(data, "topics", callback=interrupt, **common)
+    common = {"n_iter": N_ITER, "burn_in": BURN_IN, "rng": SEED, "init": "prior",
+              "cluster": client, "progress": False, "checkpoint": ckpt}
+    partial = fit_private_distributed(data, TopicModel(K), callback=interrupt, **common)
     assert partial.interrupted and partial.iterations_done == 4
     _assert_same_chain(partial, reference, upto=2)
-    resumed = fit_private_distributed(data, "topics", resume=True, **common)
+    resumed = fit_private_distributed(data, TopicModel(K), resume=True, **common)
     assert not resumed.interrupted and resumed.iterations_done == N_ITER
     _assert_same_chain(resumed, reference)
     assert np.array_equal(np.asarray(resumed.mu_hat), reference.mu_hat)
@@ -211,7 +216,7 @@ def test_a_killed_worker_leaves_the_same_chain(client, corpus):
             with contextlib.suppress(Exception):  # the worker dies while answering
                 client.run(os._exit, 1, workers=[victim])
 
-    result = fit_private_distributed(data, "topics", n_components=K, n_iter=N_ITER,
+    result = fit_private_distributed(data, TopicModel(K), n_iter=N_ITER,
                                      burn_in=BURN_IN, rng=SEED, init="prior", cluster=client,
                                      progress=False, callback=kill_one)
     assert killed and killed[0] not in client.scheduler_info()["workers"]  # it did die
@@ -224,14 +229,15 @@ def test_a_killed_worker_leaves_the_same_chain(client, corpus):
 def test_mask_and_init_as_in_process_bit_for_bit(client, tall_corpus, init):
     data, mask = tall_corpus
     y_tilde, alpha = data.to_dense()
-    common = {"n_components": K, "n_iter": 4, "burn_in": 1, "rng": SEED, "init": init,
-              "mask": mask, "progress": False}
-    reference = fit_private(y_tilde, alpha, "topics", sparse=True, **common)
-    result = fit_private(data, None, "topics", cluster=client, **common)
+    run = RunOptions(n_iter=4, burn_in=1, init=init, progress=False)
+    reference = fit_private(np.ma.masked_array(y_tilde, mask), alpha, TopicModel(K),
+                            run=replace(run, sparse=True), rng=SEED)
+    result = fit_private(data.with_mask(mask), None, TopicModel(K), run=run, rng=SEED,
+                         cluster=client)
     _assert_same_chain(result, reference)
     assert np.array_equal(np.asarray(result.mu_hat), reference.mu_hat)
     # the masked entries changed the chain: the mask did reach the workers
-    unmasked = fit_private(data, None, "topics", cluster=client, **{**common, "mask": None})
+    unmasked = fit_private(data, None, TopicModel(K), run=run, rng=SEED, cluster=client)
     assert not np.array_equal(unmasked.log_joint, result.log_joint)
 
 
@@ -273,7 +279,7 @@ def test_a_failed_connection_leaves_no_client_or_config_behind(tmp_path):
                             row_ids=["0", "1", "2"])
     before = (dask.config.get("scheduler", None), distributed.client._get_global_client())
     with pytest.raises(ValueError, match="cluster='garbage' is not a Dask scheduler address"):
-        fit_private(data, None, "topics", n_components=2, n_iter=2, cluster="garbage")
+        fit_private(data, None, TopicModel(2), run=RunOptions(n_iter=2), cluster="garbage")
     # a later fit's lazy mu_hat computes with the scheduler the process had
     assert (dask.config.get("scheduler", None), distributed.client._get_global_client()) == before
 
@@ -288,7 +294,7 @@ def test_an_unreachable_scheduler_fails_fast_naming_it(tmp_path):
     with _within(dist.CONNECT_SECONDS + 20), pytest.raises(
             ConnectionError, match=f"no Dask scheduler answered at '{address}' within "
                                    f"{dist.CONNECT_SECONDS} s"):
-        fit_private(data, None, "topics", n_components=2, n_iter=2, cluster=address)
+        fit_private(data, None, TopicModel(2), run=RunOptions(n_iter=2), cluster=address)
     assert time.monotonic() - start < dist.CONNECT_SECONDS + 3
 
 
@@ -304,7 +310,7 @@ def test_the_only_worker_restarted_leaves_the_same_chain(corpus):
                 chain.client.run(os._exit, 1)
 
     with _within(240):
-        result = fit_private_distributed(data, "topics", n_components=K, n_iter=N_ITER,
+        result = fit_private_distributed(data, TopicModel(K), n_iter=N_ITER,
                                          burn_in=BURN_IN, rng=SEED, init="prior", cluster=1,
                                          progress=False, callback=kill_it)
     assert killed
@@ -327,15 +333,18 @@ def test_losing_every_worker_fails_in_bounded_time_and_resumes(client, corpus, t
 
     monkeypatch.setattr(DistributedChain, "sweep", sweep_then_lose_the_cluster)
     ckpt = tmp_path / "chain.npz"
-    common = {"n_components": K, "n_iter": N_ITER, "burn_in": BURN_IN, "rng": SEED,
-              "init": "prior", "progress": False, "checkpoint": ckpt}
+    run = RunOptions(n_iter=N_ITER, burn_in=BURN_IN, init="prior", progress=False,
+                     checkpoint=ckpt)
     with _within(240), pytest.raises(NoWorkersError, match=rf"has had no workers for 3 s.*{ckpt} "
                                                            r"holds the chain's 3 iterations"):
-        fit_private(data, None, "topics", cluster=1, **common)
+        fit_private(data, None, TopicModel(K), cluster=1,
+                    run=run, rng=SEED)
     assert time.monotonic() - lost[0] < 3 + 10
     monkeypatch.setattr(DistributedChain, "sweep", real_sweep)
     # the client kept the chain: the checkpoint continues it on a working cluster
-    resumed = fit_private(data, None, "topics", cluster=client, resume=True, **common)
+    resumed = fit_private(data, None, TopicModel(K), cluster=client,
+                          run=replace(run, resume=True),
+                          rng=SEED)
     _assert_same_chain(resumed, reference)
 
 
@@ -357,7 +366,8 @@ _CHAIN_ON_THIS_CPU = textwrap.dedent("""
     import hashlib, json, sys
     import numpy as np
     from dask.distributed import Client, LocalCluster
-    from lpp.inference import fit_private
+    from dataclasses import replace
+    from lpp.inference import RunOptions, TopicModel, fit_private
     from lpp.formats.privatized_blocks import privatize_blocks
 
     def digest(result):
@@ -375,12 +385,14 @@ _CHAIN_ON_THIS_CPU = textwrap.dedent("""
                                 epsilon=1.0, N=1.0, simulation=True, seed=6, source="toy",
                                 column_ids=[str(i) for i in range(12)],
                                 row_ids=[str(r) for r in range(600)])
-        common = {"n_components": 9, "n_iter": 2, "rng": 5, "init": "em", "mask": mask,
-                  "progress": False}
-        reference = fit_private(*data.to_dense(), "topics", sparse=True, **common)
+        run = RunOptions(n_iter=2, init="em", progress=False)
+        y_tilde, alpha = data.to_dense()
+        reference = fit_private(np.ma.masked_array(y_tilde, mask), alpha, TopicModel(9),
+                                run=replace(run, sparse=True), rng=5)
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                           dashboard_address=":0") as cluster, Client(cluster) as client:
-            result = fit_private(data, None, "topics", cluster=client, **common)
+            result = fit_private(data.with_mask(mask), None, TopicModel(9), run=run, rng=5,
+                                 cluster=client)
         print(json.dumps({"in_process": digest(reference), "distributed": digest(result)}))
 """)
 

@@ -63,7 +63,8 @@ def test_the_worker_setup_makes_an_imported_numba_follow_the_environment(tmp_pat
 _FIT_ON_A_LOCAL_CLUSTER = textwrap.dedent("""
     import json, os, sys
     import numpy as np
-    from lpp.inference import fit_private
+    from dataclasses import replace
+    from lpp.inference import RunOptions, TopicModel, fit_private
     from lpp.formats.privatized_blocks import privatize_blocks
 
 
@@ -80,16 +81,17 @@ _FIT_ON_A_LOCAL_CLUSTER = textwrap.dedent("""
                                 epsilon=2.0, N=1.0, simulation=True, seed=5, source="toy",
                                 column_ids=[str(i) for i in range(30)],
                                 row_ids=[str(r) for r in range(40)])
-        common = {"n_components": 3, "n_iter": 4, "burn_in": 2, "rng": 7, "progress": False}
-        reference = fit_private(*data.to_dense(), "topics", sparse=True, **common)
+        run = RunOptions(n_iter=4, burn_in=2, progress=False)
+        reference = fit_private(*data.to_dense(), TopicModel(3), rng=7,
+                                run=replace(run, sparse=True))
         seen = {}
 
         def threads_of_each_worker(chain):  # in the tasks' thread, after each sweep's kernels
             for w in chain.client.scheduler_info()["workers"]:
                 seen[w] = chain.client.submit(numba_threads, pure=False, workers=[w]).result()
 
-        result = fit_private(data, None, "topics", cluster=True, callback=threads_of_each_worker,
-                             **common)
+        result = fit_private(data, None, TopicModel(3), cluster=True, rng=7,
+                             run=replace(run, callback=threads_of_each_worker))
         same = all(np.array_equal(result.samples[n], reference.samples[n])
                    for n in ("theta", "phi")) and np.array_equal(result.log_joint,
                                                                  reference.log_joint)

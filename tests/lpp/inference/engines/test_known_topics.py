@@ -1,12 +1,15 @@
 """The known-counts topic engine (the non-private chain and the naive method): the dense
 sweep's chain bit for bit, the same with any number of threads, and a Geweke test of the
 non-private chain through it (docs/design.md, *The known-counts engine*)."""
+from dataclasses import replace
+
 import numba
 import numpy as np
 import pytest
 
 from lpp.inference import kernels, numerics
 from lpp.inference import FixedTopicModel, GibbsSampler, TopicModel, fit_nonprivate, fit_private
+from lpp.inference import RunOptions
 from lpp.inference.engines import KnownCountsTopicEngine, known_topics, select_engine
 from lpp.testing.geweke import geweke_simulations
 from lpp.inference.privacy import NaivePrivacy, make_privacy_step
@@ -37,13 +40,19 @@ def test_the_chain_is_the_dense_sweeps_bit_for_bit(mask_kind):
     y, y_tilde, few = _data()
     mask = {"none": None, "few": few,
             "many": np.random.default_rng(1).random(y.shape) < 0.4}[mask_kind]
-    kw = dict(n_iter=5, rng=9, mask=mask, save_counts=True, progress=False)
-    known = fit_nonprivate(y, TopicModel(4), **kw)
-    dense = fit_nonprivate(y, TopicModel(4), sparse=False, **kw)
+    known = fit_nonprivate(np.ma.masked_array(y, mask), TopicModel(4),
+                           run=RunOptions(n_iter=5, save_counts=True, progress=False), rng=9)
+    dense = fit_nonprivate(np.ma.masked_array(y, mask), TopicModel(4),
+                           run=RunOptions(sparse=False, n_iter=5, save_counts=True,
+                                          progress=False),
+                           rng=9)
     assert (known.engine, dense.engine) == ("sparse-known", "dense")
     _same(known, dense)
-    known = fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)
-    dense = fit_private(y_tilde, 0.5, TopicModel(4), method="naive", sparse=False, **kw)
+    known = fit_private(np.ma.masked_array(y_tilde, mask), 0.5, TopicModel(4), method="naive",
+                        run=RunOptions(n_iter=5, save_counts=True, progress=False), rng=9)
+    dense = fit_private(np.ma.masked_array(y_tilde, mask), 0.5, TopicModel(4), method="naive",
+                        run=RunOptions(sparse=False, n_iter=5, save_counts=True, progress=False),
+                        rng=9)
     assert (known.engine, dense.engine) == ("sparse-known", "dense")
     _same(known, dense)
 
@@ -119,10 +128,12 @@ def test_the_chunks_share_the_tokens(monkeypatch):
 def test_fixed_topics_run_on_it_alike():
     y, y_tilde, mask = _data()
     model = FixedTopicModel(np.random.default_rng(2).gamma(1.0, 1.0, (4, y.shape[1])))
-    kw = dict(n_iter=4, rng=3, mask=mask, save_counts=True, progress=False)
+    run = RunOptions(n_iter=4, save_counts=True, progress=False)
+    data = np.ma.masked_array(y, mask)
     for fit in (fit_nonprivate, lambda *a, **k: fit_private(a[0], 0.5, a[1], method="naive",
                                                            **k)):
-        known, dense = fit(y, model, **kw), fit(y, model, sparse=False, **kw)
+        known = fit(data, model, run=run, rng=3)
+        dense = fit(data, model, run=replace(run, sparse=False), rng=3)
         assert (known.engine, dense.engine) == ("sparse-known", "dense")
         _same(known, dense, names=("theta", "y"))
 
@@ -130,22 +141,30 @@ def test_fixed_topics_run_on_it_alike():
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
 def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monkeypatch):
     y, y_tilde, mask = _data()
-    kw = dict(n_iter=4, rng=9, mask=mask, save_counts=True, progress=False)
     runs = []
     for n_threads in (1, 2):
         numba.set_num_threads(n_threads)
-        runs.append((fit_nonprivate(y, TopicModel(4), **kw),
-                     fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)))
+        runs.append((fit_nonprivate(np.ma.masked_array(y, mask), TopicModel(4),
+                                    run=RunOptions(n_iter=4, save_counts=True, progress=False),
+                                    rng=9),
+                     fit_private(np.ma.masked_array(y_tilde, mask), 0.5, TopicModel(4),
+                                 method="naive",
+                                 run=RunOptions(n_iter=4, save_counts=True,
+                                                progress=False), rng=9)))
     monkeypatch.setattr(known_topics, "SERIAL_BELOW", 10**12)
-    runs.append((fit_nonprivate(y, TopicModel(4), **kw),
-                 fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)))
+    runs.append((fit_nonprivate(np.ma.masked_array(y, mask), TopicModel(4),
+                                run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9),
+                 fit_private(np.ma.masked_array(y_tilde, mask), 0.5, TopicModel(4), method="naive",
+                             run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9)))
     monkeypatch.undo()
     # other chunkings, calls of bounded work, and the int64 partial counts
     monkeypatch.setattr(kernels, "MAX_CHUNKS", 3)
     monkeypatch.setattr(numerics, "CALL_STEPS", 500)
     monkeypatch.setattr(known_topics, "PARTIAL_LIMIT", 0)
-    runs.append((fit_nonprivate(y, TopicModel(4), **kw),
-                 fit_private(y_tilde, 0.5, TopicModel(4), method="naive", **kw)))
+    runs.append((fit_nonprivate(np.ma.masked_array(y, mask), TopicModel(4),
+                                run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9),
+                 fit_private(np.ma.masked_array(y_tilde, mask), 0.5, TopicModel(4), method="naive",
+                             run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9)))
     for other in runs[1:]:
         for first, again in zip(runs[0], other):
             assert again.engine == "sparse-known"

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lpp.inference import CollapsedPrivacy, GibbsSampler, TopicModel, fit_private
+from lpp.inference import CollapsedPrivacy, GibbsSampler, RunOptions, TopicModel, fit_private
 from lpp.inference import kernels, numerics
 from lpp.inference.engines import sparse_topics
 from lpp.testing.geweke import geweke_simulations
@@ -188,24 +188,33 @@ def test_bit_identical_with_one_or_two_threads_and_the_serial_twin(threads, monk
     y_tilde = privatize(rng.poisson(mu), 0.5, rng=rng)
     mask = rng.random(y_tilde.shape) < 0.05
     assert y_tilde.size >= sparse_topics.SERIAL_BELOW
-    kw = dict(method="collapsed", n_iter=4, rng=9, mask=mask, save_counts=True, progress=False)
     runs = []
     for n_threads in (1, 2):
         numba.set_num_threads(n_threads)
-        runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+        runs.append(fit_private(np.ma.masked_array(y_tilde, mask), alpha, TopicModel(4),
+                                method="collapsed",
+                                run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9))
     monkeypatch.setattr(sparse_topics, "SERIAL_BELOW", 10**12)
-    runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+    runs.append(fit_private(np.ma.masked_array(y_tilde, mask), alpha, TopicModel(4),
+                            method="collapsed",
+                            run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9))
     monkeypatch.undo()
     numba.set_num_threads(2)
     # other chunkings of the rows, and the int64 redraw that guards the int32 partial counts
     monkeypatch.setattr(kernels, "MAX_CHUNKS", 3)
-    runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+    runs.append(fit_private(np.ma.masked_array(y_tilde, mask), alpha, TopicModel(4),
+                            method="collapsed",
+                            run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9))
     monkeypatch.setattr(sparse_topics, "PARTIAL_LIMIT", 0)
-    runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+    runs.append(fit_private(np.ma.masked_array(y_tilde, mask), alpha, TopicModel(4),
+                            method="collapsed",
+                            run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9))
     monkeypatch.undo()
     # passes in many calls, each a slice of every chunk
     monkeypatch.setattr(numerics, "CALL_STEPS", 200)
-    runs.append(fit_private(y_tilde, alpha, TopicModel(4), **kw))
+    runs.append(fit_private(np.ma.masked_array(y_tilde, mask), alpha, TopicModel(4),
+                            method="collapsed",
+                            run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9))
     assert all(r.engine == "sparse" for r in runs)
     for other in runs[1:]:
         for k in ("theta", "phi", "y"):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from lpp.inference import FixedTopicModel, TopicModel, fit_private
+from lpp.inference import FixedTopicModel, RunOptions, TopicModel, fit_private
 from lpp.inference.engines import SparseTopicEngine
 from lpp.inference.models.base import Observed
 from lpp.inference.models.topics import expected_allocation
@@ -48,7 +48,7 @@ def test_the_fused_engine_applies_and_calls_the_theta_only_update():
     assert SparseTopicEngine.applies(model, make_privacy_step("collapsed"),
                                      noise_levels(alpha, y_tilde.shape))
     _CountingUpdates.calls = 0
-    fit = fit_private(y_tilde, alpha, model, n_iter=7, rng=0, sparse=True)
+    fit = fit_private(y_tilde, alpha, model, run=RunOptions(n_iter=7, sparse=True), rng=0)
     assert fit.engine == "sparse"
     assert _CountingUpdates.calls == 7 + 1  # every sweep, and the start's sweep on the data
     assert set(fit.samples) == {"theta"} and fit.samples["theta"].shape == (7, 6, 2)
@@ -59,8 +59,8 @@ def test_the_fused_engine_applies_and_calls_the_theta_only_update():
 def test_every_privacy_step_and_start_runs_with_the_topics_fixed(method):
     y_tilde, alpha = _data()
     for init in ("data", "em", "prior"):
-        fit = fit_private(y_tilde, alpha, FixedTopicModel(PHI), method=method, n_iter=3,
-                          init=init, rng=2)
+        fit = fit_private(y_tilde, alpha, FixedTopicModel(PHI), method=method,
+                          run=RunOptions(n_iter=3, init=init), rng=2)
         assert set(fit.state) == {"theta"}
         # the mean rate is linear in theta: the saved draws' mean times the given topics
         np.testing.assert_allclose(fit.mu_hat, fit.samples["theta"].mean(0) @ PHI, rtol=1e-12)
@@ -111,7 +111,8 @@ def test_bad_topics_are_refused(phi, match):
 
 def test_data_over_another_vocabulary_are_refused():
     with pytest.raises(ValueError, match="4 words, the data have 5 columns"):
-        fit_private(np.zeros((3, 5), dtype=int), 0.5, FixedTopicModel(PHI), n_iter=2)
+        fit_private(np.zeros((3, 5), dtype=int), 0.5, FixedTopicModel(PHI),
+                    run=RunOptions(n_iter=2))
 
 
 def test_the_given_topics_cannot_be_changed_in_place():

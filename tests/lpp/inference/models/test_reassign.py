@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from lpp.inference import GibbsSampler, TopicModel, fit_nonprivate, fit_private, numerics
-from lpp.inference import kernels
+from lpp.inference import RunOptions, kernels
 from lpp.inference.models import _reassign as reassign
 from lpp.inference.models import topics
 from lpp.testing.geweke import geweke_simulations
@@ -139,14 +139,15 @@ def test_bit_identical_with_one_or_two_threads_the_serial_twin_and_any_call_spli
     model = TopicModel(4, collapse_theta=True)
     if nonprivate:
         def fit():
-            return fit_nonprivate(y, model, n_iter=4, rng=9, mask=mask, progress=False)
+            return fit_nonprivate(np.ma.masked_array(y, mask), model,
+                                  run=RunOptions(n_iter=4, progress=False), rng=9)
     else:
         y_tilde = privatize(y, 0.5, rng=rng)
         alpha = rng.uniform(0.2, 0.8, (160, 1))
 
         def fit():
-            return fit_private(y_tilde, alpha, model, n_iter=4, rng=9, mask=mask,
-                               save_counts=True, progress=False)
+            return fit_private(np.ma.masked_array(y_tilde, mask), alpha, model,
+                               run=RunOptions(n_iter=4, save_counts=True, progress=False), rng=9)
     runs = []
     for n_threads in (1, 2):
         numba.set_num_threads(n_threads)
@@ -160,7 +161,8 @@ def test_bit_identical_with_one_or_two_threads_the_serial_twin_and_any_call_spli
     monkeypatch.undo()
     monkeypatch.setattr(kernels, "MAX_CHUNKS", 3)  # every engine's row chunks
     runs.append(fit())
-    plain = (fit_nonprivate(y, TopicModel(4), n_iter=4, rng=9, mask=mask, progress=False)
+    plain = (fit_nonprivate(np.ma.masked_array(y, mask), TopicModel(4),
+                            run=RunOptions(n_iter=4, progress=False), rng=9)
              if nonprivate else None)
     for other in runs[1:]:
         for k in ("theta", "phi"):
@@ -194,4 +196,5 @@ def test_a_sweep_of_too_many_tokens_is_refused(monkeypatch):
     monkeypatch.setattr(reassign, "MAX_REASSIGN_TOKENS", 10)
     y = np.full((4, 5), 3)
     with pytest.raises(ValueError, match="token by token"):
-        fit_nonprivate(y, TopicModel(2, collapse_theta=True), n_iter=1, rng=1, progress=False)
+        fit_nonprivate(y, TopicModel(2, collapse_theta=True),
+                       run=RunOptions(n_iter=1, progress=False), rng=1)

@@ -16,7 +16,7 @@ pytest.importorskip("numba_cuda", reason="numba-cuda (lpp[gpu]) is not installed
 from numba import config as numba_config
 from numba import cuda, int64
 
-from lpp.inference import TopicModel, fit_nonprivate, fit_private
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate, fit_private
 from lpp.inference.engines.cuda import DEFAULT_THREADS_PER_BLOCK, launch_settings
 from lpp.mechanism import privatize
 
@@ -52,12 +52,14 @@ def data():
 def _fit(kind, data, **settings):
     """Three sweeps of ``kind`` on ``data`` with device='cuda' under ``launch_settings``."""
     y, y_tilde = data
-    kw = dict(n_iter=3, rng=1, device="cuda", save_counts=True, progress=False)
     with launch_settings(**settings):
         if kind == "nonprivate":
-            return fit_nonprivate(y, TopicModel(2), **kw)
+            return fit_nonprivate(y, TopicModel(2),
+                                  run=RunOptions(n_iter=3, save_counts=True, progress=False),
+                                  rng=1, device="cuda")
         return fit_private(y_tilde, 0.5 if kind == "collapsed" else None, TopicModel(2),
-                           method=kind, **kw)
+                           method=kind, run=RunOptions(n_iter=3, save_counts=True, progress=False),
+                           rng=1, device="cuda")
 
 
 @pytest.fixture(scope="module")

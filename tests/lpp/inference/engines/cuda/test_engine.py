@@ -29,6 +29,7 @@ from lpp.inference import (
     fit_nonprivate,
     fit_private,
 )
+from lpp.inference import RunOptions
 from lpp.inference.count_sources import TrueCounts
 from lpp.inference.engines import cuda as cuda_engines
 from lpp.inference.engines.cuda import (
@@ -75,7 +76,10 @@ def data():
 def _fit(kind, data, **kw):
     """A fit of ``kind`` (collapsed, naive, nonprivate) on ``data`` with device='cuda'."""
     y, y_tilde = data
-    kw = {"device": "cuda", **QUIET, **kw}
+    run, kw = RunOptions.split({**QUIET, **kw})
+    kw = {"device": "cuda", "run": run, **kw}
+    if "n_chains" in kw:
+        kw["chains"] = kw.pop("n_chains")
     if kind == "nonprivate":
         return fit_nonprivate(y, TopicModel(2), **kw)
     return fit_private(y_tilde, 0.5 if kind == "collapsed" else None, TopicModel(2),
@@ -226,9 +230,10 @@ def _chain_means(device, alpha, y_tilde, seeds):
     tests/lpp/inference/test_posterior.py compares two privacy steps)."""
     out = []
     for seed in seeds:
-        res = fit_private(y_tilde, alpha, TopicModel(2, a0=1.0, b0=1.0), n_iter=700,
-                          burn_in=100, rng=seed, save_latents=False, save_counts=True,
-                          device=device, **QUIET)
+        res = fit_private(y_tilde, alpha, TopicModel(2, a0=1.0, b0=1.0),
+                          run=RunOptions(n_iter=700, burn_in=100, save_latents=False,
+                                         save_counts=True, progress=False),
+                          rng=seed, device=device)
         assert res.engine == {"cpu": "sparse", "cuda": "cuda-sparse"}[device]
         y = res.samples["y"].astype(np.float64)
         out.append([res.mu_hat.mean(), y.mean(), (y ** 2).mean()])
@@ -270,9 +275,12 @@ def test_a_seed_repeats_its_chain_and_another_seed_does_not(data, kind, same_cha
 
 def test_naive_is_the_non_private_chain_of_the_truncated_data(data, same_chain):
     _, y_tilde = data
-    kw = dict(n_iter=5, rng=3, save_counts=True, device="cuda", **QUIET)
-    naive = fit_private(y_tilde, None, TopicModel(2), method="naive", **kw)
-    direct = fit_nonprivate(np.maximum(y_tilde, 0), TopicModel(2), **kw)
+    naive = fit_private(y_tilde, None, TopicModel(2), method="naive",
+                        run=RunOptions(n_iter=5, save_counts=True, progress=False), rng=3,
+                        device="cuda")
+    direct = fit_nonprivate(np.maximum(y_tilde, 0), TopicModel(2),
+                            run=RunOptions(n_iter=5, save_counts=True, progress=False), rng=3,
+                            device="cuda")
     assert naive.engine == direct.engine == "cuda-known"
     same_chain(naive, direct)
 
@@ -358,32 +366,41 @@ def test_what_the_gpu_does_not_run_is_refused_naming_why(data):
     y, y_tilde = data
     mask = np.zeros(y.shape, dtype=bool)
     mask[0, 0] = True
-    cuda = {"device": "cuda", "n_iter": 2, **QUIET}
     with pytest.raises(ValueError, match="mask"):
-        fit_private(y_tilde, 0.5, TopicModel(2), mask=mask, **cuda)
+        fit_private(np.ma.masked_array(y_tilde, mask), 0.5, TopicModel(2), device="cuda",
+                    run=RunOptions(n_iter=2, progress=False))
     with pytest.raises(ValueError, match="mask"):
-        fit_nonprivate(y, TopicModel(2), mask=mask, **cuda)
+        fit_nonprivate(np.ma.masked_array(y, mask), TopicModel(2), device="cuda",
+                       run=RunOptions(n_iter=2, progress=False))
     with pytest.raises(ValueError, match="sparse=False"):
-        fit_private(y_tilde, 0.5, TopicModel(2), sparse=False, **cuda)
+        fit_private(y_tilde, 0.5, TopicModel(2),
+                    run=RunOptions(sparse=False, n_iter=2, progress=False), device="cuda")
     with pytest.raises(ValueError, match="sparse=False"):
         GibbsSampler.nonprivate(y, TopicModel(2), sparse=False, device="cuda")
     with pytest.raises(ValueError, match="collapse_theta"):
-        fit_private(y_tilde, 0.5, TopicModel(2, collapse_theta=True), **cuda)
+        fit_private(y_tilde, 0.5, TopicModel(2, collapse_theta=True), device="cuda",
+                    run=RunOptions(n_iter=2, progress=False))
     with pytest.raises(ValueError, match="'bessel'"):
-        fit_private(y_tilde, 0.5, TopicModel(2), method="bessel", **cuda)
+        fit_private(y_tilde, 0.5, TopicModel(2), method="bessel", device="cuda",
+                    run=RunOptions(n_iter=2, progress=False))
     per_entry = np.full(y.shape, 0.5)
     with pytest.raises(ValueError, match="constant within rows"):
-        fit_private(y_tilde, per_entry, TopicModel(2), **cuda)
+        fit_private(y_tilde, per_entry, TopicModel(2), device="cuda",
+                    run=RunOptions(n_iter=2, progress=False))
     network = np.abs(y_tilde[:6, :6])
     np.fill_diagonal(network, 0)
     with pytest.raises(ValueError, match="'communities'"):
-        fit_private(network, 0.5, CommunityModel(2), **cuda)
+        fit_private(network, 0.5, CommunityModel(2), device="cuda",
+                    run=RunOptions(n_iter=2, progress=False))
     with pytest.raises(ValueError, match="cluster"):
-        fit_private(y_tilde, 0.5, TopicModel(2), cluster=object(), **cuda)
-    for fit in (lambda **kw: fit_private(y_tilde, 0.5, TopicModel(2), **kw),
-                lambda **kw: fit_nonprivate(y, TopicModel(2), **kw)):
+        fit_private(y_tilde, 0.5, TopicModel(2), cluster=object(), device="cuda",
+                    run=RunOptions(n_iter=2, progress=False))
+    for fit in (lambda **kw: fit_private(y_tilde, 0.5, TopicModel(2),
+                                         run=RunOptions(burn_in=4, thin=2), rng=5),
+                lambda **kw: fit_nonprivate(y, TopicModel(2), run=RunOptions(burn_in=4, thin=2),
+                                            rng=5)):
         with pytest.raises(ValueError, match=r"\('cpu', 'cuda'\)"):
-            fit(device="gpu", n_iter=2, **QUIET)
+            fit(device="gpu", run=RunOptions(n_iter=2, progress=False))
 
 
 class _OwnRates(TopicModel):
@@ -427,7 +444,8 @@ def test_a_row_constant_alpha_runs_on_the_gpu(data):
     """alpha of shape (D, 1) is constant within rows: the collapsed GPU engine applies."""
     _, y_tilde = data
     alpha = np.linspace(0.3, 0.8, y_tilde.shape[0])[:, None]
-    res = fit_private(y_tilde, alpha, TopicModel(2), n_iter=2, rng=1, device="cuda", **QUIET)
+    res = fit_private(y_tilde, alpha, TopicModel(2), run=RunOptions(n_iter=2, progress=False),
+                      rng=1, device="cuda")
     assert res.engine == "cuda-sparse"
 
 
