@@ -880,37 +880,46 @@ def _icml_fig1(r: _Reader):
         return r.json("synthetic/communities.json")
 
     def per_seed(method):
-        """The rows of the seeds (None: a file of one seed, as older runs wrote it), their
-        ``value`` the method's MAE to the true rates in units of the seed's mean count N: the
-        seeds' networks differ in density several-fold, and N is the scale of both their rates
-        and their noise (alpha = exp(-epsilon / N)), so in these units the paired differences
-        of the seeds are comparable, where raw MAEs would let the densest network decide the
-        spread. A per-seed scale leaves every seed's order of the methods as it is."""
+        """The rows of the seeds' chains (``per_chain``: one per seed, chain and level; a file
+        without it, ``per_seed``: one chain per seed; None: a file of one seed, as older runs
+        wrote it), their ``value`` the method's MAE to the true rates in units of the seed's
+        mean count N: the seeds' networks differ in density several-fold, and N is the scale
+        of both their rates and their noise (alpha = exp(-epsilon / N)), so in these units the
+        paired differences of the seeds are comparable, where raw MAEs would let the densest
+        network decide the spread. A per-seed scale leaves every seed's order of the methods
+        as it is. Each chain is a value of its seed's cell, so a comparison's spread is the
+        seeds' and their chains' (:func:`compare`)."""
         scores = data()
-        if "per_seed" not in scores:
+        table = "per_chain" if "per_chain" in scores else "per_seed"
+        if table not in scores:
             return None
-        rows = pd.DataFrame(_get(scores, "per_seed"))
+        rows = pd.DataFrame(_get(scores, table))
         for column in (method, "N"):
             if column not in rows:
-                raise _Missing(f"synthetic/communities.json has no {column} in per_seed")
+                raise _Missing(f"synthetic/communities.json has no {column} in {table}")
         scale = pd.to_numeric(rows["N"], errors="coerce")
         if not (np.isfinite(scale) & (scale > 0)).all():
-            raise _Missing("synthetic/communities.json: per_seed's N must be positive numbers")
+            raise _Missing(f"synthetic/communities.json: {table}'s N must be positive numbers")
         return rows.assign(method=method,
                            value=pd.to_numeric(rows[method], errors="coerce") / scale)
 
     def in_units():
         # the statements say what the seeds' values are; a file of one seed keeps raw MAEs
         try:
+            scores = data()
+            if "per_chain" in scores:
+                return (" (MAE in units of each network's mean count N, paired by seed, the "
+                        "spread over seeds and chains)")
             return (" (MAE in units of each network's mean count N, paired by seed)"
-                    if "per_seed" in data() else "")
+                    if "per_seed" in scores else "")
         except _Missing:
             return ""
 
     def cells(method):
-        # each seed repeats the whole experiment (network, privatization, one chain per
-        # method and level): the seeds are the units the comparisons are paired by; a file of
-        # one seed ("levels") gives one value per cell. Least noise (largest ε) first
+        # each seed repeats the whole experiment (network, privatization, the chains of each
+        # method and level): the seeds are the units the comparisons are paired by, each
+        # chain a value of its seed; a file of one seed ("levels") gives one value per cell.
+        # Least noise (largest ε) first
         rows = per_seed(method)
         if rows is not None:
             return table_cells(rows, method, "value", level="epsilon", unit="seed")
@@ -919,15 +928,18 @@ def _icml_fig1(r: _Reader):
         return dict(sorted(levels.items(), key=lambda kv: -kv[0]))
 
     def nonprivate():
-        # one non-private fit per seed, its value on each of the seed's rows
+        # one non-private fit per seed, each chain's value on each of the seed's rows
         rows = per_seed("non-private")
         if rows is None:
             return {None: Cell.of([_get(data(), "non-private", "mae_to_rates")])}
         rows = rows[np.isfinite(rows["value"])]   # per_seed made them numbers
         if rows.empty:
             return {}
-        by_seed = rows.groupby("seed", sort=False)["value"].first()
-        return {None: Cell.of(by_seed.to_numpy(float), by_seed.index.tolist(), unit="seed")}
+        if "chain" not in rows:
+            rows = rows.assign(chain=0)
+        by_chain = rows.groupby(["seed", "chain"], sort=False)["value"].first()
+        return {None: Cell.of(by_chain.to_numpy(float),
+                              by_chain.index.get_level_values("seed").tolist(), unit="seed")}
 
     def highest_privacy(method):
         levels = cells(method)

@@ -732,6 +732,53 @@ def test_synthetic_networks_of_different_density_are_compared_in_units_of_their_
     assert "N must be positive" in claims["icml.fig1.ours_beats_naive"].reason
 
 
+def _communities_by_chain(ours, naive, nonprivate):
+    """synthetic/communities.json over seeds and chains: ``ours``/``naive`` map ε to one list
+    per seed of its chains' MAEs, ``nonprivate`` gives one list of chain MAEs per seed;
+    ``per_seed`` holds each seed's first chain, as a pooled fit would stand in its place."""
+    scores = _communities({e: [c[0] for c in v] for e, v in ours.items()},
+                          {e: [c[0] for c in v] for e, v in naive.items()},
+                          [c[0] for c in nonprivate])
+    scores["per_chain"] = [
+        {**row, "chain": chain, "collapsed": ours[row["epsilon"]][i][chain],
+         "naive": naive[row["epsilon"]][i][chain], "non-private": nonprivate[i][chain]}
+        for i, seed in enumerate(scores["seeds"])
+        for row in scores["per_seed"] if row["seed"] == seed
+        for chain in range(len(nonprivate[i]))]
+    return scores
+
+
+def test_synthetic_communities_read_every_chain_of_every_seed(tmp_path):
+    """With ``per_chain`` each chain is a value of its seed's cell: the support names the
+    chains, and chains of one seed that disagree widen the spread the seeds' pairs are judged
+    by, which the first chains alone (``per_seed``) would not show."""
+    root = _results(tmp_path, ours_wins=True)
+    nonprivate = [[0.15, 0.151], [0.20, 0.199], [0.25, 0.252]]
+    ours = {2.5: [[0.2, 0.21], [0.25, 0.26], [0.3, 0.31]],
+            1.0: [[0.2, 0.21], [0.25, 0.26], [0.3, 0.31]],
+            0.75: [[0.2, 0.21], [0.25, 0.26], [0.3, 0.31]]}
+    naive = {2.5: [[0.3, 0.31], [0.35, 0.36], [0.4, 0.41]],
+             1.0: [[0.5, 0.51], [0.55, 0.56], [0.6, 0.61]],
+             0.75: [[0.8, 0.81], [0.85, 0.86], [0.9, 0.91]]}
+    _write(root, "synthetic/communities.json", _communities_by_chain(ours, naive, nonprivate))
+    claims = {c.id: c for c in check_claims(root)}
+    beats = claims["icml.fig1.ours_beats_naive"]
+    assert beats.status == PASS and (beats.copies, beats.chains) == (3, 2)
+    assert "seeds and chains" in beats.statement
+    assert "ε=0.75: ours 0.255 ± " in beats.ours   # the mean over the six chains
+    # the same first chains, but each seed's second chain of ours as far off as the naive
+    # method's: the chains disagree, and the spread they add leaves nothing decided
+    for e in ours:
+        ours[e] = [[chains[0], naive[e][i][0] + 0.05] for i, chains in enumerate(ours[e])]
+    _write(root, "synthetic/communities.json", _communities_by_chain(ours, naive, nonprivate))
+    claims = {c.id: c for c in check_claims(root)}
+    assert claims["icml.fig1.ours_beats_naive"].status != PASS
+    scores = _communities_by_chain(ours, naive, nonprivate)
+    del scores["per_chain"]   # the first chains alone pass it
+    _write(root, "synthetic/communities.json", scores)
+    assert _by_id(check_claims(root))["icml.fig1.ours_beats_naive"] == PASS
+
+
 def test_synthetic_communities_of_one_seed_read_as_before(tmp_path):
     """The older file (one network: ``non-private`` and ``levels``) gives one value per cell,
     and so no verdict, as the paper-scale results hold it."""
