@@ -162,15 +162,6 @@ _IRAQ = Diagnosis(
     "its own curve, and our check takes the better one, the strictest reading",
     "python -m study.evidence central results/paper")
 
-_FIG1_ONE_SEED = Diagnosis(
-    UNDECIDED,
-    "one seed at paper scale (synthetic_communities.seed: 1), so each cell has one value and "
-    "no spread; the point values go the claimed way, and the quick profile's three seeds pass "
-    "it. Five seeds x two chains at the paper's 8,500 sweeps would decide it: the stage took "
-    "11 s for its one seed and chain (results/paper/stage_seconds.json), so about 2 minutes "
-    "(synthetic_communities.seeds in profiles/paper.yaml, python profiles/run.py --synthetic)",
-    "python -m study.evidence seeds results/paper")
-
 _VI_ONE_RUN = Diagnosis(
     UNDECIDED,
     "one run per method at paper scale (vi_benchmark.seed: 1), so no spread: the point values "
@@ -190,8 +181,6 @@ _VI_SIZE = Diagnosis(
 #: the diagnoses of each profile's verdicts: ``{profile: {claim id: Diagnosis}}``
 DIAGNOSES: dict[str, dict[str, Diagnosis]] = {
     "paper": {
-        "icml.fig1.naive_degrades": _FIG1_ONE_SEED,
-        "icml.fig1.ours_beats_naive": _FIG1_ONE_SEED,
         "icml.fig3.ours_beats_naive": Diagnosis(
             OURS_NOT_THEIRS, _FIG3, "python -m study.evidence topics-regime results/paper"),
         "icml.fig3.ours_recovers_at_high_noise": Diagnosis(
