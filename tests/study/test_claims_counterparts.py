@@ -174,17 +174,90 @@ def test_the_state_count_is_shown_never_judged(tmp_path):
 
 # ---------------------------------------------------------------- ICML Fig. 3 at high noise
 
+def recovery_map(scores, *, threshold=0.6, doc_length=30.0):
+    """synthetic/recovery_map.json: ``scores`` maps ``(method, alpha0)`` to one list per seed
+    of its chains' support scores, at ``doc_length`` tokens per document."""
+    runs = [{"seed": seed, "doc_length": doc_length, "alpha0": alpha0, "chain": chain,
+             "method": method, "mean_support": value}
+            for (method, alpha0), seeds in scores.items()
+            for seed, chains in enumerate(seeds, start=1)
+            for chain, value in enumerate(chains)]
+    return {"limits": {"uniform": 0.3, "truth": 0.9, "threshold": threshold}, "runs": runs}
+
+
+def _regime(ours_high, naive_high, nonprivate=0.8):
+    """The figure's two cells: every method near the truth at low noise; at high noise ours,
+    the naive method and the non-private fit as given (two seeds x two chains)."""
+    low = [[0.80, 0.81], [0.79, 0.80]]
+    return {("collapsed", 0.2): low, ("naive", 0.2): low, ("nonprivate", 0.2): low,
+            ("collapsed", 0.8): ours_high, ("naive", 0.8): naive_high,
+            ("nonprivate", 0.8): [[nonprivate, nonprivate], [nonprivate, nonprivate]]}
+
+
+FIG3 = ("icml.fig3.naive_degrades", "icml.fig3.ours_beats_naive",
+        "icml.fig3.ours_recovers_at_high_noise")
+
+
+def test_fig3_reads_the_recovery_map_at_the_figures_regime(tmp_path):
+    """The paper's pattern (the naive method falls below the threshold, ours stays above it
+    and ahead of it in every seed) passes all three; the chains are values of their seeds."""
+    _write(tmp_path, "synthetic/recovery_map.json",
+           recovery_map(_regime([[0.75, 0.76], [0.72, 0.74]], [[0.45, 0.47], [0.50, 0.48]])))
+    verdicts = _by_id(cl._icml_fig3, tmp_path)
+    assert {i: verdicts[i].status for i in FIG3} == dict.fromkeys(FIG3, PASS)
+    assert (verdicts["icml.fig3.ours_beats_naive"].copies,
+            verdicts["icml.fig3.ours_beats_naive"].chains) == (2, 2)
+    assert "4 of 4 runs at or above 0.6" in verdicts["icml.fig3.ours_recovers_at_high_noise"].ours
+    assert "0 of 4 runs" in verdicts["icml.fig3.naive_degrades"].ours
+
+
+@pytest.mark.parametrize("ours_high, naive_high, expected", [
+    # ours below the threshold in 3 of 4 runs: does not recover; naive ahead beyond the spread
+    ([[0.50, 0.55], [0.65, 0.52]], [[0.70, 0.72], [0.74, 0.73]],
+     {"icml.fig3.ours_recovers_at_high_noise": FAIL, "icml.fig3.ours_beats_naive": FAIL,
+      "icml.fig3.naive_degrades": FAIL}),
+    # ours above it in exactly half: not more than half, so not recovered
+    ([[0.70, 0.50], [0.71, 0.52]], [[0.45, 0.47], [0.50, 0.48]],
+     {"icml.fig3.ours_recovers_at_high_noise": FAIL, "icml.fig3.naive_degrades": PASS}),
+    # ahead of the naive method in each seed, but by 0.02 and 0.30: inside the seeds' spread
+    ([[0.52, 0.52], [0.78, 0.78]], [[0.50, 0.50], [0.48, 0.48]],
+     {"icml.fig3.ours_beats_naive": NOT_REPRODUCED}),
+])
+def test_fig3_fails_or_is_undecided_on_the_map(tmp_path, ours_high, naive_high, expected):
+    _write(tmp_path, "synthetic/recovery_map.json",
+           recovery_map(_regime(ours_high, naive_high)))
+    verdicts = _by_id(cl._icml_fig3, tmp_path)
+    assert {i: verdicts[i].status for i in expected} == expected
+
+
+def test_fig3_outside_the_figures_regime_is_not_run(tmp_path):
+    # the non-private fit itself fails at high noise: not the regime the figure shows
+    _write(tmp_path, "synthetic/recovery_map.json",
+           recovery_map(_regime([[0.75, 0.76], [0.72, 0.74]], [[0.45, 0.47], [0.50, 0.48]],
+                                nonprivate=0.5)))
+    verdicts = _by_id(cl._icml_fig3, tmp_path)
+    assert {verdicts[i].status for i in FIG3} == {NOT_RUN}
+    assert "not the figure's regime" in verdicts["icml.fig3.ours_beats_naive"].reason
+    # a map without the figure's document length
+    _write(tmp_path, "synthetic/recovery_map.json",
+           recovery_map(_regime([[0.75, 0.76], [0.72, 0.74]], [[0.45, 0.47], [0.50, 0.48]]),
+                        doc_length=100.0))
+    verdicts = _by_id(cl._icml_fig3, tmp_path)
+    assert {verdicts[i].status for i in FIG3} == {NOT_RUN}
+    assert "30 tokens per document" in verdicts["icml.fig3.ours_beats_naive"].reason
+
+
 @pytest.mark.parametrize("ours_high, status", [
     ((0.16, 0.17), PASS),            # ours grows by 0.015 where naive grows by 0.3
     ((0.55, 0.57), FAIL),            # ours grows by 0.41: more than naive, beyond the spread
     ((0.25, 0.27), NOT_REPRODUCED),  # by 0.11: more than a tenth of naive's, under a half
 ])
-def test_fig3_ours_recovers_at_high_noise(tmp_path, ours_high, status):
+def test_fig3_one_draw_observation_at_high_noise(tmp_path, ours_high, status):
     rows = [{"seed": seed, "alpha0": a, "collapsed": c, "naive": n}
             for seed, high in zip((3, 4), ours_high)
             for a, c, n in ((0.2, 0.15, 0.15), (0.8, high, 0.45))]
     _write(tmp_path, "synthetic/topics.json", {"per_seed": rows})
-    verdict = _by_id(cl._icml_fig3, tmp_path)["icml.fig3.ours_recovers_at_high_noise"]
+    verdict = _by_id(cl._icml_fig3, tmp_path)["icml.fig3.draw_ours_recovers_at_high_noise"]
     assert verdict.status == status
     assert verdict.ours.startswith("α0=0.2 → 0.8: ours at α0=0.8")
 
@@ -192,7 +265,7 @@ def test_fig3_ours_recovers_at_high_noise(tmp_path, ours_high, status):
 def test_fig3_with_one_noise_level_is_not_run(tmp_path):
     _write(tmp_path, "synthetic/topics.json",
            {"per_seed": [{"seed": 3, "alpha0": 0.2, "collapsed": 0.1, "naive": 0.2}]})
-    verdict = _by_id(cl._icml_fig3, tmp_path)["icml.fig3.ours_recovers_at_high_noise"]
+    verdict = _by_id(cl._icml_fig3, tmp_path)["icml.fig3.draw_ours_recovers_at_high_noise"]
     assert verdict.status == NOT_RUN
 
 
