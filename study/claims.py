@@ -1594,6 +1594,27 @@ def _vi_speed(r: _Reader):
     ]
 
 
+#: the data sets of Foulds et al.'s Fig. 6 as the held-out table names the real war logs;
+#: any other rows the Fig. 6 checks read are the synthetic stand-ins shaped after them
+WAR_LOGS = ("afghanistan", "iraq")
+
+
+def on_the_logs(verdict: Verdict, stand_in: bool) -> Verdict:
+    """A Fig. 6 verdict as it stands: on the war logs, as computed; on a synthetic stand-in,
+    NOT-RUN with the comparison's outcome shown. Each panel's sentence is about the logs, and
+    the paper explains each by their size (corpus-wide counts, little data per step, more
+    data per step); the stand-ins have the logs' size but our generator's content (its
+    regimes, its emissions), which decide the held-out likelihoods too, so on them an outcome
+    is a pattern, not a verdict (as the case studies on other data than the paper's)."""
+    if not stand_in or verdict.status == NOT_RUN:
+        return verdict
+    return replace(verdict, status=NOT_RUN,
+                   reason=f"untestable here: the claim is about the war logs, which carry no "
+                          f"licence that lets us ship them; on the synthetic stand-in of their "
+                          f"size (a pattern, not a verdict) the check gives "
+                          f"{verdict.status}: {verdict.reason}")
+
+
 def _foulds(r: _Reader):
     def crossing():
         check = _get(r.json("central/beta_bernoulli.json"), "figure2", "check")
@@ -1618,12 +1639,16 @@ def _foulds(r: _Reader):
     def fig6(model, datasets):
         """Laplace's and the better OPS truncation's (by its mean) cells per data set and ε,
         over the held-out splits (every mechanism and ε uses the same splits: paired by
-        split), and each level's ε."""
+        split), each level's ε, and whether they come from a stand-in: the war logs' rows
+        (:data:`WAR_LOGS`) where the table has them, else the synthetic stand-ins'."""
         t = r.csv("central/heldout_loglik.csv",
                   ("dataset", "split", "model", "route", "epsilon", "loglik_per_record"))
         t = t[(t.model == model) & t.dataset.isin(datasets) & t.epsilon.notna()]
         if t.empty:
             raise _Missing(f"no {model} rows for {', '.join(datasets)}")
+        logs = t[t.dataset.isin(WAR_LOGS)]
+        stand_in = logs.empty
+        t = t if stand_in else logs
         laplace, ops, epsilon = {}, {}, {}
         for (dataset, eps), group in t.groupby(["dataset", "epsilon"]):
             mine = _rows_cell(group[group.route == "laplace"], "loglik_per_record", "split")
@@ -1637,27 +1662,27 @@ def _foulds(r: _Reader):
             ops[level] = max(truncations, key=lambda c: c.mean)
         if not laplace:
             raise _Missing(f"no Laplace and OPS rows for {model}")
-        return laplace, ops, epsilon
+        return laplace, ops, epsilon, stand_in
 
     def laplace_superior(model, datasets):
-        laplace, ops, _ = fig6(model, datasets)
-        return better(laplace, ops, higher_is_better=True, need="somewhere",
-                      names=("Laplace", "best OPS"), level="setting")
+        laplace, ops, _, stand_in = fig6(model, datasets)
+        return on_the_logs(better(laplace, ops, higher_is_better=True, need="somewhere",
+                                  names=("Laplace", "best OPS"), level="setting"), stand_in)
 
     def ops_competitive(model, datasets):
-        laplace, ops, _ = fig6(model, datasets)
-        return not_better(laplace, ops, higher_is_better=True, need="most",
-                          names=("Laplace", "best OPS"), level="setting")
+        laplace, ops, _, stand_in = fig6(model, datasets)
+        return on_the_logs(not_better(laplace, ops, higher_is_better=True, need="most",
+                                      names=("Laplace", "best OPS"), level="setting"), stand_in)
 
     def laplace_ahead_at_high_privacy(model, datasets):
-        laplace, ops, epsilon = fig6(model, datasets)
+        laplace, ops, epsilon, stand_in = fig6(model, datasets)
         overall = better(laplace, ops, higher_is_better=True, need="somewhere",
                          names=("Laplace", "best OPS"), level="setting")
         high = [k for k, e in epsilon.items() if e == min(epsilon.values())]
         at_high = better({k: laplace[k] for k in high}, {k: ops[k] for k in high},
                          higher_is_better=True, names=("Laplace", "best OPS"), level="setting")
-        return _all_of(overall, replace(at_high, reason=f"at the highest privacy: "
-                                        f"{at_high.reason}"))
+        return on_the_logs(_all_of(overall, replace(at_high, reason=f"at the highest privacy: "
+                                                    f"{at_high.reason}")), stand_in)
 
     def occupancy():
         # the paper's count is of the war logs, which we cannot ship: the synthetic stand-ins'

@@ -162,14 +162,23 @@ _WAR_LOGS = Diagnosis(
     "python -m study.claims --results results/paper --out /tmp/claims && "
     "grep -n 'war logs' /tmp/claims/claims.md")
 
-_IRAQ = Diagnosis(
-    UNTESTABLE,
-    "the paper ties the claim to the Iraq logs' size (\"more data per timestep\": a median of "
-    "972 records per region and month), and we run a synthetic Iraq-shaped stand-in. On it, "
-    "at ε = 0.1 the OPS truncation M = 10 beats Laplace (0.040 ± 0.017 per record, 10 of 10 "
-    "splits) while Laplace beats M = 100 within the spread; Fig. 6 draws each truncation as "
-    "its own curve, and our check takes the better one, the strictest reading",
-    "python -m study.evidence central results/paper")
+def _fig6_stand_in(results: str) -> Diagnosis:
+    """Foulds et al.'s Fig. 6 panels, each checked on a synthetic stand-in of the war logs."""
+    return Diagnosis(
+        UNTESTABLE,
+        "each panel's sentence is about the Iraq or Afghanistan war logs, which no licence lets "
+        "us ship. The paper explains each by the logs' size (naive Bayes: corpus-wide counts; "
+        "Afghanistan: \"the amount of data was relatively low\", a median of 58 records per "
+        "region and month; Iraq: \"more data per timestep\", 972), and the synthetic stand-ins "
+        "have those sizes, but their content (regimes, emissions) is our generator's, and it "
+        "decides the held-out likelihoods as much: so all three panels are read the same way, "
+        "as patterns on the stand-ins, not verdicts. At paper scale the stand-ins show the "
+        "paper's pattern for naive Bayes (Laplace ahead of the better OPS truncation at 3 of 7 "
+        "ε, behind at none) and the Afghanistan-shaped HMM (OPS competitive at 6 of 7), and "
+        "the reverse of it on the Iraq-shaped one (at ε = 0.1 the truncation M = 10 beats "
+        "Laplace, 0.040 ± 0.017 per record, 10 of 10 splits; Fig. 6 draws each truncation as "
+        "its own curve, and the check takes the better one, the strictest reading)",
+        f"python -m study.evidence central {results}")
 
 _VI_ONE_RUN = Diagnosis(
     UNDECIDED,
@@ -199,7 +208,8 @@ DIAGNOSES: dict[str, dict[str, Diagnosis]] = {
         **{f"icml.fig5.C{c}.rows_cols.heldout_ours_beats_{other}": _HELDOUT_PAPER
            for c in (5, 10, 20) for other in ("naive", "nonprivate")},
         "vi.appE.mcmc_beats_vi": _VI_ONE_RUN,
-        "foulds.fig6.iraq_hmm": _IRAQ,
+        **{f"foulds.fig6.{panel}": _fig6_stand_in("results/paper")
+           for panel in ("naive_bayes", "afghanistan_hmm", "iraq_hmm")},
         "foulds.sec5.occupancy": _WAR_LOGS,
         "foulds.fig3_5.iraq_states": _WAR_LOGS,
         "foulds.fig7.afghanistan_ops_states": _WAR_LOGS,
@@ -217,7 +227,8 @@ DIAGNOSES["quick"] = {
     "icml.fig5.C5.rows_cols.heldout_ours_beats_nonprivate": _HELDOUT_QUICK,
     **{claim: _VI_SIZE for claim in ("vi.appE.vi_mae", "vi.appE.mcmc_mae", "vi.appE.iterations",
                                      "vi.appE.speed_up")},
-    "foulds.fig6.iraq_hmm": _IRAQ,
+    **{f"foulds.fig6.{panel}": _fig6_stand_in("results")
+       for panel in ("naive_bayes", "afghanistan_hmm", "iraq_hmm")},
     "foulds.sec5.occupancy": _WAR_LOGS,
     "foulds.fig3_5.iraq_states": _WAR_LOGS,
     "foulds.fig7.afghanistan_ops_states": _WAR_LOGS,
