@@ -53,7 +53,7 @@ import yaml
 from lpp.formats.files import atomic_write_bytes
 from study import checkpoints
 from study.notebook import check_settings
-from study.provenance import live_stages, lock_entries
+from study.provenance import live_stages, lock_entries, stage_commits
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -471,20 +471,31 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
     atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     collect_stage_seconds(results / "stage_seconds.json",
-                          recorded_stage_seconds(work, up_to_date), lock["stages"], work)
+                          recorded_stage_seconds(work, up_to_date), lock["stages"], work, fresh)
 
 
-def collect_stage_seconds(path: Path, seconds: dict[str, float], described, work: Path) -> None:
-    """Merge a run's stage times into the committed record at ``path``, keeping the times of
-    the stages ``described`` (those of the collected ``dvc.lock``) and nothing else: a time of a
-    stage the lock no longer records, or any other note of an earlier run, would describe no
-    committed output. The record names the machine that collects (where the stages ran, unless
-    on a ``--cluster``) and the work tree's revision (:func:`run_machine`)."""
-    earlier = json.loads(path.read_text()).get("stages", {}) if path.exists() else {}
-    kept = {stage: t for stage, t in {**earlier, **seconds}.items() if stage in described}
+def collect_stage_seconds(path: Path, seconds: dict[str, float], described, work: Path,
+                          fresh=frozenset()) -> None:
+    """Merge a run's stage times and commits into the committed record at ``path``, keeping
+    those of the stages ``described`` (those of the collected ``dvc.lock``) and nothing else: a
+    time of a stage the lock no longer records, or any other note of an earlier run, would
+    describe no committed output. The record names the machine that collects (where the stages
+    ran, unless on a ``--cluster``) and the work tree's revision (:func:`run_machine`), and
+    under ``revisions`` the commit each described stage's entry was made at: the work tree's
+    revision for the ``fresh`` stages (their entries taken from the work tree's lock, their
+    code that of its checkout), the earlier record's for the others
+    (:func:`study.provenance.stage_commits`), so each study is checked against the commit
+    that made it (``python -m study.provenance paper``)."""
+    earlier = json.loads(path.read_text()) if path.exists() else {}
+    kept = {stage: t for stage, t in {**earlier.get("stages", {}), **seconds}.items()
+            if stage in described}
     if not kept and not path.exists():
         return
-    record = {"machine": run_machine(work), "stages": kept}
+    machine = run_machine(work)
+    made_at = {**stage_commits(earlier, described),
+               **{stage: machine["revision"] for stage in described if stage in fresh}}
+    record = {"machine": machine, "stages": kept,
+              "revisions": {stage: made_at[stage] for stage in described if made_at[stage]}}
     atomic_write_bytes(path, (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode())
 
 

@@ -5,6 +5,7 @@ tables: each diagnosis names one of these commands.
     python -m study.evidence topics results/paper         # NPMI, coherence, chains, worst R-hat
     python -m study.evidence seeds results/paper          # runs behind the synthetic and VI cells
     python -m study.evidence topics-regime results/paper  # Fig. 3's noise, uniform topics' score
+    python -m study.evidence recovery-map results         # Fig. 3's regime on the recovery map
     python -m study.evidence central results/paper        # Laplace against each OPS truncation
 
 The results folder defaults to ``results`` (the quick profile).
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-__all__ = ["central", "heldout", "main", "seeds", "topics", "topics_regime"]
+__all__ = ["central", "heldout", "main", "recovery_map", "seeds", "topics", "topics_regime"]
 
 
 def _params(results: Path) -> dict:
@@ -107,6 +108,35 @@ def topics_regime(results: Path) -> str:
     return "\n".join(lines)
 
 
+def recovery_map(results: Path) -> str:
+    """Fig. 3's regime on the recovery map (:data:`study.claims.FIG3_TOKENS`, the low and high
+    noise levels): each method's support score of the aligned posterior mean per seed and
+    chain, the runs at or above the threshold, and the map's own table of every cell."""
+    from study.claims import FIG3_HIGH_NOISE, FIG3_LOW_NOISE, FIG3_TOKENS
+
+    path = results / "synthetic" / "recovery_map.json"
+    if not path.is_file():
+        return (f"{path}: absent (the recovery_map stage has not been run at this scale: "
+                "python profiles/run.py --stages recovery_map)")
+    record = json.loads(path.read_text())
+    threshold = record["limits"]["threshold"]
+    runs = pd.DataFrame(record["runs"])
+    lines = [f"{path}: threshold {threshold:.3f} (uniform topics {record['limits']['uniform']:.3f},"
+             f" the truth {record['limits']['truth']:.3f})"]
+    for alpha0 in (FIG3_LOW_NOISE, FIG3_HIGH_NOISE):
+        cell = runs[np.isclose(runs.doc_length, FIG3_TOKENS) & np.isclose(runs.alpha0, alpha0)]
+        table = cell.pivot_table(index=["seed", "chain"], columns="method",
+                                 values="mean_support")
+        above = (table >= threshold).sum().to_dict()
+        lines += [f"{FIG3_TOKENS:g} tokens/doc, α0 = {alpha0:g}: support score per seed and "
+                  f"chain (runs at or above the threshold: {above})", table.round(3).to_string(),
+                  ""]
+    table = results / "synthetic" / "recovery_map.md"
+    if table.is_file():
+        lines.append(table.read_text().split("\n## ")[0].strip())
+    return "\n".join(lines)
+
+
 def central(results: Path) -> str:
     """Laplace against each OPS truncation on the HMM stand-ins, per ε: mean and standard
     deviation over the splits of the per-record held-out log-likelihood difference."""
@@ -122,7 +152,7 @@ def central(results: Path) -> str:
 
 
 _EVIDENCE = {"heldout": heldout, "topics": topics, "seeds": seeds, "topics-regime": topics_regime,
-             "central": central}
+             "recovery-map": recovery_map, "central": central}
 
 
 def main(argv=None) -> int:

@@ -23,13 +23,17 @@ reads a lock beside the committed files and reports where the two disagree:
    profile an output that is not committed must be git-ignored (DVC's cache holds it).
 3. **Code.** Every dependency of the lock that no entry makes (the code: ``lpp/``, ``study/``,
    ``notebooks/``, ``data_prep/``, ``bench/``, and the shipped corpus) has the hash the lock
-   records at one commit of the history, which is reported (HEAD when HEAD's code is the
-   lock's, else the commit that made the code what the lock records). The hashes of a
-   path at a commit are computed from git's objects (no checkout), with the commit's
-   ``.dvcignore`` applied as DVC applies it. Only the commits that changed those paths are
-   visited, newest first, and the search stops at the first match; it needs the history
-   behind the commit that matches, so a shallow clone gets a clear failure when the lock's
-   code is older than what it holds.
+   records at a commit of the history. In the quick profile that is one commit for the whole
+   lock, which is reported (HEAD when HEAD's code is the lock's, else the commit that made the
+   code what the lock records): only the commits that changed those paths are visited, newest
+   first, and the search stops at the first match. In the paper profile, whose studies are
+   made by runs at different commits, each entry is checked against the commit its run
+   recorded for it (``revisions`` in ``results/paper/stage_seconds.json``,
+   :func:`stage_commits`), and only that one: a stage whose code there differs from its
+   entry, or whose commit the history does not hold, fails. The hashes of a path at a commit
+   are computed from git's objects (no checkout), with the commit's ``.dvcignore`` applied as
+   DVC applies it; a shallow clone gets a clear failure when a lock's code is older than what
+   it holds.
 
 The paper profile's outputs are copied out of its own work tree (``profiles/run.py``), so its
 lock names work-tree paths: :func:`paper_layout` maps them to their committed copies with the
@@ -41,6 +45,7 @@ import argparse
 import fnmatch
 import importlib.util
 import io
+import json
 import subprocess
 import sys
 import tempfile
@@ -64,7 +69,8 @@ PAPER_NOT_OUTPUTS = (
     ("results/paper/dvc.lock", "the lock itself: the record this check reads"),
     ("results/paper/params.yaml", "the settings of the last profiles/run.py, a record"),
     ("results/paper/stage_seconds.json",
-     "the wall seconds of each stage, recorded by profiles/run.py (times differ run to run)"),
+     "the wall seconds of each stage and the commit its entry was made at, recorded by "
+     "profiles/run.py (times differ run to run); check 3 reads the commits"),
     ("results/paper/claims.*",
      "the verdicts and their diagnoses, a pure function of the committed tables regenerated "
      "by the checkout's code (python -m study.claims --results results/paper); "
@@ -97,6 +103,10 @@ class Layout:
         Whether the stages are those of ``dvc.yaml`` as committed at the commit whose code the
         lock records (a run made at a commit named for good, whatever changes after it),
         rather than of the work tree's ``dvc.yaml``.
+    run_record : dict or None
+        The runs' record of the commit each entry was made at (``stage_seconds.json``, read by
+        :func:`stage_commits`): each entry is checked against its own commit. None: the lock
+        is one run's, and one commit must hold the code of every entry.
     """
 
     name: str
@@ -106,6 +116,7 @@ class Layout:
     settings: dict
     copies: dict[str, str] | None = None
     pipeline_at_code_commit: bool = False
+    run_record: dict | None = None
 
     def committed_path(self, out: str) -> str | None:
         """Where the output ``out`` of the lock would be committed (None: nowhere)."""
@@ -146,7 +157,8 @@ class CodeMatch:
 
 @dataclass
 class Report:
-    """What :func:`check_provenance` found for one layout."""
+    """What :func:`check_provenance` found for one layout: with a run record
+    (:attr:`Layout.run_record`), ``made_at`` lists the entries of each recorded commit."""
 
     layout: Layout
     files_checked: int
@@ -154,6 +166,7 @@ class Report:
     entries: int
     code: CodeMatch
     violations: list[Violation] = field(default_factory=list)
+    made_at: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -458,18 +471,31 @@ def _committed_under(path: str, tracked: set[str]) -> list[str]:
 
 
 def check_entries(repo: Path, layout: Layout, entries, committed: dict[str, str],
-                  code_commit: str | None = None):
+                  code_commit: str | dict | None = None):
     """Check 2: every entry is a stage of the pipeline and describes something committed
     (:func:`live_stages`); in the quick profile, every output not committed is git-ignored.
     The pipeline is ``dvc.yaml`` at ``code_commit`` where the layout asks for it
-    (:attr:`Layout.pipeline_at_code_commit`) and a commit matched, else the work tree's."""
-    at = code_commit if layout.pipeline_at_code_commit else None
-    stages = pipeline_stages(repo, layout.settings, layout.name, at)
-    where = f"dvc.yaml at {at[:7]}" if at else "dvc.yaml"
-    violations = [Violation(f"{layout.lock}: {stage}", "no such stage in the pipeline "
-                            f"({where} at the {layout.name} profile's settings)")
-                  for stage in entries if stage not in stages]
-    current = {stage: entry for stage, entry in entries.items() if stage in stages}
+    (:attr:`Layout.pipeline_at_code_commit`) and a commit matched, else the work tree's;
+    ``code_commit`` may name each entry's own commit (``{stage: commit}``), and an entry whose
+    commit the history does not hold is left to check 3."""
+    commit_of = code_commit if isinstance(code_commit, dict) else \
+        dict.fromkeys(entries, code_commit)
+    at_of = {stage: commit_of.get(stage) if layout.pipeline_at_code_commit else None
+             for stage in entries}
+    held = {c for c in set(at_of.values()) if c is None or _is_commit(repo, c)}
+    violations, stages_at, unknown = [], {}, set()
+    for stage, at in at_of.items():
+        if at not in held:
+            continue
+        if at not in stages_at:
+            stages_at[at] = pipeline_stages(repo, layout.settings, layout.name, at)
+        if stage not in stages_at[at]:
+            unknown.add(stage)
+            where = f"dvc.yaml at {at[:7]}" if at else "dvc.yaml"
+            violations.append(Violation(f"{layout.lock}: {stage}", "no such stage in the "
+                                        f"pipeline ({where} at the {layout.name} profile's "
+                                        "settings)"))
+    current = {stage: entry for stage, entry in entries.items() if stage not in unknown}
     live, mismatches = live_stages(current, committed)
     violations += [Violation(f"{layout.lock}: {reader}", what) for reader, what in mismatches]
     violations += [Violation(f"{layout.lock}: {stage}", "describes no committed output, and "
@@ -593,6 +619,59 @@ def _stage_list(stages: list[str], shown: int = 3) -> str:
     return ("stage " if len(stages) == 1 else "stages ") + ", ".join(stages[:shown]) + more
 
 
+def stage_commits(record: dict | None, stages) -> dict[str, str | None]:
+    """The commit each of ``stages`` (a lock's entries) was made at, by the runs' record
+    (``stage_seconds.json`` of ``profiles/run.py``): its ``revisions`` (``{stage: commit}``);
+    a record without them is one run's, every stage made at its machine's ``revision``. None
+    for a stage the record gives no commit."""
+    record = record or {}
+    revisions = record.get("revisions")
+    if revisions is None:
+        one = (record.get("machine") or {}).get("revision")
+        return dict.fromkeys(stages, one)
+    return {stage: revisions.get(stage) for stage in stages}
+
+
+def _is_commit(repo: Path, commit: str) -> bool:
+    done = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=repo,
+                          capture_output=True)
+    return done.returncode == 0
+
+
+def check_stage_code(repo: Path, layout: Layout, wanted, commits: dict[str, str | None]):
+    """Check 3 against each entry's own commit: ``(made_at, violations)``, ``made_at`` the
+    entries of each recorded commit. ``wanted`` is :func:`source_dependencies` (the code each
+    entry read), ``commits`` :func:`stage_commits`. An entry without a commit, with a commit
+    the history does not hold (a revision with ``+changes``: a run of uncommitted code), or
+    whose code at its commit is not what it records, is a violation."""
+    made_at, violations = defaultdict(list), []
+    for stage, commit in commits.items():
+        made_at[commit].append(stage)
+    lock = layout.lock
+    for stage in made_at.pop(None, []):
+        violations.append(Violation(f"{lock}: {stage}", "the run record names no commit for "
+                                    "this entry (revisions in stage_seconds.json)"))
+    shallow = " (this clone's history is shallow: `git fetch --unshallow` and check again)" \
+        if is_shallow(repo) else ""
+    for commit in [c for c in made_at if not _is_commit(repo, c)]:
+        for stage in made_at.pop(commit):
+            violations.append(Violation(f"{lock}: {stage}", f"made at {commit}, a commit this "
+                                        f"repository does not hold{shallow}"))
+    with GitObjects(repo) as objects:
+        hashes = CodeHashes(objects)
+        for commit, stages in made_at.items():
+            mine = set(stages)
+            for (path, md5), readers in sorted(wanted.items(),
+                                               key=lambda kv: (kv[0][0], str(kv[0][1]))):
+                readers = [r for r in readers if r in mine]
+                found = hashes.at(commit, path) if readers else md5
+                if found != md5:
+                    violations.append(Violation(
+                        f"{lock}: {path}", f"md5 {md5} for {_stage_list(readers)}, but their "
+                        f"commit {commit_title(repo, commit)} has {found or 'no such path'}"))
+    return dict(made_at), violations
+
+
 def check_provenance(repo: Path, layout: Layout) -> Report:
     """Checks 1-3 of the module's docstring.
 
@@ -621,13 +700,25 @@ def check_provenance(repo: Path, layout: Layout) -> Report:
     wanted = source_dependencies(entries)
     unmade = unmade_outputs(repo, wanted)
     wanted = {pair: stages for pair, stages in wanted.items() if pair not in unmade}
-    match, newest, at_closest = find_code_commit(repo, wanted)
-    violations += check_entries(repo, layout, entries, committed, match.commit)
+    made_at = {}
+    if layout.run_record is None:
+        match, newest, at_closest = find_code_commit(repo, wanted)
+        violations += check_entries(repo, layout, entries, committed, match.commit)
+    else:
+        commits = stage_commits(layout.run_record, entries)
+        made_at, code_problems = check_stage_code(repo, layout, wanted, commits)
+        violations += check_entries(repo, layout, entries, committed, commits)
+        only = set(made_at) if len(made_at) == 1 and not code_problems else {None}
+        match = CodeMatch(next(iter(only)), len(made_at))
     violations += [Violation(f"{layout.lock}: {path}", f"read by {_stage_list(stages)}, but no "
                              "entry makes it (a git-ignored pipeline output, not code)")
                    for (path, _), stages in sorted(unmade.items())]
-    violations += code_violations(repo, layout, wanted, match, newest, at_closest)
-    return Report(layout, files_checked, len(committed), len(entries), match, violations)
+    if layout.run_record is None:
+        violations += code_violations(repo, layout, wanted, match, newest, at_closest)
+    else:
+        violations += code_problems
+    return Report(layout, files_checked, len(committed), len(entries), match, violations,
+                  made_at)
 
 
 # ---- the two profiles --------------------------------------------------------------------
@@ -643,21 +734,26 @@ def quick_layout(repo: Path = ROOT) -> Layout:
 
 def paper_layout(repo: Path = ROOT) -> Layout:
     """The paper profile: ``results/paper/dvc.lock``, its outputs copied to ``results/paper``
-    and ``figures/paper`` as ``profiles/run.py`` copies them, its stages those of ``dvc.yaml``
-    at the commit whose code the lock records, with the settings the run recorded
+    and ``figures/paper`` as ``profiles/run.py`` copies them, each entry checked against the
+    commit its run recorded for it (``results/paper/stage_seconds.json``) and against the
+    stages of ``dvc.yaml`` at that commit, with the settings the run recorded
     (``results/paper/params.yaml``): the check holds whatever the pipeline or the profiles
-    become after the run."""
+    become after the runs, and each study is its own run's."""
     repo = Path(repo)
     runner = _profile_runner(repo)
     recorded = repo / "results" / "paper" / "params.yaml"
     if not recorded.is_file():
         raise ValueError(f"{recorded}: no settings of a paper-scale run")
+    record = repo / "results" / "paper" / "stage_seconds.json"
+    if not record.is_file():
+        raise ValueError(f"{record}: no record of the commits the paper-scale runs were made at")
     settings = yaml.safe_load(recorded.read_text()) or {}
     tables, figures = runner.collected_paths(settings)
     copies = {source: f"results/paper/{target}" for source, target in tables.items()}
     copies.update({source: f"figures/paper/{Path(source).name}" for source in figures})
     return Layout("paper", "results/paper/dvc.lock", ("results/paper", "figures/paper"),
-                  PAPER_NOT_OUTPUTS, settings, copies, pipeline_at_code_commit=True)
+                  PAPER_NOT_OUTPUTS, settings, copies, pipeline_at_code_commit=True,
+                  run_record=json.loads(record.read_text()))
 
 
 def _profile_runner(repo: Path):
@@ -678,7 +774,12 @@ def format_report(report: Report, repo: Path) -> str:
     lines = [f"{layout.name} profile: {layout.lock}, {report.entries} entries; "
              f"{report.files_checked} committed files under {', '.join(layout.roots)}, "
              f"{report.outputs_committed} of them the lock's outputs"]
-    if report.code.commit is not None:
+    if report.made_at:
+        lines += [f"  code of {len(stages)} {'entry' if len(stages) == 1 else 'entries'}: as at "
+                  f"{commit_title(repo, commit)}, the commit their run recorded"
+                  for commit, stages in sorted(report.made_at.items(),
+                                               key=lambda kv: -len(kv[1]))]
+    elif report.code.commit is not None:
         differs = report.code.differs_at_head
         where = f"; HEAD's differs in {', '.join(differs)}" if differs else " (HEAD's too)"
         lines.append(f"  code: as at {commit_title(repo, report.code.commit)}{where}")

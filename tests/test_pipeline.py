@@ -975,7 +975,9 @@ def test_the_work_tree_links_its_outputs_to_the_cache_unless_told_otherwise(tmp_
 def test_the_collected_stage_times_describe_only_the_stages_of_the_lock(tmp_path):
     """The committed stage times keep the stages the collected lock records (a rerun's new
     times replacing the earlier ones), drop the rest and any other note of an earlier run, and
-    name the machine and the work tree's revision."""
+    name the machine and the work tree's revision; each stage's commit is the work tree's for
+    the stages whose entries the run took (fresh), the earlier record's for the others (a
+    record of one run: its machine's revision)."""
     runner = _profile_runner()
     work = tmp_path / "work"
     work.mkdir()
@@ -988,19 +990,25 @@ def test_the_collected_stage_times_describe_only_the_stages_of_the_lock(tmp_path
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True,
                             text=True, check=True).stdout.strip()
     times = tmp_path / "stage_seconds.json"
+    earlier = "f" * 40
     times.write_text(json.dumps({"note": "an earlier run on another machine",
+                                 "machine": {"revision": earlier},
                                  "stages": {"fit@a": 10.0, "fit@b": 20.0, "gone@x": 5.0}}))
-    runner.collect_stage_seconds(times, {"fit@a": 11.5}, {"fit@a": {}, "fit@b": {}}, work)
+    runner.collect_stage_seconds(times, {"fit@a": 11.5}, {"fit@a": {}, "fit@b": {}}, work,
+                                 fresh={"fit@a"})
     record = json.loads(times.read_text())
-    assert set(record) == {"machine", "stages"}
+    assert set(record) == {"machine", "stages", "revisions"}
     assert record["stages"] == {"fit@a": 11.5, "fit@b": 20.0}
     assert record["machine"]["revision"] == commit
+    assert record["revisions"] == {"fit@a": commit, "fit@b": earlier}
     assert "numba_threads" not in record["machine"] and record["machine"]["cpu_count"] >= 1
     (work / "lpp" / "code.py").write_text("x = 2\n")
-    runner.collect_stage_seconds(times, {}, {"fit@a": {}}, work)
+    runner.collect_stage_seconds(times, {}, {"fit@a": {}, "fit@b": {}}, work, fresh={"fit@b"})
     record = json.loads(times.read_text())
-    assert record["stages"] == {"fit@a": 11.5}
+    assert record["stages"] == {"fit@a": 11.5, "fit@b": 20.0}
     assert record["machine"]["revision"] == commit + "+changes"
+    # the earlier record's commits stay; the fresh stage is the uncommitted code's
+    assert record["revisions"] == {"fit@a": commit, "fit@b": commit + "+changes"}
     # nothing recorded and nothing to record: no file is made
     runner.collect_stage_seconds(tmp_path / "none.json", {"gone@x": 1.0}, {"fit@a": {}}, work)
     assert not (tmp_path / "none.json").exists()

@@ -24,6 +24,7 @@ from bench.tables import (
 from study.claims import METHOD_LABELS
 from study.prose import Block, load_source
 from study.prose.cells import cells
+from study.provenance import stage_commits
 from study.recovery_map import markdown_table as recovery_table
 from study.recovery_map import recovery_regions, regions_text
 from study.score_tables import is_unmasked
@@ -652,8 +653,9 @@ def _run_settings(params: dict) -> dict[str, str]:
         # a run whose settings name one seed (``seed``) ran Fig. 1 on one network
         seeds = synthetic.get("seeds")
         fig1_seeds = f" × {len(seeds)} seeds" if seeds else ""
+        fig1_chains = f" × {synthetic['n_chains']} chains" if "n_chains" in synthetic else ""
         words["synthetic figures and the VI paper"] = (
-            f"Fig. 1: {synthetic['n_iter']:,} sweeps{fig1_seeds}; Fig. 3: "
+            f"Fig. 1: {synthetic['n_iter']:,} sweeps{fig1_seeds}{fig1_chains}; Fig. 3: "
             f"{params['synthetic_topics']['n_iter']:,} sweeps × "
             f"{len(params['synthetic_topics']['seeds'])} seeds; the VI benchmark")
     hmm = params.get("central_hmm")
@@ -663,14 +665,50 @@ def _run_settings(params: dict) -> dict[str, str]:
     return words
 
 
+def _short(revision: str) -> str:
+    """A commit as the pages name it: 7 hex digits, ``+changes`` kept."""
+    return f"`{revision[:7]}{revision[40:]}`"
+
+
+def _stage_commits(record: dict) -> dict[str, str]:
+    """The commit each recorded stage was made at (:func:`study.provenance.stage_commits`:
+    ``revisions``, or the machine's for a record of one run), over the stages the record
+    names (timed or given a commit)."""
+    stages = {**dict.fromkeys(record.get("stages", {})), **dict.fromkeys(record.get(
+        "revisions", {}))}
+    return {stage: commit for stage, commit in stage_commits(record, stages).items() if commit}
+
+
+def _main_commit(commits: dict[str, str], prefer: str | None = None) -> str | None:
+    """The commit most of the stages were made at (``prefer`` on a tie, else the first
+    named)."""
+    counts = {}
+    for commit in commits.values():
+        counts[commit] = counts.get(commit, 0) + 1
+    return max(counts, key=lambda c: (counts[c], c == prefer)) if counts else None
+
+
+def _other_commits(commits: dict[str, str], main: str | None) -> str:
+    """The stages (names before ``@``) made at other commits than ``main``, by commit:
+    ``"synthetic_communities at `97f4aba`"``; '' when there are none."""
+    others = {}
+    for stage, commit in commits.items():
+        if commit != main:
+            others.setdefault(commit, {})[_stage_base(stage)] = None
+    return "; ".join(f"{', '.join(bases)} at {_short(commit)}" for commit, bases in
+                     others.items())
+
+
 def _made_where(record: dict) -> str:
-    """Where and at which commit the paper run's stages ran, from its stage times' record."""
+    """Where and at which commits the paper runs' stages ran, from their record."""
     machine = record.get("machine")
     if not machine:
         return "Made by runs whose machine and commit the record does not name"
-    revision = machine["revision"]
-    return (f"Made at commit `{revision[:7]}{revision[40:]}` on {machine['cpu_count']} cores "
-            f"({machine['cpu_model']})")
+    commits = _stage_commits(record)
+    main = _main_commit(commits) or machine["revision"]
+    others = _other_commits(commits, main)
+    return (f"Made at commit {_short(main)}{f' ({others})' if others else ''} on "
+            f"{machine['cpu_count']} cores ({machine['cpu_model']})")
 
 
 def paper_run_summary(root: Path) -> str:
@@ -689,14 +727,20 @@ def paper_run_table(root: Path) -> str:
     params = load_source(PAPER_RUN[0], root)
     record = load_source(PAPER_RUN[1], root)
     seconds = record["stages"]
+    commits = _stage_commits(record)
+    main = _main_commit(commits)
     words = _run_settings(params)
     rows, placed = [], set()
     for study, bases in _RUN_STUDIES:
         stages = [s for s in seconds if _stage_base(s) in bases]
         placed.update(stages)
+        made = {s: c for s, c in commits.items() if _stage_base(s) in bases}
         if stages:
+            study_main = _main_commit(made, prefer=main)
+            others = _other_commits(made, study_main)
+            at = (_short(study_main) if study_main else "—") + (f"; {others}" if others else "")
             rows.append((study, words.get(study, "—"), len(stages),
-                         f"{sum(seconds[s] for s in stages) / 3600:.1f}"))
+                         f"{sum(seconds[s] for s in stages) / 3600:.1f}", at))
     unplaced = sorted(set(seconds) - placed)
     if unplaced:
         raise ValueError(f"{PAPER_RUN[1]}: stages of no study of the run table: {unplaced} "
@@ -704,7 +748,8 @@ def paper_run_table(root: Path) -> str:
     total = sum(seconds.values()) / 3600
     title = (f"{_made_where(record)}; {total:.1f} hours of stage wall time in all "
              f"({len(seconds)} stages; stages that ran side by side each count their own time)")
-    return title + "\n\n" + markdown_table(("study", "what ran", "stages", "stage hours"), rows)
+    return title + "\n\n" + markdown_table(("study", "what ran", "stages", "stage hours",
+                                            "commit"), rows)
 
 
 # ---------------------------------------------------------------- topics that merge

@@ -14,6 +14,7 @@ import yaml
 from study import claims as cl
 from study import diagnoses as dg
 from study import evidence
+from study.claims import report
 from study.diagnoses import CAUSES, DIAGNOSES, Diagnosis
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +32,7 @@ def test_every_committed_verdict_other_than_pass_is_diagnosed_and_none_is_stale(
     assert problems == {"undiagnosed": [], "stale": []}, (
         f"{results}: give each new verdict other than PASS a diagnosis in study/diagnoses.py, "
         "and drop the diagnoses of claims that now pass")
-    for c in cl._verdicts(claims):
+    for c in report._verdicts(claims):
         assert (c.cause is None) == (c.status == cl.PASS), c.id
 
 

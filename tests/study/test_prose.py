@@ -289,10 +289,36 @@ def test_the_paper_run_table_names_the_commit_and_sums_each_study(tmp_path):
     assert text.startswith("Made at commit `aaaaaaa` on 16 cores (Some CPU); 1.5 hours")
     assert "(3 stages;" in text
     row = next(line for line in text.splitlines() if line.startswith("| topics, MCMC"))
-    assert "K = 50;" in row and "per fit; non-private:" in row and row.endswith("| 2 | 1.5 |")
+    assert "K = 50;" in row and "per fit; non-private:" in row
+    assert row.endswith("| 2 | 1.5 | `aaaaaaa` |")
     changed = _paper_run(tmp_path / "changed", {"claims": 36.0},
                          {**machine, "revision": "b" * 40 + "+changes"})
     assert paper_run_table(changed).startswith("Made at commit `bbbbbbb+changes`")
+
+
+def test_the_paper_run_names_the_commit_of_each_study(tmp_path):
+    """Studies rerun at another commit (``revisions``) are named with it, in the title and
+    in their study's row; the commit of most stages heads the title."""
+    from study.prose.blocks import paper_run_summary, paper_run_table
+
+    machine = {"revision": "b" * 40, "cpu_count": 2, "cpu_model": "Some CPU"}
+    root = _paper_run(tmp_path, {"infer_private_topics@collapsed-1.0-0": 3600.0,
+                                 "infer_nonprivate_topics": 1800.0,
+                                 "synthetic_communities": 60.0,
+                                 "synthetic_topics": 30.0}, machine)
+    record = json.loads((root / "results/paper/stage_seconds.json").read_text())
+    record["revisions"] = {"infer_private_topics@collapsed-1.0-0": "a" * 40,
+                           "infer_nonprivate_topics": "a" * 40,
+                           "synthetic_topics": "a" * 40, "synthetic_communities": "b" * 40}
+    (root / "results/paper/stage_seconds.json").write_text(json.dumps(record))
+    text = paper_run_table(root)
+    assert text.startswith("Made at commit `aaaaaaa` (synthetic_communities at `bbbbbbb`) on 2")
+    rows = {line.split(" |")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
+    assert rows["topics, MCMC"].endswith("| `aaaaaaa` |")
+    assert rows["synthetic figures and the VI paper"].endswith(
+        "| `aaaaaaa`; synthetic_communities at `bbbbbbb` |")
+    assert paper_run_summary(root).startswith(
+        "Made at commit `aaaaaaa` (synthetic_communities at `bbbbbbb`) on 2 cores")
 
 
 def test_the_fig1_quotes_read_the_first_seed_of_either_scores_file():
@@ -328,10 +354,11 @@ def test_the_paper_run_table_counts_the_seeds_of_fig1(tmp_path):
     settings = yaml.safe_load(params.read_text())
     section = settings["synthetic_communities"]
     sweeps = f"Fig. 1: {section['n_iter']:,} sweeps"
-    assert fig1(root) == f"{sweeps} × {len(section['seeds'])} seeds"
+    assert fig1(root) == (f"{sweeps} × {len(section['seeds'])} seeds × "
+                          f"{section['n_chains']} chains")
     # a run whose settings name one seed ran one network
     settings["synthetic_communities"] = {"seed": 1, **{k: v for k, v in section.items()
-                                                       if k != "seeds"}}
+                                                       if k not in ("seeds", "n_chains")}}
     params.write_text(yaml.safe_dump(settings))
     assert fig1(root) == sweeps
 
