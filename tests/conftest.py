@@ -107,8 +107,10 @@ def toy_topic_chains():
     """A small simulated corpus and two short non-private topic chains of it (seeds 11 and
     12; ``schedule`` their ``n_iter``, ``burn_in``, ``thin``), shared by the tests of the
     chains' diagnostics (lpp.diagnostics) and of the pipeline's diagnosis (study.diagnose)."""
-    from lpp.inference import fit_nonprivate
-    from lpp.simulate import make_topics
+    # imported at first use: every test run loads this file, and importing the samplers
+    # (numba) takes seconds
+    from lpp.inference import fit_nonprivate  # noqa: PLC0415
+    from lpp.simulate import make_topics  # noqa: PLC0415
 
     corpus = make_topics(rng=4, n_docs=24, n_topics=2, n_words=10)
     schedule = {"n_iter": 14, "burn_in": 4, "thin": 2}
