@@ -37,6 +37,7 @@ import numba
 import numpy as np
 
 from bench import RESULTS, record_part, write_results
+from bench.paper_numbers import MCMC_BURN_IN, PAPER_NUMBERS
 from bench.sweep import vi_data
 from lpp.inference import GibbsSampler, RunOptions, TopicModel, fit_private
 
@@ -45,7 +46,9 @@ BUDGET = 60.0
 #: iterations between the points of a wall-clock curve (and the granularity of its burn-in cut)
 CURVE_EVERY = 10
 #: the seed paper's private MCMC on these data (Schofield et al., appendix E)
-SEED_PAPER = {"mcmc_mae": 0.36, "burn_in": 5000, "collect": 2500, "seconds_per_iteration": 0.8}
+SEED_PAPER = {"mcmc_mae": PAPER_NUMBERS["mcmc_mae"], "burn_in": MCMC_BURN_IN,
+              "collect": PAPER_NUMBERS["mcmc_iterations"] - MCMC_BURN_IN,
+              "seconds_per_iteration": PAPER_NUMBERS["mcmc_seconds_per_iteration"]}
 #: iterations between the saved samples of the long runs (the paper keeps every 100th)
 LONG_THIN = 10
 #: iterations after burn-in of the long runs

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -51,7 +52,10 @@ import numba
 import numpy as np
 
 from bench import RESULTS, machine, write_results
+from bench.memory import process_memory
 from bench.sweep import text_data
+from lpp.formats.privatized_blocks import PrivatizedBlocks, PrivatizedBlockWriter
+from lpp.inference import GibbsSampler, TopicModel
 
 K, EPS, SEED = 50, 1.0, 1
 N_BLOCKS = 8
@@ -62,8 +66,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _write_blocks(y_tilde, alpha, path):
-    from lpp.formats.privatized_blocks import PrivatizedBlockWriter
-
     n, v = y_tilde.shape
     cuts = np.linspace(0, n, N_BLOCKS + 1).astype(int)
     with PrivatizedBlockWriter(path, n_cols=v, epsilon=EPS, N=1.0, randomness="simulation", mechanism="fast",
@@ -98,11 +100,6 @@ def _in_process(path, n_warm, n_timed):
 
 
 def _in_process_child(path, n_warm, n_timed):
-    import resource
-
-    from lpp.inference import GibbsSampler, TopicModel
-    from lpp.formats.privatized_blocks import PrivatizedBlocks
-
     y_tilde, alpha = PrivatizedBlocks(path).to_dense()
     out = {}
     for threads in (1, 2):
@@ -116,11 +113,16 @@ def _in_process_child(path, n_warm, n_timed):
 
 
 def _distributed(path, n_workers, n_warm, n_timed):
-    from dask.distributed import Client, LocalCluster
+    # Dask is an optional extra (lpp[distributed]): only this part of the benchmark needs it.
+    # The engine is imported here too, not at the top: a worker imports this module to run
+    # _rss, and its memory before the engine's import (_import_engine) is the bare worker's
+    from dask.distributed import Client, LocalCluster  # noqa: PLC0415
 
-    from lpp.inference import TopicModel
-    from lpp.inference.distributed import WORKER_ENV, WORKER_PRELOAD, DistributedChain
-    from lpp.formats.privatized_blocks import PrivatizedBlocks
+    from lpp.inference.distributed import (  # noqa: PLC0415
+        WORKER_ENV,
+        WORKER_PRELOAD,
+        DistributedChain,
+    )
 
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                       dashboard_address=":0", env=WORKER_ENV,
@@ -193,11 +195,7 @@ def _block_work(chain, b):
 
 
 def _rss() -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return process_memory("VmRSS").get("VmRSS", 0)
 
 
 def _import_engine():

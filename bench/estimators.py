@@ -35,14 +35,21 @@ corpora (and a few sweeps) the same way and writes nothing.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
+import pickle
 import subprocess
 import sys
+import time
+import tracemalloc
 
 import numpy as np
+import scipy.sparse as sp
 
 from bench import RESULTS, machine, write_results
+from bench.memory import process_memory
+from lpp.mechanism import privatize
 
 ROOT = RESULTS.parent.parent
 
@@ -95,8 +102,6 @@ def reuters_like(shape=REUTERS, seed=0) -> np.ndarray:
 def sparse_corpus(shape=SPARSE, seed=1):
     """A CSR int64 count matrix: each document ``per_doc`` distinct words drawn without
     replacement from its LDA mixture (Gumbel top-k), each with 1 + Poisson(1) tokens."""
-    import scipy.sparse as sp
-
     n_docs, n_words, per_doc = shape
     rng = np.random.default_rng(seed)
     phi = _topics(rng, 20, n_words)
@@ -116,41 +121,28 @@ def sparse_corpus(shape=SPARSE, seed=1):
 
 # ----- one fit in a fresh interpreter ------------------------------------------------------------
 
-def _status() -> dict:
-    out = {}
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                key, value = line.split(":")
-                out[key] = int(value.split()[0]) * 1024  # kB
-    return out
-
+# scikit-learn takes seconds to import, and lpp.estimators imports it: both are loaded by the
+# functions that fit an estimator, not with this module, whose corpora bench.lda reads too
 
 def _estimator(kind: str, settings: dict):
     if kind == "sklearn":
-        from sklearn.decomposition import LatentDirichletAllocation
+        from sklearn.decomposition import LatentDirichletAllocation  # noqa: PLC0415
 
         return LatentDirichletAllocation(**settings)
-    from lpp.estimators import PrivateTopicModel
+    from lpp.estimators import PrivateTopicModel  # noqa: PLC0415
 
     return PrivateTopicModel(**settings)
 
 
 def _child(spec: dict) -> dict:
     """Fit one estimator as ``spec`` says, measured; run in a fresh interpreter."""
-    import gc
-    import pickle
-    import time
-    import tracemalloc
-
-    import lpp.estimators  # noqa: F401  both libraries loaded in every child: the same base
-    import sklearn.decomposition  # noqa: F401
+    # both libraries loaded in every child before it measures: the same base for both
+    import lpp.estimators  # noqa: F401, PLC0415
+    import sklearn.decomposition  # noqa: F401, PLC0415
 
     if spec["corpus"] == "reuters":
         data = reuters_like(tuple(spec["shape"]))
     elif spec["corpus"] == "private":
-        from lpp.mechanism import privatize
-
         data = privatize(sparse_corpus(tuple(spec["shape"])), PRIVATE_ALPHA, rng=2)
     else:
         data = sparse_corpus(tuple(spec["shape"]))
@@ -164,7 +156,7 @@ def _child(spec: dict) -> dict:
     if measure_rss:
         with open("/proc/self/clear_refs", "w") as fh:
             fh.write("5")  # resets the peak resident set (VmHWM) to the current one
-    before = _status() if measure_rss else {}
+    before = process_memory("VmRSS", "VmHWM") if measure_rss else {}
     est = _estimator(spec["kind"], spec["settings"])
     tracemalloc.start()
     start = time.perf_counter()
@@ -172,7 +164,7 @@ def _child(spec: dict) -> dict:
     seconds = time.perf_counter() - start
     _, traced = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    after = _status() if measure_rss else {}
+    after = process_memory("VmRSS", "VmHWM") if measure_rss else {}
     held = len(pickle.dumps(est, protocol=pickle.HIGHEST_PROTOCOL))
     return {"seconds": seconds, "pickle_bytes": held, "traced_peak_bytes": traced,
             "rss_peak_bytes": (after["VmHWM"] - before["VmRSS"]) if measure_rss else None,
@@ -197,7 +189,7 @@ def _lpp(**settings) -> dict:
 
 
 def _has_keep_samples() -> bool:
-    from lpp.estimators import PrivateTopicModel
+    from lpp.estimators import PrivateTopicModel  # noqa: PLC0415
 
     return "keep_samples" in PrivateTopicModel().get_params()
 

@@ -47,8 +47,19 @@ from pathlib import Path
 
 import numba
 import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import yaml
 
 from bench import RESULTS, machine, write_results
+from bench.estimators import REUTERS, reuters_like
+from data_prep.corpus import prepare_topics
+from lpp.formats.counts import load_counts
+from lpp.formats.files import MissingFileError
+from lpp.inference import GibbsSampler, TopicModel
+from lpp.inference.kernels import gamma_matrix_kernel
+from lpp.metrics import mean_over_topics, npmi, top_words
+from lpp.metrics.coherence import ReferenceCorpus
 
 ROOT = RESULTS.parent.parent
 PREPARED = ROOT / "data" / "prepared" / "topics"
@@ -66,8 +77,6 @@ def _none(value):
 
 def _prepare(params: dict, source=None, **overrides):
     """The pipeline's ``prepare_topics`` stage in-process (nothing written)."""
-    from data_prep.corpus import prepare_topics
-
     settings = {name: params[name] for name in _SETTINGS}
     settings.update(overrides)
     return prepare_topics(ROOT / params["input"] if source is None else source,
@@ -80,12 +89,8 @@ def _prepare(params: dict, source=None, **overrides):
 
 def load_corpus(quick=False):
     """``(counts (csr, D x V), words, label)``: the prepared Enron counts."""
-    import yaml
-
     params = yaml.safe_load((ROOT / "params.yaml").read_text())["prepare_topics"]
     if quick:
-        import pandas as pd
-
         head = pd.read_csv(ROOT / params["input"], nrows=_QUICK_MESSAGES)
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "head.csv.gz"
@@ -94,9 +99,6 @@ def load_corpus(quick=False):
             result = _prepare(params, path, n_docs=None, vocab_size=300)
         return (result.counts.tocsr(), list(result.vocabulary),
                 f"the first {_QUICK_MESSAGES} messages of {params['input']}")
-    from lpp.formats.counts import load_counts
-    from lpp.formats.files import MissingFileError
-
     try:
         data = load_counts(PREPARED)
         return data.counts.tocsr(), list(data.column_ids), str(PREPARED.relative_to(ROOT))
@@ -108,10 +110,6 @@ def load_corpus(quick=False):
 
 def reuters_corpus():
     """``(counts (csr), words, label)``: the generated corpus of the Reuters corpus's shape."""
-    import scipy.sparse as sp
-
-    from bench.estimators import REUTERS, reuters_like
-
     dense = reuters_like()
     dense = dense[:, dense.sum(axis=0) > 0]  # a word no document uses has no coherence
     counts = sp.csr_matrix(dense)
@@ -123,8 +121,6 @@ def reuters_corpus():
 def phi_draws(chain, counts):
     """One K x V Gamma draw of the topics at the chain's current point (a callable): each
     word's tokens in its most likely topic, the rates those of the chain's ``theta``."""
-    from lpp.inference.kernels import gamma_matrix_kernel
-
     phi, theta = chain.state["phi"], chain.state["theta"]
     model = chain.model
     word_totals = np.asarray(counts.sum(axis=0)).ravel().astype(np.int64)
@@ -139,7 +135,7 @@ def phi_draws(chain, counts):
 def tomotopy_model(counts, words, k, seed=1):
     """tomotopy's LDA over documents made of ``counts`` (None when tomotopy is missing)."""
     try:
-        import tomotopy
+        import tomotopy  # noqa: PLC0415 (optional: the comparison is left out without it)
     except ImportError:
         return None
     model = tomotopy.LDAModel(k=k, seed=seed)
@@ -164,8 +160,6 @@ def tomotopy_topics(model, words):
 
 
 def npmi_scores(phi, reference) -> dict:
-    from lpp.metrics import mean_over_topics, npmi, top_words
-
     top = top_words(phi, N_TOP)
     return {"npmi": float(mean_over_topics(npmi(top, reference))),
             "npmi_zero": float(mean_over_topics(npmi(top, reference, no_cooccurrence=0.0)))}
@@ -180,8 +174,6 @@ def _timed(fn):
 def run_k(counts, words, k, n_sweeps, n_warm, reference) -> dict:
     """One K: both chains from their starts, ``n_sweeps`` sweeps each alternating, the sweeps
     after the first ``n_warm`` timed, then NPMI."""
-    from lpp.inference import GibbsSampler, TopicModel
-
     dense = counts.toarray()
     chain = GibbsSampler.nonprivate(dense, TopicModel(k), rng=1)
     model = tomotopy_model(counts, words, k)
@@ -229,8 +221,6 @@ def main(argv=()) -> dict:
     corpus = argv[argv.index("--corpus") + 1] if "--corpus" in argv else "enron"
     if corpus not in ("enron", "reuters"):
         raise SystemExit(f"--corpus must be enron or reuters, got {corpus!r}")
-    from lpp.metrics.coherence import ReferenceCorpus
-
     counts, words, label = reuters_corpus() if corpus == "reuters" else load_corpus(quick)
     reference = ReferenceCorpus(counts)
     tomotopy_version = _version("tomotopy")

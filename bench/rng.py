@@ -27,6 +27,8 @@ import numpy as np
 from numba import njit
 
 from bench import best_time, machine, write_results
+from bench.sweep import text_data
+from lpp.inference import GibbsSampler, TopicModel
 from lpp.randomness import block_key, new_stream, seed_block, uniform
 from lpp.distributions import FEW_TRIALS
 
@@ -91,9 +93,6 @@ def uniforms_per_sweep(sampler) -> dict:
 
 
 def main(argv=()):
-    from bench.sweep import text_data
-    from lpp.inference import GibbsSampler, TopicModel
-
     quick = "--quick" in argv
     n = 300 if quick else int(argv[argv.index("--n") + 1]) if "--n" in argv else 3000
     draws = 200_000 if quick else 50_000_000

@@ -31,6 +31,8 @@ import numpy as np
 from scipy import special
 
 from bench import machine, write_results
+from bench.sweep import text_data
+from lpp.inference import GibbsSampler, TopicModel
 from lpp.distributions import two_sided_geometric_logpmf
 
 #: entries per block of the NumPy reference (its temporaries stay small)
@@ -70,9 +72,6 @@ def _three_times(fn) -> list[float]:
 
 
 def measure(n: int, eps: float, warm_up: int = 4) -> dict:
-    from bench.sweep import text_data
-    from lpp.inference import GibbsSampler, TopicModel
-
     y_tilde, alpha, _, _, info = text_data(n, 50, eps)
     chain = GibbsSampler.private(y_tilde, alpha, TopicModel(50), rng=1)
     for _ in range(warm_up):

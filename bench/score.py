@@ -25,6 +25,9 @@ import numpy as np
 
 from bench import machine, write_results
 from bench.estimators import QUICK_REUTERS, REUTERS, reuters_like
+from lpp.estimators import GeometricMechanism, PrivateTopicModel
+import lpp.estimators._topic_model as topic_model
+from lpp.mechanism import alpha_from_epsilon
 
 #: the sweeps of the fit whose topics transform and score hold fixed
 FIT_SWEEPS = 200
@@ -66,10 +69,6 @@ def _seconds(fn, *args) -> float:
 
 
 def run(shape, n_iter: int, rounds: int, eps: float) -> dict:
-    import lpp.estimators._topic_model as topic_model
-    from lpp.estimators import GeometricMechanism, PrivateTopicModel
-    from lpp.mechanism import alpha_from_epsilon
-
     counts = reuters_like(shape)
     alpha = float(alpha_from_epsilon(eps, 1))
     X = GeometricMechanism(alpha, random_state=1).fit_transform(counts)

@@ -41,6 +41,8 @@ import numba
 import numpy as np
 
 from bench import write_parts
+from bench.floor import FloorKernel
+from bench.reference_numpy import NumpyBesselTopicSampler
 from bench.tables import level_by_threads
 from lpp.inference import GibbsSampler, RunOptions, TopicModel, fit_private
 from lpp.mechanism import privatize
@@ -108,8 +110,6 @@ def _load():
 # ---------------------------------------------------------------------------------------------
 
 def part_numpy(quick=False):
-    from bench.reference_numpy import NumpyBesselTopicSampler
-
     n, k, eps = (300, 20, 1.0) if quick else (1000, 50, 1.0)
     y_tilde, alpha, _, _, info = vi_data(n, k, eps)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
@@ -213,8 +213,6 @@ def _engines_child(n, k, eps, n_warm, n_timed, nonprivate, data="text"):
     (ours, the floor at ours' point, naive; each thread count in turn; a chain's draws do not
     depend on its threads), so that a change in the machine's speed during the run reaches all
     of them alike and their ratios hold."""
-    from bench.floor import FloorKernel
-
     make = {"text": text_data, "sparse_text": sparse_text_data}[data]
     y = np.empty((n, n), dtype=np.int64) if nonprivate else None
     y_tilde, alpha, _, _, info = make(n, k, eps, true_counts=y)

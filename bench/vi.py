@@ -47,10 +47,12 @@ import numpy as np
 
 from bench import RESULTS, record_part, write_results
 from bench.accuracy import _anytime_curve, converged_mae, first_within
+from bench.paper_numbers import PAPER_NUMBERS
 from bench.sweep import _median_sweep, text_data, vi_data
 from lpp.inference import GibbsSampler, TopicModel
+from lpp.inference.privacy import noise_levels
 from lpp.vi import GammaFactor, collapsed_bound, fit_variational
-from study.vi_benchmark import PAPER_NUMBERS
+from lpp.vi.driver import CollapsedEngine, prepare_fit
 
 N, K, EPS = 1000, 50, 1.0
 #: wall-clock seconds per start of the Gibbs chain (its start included)
@@ -103,9 +105,6 @@ def part_vi(name, quick=False):
 
 
 def part_engines(quick=False):
-    from lpp.inference.privacy import noise_levels
-    from lpp.vi.driver import CollapsedEngine, prepare_fit
-
     n, k = _sizes(quick)
     out = {}
     for data_name, make in (("vi", vi_data), ("text", text_data)):
@@ -141,7 +140,7 @@ def part_engines(quick=False):
 def _mixing(kept, n_entries):
     """Sweeps per effective sample of the rates: ArviZ's bulk ESS of ``mu`` at ``n_entries``
     random entries over the second half of the chain (its median and quartiles)."""
-    import arviz
+    import arviz  # noqa: PLC0415 (optional, lpp[diagnostics]: only the mcmc part needs it)
 
     rng = np.random.default_rng(0)
     theta0, phi0 = kept[0][2], kept[0][3]

@@ -26,8 +26,11 @@ import yaml
 
 from experiments import RESULTS, machine, write_results
 from lpp import diagnostics
-from lpp.inference import RunOptions, TopicModel, fit_nonprivate, fit_private, make_model
+from lpp.formats.counts import load_counts
 from lpp.formats.files import atomic_write_bytes
+from lpp.formats.privatized import load_privatized
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate, fit_private, make_model
+from lpp.simulate import make_topics
 
 ROOT = Path(__file__).resolve().parents[1]
 MIN_DRAWS = 30
@@ -48,11 +51,8 @@ def cases(params: dict, data_root: Path) -> list[dict]:
 
 def load_case(case: dict):
     if case["method"] == "nonprivate":
-        from lpp.formats.counts import load_counts
-
         counts = load_counts(case["source"])
         return counts.counts.toarray(), None, counts.arrays.get("heldout")
-    from lpp.formats.privatized import load_privatized
 
     data = load_privatized(case["source"])
     return data.y_tilde, data.alpha, data.heldout
@@ -97,8 +97,6 @@ def print_case(name: str, record: dict) -> None:
 
 
 def quick_case():
-    from lpp.simulate import make_topics
-
     corpus = make_topics(rng=3, n_docs=30, n_topics=2, n_words=10)
     return {"name": "simulated_nonprivate", "model": "topics", "n_components": 2,
             "method": "nonprivate", "n_iter": 24, "burn_in": 8}, corpus.y
@@ -111,10 +109,11 @@ def main(argv=()) -> dict:
                         help="folder holding prepared/ and private/")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(list(argv))
-    import matplotlib
+    # the figures are files: Agg chosen before pyplot loads a backend of its own
+    import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415
 
     results = {}
     if args.quick:

@@ -28,11 +28,12 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from experiments import machine, write_results
 from bench.sweep import text_data
+from data_prep import load_counts
+from experiments import machine, write_results
 from lpp.diagnostics import agreement_of
-from lpp.inference import RunOptions, TopicModel, fit_nonprivate
 from lpp.diagnostics.export import require_arviz
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate
 
 arviz = require_arviz()  # without ArviZ's once-a-day FutureWarning at import
 
@@ -107,7 +108,6 @@ def _data(args):
         true = np.zeros((80, 80), dtype=np.int64)
         text_data(80, 4, 1.0, seed=0, true_counts=true)
         return sparse.csr_matrix(true), None, "text-like 80 x 80 (bench.sweep)"
-    from data_prep import load_counts
 
     data = load_counts(args.data)
     return data.counts, data.arrays.get("heldout"), str(args.data)

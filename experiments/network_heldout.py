@@ -37,6 +37,7 @@ on the quick profile's data and fits (``data/prepared/network*``, ``data/private
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import warnings
@@ -47,7 +48,14 @@ import pandas as pd
 import scipy.stats
 
 from experiments import write_results
-from lpp.inference import CommunityModel, RunOptions, TopicModel
+from lpp.formats.counts import load_counts
+from lpp.formats.fits import SavedChains, load_fit
+from lpp.formats.privatized import SimulationWarning, canonical_counts, load_privatized
+from lpp.inference import CommunityModel, RunOptions, TopicModel, fit_nonprivate, fit_private, make_model
+from lpp.inference.models import model_from_params
+from lpp.mechanism import alpha_from_epsilon, privatize, truncate
+from lpp.metrics import network_masks, predictive_log_likelihood
+from lpp.simulate import make_network
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 61
@@ -126,8 +134,6 @@ def rank_one_private(y_tilde, alpha, observed, *, n_iter, burn_in, thin, seed) -
     """Rate samples (S, V, V) of a rank-one Poisson model fitted to ``y~`` by the private
     collapsed Gibbs sampler: the topic model with one topic on the rows and columns with an
     observed entry, the unobserved entries masked (the others as in :func:`rank_one_mle`)."""
-    from lpp.inference import fit_private
-
     rows, cols = observed.any(1), observed.any(0)
     block = np.ix_(rows, cols)
     result = fit_private(np.ma.masked_array(y_tilde[block], ~observed[block]),
@@ -182,8 +188,6 @@ def link_auc(score: np.ndarray, linked: np.ndarray) -> float:
 def readings(rates: np.ndarray, y: np.ndarray, mask: np.ndarray) -> dict:
     """Every reading of a prediction (rate samples (S, V, V); one sample for a point
     prediction) on the entries of ``mask``."""
-    from lpp.metrics import predictive_log_likelihood
-
     held = rates[:, mask]
     truth = y[mask].astype(np.float64)
     mu_hat = held.mean(0)
@@ -299,8 +303,6 @@ def chain_effect(table: pd.DataFrame, n_permutations: int = 2000, rng=SEED) -> p
 
 def seed_record(fits_dir: Path) -> dict:
     """The quick profile's chain seeds: distinct per (level, copy)? shared across methods?"""
-    import json
-
     seeds = {}
     for meta in sorted(fits_dir.glob("*/fit.json")):
         record = json.loads(meta.read_text())
@@ -325,9 +327,6 @@ def seed_record(fits_dir: Path) -> dict:
 
 def saved_predictions(fits_dir: Path) -> list[dict]:
     """Rate samples of every chain of the masked network fits in ``fits_dir``."""
-    from lpp.formats.fits import SavedChains, load_fit
-    from lpp.inference.models import model_from_params
-
     out = []
     for path in sorted(p for p in fits_dir.iterdir() if (p / "fit.json").exists()):
         match = FIT_NAME.fullmatch(path.name)
@@ -347,8 +346,6 @@ def saved_predictions(fits_dir: Path) -> list[dict]:
 
 def baselines(y, observed, releases, *, n_iter, burn_in, thin) -> list[dict]:
     """The baseline predictions: zero and the observed mean, rank-one fits, per copy."""
-    from lpp.mechanism import truncate
-
     off = ~np.eye(y.shape[0], dtype=bool)
     rows = [{"fit": "zeros", "method": "zeros", "eps": np.nan, "rep": -1,
              "rates": np.zeros((1, *y.shape))},
@@ -373,9 +370,6 @@ def baselines(y, observed, releases, *, n_iter, burn_in, thin) -> list[dict]:
 def design_inputs(root: Path, design: str):
     """The true counts (canonical order), held-out mask, privatized copies and fits of one
     design (``network`` or ``network_rows_cols``) of the quick profile."""
-    from lpp.formats.counts import load_counts
-    from lpp.formats.privatized import SimulationWarning, canonical_counts, load_privatized
-
     truth = canonical_counts(load_counts(root / "data/prepared" / design))
     y = truth.counts.toarray()
     heldout = np.asarray(truth.arrays["heldout"], dtype=bool)
@@ -391,10 +385,6 @@ def design_inputs(root: Path, design: str):
 
 def quick_inputs():
     """A small simulated network, a block held-out mask, two privatized copies, short fits."""
-    from lpp.inference import fit_nonprivate, fit_private, make_model
-    from lpp.mechanism import alpha_from_epsilon, privatize
-    from lpp.simulate import make_network
-
     rng = np.random.default_rng(SEED)
     net = make_network(rng=rng, n_nodes=24, n_communities=3, shape=0.3, rate=0.2)
     y = net.y
@@ -433,8 +423,6 @@ def quick_inputs():
 # ---- the analysis
 
 def analyse_design(y, heldout, releases, fits, settings) -> dict:
-    from lpp.metrics import network_masks
-
     # the score table's entries: off the diagonal (never modelled, 0 in data and rates)
     masks = network_masks(y.shape, heldout)
     heldout, observed = masks["heldout"], masks["observed"]

@@ -32,8 +32,15 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+import yaml
 
+from data_prep.corpus import load_documents
+from data_prep.tokens import Tokenizer
 from experiments import write_results
+from lpp.formats.counts import load_counts
+from lpp.formats.fits import load_fit
+from lpp.formats.privatized import canonical_counts
+from lpp.inference import fit_nonprivate
 from lpp.metrics import ReferenceCorpus, mean_over_topics, npmi, top_words
 from lpp.inference import RunOptions, TopicModel
 
@@ -118,8 +125,6 @@ def print_report(result: dict) -> None:
 
 
 def load_fits(folder: Path) -> dict:
-    from lpp.formats.fits import load_fit
-
     fits = {}
     for path in sorted(p for p in folder.iterdir() if (p / "fit.json").exists()):
         fits[path.name] = load_fit(path).samples["phi"]
@@ -131,10 +136,6 @@ def load_fits(folder: Path) -> dict:
 def refit_nonprivate(counts, seeds, fits: dict, log_joints: dict) -> None:
     """Rerun the non-private chain with other seeds at the pipeline's settings (params.yaml),
     adding ``"nonprivate seed s"`` to ``fits`` and its mean log joint to ``log_joints``."""
-    import yaml
-
-    from lpp.inference import fit_nonprivate
-
     settings = yaml.safe_load((ROOT / "params.yaml").read_text())["topics"]
     y = counts.counts.toarray()
     for seed in seeds:
@@ -149,9 +150,6 @@ def refit_nonprivate(counts, seeds, fits: dict, log_joints: dict) -> None:
 def extended_references(counts, raw: Path, sizes) -> dict:
     """The fitted documents plus other eligible emails on the same vocabulary, for each size
     (``None``: every eligible email). The extra documents are a seeded uniform sample."""
-    from data_prep.corpus import load_documents
-    from data_prep.tokens import Tokenizer
-
     params = counts.meta["params"]
     tokenizer = Tokenizer.from_params(params["min_token_length"], params["stop_words"])
     documents, _ = load_documents(params["format"], raw, tokenizer=tokenizer,
@@ -210,9 +208,6 @@ def main(argv=()) -> dict:
     if args.quick:
         fits, references = quick_inputs()
     else:
-        from lpp.formats.counts import load_counts
-        from lpp.formats.privatized import canonical_counts
-
         # the fits are in the private folders' canonical order: the truth must be too
         counts = canonical_counts(load_counts(args.counts))
         references = {"fitted": ReferenceCorpus(counts.counts)}
@@ -223,8 +218,6 @@ def main(argv=()) -> dict:
             print(f"({args.raw} is absent: no larger reference corpus)")
         fits = load_fits(args.fits)
         if args.nonprivate_seeds:
-            from lpp.formats.fits import load_fit
-
             log_joints["nonprivate"] = float(load_fit(args.fits / "nonprivate").log_joint.mean())
             refit_nonprivate(counts, args.nonprivate_seeds, fits, log_joints)
     result = analyse(fits, references)

@@ -84,6 +84,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+# imported where they are used, not here: Dask and cloudpickle (lpp[distributed]; only
+# --cluster needs them), DVC's internals and networkx (about a second to import; only the
+# scheduler's runs use them, and profiles/run.py imports this module at every start, a
+# serial run included)
+
 #: the variables that size a stage's thread pools (numba's, OpenMP's, MKL's, OpenBLAS's)
 THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                     "OPENBLAS_NUM_THREADS")
@@ -301,7 +306,7 @@ def _run_on_worker(command: dict, stop_event: str, kill_event: str, threads) -> 
     """:func:`run_command` as a Dask task: Ctrl-C reaches it through two named Dask events,
     looked at once a second; ``threads`` (None: the worker's ``NUMBA_NUM_THREADS``, else its
     number of threads) sizes the stage's thread pools."""
-    from dask.distributed import Event, get_worker
+    from dask.distributed import Event, get_worker  # noqa: PLC0415
 
     if threads is None and "NUMBA_NUM_THREADS" not in os.environ:
         threads = get_worker().state.nthreads
@@ -345,7 +350,7 @@ class _Cluster:
     started = "queued on the cluster:"
 
     def __init__(self, address, threads, root: Path):
-        from dask.distributed import Client, Event
+        from dask.distributed import Client, Event  # noqa: PLC0415
 
         self.threads = threads
         self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
@@ -400,7 +405,7 @@ class _ByValue:
         return self.function(*args, **kwargs)
 
     def __reduce__(self):
-        import cloudpickle
+        import cloudpickle  # noqa: PLC0415
 
         module = sys.modules.get(self.function.__module__)
         if module is not None and module.__name__ != "__main__":  # __main__'s go by value
@@ -416,7 +421,7 @@ def plan(graph, targets, single_item: bool = False):
     """``(order, needs)``: the stages to consider, ``targets`` first to last each after the
     stages it needs (all of them, unless ``single_item``: the targets alone), and for each the
     stages of the plan it needs. ``graph`` is DVC's: an edge from a stage to one it needs."""
-    import networkx as nx
+    import networkx as nx  # noqa: PLC0415
 
     order = []
     for target in targets:
@@ -432,7 +437,7 @@ class _Dvc:
     """The DVC side of a run: every call under the repository lock, one at a time."""
 
     def __init__(self, root: Path):
-        from dvc.repo import Repo
+        from dvc.repo import Repo  # noqa: PLC0415
 
         self.repo = Repo(str(root), _wait_for_lock=True)  # as `dvc --wait-for-lock`
         self._held = {}
@@ -443,14 +448,14 @@ class _Dvc:
         self.repo.close()
 
     def locked(self):
-        from dvc.repo import lock_repo
+        from dvc.repo import lock_repo  # noqa: PLC0415
 
         return lock_repo(self.repo)
 
     def graph_and_targets(self, targets):
         """DVC's stage graph (frozen stages cut from what they need, as ``dvc repro`` does)
         and the stages ``targets`` name (a foreach group names its members; none: all)."""
-        from dvc.repo.reproduce import get_active_graph
+        from dvc.repo.reproduce import get_active_graph  # noqa: PLC0415
 
         with self.locked():
             graph = get_active_graph(self.repo.index.graph)
@@ -489,8 +494,8 @@ class _Dvc:
         """Make ready to run ``stage``: hold its paths, remove its outputs, check it out of
         the run cache where DVC has this run cached. The command to run, or None where the
         run cache restored it (then :meth:`record` it)."""
-        from dvc.stage.cache import RunCacheNotFoundError
-        from dvc.stage.run import (
+        from dvc.stage.cache import RunCacheNotFoundError  # noqa: PLC0415
+        from dvc.stage.run import (  # noqa: PLC0415
             _enforce_cmd_list,
             _make_cmd,
             get_executable,
@@ -527,9 +532,9 @@ class _Dvc:
         """Take DVC's read/write lock of ``stage``'s dependencies and outputs, as ``dvc
         repro`` holds it while a stage runs (with the same owner, this process and its command
         line, so that DVC's own calls on the stage pass)."""
-        from dvc.dependency.db import AbstractDependency
-        from dvc.dependency.repo import RepoDependency
-        from dvc.rwlock import rwlock
+        from dvc.dependency.db import AbstractDependency  # noqa: PLC0415
+        from dvc.dependency.repo import RepoDependency  # noqa: PLC0415
+        from dvc.rwlock import rwlock  # noqa: PLC0415
 
         held = contextlib.ExitStack()
         held.enter_context(rwlock(
@@ -655,7 +660,7 @@ class _Run:
         self._fail(stage, f"{why}, log {command['log']}")
 
     def _fail(self, stage, why: str) -> None:
-        import networkx as nx
+        import networkx as nx  # noqa: PLC0415
 
         self.failed[stage.addressing] = why
         dependants = nx.ancestors(self.graph, stage)  # edges point at what a stage needs

@@ -35,12 +35,17 @@ The work tree's ``params.yaml`` is left with these topic settings, so a later
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import yaml
+
+from lpp.diagnostics import (chain_agreement, convergence_summary, plot_traces,
+                             to_inference_data, worst_rhat)
+from lpp.formats.fits import load_chains
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import ROOT, _work_tree, merged_settings, run_stages, set_aside_fits  # noqa: E402
@@ -56,12 +61,10 @@ def fit_name(method: str, level: float, rep: int) -> str:
 
 def summarize(fit_dir: Path, name: str, results: Path, figures: Path) -> dict:
     """Write the diagnostics of the saved chains in ``fit_dir``; return the record."""
-    import matplotlib
+    # the trace figures are files: Agg chosen before plot_traces loads pyplot
+    import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
-    from lpp.diagnostics import (chain_agreement, convergence_summary, plot_traces,
-                                 to_inference_data, worst_rhat)
-    from lpp.formats.fits import load_chains
 
     chains = load_chains(fit_dir)
     data = to_inference_data(chains, n_entries=4)
@@ -99,8 +102,6 @@ def summarize(fit_dir: Path, name: str, results: Path, figures: Path) -> dict:
 def summarize_all(fits_dir: Path, results: Path, figures: Path) -> list[dict]:
     """:func:`summarize` for every fit folder (one holding ``fit.json``) under ``fits_dir``, in
     name order, and one row per fit in ``topic_fits.csv`` in ``results``; the rows."""
-    import csv
-
     rows = []
     for fit_dir in sorted(p.parent for p in fits_dir.glob("*/fit.json")):
         record = summarize(fit_dir, fit_dir.name, results, figures)

@@ -50,20 +50,22 @@ from pathlib import Path
 
 import yaml
 
-from lpp.formats.files import atomic_write_bytes
-from study import checkpoints
-from study.notebook import check_settings
-from study.provenance import live_stages, lock_entries, stage_commits
-
 ROOT = Path(__file__).resolve().parents[1]
+# a folder of scripts, not a package, run as ``python profiles/run.py`` or loaded from its
+# path: the packages beside it (study/, bench/) are found after what the interpreter already
+# finds, and its sibling jobs.py (the scheduler of --jobs and --cluster) first
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+if str(ROOT / "profiles") not in sys.path:
+    sys.path.insert(0, str(ROOT / "profiles"))
 
-#: the case-study stages, cheapest first, so a cut-short run has the complete network study
-STAGES = ("prepare_topics", "prepare_network", "prepare_network_rows_cols", "privatize",
-          "infer_nonprivate_network", "infer_private_network",
-          "infer_nonprivate_network_unmasked", "infer_private_network_unmasked", "report_network",
-          "infer_nonprivate_network_rows_cols", "infer_private_network_rows_cols",
-          "report_network_rows_cols", "infer_nonprivate_topics", "infer_private_topics",
-          "report_topics")
+import jobs as scheduler  # noqa: E402
+from bench import code_revision, machine  # noqa: E402
+from lpp.formats.files import atomic_write_bytes  # noqa: E402
+from study import checkpoints  # noqa: E402
+from study.notebook import check_settings  # noqa: E402
+from study.provenance import live_stages, lock_entries, stage_commits  # noqa: E402
+from study.stages import DIAGNOSE_STAGES, STAGES, SYNTHETIC_STAGES  # noqa: E402
 
 #: what is copied back: work-tree path -> path under --results (tables) or --figures; the case
 #: studies' outputs are named by their data sets (:func:`collected_paths`)
@@ -90,15 +92,6 @@ FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
            "figures/vi_benchmark.png", "figures/vi_synthetic.png",
            "figures/central_fig1.png", "figures/central_fig2.png", "figures/central_fig6.png",
            "figures/central_occupancy.png", "figures/appendix_fig2_two_geometric.png")
-#: the papers' synthetic experiments and the central-model comparison (``--synthetic``):
-#: independent of the case studies (central_hmm: about 6 minutes of one core at the paper's
-#: 10 splits and 200 sweeps, 22 HMM fits of about a second per split and data set)
-SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "recovery_map", "vi_synthetic",
-                    "vi_benchmark", "appendix_two_geometric", "central_beta_bernoulli",
-                    "central_hmm", "central_runtime")
-#: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
-DIAGNOSE_STAGES = ("infer_private_chains_network", "infer_nonprivate_chains_topics",
-                   "infer_private_chains_topics", "diagnose")
 
 
 def merged_settings(profile: Path, cuts: Path | None) -> dict:
@@ -279,16 +272,6 @@ def run_stages(work: Path, stages=STAGES, single: bool = False, jobs: int = 1,
             print(f"=== {stage}: {seconds:.0f} s", flush=True)
 
 
-def _jobs():
-    """The scheduler of ``--jobs`` and ``--cluster`` (``profiles/jobs.py``, beside this file)."""
-    here = str(Path(__file__).resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    import jobs
-
-    return jobs
-
-
 def run_parallel(work: Path, items, single: bool = False, jobs: int = 2,
                  cluster: str | None = None, threads_per_job: int | None = None,
                  stop_after: float | None = None) -> None:
@@ -298,17 +281,16 @@ def run_parallel(work: Path, items, single: bool = False, jobs: int = 2,
     each stage it stopped (:func:`record_stopped_piece`). Raises
     ``jobs.StagesFailed`` after a failed stage, KeyboardInterrupt after Ctrl-C,
     ``jobs.TimeLimitReached`` once ``stop_after`` seconds have passed."""
-    _jobs().run_pipeline(work, items, single_item=single, jobs=jobs, cluster=cluster,
-                         threads_per_job=threads_per_job, stop_after=stop_after,
-                         on_done=lambda stage, s: record_stage_seconds(work, stage, s),
-                         on_stopped=lambda stage, s: record_stopped_piece(work, stage, s))
+    scheduler.run_pipeline(work, items, single_item=single, jobs=jobs, cluster=cluster,
+                           threads_per_job=threads_per_job, stop_after=stop_after,
+                           on_done=lambda stage, s: record_stage_seconds(work, stage, s),
+                           on_stopped=lambda stage, s: record_stopped_piece(work, stage, s))
 
 
 def _run_in_parallel(work: Path, stages, single: bool, jobs: int, cluster, threads,
                      stop_after=None) -> int:
     """:func:`run_stages` by the scheduler; the exit status: 0, 1 after a failed stage (named
     with the stages it stopped), 130 after Ctrl-C, 124 at the time limit ``stop_after``."""
-    scheduler = _jobs()
     try:
         run_stages(work, stages, single, jobs, cluster, threads, stop_after)
     except scheduler.StagesFailed as failed:
@@ -503,10 +485,6 @@ def run_machine(work: Path) -> dict:
     """This machine as the benchmarks record it (``bench.machine``: cores, CPU model,
     library versions), less the numba thread count (each stage sets its own), with the
     revision of the work tree's code instead of this checkout's."""
-    if str(ROOT) not in sys.path:  # bench/ is beside profiles/, not an installed package
-        sys.path.insert(0, str(ROOT))
-    from bench import code_revision, machine
-
     record = machine()
     record.pop("numba_threads")
     record["revision"] = code_revision(work)
@@ -548,11 +526,11 @@ def main(argv=None) -> int:
                              "(they must share the work tree's file system)")
     parser.add_argument("--threads-per-job", type=int, default=None,
                         help="threads of each stage of --jobs or --cluster")
-    parser.add_argument("--stop-after", type=_jobs().duration_argument, default=None,
+    parser.add_argument("--stop-after", type=scheduler.duration_argument, default=None,
                         metavar="DURATION",
                         help="stop the running stages as Ctrl-C does (their fits write their "
                              "checkpoints) once this much time has passed, e.g. 2h45m: a batch "
-                             f"job's limit less {_jobs().STOP_GRACE_SECONDS:.0f} s for them to "
+                             f"job's limit less {scheduler.STOP_GRACE_SECONDS:.0f} s for them to "
                              "stop; a later run continues")
     parser.add_argument("--collect-only", action="store_true")
     parser.add_argument("--continue-chains", action="store_true",

@@ -22,6 +22,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.tables import markdown_table
 from study.claims import STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,20 +103,20 @@ def _cell(text) -> str:
 def report(base: dict, new: dict, *, base_name: str = "base", new_name: str = "new") -> str:
     """The Markdown report of what changed from ``base`` to ``new`` (module docstring)."""
     before, after = counts(base), counts(new)
+    counted = [(s, before[s], after[s]) for s in STATUSES]
+    counted.append(("all", sum(before.values()), sum(after.values())))
     lines = [f"# Claims: {base_name} → {new_name}", "",
-             "| verdict | " + base_name + " | " + new_name + " |", "|---|---|---|"]
-    lines += [f"| {s} | {before[s]} | {after[s]} |" for s in STATUSES]
-    lines += [f"| all | {sum(before.values())} | {sum(after.values())} |", ""]
+             markdown_table(("verdict", base_name, new_name), counted), ""]
     found = changes(base, new)
     changed = [c for c in found if c.status_changed]
     lines += [f"## Verdicts that changed ({len(changed)})", ""]
     if changed:
-        lines += ["| claim | verdict | reading before | reading now | support before → now "
-                  "| why now |", "|---|---|---|---|---|---|"]
-        lines += [f"| `{c.id}` | {c.base['status']} → {c.new['status']} | "
-                  f"{_cell(c.base.get('ours'))} | {_cell(c.new.get('ours'))} | "
-                  f"{_support(c.base)} → {_support(c.new)} | {_cell(c.new.get('reason'))} |"
-                  for c in changed]
+        lines.append(markdown_table(
+            ("claim", "verdict", "reading before", "reading now", "support before → now",
+             "why now"),
+            [(f"`{c.id}`", f"{c.base['status']} → {c.new['status']}", _cell(c.base.get("ours")),
+              _cell(c.new.get("ours")), f"{_support(c.base)} → {_support(c.new)}",
+              _cell(c.new.get("reason"))) for c in changed]))
     else:
         lines.append("None.")
     for title, side, members in (
@@ -125,10 +126,11 @@ def report(base: dict, new: dict, *, base_name: str = "base", new_name: str = "n
         if not members:
             lines.append("None.")
             continue
-        lines += ["| claim | verdict | reading |", "|---|---|---|"]
+        rows = []
         for c in members:
             claim = getattr(c, side)
-            lines.append(f"| `{c.id}` | {claim['status']} | {_cell(claim.get('ours'))} |")
+            rows.append((f"`{c.id}`", claim["status"], _cell(claim.get("ours"))))
+        lines.append(markdown_table(("claim", "verdict", "reading"), rows))
     return "\n".join(lines) + "\n"
 
 

@@ -19,6 +19,7 @@ from scipy.special import roots_laguerre
 
 from lpp.distributions import skellam_logpmf, two_sided_geometric_logpmf
 from lpp.formats.files import write_json
+from study.figures import caption_figure, save_figure, settings_caption
 
 __all__ = ["SKELLAM_RATES", "ALPHAS", "skellam_mixture_pmf", "check_identity",
            "tail_comparison", "summary", "plot_figure"]
@@ -150,9 +151,8 @@ def plot_figure(figure=None, *, alphas=ALPHAS, rates=SKELLAM_RATES, k_max: int =
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
-
-    from study.figures import save_figure
+    # pyplot picks its backend when it loads: after main has chosen Agg
+    import matplotlib.pyplot as plt  # noqa: PLC0415
 
     k = np.arange(-k_max, k_max + 1)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
@@ -181,11 +181,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="the JSON of the figure's numbers")
     parser.add_argument("--figure", required=True, help="the PNG")
     args = parser.parse_args(argv)
-    import matplotlib
+    # the figure is a file: Agg chosen before pyplot loads a backend of its own
+    import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
-    from study.figures import caption_figure, settings_caption
-
     numbers = summary()
     write_json(args.out, numbers)
     fig = plot_figure()

@@ -24,18 +24,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from lpp.randomness import derive_seed
-from lpp.validation import non_negative_int, positive_int
-from study.figures import method_style, save_figure
+from bench.paper_numbers import PAPER_NUMBERS
 from lpp.inference import RunOptions, TopicModel, fit_private
 from lpp.inference.numerics import SERIAL_BELOW
+from lpp.randomness import derive_seed
 from lpp.simulate import PrivatizedFactorization, make_private_factorization
+from lpp.validation import non_negative_int, positive_int
 from lpp.vi.driver import collapsed_bound, fit_variational
-
-#: the seed paper's appendix E (its authors' numbers, 1000 x 1000, K = 50, epsilon/N = 1)
-PAPER_NUMBERS = {"mcmc_mae": 0.36, "mcmc_seconds_per_iteration": 0.8,
-                 "mcmc_iterations": 7500, "vi_mae": 0.52, "vi_seconds_per_iteration": 2.8,
-                 "vi_iterations": 100, "speed_up": 20.0}
+from study.figures import method_style, save_figure
 
 #: each row's method in the figures' one naming (study.figures.METHOD_STYLES)
 FIGURE_METHODS = {"naive MCMC": "naive", "naive CAVI": "naive_cavi",
@@ -284,9 +280,10 @@ def plot_benchmark(table: pd.DataFrame, figure=None, *, title: str = ""):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
-
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    # pyplot takes a second to load and picks a backend: loaded to draw, not by the readers of
+    # the table (study.prose)
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: PLC0415
 
     fig, ax = plt.subplots(figsize=(8, 4.2))
     labelled = set()

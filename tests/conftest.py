@@ -24,7 +24,6 @@ import types
 
 import pytest
 from hypothesis import settings
-from lpp.inference import RunOptions, TopicModel
 
 # the GPU engine's kernels run in numba-cuda's simulator unless a run asks for the real device
 # (NUMBA_ENABLE_CUDASIM=0 on a machine with a GPU); read when numba.cuda is first imported
@@ -108,12 +107,13 @@ def toy_topic_chains():
     """A small simulated corpus and two short non-private topic chains of it (seeds 11 and
     12; ``schedule`` their ``n_iter``, ``burn_in``, ``thin``), shared by the tests of the
     chains' diagnostics (lpp.diagnostics) and of the pipeline's diagnosis (study.diagnose)."""
-    from lpp.inference import fit_nonprivate
-    from lpp.simulate import make_topics
+    # imported at first use: every test run loads this file, and importing the samplers
+    # (numba) takes seconds
+    from lpp.inference import RunOptions, TopicModel, fit_nonprivate  # noqa: PLC0415
+    from lpp.simulate import make_topics  # noqa: PLC0415
 
     corpus = make_topics(rng=4, n_docs=24, n_topics=2, n_words=10)
     schedule = {"n_iter": 14, "burn_in": 4, "thin": 2}
     chains = [fit_nonprivate(corpus.y, TopicModel(2), rng=seed,
-                             run=RunOptions(progress=False, n_iter=14, burn_in=4,
-                                            thin=2)) for seed in (11, 12)]
+                             run=RunOptions(progress=False, **schedule)) for seed in (11, 12)]
     return types.SimpleNamespace(corpus=corpus, chains=chains, schedule=schedule)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from lpp.estimators import forget_noised_rows
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: a fenced block, unindented or inside a list item (closed at the indent it opened with)
@@ -101,7 +103,6 @@ def test_the_examples_of_a_page_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # whatever the examples write stays out of the work tree
     # the mechanism's process-wide record of noised rows: another test's rows must not make
     # this page's first release look like a second noising of the same rows
-    from lpp.estimators import forget_noised_rows
     forget_noised_rows()
     namespace = {"__name__": "__doc_example__"}
     for block in run:

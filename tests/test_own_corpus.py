@@ -30,7 +30,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from data_prep import load_counts
 from lpp.evaluation import ORACLE, ZEROS
+from study.notebook import check_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 #: what the pipeline needs from the repository (outputs, data and the DVC cache stay behind)
@@ -235,8 +237,6 @@ def test_switching_back_restores_the_outputs_from_the_cache(switched_back):
 
 @pytest.mark.slow
 def test_the_prepared_data_come_from_the_user_corpus(own_corpus_run):
-    from data_prep import load_counts
-
     repo, _, _ = own_corpus_run
     topics = load_counts(repo / "data/prepared/topics")
     assert topics.meta["params"]["format"] == "text-lines"
@@ -274,8 +274,6 @@ def _page_yaml_blocks(page="docs/own_corpus.md") -> list[dict]:
 def test_the_pages_settings_are_params_yaml_keys_and_agree():
     """Each YAML block of the page names only keys params.yaml has, in its sections, and the
     small settings it offers, put over params.yaml, pass the runner's consistency checks."""
-    from study.notebook import check_settings
-
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     blocks = _page_yaml_blocks()
     assert len(blocks) >= 2

@@ -11,6 +11,7 @@ import ast
 import functools
 import importlib.util
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -19,9 +20,16 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 import pytest
 import yaml
+from dvc.dependency.param import ParamsDependency
+from dvc.repo import Repo
 
+from lpp.formats.fits import save_fit
+from lpp.formats.ledger import Release, composed_epsilon
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate, fit_private
+from study.claims import PARAMS_READ
 from study.notebook import check_settings
-from lpp.inference import RunOptions, TopicModel
+from study.provenance import paper_layout
+from study.reports import FIT_SETTINGS, STUDIES, named_fits
 
 ROOT = Path(__file__).resolve().parents[1]
 TRUE_COUNTS = ("data/raw", "data/prepared")
@@ -38,8 +46,6 @@ def _is_under(path, roots):
 
 def _graph(dvc_yaml):
     """{stage name: (deps, outs)} with matrix stages expanded by DVC itself."""
-    from dvc.repo import Repo
-
     with Repo(str(dvc_yaml.parent)) as repo:
         stages = repo.index.stages
         return {s.addressing.split(":")[-1]: ([d.def_path for d in s.deps],
@@ -168,10 +174,6 @@ def _private_copies(stage, graph, producers, seen=None):
 def _span(copies):
     """{data set: composed epsilon / N} of a reader of ``copies`` (folder paths
     ``data/private/<data set>/eps<level>_rep<copy>``), by the ledger's basic composition."""
-    import re
-
-    from lpp.formats.ledger import Release, composed_epsilon
-
     releases = []
     for path in sorted(copies):
         dataset, name = PurePosixPath(path).parts[2:4]
@@ -344,8 +346,6 @@ def test_the_reports_score_the_fits_the_stages_write(quick_graph, paper_graph, o
     """study.reports.named_fits, the fits a report scores, names exactly the fit folders that
     the pipeline's stages write for the same settings (each with the stage that writes it),
     for both profiles and hand-made settings; and each report reads that study's folder."""
-    from study.reports import STUDIES, named_fits
-
     profiles = {"quick": (yaml.safe_load((ROOT / "params.yaml").read_text()), quick_graph),
                 "paper": (yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text()),
                           paper_graph),
@@ -378,8 +378,6 @@ def test_the_reports_declare_the_settings_that_name_their_fits(quick_graph):
     of the privacy settings only the public levels, see
     test_no_other_stage_declares_the_privacy_settings), and its notebook's study is the one
     whose folder it scores."""
-    from study.reports import FIT_SETTINGS
-
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     for study, report in REPORTS.items():
         declared = stages[report].get("params", [])
@@ -455,9 +453,6 @@ def _privacy_setting_readers(dvc_yaml):
     """Stages other than privatize that declare the privacy settings (the noise seed among
     them) as a dependency: ``params.yaml`` whole, as a file, or a ``privacy`` key other than
     :data:`PUBLIC_PRIVACY_SETTINGS`."""
-    from dvc.dependency.param import ParamsDependency
-    from dvc.repo import Repo
-
     readers = set()
     with Repo(str(dvc_yaml.parent)) as repo:
         for stage in repo.index.stages:
@@ -621,8 +616,6 @@ def _undeclared(cmd, deps, root=ROOT):
 
 @pytest.fixture(scope="module")
 def commands():
-    from dvc.repo import Repo
-
     with Repo(str(ROOT)) as repo:
         return {s.addressing.split(":")[-1]: (s.cmd, [d.def_path for d in s.deps])
                 for s in repo.index.stages}
@@ -669,8 +662,6 @@ def test_every_stage_that_shows_the_profile_declares_it():
     """A figure's caption names the profile it was made under: a stage that draws one must
     declare ``profile``, or a work tree switched to another profile keeps the other's captions
     on stages DVC finds up to date (their settings otherwise the same in both)."""
-    from dvc.repo import Repo
-
     with Repo(str(ROOT)) as repo:
         stages = {s.addressing.split(":")[-1]: (s.cmd, {p for d in s.deps
                                                         for p in (getattr(d, "params", None)
@@ -723,8 +714,6 @@ def test_a_fit_of_a_copy_that_is_never_made_is_refused(tmp_path, section):
 def test_the_claims_stage_declares_the_params_it_reads():
     """study.claims reads a few settings from the params file next to the results (the case
     studies' data sets, the VI benchmark's size): its stage reruns when they change."""
-    from study.claims import PARAMS_READ
-
     declared = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["claims"]["params"]
     for key in PARAMS_READ:
         section = key.split(".")[0]
@@ -758,9 +747,6 @@ def _long_chains_module():
 def test_the_long_chains_summary_reads_the_saved_chains(tmp_path):
     """profiles/long_chains.py: R-hat, ESS, each chain's total rate and a trace figure from a
     saved fit of several chains (here a tiny one)."""
-    from lpp.formats.fits import save_fit
-    from lpp.inference import fit_private
-
     module = _long_chains_module()
     name = module.fit_name("collapsed", 1, 0)
     assert name == "collapsed_eps1.0_rep0"  # the infer stage's output folder
@@ -783,9 +769,6 @@ def test_the_long_chains_summary_of_every_fit_writes_one_row_per_fit(tmp_path):
     """profiles/long_chains.py --all-fits: each fit folder under the work tree's topic fits
     (here a private and a non-private one, and a folder that holds no fit) gets its record and
     a row of the summary table."""
-    from lpp.formats.fits import save_fit
-    from lpp.inference import fit_nonprivate, fit_private
-
     module = _long_chains_module()
     y = np.random.default_rng(2).poisson(1.0, (12, 9))
     fits = tmp_path / "fits"
@@ -1045,7 +1028,7 @@ def test_the_paper_run_with_jobs_hands_the_stages_to_the_scheduler(tmp_path, mon
     is, and so does a serial run with a time limit; the exit status names a failure (1),
     Ctrl-C (130) or the time limit (124), and the options are checked."""
     runner = _profile_runner()
-    scheduler = runner._jobs()
+    scheduler = runner.scheduler
     work = tmp_path
     calls = []
 
@@ -1147,8 +1130,6 @@ def test_the_long_chains_records_go_with_the_investigations_not_the_paper_profil
     """profiles/long_chains.py runs outside the pipeline, so by default its records and trace
     figures go to experiments/results/long_chains/, outside the folders whose every file must
     be an output of the paper profile's lock; --results and --figures still choose others."""
-    from study.provenance import paper_layout
-
     module = _long_chains_module()
     written_to = []
     monkeypatch.setattr(module, "summarize_all",
@@ -1170,7 +1151,6 @@ def test_every_cached_output_is_ignored_by_git_before_dvc_lists_it(tmp_path):
     output under settings that name new ones (other levels, copies, methods and C)."""
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    from dvc.repo import Repo
 
     _work_tree(tmp_path, yaml.safe_dump(_other_settings(), sort_keys=False))
     with Repo(str(tmp_path)) as repo:

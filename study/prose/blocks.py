@@ -14,13 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.tables import (
-    README_TABLES,
-    cost_model_table,
-    gpu_table,
-    load_range,
-    markdown_table,
-)
+from bench.tables import README_TABLES, cost_model_table, gpu_table, load_range, markdown_table
+from experiments.scale_moves import RATE_QUANTILES
 from study.claims import METHOD_LABELS
 from study.prose import Block, load_source
 from study.prose.cells import cells
@@ -28,6 +23,7 @@ from study.provenance import stage_commits
 from study.recovery_map import markdown_table as recovery_table
 from study.recovery_map import recovery_regions, regions_text
 from study.score_tables import is_unmasked
+from study.vi_benchmark import paper_table
 
 __all__ = ["BLOCKS"]
 
@@ -423,8 +419,6 @@ def scale_moves_table(root: Path) -> str:
 def rates_by_true_rate_table(root: Path) -> str:
     """``experiments.scale_moves``: the chain without moves' posterior-mean rates by bins of
     the generating rate (its quantiles ``RATE_QUANTILES``)."""
-    from experiments.scale_moves import RATE_QUANTILES
-
     record = load_source(SCALE_MOVES, root)
     rows = []
     for (low, high), values in zip(itertools.pairwise(RATE_QUANTILES),
@@ -447,8 +441,6 @@ def _level_of(source: str) -> str:
 def vi_benchmark_table(source: str):
     """The appendix E stage's table (``vi/benchmark.csv``) with the paper's numbers beside."""
     def render(root: Path) -> str:
-        from study.vi_benchmark import paper_table
-
         table = paper_table(load_source(source, root))
         best = table.mae.idxmin()
         rows = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bench.tables import cpu_design_hours
 from study.prose import Quote
 from study.prose.cells import cell, masked
+from study.stages import SYNTHETIC_STAGES
 
 __all__ = ["QUOTES"]
 
@@ -64,6 +65,13 @@ def joined(*readers):
     return lambda data: [v for read in readers for v in read(data)]
 
 
+def three_ways(measure, **where):
+    """The means of ``measure`` as the pages compare them: ours and naive at each of
+    :data:`LEVELS`, then the non-private reference's."""
+    return joined(means("collapsed", measure, **where), means("naive", measure, **where),
+                  means("nonprivate", measure, REFERENCE, **where))
+
+
 def key(*path):
     """A value of a JSON record, by its keys."""
     def read(data):
@@ -105,8 +113,7 @@ _RESULTS = (
           joined(zeros("mae"), lambda t: [t[t.method != "zeros"].mae.min()])),
     Quote(RESULTS, "ours {−0.25}, {−0.27}, {−0.31} at ε/N = 3, 2, 1, naive {−0.27}, {−0.34}, "
           "{−0.58}, non-private {−0.245}", TOPICS,
-          joined(means("collapsed", "loglik"), means("naive", "loglik"),
-                 means("nonprivate", "loglik", REFERENCE))),
+          three_ways("loglik")),
     Quote(RESULTS, "the five non-private chains alone span NPMI {0.216}–{0.239}", TOPICS,
           span("nonprivate", "npmi", REFERENCE)),
     Quote(RESULTS, "({1}, {1} and {2} of 5 chains put ours below it at most levels", NETWORK,
@@ -115,8 +122,7 @@ _RESULTS = (
           percent(key("heldout", "by_rule", "block", "counts"))),
     Quote(RESULTS, "at C = 5 it survives (ours {4.55}, {4.33}, {4.42} at ε/N = 3, 2, 1, naive "
           "{4.74}, {4.79}, {5.31}, non-private {4.62})", NETWORK,
-          joined(means("collapsed", "offdiag_mae", C=5), means("naive", "offdiag_mae", C=5),
-                 means("nonprivate", "offdiag_mae", REFERENCE, C=5))),
+          three_ways("offdiag_mae", C=5)),
     Quote(RESULTS, "at C = 5 its MAE ({26.8}, {27.0}, {30.3} at ε/N = 3, 2, 1) is above naive "
           "({26.1}, {26.0}, {29.6})", NETWORK,
           joined(means("collapsed", "heldout_mae", C=5), means("naive", "heldout_mae", C=5))),
@@ -137,20 +143,16 @@ _RESULTS = (
           "entries ({1.57})", NETWORK, joined(zeros("heldout_mae"), zeros("mae"))),
     Quote(RESULTS, "(C = 5: ours {−74}, {−82}, {−110} at ε/N = 3, 2, 1, naive {−81}, {−72}, "
           "{−72}, non-private {−81})", NETWORK,
-          joined(means("collapsed", "heldout_loglik", C=5), means("naive", "heldout_loglik", C=5),
-                 means("nonprivate", "heldout_loglik", REFERENCE, C=5))),
+          three_ways("heldout_loglik", C=5)),
     Quote(RESULTS, "held-out MAE ours {6.82}, {6.72}, {6.58} at ε/N = 3, 2, 1, naive {7.28}, "
           "{7.37}, {7.06}, non-private {7.45} ± {1.39} (five chains, {6.79}–{9.93})", ROWS_COLS,
-          joined(means("collapsed", "heldout_mae"), means("naive", "heldout_mae"),
-                 means("nonprivate", "heldout_mae", REFERENCE),
+          joined(three_ways("heldout_mae"),
                  sds("nonprivate", "heldout_mae", REFERENCE),
                  span("nonprivate", "heldout_mae", REFERENCE))),
     Quote(RESULTS, "while predicting zero everywhere ({6.52}) is still lower, and the held-out "
           "log-likelihood ranks ours last ({−25.4}, {−28.7}, {−30.1} against naive {−23.2}, "
           "{−22.8}, {−19.9}, non-private {−23.1})", ROWS_COLS,
-          joined(zeros("heldout_mae"), means("collapsed", "heldout_loglik"),
-                 means("naive", "heldout_loglik"),
-                 means("nonprivate", "heldout_loglik", REFERENCE))),
+          joined(zeros("heldout_mae"), three_ways("heldout_loglik"))),
     Quote(RESULTS, "rises with noise ({0.250} → {0.298} from ε/N = 3 to 1, non-private {0.231})",
           TOPICS, joined(means("collapsed", "npmi", (3, 1)),
                          means("nonprivate", "npmi", REFERENCE))),
@@ -946,8 +948,6 @@ def large_sweep(method, levels=LEVELS):
 
 def _synthetic_minutes(record):
     """The paper run's wall minutes of the stages ``profiles/run.py --synthetic`` runs."""
-    from profiles.run import SYNTHETIC_STAGES
-
     return [sum(v for k, v in record["stages"].items() if k.split(" ")[0] in SYNTHETIC_STAGES)
             / 60]
 

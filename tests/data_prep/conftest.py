@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from data_prep.corpus import read_emails
+from data_prep.raw import ENRON_EMAILS
+
 
 def _message(body: str = "", *, sender: str = "alice@example.com", to: str = "bob@example.com",
              cc: str | None = None, bcc: str | None = None, subject: str = "hello",
@@ -48,7 +51,4 @@ def round_trip_docs():
 @pytest.fixture(scope="session")
 def enron_emails():
     """The shipped Enron emails, parsed, ordered and de-duplicated once per session."""
-    from data_prep.corpus import read_emails
-    from data_prep.raw import ENRON_EMAILS
-
     return read_emails("emails-csv", ENRON_EMAILS, id_column="file")

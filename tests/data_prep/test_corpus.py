@@ -7,11 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from data_prep._cli import byte_size
 from data_prep.corpus import main, prepare_network, prepare_topics
 from data_prep.formats import read_uci
-from lpp.formats.counts import COUNTS_FILE, META_FILE, SUMMARY_FILE, load_counts
 from data_prep.tokens import Tokenizer
 from data_prep.vocabulary import bag_of_words
+from lpp.formats.counts import COUNTS_FILE, META_FILE, SUMMARY_FILE, load_counts
 
 SETTINGS = {"n_docs": 3, "min_tokens": 5, "vocab_size": None, "max_df": 0.7, "seed": 3}
 
@@ -401,8 +402,6 @@ def test_bad_settings_fail_before_reading(tmp_path):
 
 
 def test_uci_gzip(tmp_path):
-    import gzip
-
     with gzip.open(tmp_path / "docword.txt.gz", "wt") as handle:
         handle.write("2\n2\n3\n1 1 2\n2 1 1\n2 2 4\n")
     (tmp_path / "vocab.txt").write_text("gas\npower\n")
@@ -483,8 +482,6 @@ def test_cli_reading_options(tmp_path, round_trip_docs, message, capsys):
 
 
 def test_byte_sizes():
-    from data_prep._cli import byte_size
-
     assert byte_size("1000") == 1000
     assert byte_size("64M") == byte_size("64MiB") == byte_size("64mb") == 64 * 2**20
     assert byte_size("4G") == 4 * 2**30 and byte_size("2k") == 2048

@@ -1,9 +1,19 @@
 import email.utils
+import hashlib
 
 import pytest
 
-from data_prep.emails import (addresses, collect_emails, content_key, decode_bytes,
-                              document_text, natural_key, own_text, parse_email, strip_html)
+from data_prep.emails import (
+    addresses,
+    collect_emails,
+    content_key,
+    decode_bytes,
+    document_text,
+    natural_key,
+    own_text,
+    parse_email,
+    strip_html,
+)
 
 
 def test_headers_and_multi_recipient_addresses(message):
@@ -160,7 +170,5 @@ def test_repeated_source_id_is_an_error(message):
 
 
 def test_content_key_definition():
-    import hashlib
-
     expected = hashlib.sha1("a@x.com\x1fMon\x1fHi\x1fbody".encode()).hexdigest()
     assert content_key("a@x.com", "Mon", "Hi", "body") == expected

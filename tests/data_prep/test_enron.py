@@ -1,18 +1,25 @@
 """The real Enron data shipped in data/raw/enron, at the paper's settings."""
+import email.utils
 import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from data_prep.corpus import (NETWORK_DEFAULTS, TOPIC_DEFAULTS, documents_from_emails,
-                              prepare_network, write_network, write_topics)
+from data_prep.corpus import (
+    NETWORK_DEFAULTS,
+    TOPIC_DEFAULTS,
+    documents_from_emails,
+    prepare_network,
+    write_network,
+    write_topics,
+)
 from data_prep.emails import addresses
-from lpp.formats.counts import COUNTS_FILE, META_FILE, SUMMARY_FILE
 from data_prep.raw import ENRON_EMAILS_INDEX, PRIEBE_EDGES, PRIEBE_NODES
 from data_prep.tokens import Tokenizer
 from data_prep.topics import build_topic_counts, sample_documents
 from data_prep.vocabulary import document_frequency
+from lpp.formats.counts import COUNTS_FILE, META_FILE, SUMMARY_FILE
 
 PRIEBE = {"nodes": PRIEBE_NODES, "label_column": "email", "type_column": "reciptype"}
 
@@ -37,8 +44,6 @@ def test_parsing_and_dedup_agree_with_the_shipped_index(enron_emails):
 
 
 def test_address_fast_path_agrees_with_the_standard_library(enron_emails):
-    import email.utils
-
     for message in enron_emails[0][::15]:
         for header in (message.from_header, message.to_header, message.cc_header):
             reference = tuple(a.strip().lower() for _, a in email.utils.getaddresses([header])

@@ -17,10 +17,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from data_prep.corpus import main as corpus_main
-from data_prep.corpus import prepare_network, prepare_topics
+from data_prep.corpus import main as corpus_main, prepare_network, prepare_topics
 from data_prep.release import privatize_prepared, selection_record
-from lpp.formats.counts import load_counts
+from lpp.formats.counts import load_counts, write_counts
 from lpp.formats.privatized import canonical_counts, is_canonical
 from lpp.mechanism import alpha_from_epsilon, privatize
 
@@ -108,8 +107,6 @@ def test_the_column_order_tells_nothing_of_the_true_word_totals(topics):
 def test_the_folder_does_not_depend_on_the_order_the_owners_kept(topics):
     """The noise is drawn in canonical order: privatizing the prepared counts as they are, or
     already in canonical order, gives the same folder, byte for byte."""
-    from lpp.formats.counts import write_counts
-
     root, prepared, _ = topics
     truth = canonical_counts(prepared)
     write_counts(root / "canonical", truth.counts, row_ids=truth.row_ids,

@@ -8,7 +8,9 @@ import pytest
 
 from data_prep.network import heldout_mask
 from lpp.inference import CommunityModel, RunOptions, fit_nonprivate, fit_private
+from lpp.inference.models import make_model
 from lpp.mechanism import alpha_from_epsilon, privatize
+from lpp.vi import fit_variational
 
 N_ACTORS, TOP = 12, 3
 
@@ -86,9 +88,6 @@ def test_a_mask_that_hides_everything_is_refused(network):
 
 @pytest.mark.parametrize("method", ["collapsed", "bessel", "naive"])
 def test_fully_masked_actors_in_variational_fits(network, method):
-    from lpp.inference.models import make_model
-    from lpp.vi import fit_variational
-
     counts, mask, _ = network
     alpha = float(alpha_from_epsilon(1.0, 1.0))
     y_tilde = privatize(counts, alpha, rng=np.random.default_rng(3))

@@ -1,4 +1,5 @@
 import pytest
+from gensim.utils import tokenize
 
 from data_prep.tokens import Tokenizer, load_stop_words
 
@@ -10,8 +11,6 @@ def test_lower_case_ascii_letter_runs():
 
 
 def test_agrees_with_gensim_on_ascii_text():
-    from gensim.utils import tokenize
-
     text = ("Phillip, the West Desk traded 1,200 MW on 12/07/2001; see "
             "http://www.enron.com/gas?id=42 -- THANKS. re: Q3 budget (rev.2)")
     assert Tokenizer()(text) == list(tokenize(text, lowercase=True))

@@ -91,19 +91,22 @@ def _imports(name, path, modules):
     return out
 
 
-def _graph(root=ROOT):
-    """{module: the modules its imports run}, and {module: path}.
+def _graph(root=ROOT, packages=("lpp",)):
+    """{module: the modules its imports run}, and {module: path}, over the modules of
+    ``packages``.
 
     Importing ``a.b.c`` runs the ``__init__`` of ``a.b`` too, so an edge to a module is also
     an edge to each package above it — except the importer's own packages, which Python has
     already started to run when the importer runs."""
-    modules = _modules(root=root)
+    modules = {}
+    for package in packages:
+        modules.update(_modules(package, root))
     graph = {}
     for name, path in modules.items():
         edges = set()
         for target in _imports(name, path, modules):
             parts = target.split(".")
-            for i in range(2, len(parts) + 1):
+            for i in range(1, len(parts) + 1):
                 ancestor = ".".join(parts[:i])
                 if (ancestor in modules and ancestor != name
                         and not name.startswith(ancestor + ".")):
@@ -223,6 +226,41 @@ def test_lpp_never_imports_the_compendium():
                               if m.split(".")[0] in COMPENDIUM)
                  for name, path in modules.items()}
     assert not {k: v for k, v in offenders.items() if v}
+
+
+#: the repository's packages, bottom first: each imports the packages below it, never one
+#: above (docs/design.md, *Layers*). The library; the corpora's preparation; the benchmarks,
+#: which measure the library (and read the prepared corpora); the investigations, which use
+#: the benchmarks' data generators; the study, which runs the papers' experiments and renders
+#: the documentation's numbers and tables (the benchmarks' included); the profiles, scripts
+#: that run the study's pipeline at other settings
+REPOSITORY_LAYERS = ("lpp", "data_prep", "bench", "experiments", "study", "profiles")
+
+
+def _upward_package_imports(graph):
+    level = {package: i for i, package in enumerate(REPOSITORY_LAYERS)}
+    return sorted(f"{a} -> {b}" for a, bs in graph.items() for b in bs
+                  if level[b.split(".")[0]] > level[a.split(".")[0]])
+
+
+def test_the_repository_packages_import_down_their_layers():
+    """Every import of lpp and the compendium, those inside functions included, goes to the
+    importer's own package or one below it; so no two packages import each other."""
+    assert set(COMPENDIUM) | {"profiles"} == set(REPOSITORY_LAYERS) - {"lpp"}
+    graph, _ = _graph(packages=REPOSITORY_LAYERS)
+    assert _upward_package_imports(graph) == []
+    assert _cycles(graph) == []
+
+
+def test_the_package_layer_check_finds_an_import_upward_inside_a_function(tmp_path):
+    files = {"bench/__init__.py": "", "study/__init__.py": "",
+             "bench/vi.py": "def numbers():\n    from study.vi_benchmark import PAPER\n",
+             "study/vi_benchmark.py": "from bench import vi\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    graph, _ = _graph(tmp_path, packages=("bench", "study"))
+    assert _upward_package_imports(graph) == ["bench.vi -> study", "bench.vi -> study.vi_benchmark"]
 
 
 def test_lpp_works_with_numpy_scipy_and_numba_alone():

@@ -22,6 +22,7 @@ from pathlib import Path
 # DVC binds its log handlers to the sys.stdout of its import: import it here, not first inside
 # a test whose capsys stream is closed after it (the jobs' in-process DVC then logs into it)
 import dvc  # noqa: F401
+import networkx as nx
 import pytest
 import yaml
 
@@ -171,8 +172,6 @@ def _behave(repo, **behaviour):
 
 
 def test_the_plan_puts_each_stage_after_what_it_needs():
-    import networkx as nx
-
     graph = nx.DiGraph([("last", "each@a"), ("last", "each@b"), ("each@a", "first"),
                         ("each@b", "first"), ("other", "first")])
     graph.add_node("solo")

@@ -9,41 +9,31 @@ from lpp.formats.fits import save_fit
 from lpp.inference import RunOptions, TopicModel, fit_nonprivate
 from study.diagnose import CASE_COLUMNS, diagnose_cases
 
-#: the shared chains' schedule (tests/conftest.py, toy_topic_chains)
-N_ITER, BURN_IN, THIN = 14, 4, 2
 
-
-@pytest.fixture(scope="module")
-def corpus(toy_topic_chains):
-    return toy_topic_chains.corpus
-
-
-@pytest.fixture(scope="module")
-def chains(toy_topic_chains):
-    return toy_topic_chains.chains
-
-
-def test_diagnose_cases_tabulates_saved_chains(chains, tmp_path):
+def test_diagnose_cases_tabulates_saved_chains(toy_topic_chains, tmp_path):
+    chains, schedule = toy_topic_chains.chains, toy_topic_chains.schedule
     dirs = [save_fit(fit, tmp_path / f"chain{c}", data="memory") for c, fit in enumerate(chains)]
     table, idatas = diagnose_cases({"toy": {"fits": dirs, "exclude": None}}, n_entries=2)
     assert list(table.columns) == list(CASE_COLUMNS)
     assert list(table.quantity[:2]) == ["log_joint", "total_rate"] and len(table) == 4
     expect = diagnostics.convergence_summary(chains, n_entries=2)
     np.testing.assert_allclose(table.r_hat, expect.r_hat, rtol=1e-12)
-    assert (table.chains == 2).all() and (table.draws == (N_ITER - BURN_IN) // THIN).all()
+    draws = (schedule["n_iter"] - schedule["burn_in"]) // schedule["thin"]
+    assert (table.chains == 2).all() and (table.draws == draws).all()
     agreement = diagnostics.chain_agreement(chains, n_entries=2)
     assert list(table.verdict) == list(agreement.verdict)
     np.testing.assert_allclose(table.separation, agreement.separation, rtol=1e-12)
     assert table.chain_means.iloc[1] == ";".join(
         f"{m:.6g}" for m in agreement.loc["total_rate", "chain_means"])
-    assert table.seeds.iloc[0] == "11,12" and table.n_iter.iloc[0] == N_ITER
+    assert table.seeds.iloc[0] == "11,12" and table.n_iter.iloc[0] == schedule["n_iter"]
     np.testing.assert_array_equal(idatas["toy"].posterior["log_joint"].values[1],
                                   chains[1].log_joint)
     with pytest.raises(ValueError, match="at least 2 chains"):
         diagnose_cases({"toy": {"fits": dirs[:1]}})
 
 
-def test_followed_entries_are_named_by_their_row_and_column(chains, tmp_path):
+def test_followed_entries_are_named_by_their_row_and_column(toy_topic_chains, tmp_path):
+    chains = toy_topic_chains.chains
     docs = [f"doc{d}" for d in range(24)]
     words = [f"word{v}" for v in range(10)]
     dirs = [save_fit(fit, tmp_path / f"chain{c}", data="memory") for c, fit in enumerate(chains)]
@@ -52,11 +42,10 @@ def test_followed_entries_are_named_by_their_row_and_column(chains, tmp_path):
     assert all(q.startswith("mu[doc") and ", word" in q for q in table.quantity[2:])
 
 
-def test_diagnose_cases_reads_every_chain_of_a_fit_folder(corpus, chains, tmp_path):
-    several = fit_nonprivate(corpus.y, TopicModel(2),
-                             run=RunOptions(n_iter=N_ITER, burn_in=BURN_IN, thin=THIN,
-                                            progress=False),
-                             rng=11, chains=2)
+def test_diagnose_cases_reads_every_chain_of_a_fit_folder(toy_topic_chains, tmp_path):
+    chains = toy_topic_chains.chains
+    several = fit_nonprivate(toy_topic_chains.corpus.y, TopicModel(2), rng=11, chains=2,
+                             run=RunOptions(progress=False, **toy_topic_chains.schedule))
     folder = save_fit(several, tmp_path / "two", data="memory",
                       diagnostics=diagnostics.diagnostics_record(several))
     table, idatas = diagnose_cases({"toy": {"fits": [folder]}}, n_entries=2)

@@ -5,17 +5,36 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
+from matplotlib.colors import to_hex
 
-from study.figures import caption_figure, community_order, current_profile, settings_caption
 from lpp.formats.fits import save_fit
 from lpp.inference import RunOptions, fit_private
 from lpp.inference.models import CommunityModel
+from lpp.simulate import make_network
 from lpp.vi import fit_variational
 from lpp.vi.fits import as_fit_result
-from lpp.simulate import make_network
+from study import figures as figs
+from study.figures import (
+    SPARE_COLOURS,
+    caption_figure,
+    community_order,
+    current_profile,
+    method_colour,
+    method_label,
+    method_palette,
+    method_style,
+    n_chains,
+    settings_caption,
+    spread_note,
+)
+from study.reports import plot_scores
+from study.vi_benchmark import FIGURE_METHODS, LABELS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,8 +56,6 @@ def test_the_profile_comes_from_params_yaml(tmp_path, monkeypatch):
 
 
 def test_the_repository_profiles_name_themselves():
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[2]
     assert current_profile(root / "params.yaml") == "quick"
     assert current_profile(root / "profiles" / "paper.yaml") == "paper"
@@ -114,8 +131,6 @@ def test_community_order_refuses_bad_memberships(theta):
 
 def _pipeline_methods():
     """Every method name the pipeline's settings (both profiles) give a fit."""
-    import yaml
-
     names = set()
     for params in (REPO / "params.yaml", REPO / "profiles" / "paper.yaml"):
         p = yaml.safe_load(params.read_text())
@@ -125,9 +140,6 @@ def _pipeline_methods():
 
 
 def test_every_method_of_the_pipeline_has_one_name_and_colour():
-    from study import figures as figs
-    from study.vi_benchmark import FIGURE_METHODS, LABELS
-
     wanted = _pipeline_methods() | {"bessel", "paper_cavi", "naive_cavi", "collapsed_cavi",
                                     "nonprivate", "zeros", "oracle", "laplace", "ops_M10",
                                     "ops_M100"}
@@ -146,8 +158,6 @@ def test_every_method_of_the_pipeline_has_one_name_and_colour():
 
 
 def test_an_unknown_method_keeps_its_name_and_gets_a_spare_colour():
-    from study.figures import SPARE_COLOURS, method_label, method_palette, method_style
-
     with pytest.raises(KeyError, match="METHOD_STYLES"):
         method_style("my_new_sampler")
     assert method_label("my_new_sampler") == "my_new_sampler"
@@ -156,8 +166,6 @@ def test_an_unknown_method_keeps_its_name_and_gets_a_spare_colour():
 
 
 def test_the_palette_lists_methods_in_one_order():
-    from study.figures import method_palette
-
     assert list(method_palette(["naive", "collapsed_cavi", "collapsed"])) == [
         "ours (collapsed)", "naive", "collapsed CAVI"]
     assert method_palette(["posterior"]) == method_palette(["nonprivate"])
@@ -169,29 +177,17 @@ def test_the_palette_lists_methods_in_one_order():
     (1, 4, "± sd over 1 copy × 4 chains"),
 ])
 def test_spread_note_says_what_a_bar_spans(copies, chains, text):
-    from study.figures import spread_note
-
     assert spread_note(copies, chains) == text
 
 
 def test_chains_are_counted_from_the_chain_column():
-    import pandas as pd
-
-    from study.figures import n_chains
-
     assert n_chains(pd.DataFrame({"method": ["a", "b"]})) == 1
     assert n_chains(pd.DataFrame({"chain": [0, 1, 2, 0]})) == 3
     assert n_chains(pd.DataFrame({"chain": [None, None]})) == 1
 
 
 def test_score_figures_use_the_shared_names_colours_and_spread(tmp_path):
-    import matplotlib
-    import pandas as pd
-    from matplotlib.colors import to_hex
-
     matplotlib.use("Agg")
-    from study.figures import method_colour
-    from study.reports import plot_scores
 
     rows = [{"fit": f"{m}_{e}_{r}_{c}", "method": m, "epsilon_over_n": e, "chain": c,
              "mae": 1.0 + r + c + (m == "naive")}

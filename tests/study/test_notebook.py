@@ -4,22 +4,39 @@ Also checks the privacy boundary on real outputs and runs: nothing a private met
 the true counts, and the analyst's notebook opens none of their files; and, on a tiny notebook,
 the terminal's progress line and a quiet kernel shutdown.
 """
+import asyncio
 import io
 import json
 import os
 import subprocess
 import sys
+import time
+import traceback
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 import yaml
+from dvc.repo import Repo
+from jupyter_client import AsyncKernelManager
 
+import study.notebook as runner
 from lpp.formats.counts import write_counts
 from lpp.formats.fits import load_fit
-from study.notebook import (ProgressTerminal, collect_parameters, ipc_kernel_manager, main,
-                            progress_text, stage_label, stage_position)
 from lpp.formats.privatized import DATA_FILE, load_privatized
+from study.cpu_pinning import pin_numeric_kernels
+from study.notebook import (
+    ProgressTerminal,
+    check_fitted_copies,
+    check_settings,
+    collect_parameters,
+    ipc_kernel_manager,
+    main,
+    progress_text,
+    stage_label,
+    stage_position,
+)
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -174,8 +191,6 @@ def test_a_bad_privacy_level_fails_with_lpps_message(pipeline, tmp_path, capsys)
 
 def _tiny_notebook(path, body):
     """A notebook of a ``parameters`` cell (``n``, ``delay``) and one cell of ``body``."""
-    import nbformat
-
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
@@ -230,8 +245,6 @@ def test_bars_become_one_status_line_and_other_text_passes():
 def test_a_stage_of_the_pipeline_reports_its_number_and_its_sweeps(tmp_path, monkeypatch):
     """The runner, as DVC starts it (its own process: a thread left by another test could
     write into this one's stderr), prints the stage's number and its sweeps, nothing else."""
-    from dvc.repo import Repo
-
     Repo.init(str(tmp_path), no_scm=True).close()
     (tmp_path / "dvc.yaml").write_text(
         "stages:\n  first:\n    cmd: echo\n  run:\n    foreach: [a, b]\n    do:\n"
@@ -264,8 +277,6 @@ def test_a_stage_of_the_pipeline_reports_its_number_and_its_sweeps(tmp_path, mon
 def test_the_kernel_computes_with_the_pinned_kernels(tmp_path, monkeypatch):
     """study.cpu_pinning: the runner pins the numeric kernels before it starts the kernel,
     which inherits the pins."""
-    from study.cpu_pinning import pin_numeric_kernels
-
     for name in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES"):
         monkeypatch.delenv(name, raising=False)
     expected = pin_numeric_kernels({})
@@ -280,14 +291,6 @@ def test_the_kernel_computes_with_the_pinned_kernels(tmp_path, monkeypatch):
 
 def test_a_clean_shutdown_sends_no_interrupt_and_a_busy_kernel_gets_one(tmp_path,
                                                                         monkeypatch):
-    import asyncio
-    import time
-    import traceback
-
-    from jupyter_client import AsyncKernelManager
-
-    import study.notebook as runner
-
     interrupts = []
     original = AsyncKernelManager._async_interrupt_kernel
 
@@ -329,8 +332,6 @@ def test_a_study_fitting_a_copy_that_is_never_made_is_refused_before_any_stage_r
     """topics.replicates, network.replicates and vi_topics.replicates must be subsets of
     privacy.replicates: the runner names the setting at once, before its notebook runs,
     rather than let DVC stop at the first fit of a missing copy."""
-    from study.notebook import check_fitted_copies
-
     settings = {"privacy": {"replicates": [0, 1]}, "topics": {"replicates": [0, 1]},
                 "network": {"replicates": [0]}, "vi_topics": {"replicates": [0]}}
     check_fitted_copies(settings)
@@ -357,8 +358,6 @@ def test_a_diagnosis_of_a_fit_the_studies_never_make_is_refused(tmp_path, monkey
     first chain: naming one they never make is refused by the diagnosis's stages (its extra
     chains, its notebook), naming the setting; DVC would otherwise run the extra chains, then
     stop at the missing fit. Stages of a run that never diagnoses are not held up."""
-    from study.notebook import check_settings
-
     settings = {"privacy": {"levels": [1.0], "replicates": [0, 1]},
                 "topics": {"methods": ["collapsed"], "replicates": [0]},
                 "network": {"methods": ["collapsed"], "replicates": [0, 1], "C": [5]},

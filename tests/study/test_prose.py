@@ -6,10 +6,12 @@ on hand-made pages, so that every way a number can go stale is seen to fail.
 """
 import fnmatch
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from study.prose import (
     ROOT,
@@ -28,8 +30,8 @@ from study.prose import (
     unfilled_blocks,
 )
 from study.prose.__main__ import main
-from study.prose.blocks import BLOCKS, distinct, short
-from study.prose.quotes import QUOTES
+from study.prose.blocks import BLOCKS, distinct, paper_run_summary, paper_run_table, short
+from study.prose.quotes import QUOTES, _first_seed
 
 # ---------------------------------------------------------------- the committed pages
 
@@ -268,10 +270,6 @@ def test_a_page_that_lost_its_markers_is_reported_not_rewritten(tmp_path):
 
 
 def _paper_run(tmp_path, stages, machine=None):
-    import shutil
-
-    from study.prose import ROOT
-
     (tmp_path / "results" / "paper").mkdir(parents=True)
     shutil.copyfile(ROOT / "profiles" / "paper.yaml", tmp_path / "results/paper/params.yaml")
     record = {"stages": stages, **({"machine": machine} if machine else {})}
@@ -280,8 +278,6 @@ def _paper_run(tmp_path, stages, machine=None):
 
 
 def test_the_paper_run_table_names_the_commit_and_sums_each_study(tmp_path):
-    from study.prose.blocks import paper_run_table
-
     machine = {"revision": "a" * 40, "cpu_count": 16, "cpu_model": "Some CPU"}
     root = _paper_run(tmp_path, {"infer_private_topics@collapsed-1.0-0": 3600.0,
                                  "infer_nonprivate_topics": 1800.0, "claims": 36.0}, machine)
@@ -324,8 +320,6 @@ def test_the_paper_run_names_the_commit_of_each_study(tmp_path):
 def test_the_fig1_quotes_read_the_first_seed_of_either_scores_file():
     """synthetic/communities.json of one network (``levels``) or of seeds (``per_seed``): the
     quotes of the figure's panels read the first seed's rows."""
-    from study.prose.quotes import _first_seed
-
     def mae(row):
         return row["epsilon"], row["collapsed"], row["naive"], row["non-private"]
 
@@ -340,10 +334,6 @@ def test_the_fig1_quotes_read_the_first_seed_of_either_scores_file():
 
 
 def test_the_paper_run_table_counts_the_seeds_of_fig1(tmp_path):
-    import yaml
-
-    from study.prose.blocks import paper_run_table
-
     def fig1(root):
         row = next(line for line in paper_run_table(root).splitlines()
                    if line.startswith("| synthetic figures"))
@@ -366,8 +356,6 @@ def test_the_paper_run_table_counts_the_seeds_of_fig1(tmp_path):
 def test_the_readme_sums_up_the_paper_run_in_a_sentence(tmp_path):
     """The README's line on the paper run names its commit, its total hours and each case
     study's copies, chains and sweeps, from the run's own records."""
-    from study.prose.blocks import paper_run_summary
-
     machine = {"revision": "c" * 40, "cpu_count": 2, "cpu_model": "Some CPU"}
     root = _paper_run(tmp_path, {"infer_private_topics@collapsed-1.0-0": 5400.0,
                                  "infer_private_network@collapsed-1.0-0-5": 1800.0}, machine)
@@ -379,8 +367,6 @@ def test_the_readme_sums_up_the_paper_run_in_a_sentence(tmp_path):
 
 
 def test_the_paper_run_table_refuses_a_stage_of_no_study(tmp_path):
-    from study.prose.blocks import paper_run_table
-
     root = _paper_run(tmp_path, {"infer_something_new@x": 1.0})
     with pytest.raises(ValueError, match=r"infer_something_new@x.*_RUN_STUDIES"):
         paper_run_table(root)

@@ -2,18 +2,29 @@
 import dataclasses
 from types import SimpleNamespace
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
 from scipy import stats
 
+from lpp.diagnostics import diagnostics_record
 from lpp.evaluation import topic_scores
+from lpp.formats.counts import load_counts, write_counts
 from lpp.formats.fits import load_fit, save_fit
-from study.reports import (left_out_message, named_fits, plot_scores, score_community_fits,
-                           score_topic_fits, write_table)
+from lpp.formats.privatized import canonical_counts, privatize_counts
+from lpp.inference import RunOptions, TopicModel, fit_private, make_model
+from lpp.mechanism import privatize
 from study.figures import method_palette
-from lpp.inference import RunOptions, make_model
+from study.reports import (
+    left_out_message,
+    named_fits,
+    plot_scores,
+    score_community_fits,
+    score_topic_fits,
+    write_table,
+)
 
 
 def _fit(mu_hat, model, **samples):
@@ -251,8 +262,6 @@ def _table(methods, by=None):
 @pytest.mark.parametrize("methods", [["collapsed", "naive"], ["bessel", "collapsed", "naive"],
                                      ["bessel", "collapsed", "naive", "other"]])
 def test_the_legend_names_every_method_present(methods):
-    import matplotlib.pyplot as plt
-
     fig = plot_scores(_table(methods), ["mae", "npmi", "coherence"])
     try:
         (legend,) = fig.legends
@@ -266,8 +275,6 @@ def test_the_legend_names_every_method_present(methods):
 
 
 def test_panels_split_by_a_column_and_the_figure_is_written(tmp_path):
-    import matplotlib.pyplot as plt
-
     fig = plot_scores(_table(["bessel", "collapsed", "naive"], by="C"), ["mae"], by="C",
                       figure=tmp_path / "fig" / "f.png")
     try:
@@ -286,8 +293,6 @@ def test_nothing_to_plot_is_refused():
 
 
 def test_reference_rows_are_lines_in_every_panel_and_missing_values_are_left_out():
-    import matplotlib.pyplot as plt
-
     table = _table(["collapsed", "naive"], by="C")
     refs = pd.DataFrame([{"fit": "zeros", "method": "zeros", "mae": 0.25, "npmi": -np.inf},
                          {"fit": "oracle", "method": "oracle", "mae": np.nan, "npmi": np.nan}])
@@ -309,8 +314,6 @@ def test_reference_rows_are_lines_in_every_panel_and_missing_values_are_left_out
 
 
 def test_unmasked_fits_get_panels_of_their_own():
-    import matplotlib.pyplot as plt
-
     table = _table(["collapsed", "naive"], by="C")
     table["heldout_used"] = True
     unmasked = table[(table.C == 5)].copy()
@@ -349,10 +352,6 @@ def test_unmasked_fits_get_panels_of_their_own():
 
 
 def test_each_chain_of_a_fit_is_scored_with_the_fits_rhat(tmp_path):
-    from lpp.diagnostics import diagnostics_record
-    from lpp.inference import TopicModel, fit_private
-    from lpp.mechanism import privatize
-
     rng = np.random.default_rng(7)
     y = rng.poisson(rng.gamma(1.0, 1.0, (15, 2)) @ rng.gamma(1.0, 1.0, (2, 8)))
     y_tilde = privatize(y, 0.5, rng=rng)
@@ -383,8 +382,6 @@ def test_each_chain_of_a_fit_is_scored_with_the_fits_rhat(tmp_path):
 # ---- the order of the fits: private folders are in canonical order, the prepared counts not --
 
 def _prepared(tmp_path, kind, y, row_ids, column_ids, heldout=None):
-    from lpp.formats.counts import load_counts, write_counts
-
     write_counts(tmp_path / f"prepared_{kind}", y, row_ids=row_ids, column_ids=column_ids,
                  kind=kind, params={}, inputs={}, summary={},
                  arrays={} if heldout is None else {"heldout": heldout})
@@ -406,9 +403,6 @@ def test_a_fit_of_a_private_folder_scores_as_the_same_fit_in_the_prepared_order(
     against the true counts put in that order (canonical_counts). The scores are those of the
     same fit, its rows and columns permuted back to the prepared order, against the prepared
     counts as they are."""
-    from lpp.formats.privatized import canonical_counts, privatize_counts
-    from lpp.inference import fit_private
-
     rng = np.random.default_rng(8)
     n_rows, n_cols = (30, 16) if kind == "topics" else (14, 14)
     y = rng.poisson(rng.gamma(0.5, 2.0, (n_rows, n_cols)))

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from lpp.formats.fits import save_fit
-from study.topic_words import (WORD_COLUMNS, mean_topics, plot_topic_words, topic_word_table)
-from lpp.inference import RunOptions, TopicModel
+from lpp.inference import RunOptions, TopicModel, fit_nonprivate
+from study.topic_words import WORD_COLUMNS, mean_topics, plot_topic_words, topic_word_table
 
 VOCABULARY = [f"w{v}" for v in range(12)]
 #: three topics on disjoint words (w0-w3, w4-w7, w8-w11), decreasing weight within each
@@ -109,8 +109,6 @@ def test_the_figure_has_a_column_per_method_and_level(fits, tmp_path):
 
 
 def test_a_fit_of_several_chains_is_shown_by_its_first_chain(tmp_path):
-    from lpp.inference import fit_nonprivate
-
     rng = np.random.default_rng(0)
     counts = rng.poisson(np.ones((8, 1)) @ TOPICS[:1] + 0.1)
     several = fit_nonprivate(counts, TopicModel(2),

@@ -2,10 +2,13 @@
 independently; a wrong mixing law is caught; the figure's numbers repeat."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from scipy import stats
 
+from lpp.distributions import skellam_logpmf
 from study import two_geometric as tg
 
 
@@ -23,7 +26,6 @@ def test_the_mixture_is_the_two_sided_geometric(alpha):
 
 def test_the_mixture_agrees_with_scipy_skellam_at_fixed_nodes():
     # the library's Skellam pmf, which the mixture integrates, against scipy's
-    from lpp.distributions import skellam_logpmf
 
     k = np.arange(-20, 21)
     for mu1, mu2 in tg.SKELLAM_RATES:
@@ -55,11 +57,6 @@ def test_bad_alpha_is_refused():
 
 
 def test_the_numbers_repeat_and_the_figure_is_written(tmp_path, monkeypatch):
-    import json
-
-    import matplotlib
-
-    matplotlib.use("Agg")
     out, png = tmp_path / "two_geometric.json", tmp_path / "fig.png"
     (tmp_path / "params.yaml").write_text("profile: test\n")
     monkeypatch.chdir(tmp_path)  # the caption reads the profile from ./params.yaml
