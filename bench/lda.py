@@ -184,22 +184,31 @@ def run_k(counts, words, k, n_sweeps, n_warm, reference) -> dict:
 
     dense = counts.toarray()
     chain = GibbsSampler.nonprivate(dense, TopicModel(k), rng=1)
+    collapsed = GibbsSampler.nonprivate(dense, TopicModel(k, collapse_phi=True), rng=1)
     model = tomotopy_model(counts, words, k)
-    lpp_times, tomo_times, phi_times = [], [], []
+    lpp_times, tomo_times, phi_times, collapsed_times = [], [], [], []
     for i in range(n_sweeps):
         t_lpp = _timed(chain.sweep)
         t_phi = _timed(phi_draws(chain, counts))
+        t_collapsed = _timed(collapsed.sweep)
         t_tomo = _timed(lambda: model.train(1, workers=1)) if model is not None else None
         if i >= n_warm:
             lpp_times.append(t_lpp)
             phi_times.append(t_phi)
+            collapsed_times.append(t_collapsed)
             tomo_times.append(t_tomo)
     tokens = int(counts.sum())
+    collapsed_seconds = float(np.median(collapsed_times))
     row = {"K": k, "sweeps": n_sweeps, "timed": len(lpp_times), "engine": chain.engine,
            "lpp": {"seconds": float(np.median(lpp_times)), "all": lpp_times,
                    "phi_draw_seconds": float(np.median(phi_times)),
                    "tokens_per_second": tokens / float(np.median(lpp_times)),
-                   **npmi_scores(chain.state["phi"], reference)}}
+                   **npmi_scores(chain.state["phi"], reference)},
+           # its topics: the draw of phi from its conditional at the last sweep
+           "collapsed_phi": {"engine": collapsed.engine, "seconds": collapsed_seconds,
+                             "all": collapsed_times,
+                             "tokens_per_second": tokens / collapsed_seconds,
+                             **npmi_scores(collapsed.state["phi"], reference)}}
     if model is not None:
         seconds = float(np.median(tomo_times))
         row["tomotopy"] = {"seconds": seconds, "all": tomo_times,
@@ -208,6 +217,7 @@ def run_k(counts, words, k, n_sweeps, n_warm, reference) -> dict:
         row["lpp_over_tomotopy"] = row["lpp"]["seconds"] / seconds
         row["rest_over_tomotopy"] = (row["lpp"]["seconds"]
                                      - row["lpp"]["phi_draw_seconds"]) / seconds
+        row["collapsed_phi_over_tomotopy"] = collapsed_seconds / seconds
     return row
 
 
@@ -257,25 +267,29 @@ def main(argv=()) -> dict:
     else:
         print(f"  tomotopy {tomotopy_version}: LDAModel(k=K, optim_interval=0), "
               "train(1, workers=1) per sweep")
-    print(f"  {'K':>3} {'lpp ms':>8} {'phi ms':>7} {'tomotopy ms':>12} {'lpp/tomotopy':>13} "
-          f"{'rest/tomotopy':>14} "
-          f"{'lpp Mtok/s':>11} {'tomotopy Mtok/s':>16} {'NPMI lpp':>9} {'NPMI tomotopy':>14} "
-          f"{'NPMI(0) lpp':>12} {'NPMI(0) tomotopy':>17}")
+    print(f"  {'K':>3} {'lpp ms':>8} {'phi ms':>7} {'collapsed ms':>13} {'tomotopy ms':>12} "
+          f"{'lpp/tomotopy':>13} {'rest/tomotopy':>14} {'collapsed/tomotopy':>19} "
+          f"{'lpp Mtok/s':>11} {'tomotopy Mtok/s':>16} {'NPMI lpp':>9} {'NPMI collapsed':>15} "
+          f"{'NPMI tomotopy':>14} {'NPMI(0) lpp':>12} {'NPMI(0) collapsed':>18} "
+          f"{'NPMI(0) tomotopy':>17}")
     for row in rows:
-        lpp_row, tomo = row["lpp"], row.get("tomotopy")
+        lpp_row, tomo, col = row["lpp"], row.get("tomotopy"), row["collapsed_phi"]
 
         def cell(value, width, fmt):
             return f"{'-':>{width}}" if value is None else f"{value:{width}{fmt}}"
 
         print(f"  {row['K']:>3} {lpp_row['seconds'] * 1e3:8.2f} "
-              f"{lpp_row['phi_draw_seconds'] * 1e3:7.2f} "
+              f"{lpp_row['phi_draw_seconds'] * 1e3:7.2f} {col['seconds'] * 1e3:13.2f} "
               f"{cell(tomo and tomo['seconds'] * 1e3, 12, '.2f')} "
               f"{cell(row.get('lpp_over_tomotopy'), 13, '.2f')} "
               f"{cell(row.get('rest_over_tomotopy'), 14, '.2f')} "
+              f"{cell(row.get('collapsed_phi_over_tomotopy'), 19, '.2f')} "
               f"{lpp_row['tokens_per_second'] / 1e6:11.1f} "
               f"{cell(tomo and tomo['tokens_per_second'] / 1e6, 16, '.1f')} "
-              f"{lpp_row['npmi']:9.3f} {cell(tomo and tomo['npmi'], 14, '.3f')} "
-              f"{lpp_row['npmi_zero']:12.3f} {cell(tomo and tomo['npmi_zero'], 17, '.3f')}")
+              f"{lpp_row['npmi']:9.3f} {col['npmi']:15.3f} "
+              f"{cell(tomo and tomo['npmi'], 14, '.3f')} "
+              f"{lpp_row['npmi_zero']:12.3f} {col['npmi_zero']:18.3f} "
+              f"{cell(tomo and tomo['npmi_zero'], 17, '.3f')}")
     if not quick:
         name = "lda_reuters" if corpus == "reuters" else "lda"
         print(f"wrote {write_results(name, result)}")
