@@ -255,10 +255,11 @@ class GibbsSampler:
         the same order as :meth:`PoissonFactorization.log_joint` on the dense matrix, so the
         same float)."""
         counts, observed = self.source.y, self.observed
-        theta, phi = self.model.row_column_factors(_host_state(snap.state))
+        state = _host_state(snap.state)
+        theta, phi = self.model.row_column_factors(state)
         rows = poisson_factor_row_sums(counts.indptr, counts.indices, counts.data, theta, phi,
                                        None if observed.complete else observed)
-        return self.model.log_prior(snap.state) + ordered_sum(rows)
+        return self.model.log_prior(state) + ordered_sum(rows)
 
     def fingerprint(self) -> str:
         """A digest of the chain's data, mask and noise levels (checkpoints are tied to it)."""

@@ -166,8 +166,8 @@ class CollapsedPhiTopicEngine:
     def topic_word(self, point: CollapsedPhiState) -> np.ndarray:
         """The K x V token counts of ``point`` (int64)."""
         if self._lists_of is point:
-            listed, counts, n_listed, _ = self._lists
-            return topic_word_of_lists(listed, counts, n_listed, point.mass.size)
+            lists, n_listed, _ = self._lists
+            return topic_word_of_lists(lists, n_listed, point.mass.size)
         lay = self.layout
         word_topic = token_counts(lay.indptr, lay.cols, self.token_ptr, point.topics,
                                   point.mass.size, lay.shape[1])[1]
@@ -230,7 +230,7 @@ class CollapsedPhiTopicEngine:
         doc_topic = sweep_topics(lay.indptr, lay.cols, self.token_ptr, topics, theta,
                                  point.mass, model.a0, derive_seed(model_seed, Tag.TOPIC_TOKENS),
                                  iteration, *lists)
-        mass = draw_topic_mass(lists[3], theta.sum(axis=0), model.a0, model.b0, n_cols,
+        mass = draw_topic_mass(lists[2], theta.sum(axis=0), model.a0, model.b0, n_cols,
                                derive_seed(model_seed, Tag.TOPIC_MASS), iteration)
         rate = np.ascontiguousarray(np.broadcast_to(model.b0 + mass, theta.shape))
         theta = gamma_matrix_kernel(doc_topic, model.a0, rate,

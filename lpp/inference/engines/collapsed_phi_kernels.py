@@ -15,12 +15,16 @@ import numpy as np
 from numba import njit
 
 from lpp.distributions import gamma_rate_nb
+from lpp.inference.engines.prefetch import prefetch_cell
 from lpp.randomness import new_stream, seed_block, uniform
 
 #: the smoothing mass (``a0`` times the sum of the row's ``c[k]``) is summed afresh after this
 #: many tokens, between which each move updates it by its two changed terms: its rounding
 #: error stays that of a few dozen additions, at K / RESUM_TOKENS additions per token
 RESUM_TOKENS = 32
+#: the word list of the entry this many places ahead is hinted into the cache (the lists of a
+#: large vocabulary exceed the L2 cache)
+_PREFETCH_AHEAD = 8
 #: a row's weights ``theta[d, k] * mass[k]`` are formed in logs when their largest falls below
 #: this (or overflows): only their ratios matter
 _UNDERFLOW = 1e-280
@@ -109,38 +113,40 @@ def first_topics(indptr, cols, token_ptr, theta, phi_t, seed, iteration):
 
 @njit(cache=True)
 def word_lists(indptr, cols, token_ptr, topics, n_topics, n_cols):
-    """``(listed, counts, n_listed, totals)``: per word ``v``, the topics that hold its tokens
-    (``listed[v, :n_listed[v]]``, ascending) and their token counts, and every topic's total;
-    what :func:`sweep_topics` keeps up to date."""
+    """``(lists, n_listed, totals)``: per word ``v``, the topics that hold its tokens, ascending,
+    each beside its token count (``lists[v, 2 i]`` the topic, ``lists[v, 2 i + 1]`` the count,
+    ``i < n_listed[v]``: one row read from memory per token), and every topic's total; what
+    :func:`sweep_topics` keeps up to date. The lists are a function of the counts (ascending
+    topics), so the draws are too: a chain restored from its tokens' topics alone continues as
+    it would have."""
     _, word_topic, totals = token_counts(indptr, cols, token_ptr, topics, n_topics, n_cols)
-    listed = np.empty((n_cols, n_topics), dtype=np.int32)
-    counts = np.empty((n_cols, n_topics), dtype=np.int32)
+    lists = np.empty((n_cols, 2 * n_topics), dtype=np.int32)
     n_listed = np.zeros(n_cols, dtype=np.int64)
     for v in range(n_cols):
         i = 0
         for k in range(n_topics):
             if word_topic[v, k] > 0:
-                listed[v, i] = k
-                counts[v, i] = word_topic[v, k]
+                lists[v, 2 * i] = k
+                lists[v, 2 * i + 1] = word_topic[v, k]
                 i += 1
         n_listed[v] = i
-    return listed, counts, n_listed, totals
+    return lists, n_listed, totals
 
 
 @njit(cache=True)
-def topic_word_of_lists(listed, counts, n_listed, n_topics):
+def topic_word_of_lists(lists, n_listed, n_topics):
     """The K x V token counts (int64) that word lists hold."""
     n_cols = n_listed.size
     out = np.zeros((n_topics, n_cols), dtype=np.int64)
     for v in range(n_cols):
         for i in range(n_listed[v]):
-            out[listed[v, i], v] = counts[v, i]
+            out[lists[v, 2 * i], v] = lists[v, 2 * i + 1]
     return out
 
 
 @njit(cache=True)
-def sweep_topics(indptr, cols, token_ptr, topics, theta, mass, a0, seed, iteration, listed,
-                 counts, n_listed, totals):
+def sweep_topics(indptr, cols, token_ptr, topics, theta, mass, a0, seed, iteration, lists,
+                 n_listed, totals):
     """One Gibbs scan of every token's topic with the topics' directions summed out, in place:
     ``topics`` and the word lists and totals of :func:`word_lists` are updated; returns the
     new ``doc_topic`` (D x K, int64).
@@ -151,8 +157,9 @@ def sweep_topics(indptr, cols, token_ptr, topics, theta, mass, a0, seed, iterati
     term ``c[k] n[k, v]``, ``c[k] = theta[d, k] mass[k] / (V a0 + n[k])``: the first summed over
     every topic (kept up to date by its changed terms at each move) and walked in the row's
     order of weights, the second over the topics that hold tokens of ``v`` (the word's list,
-    kept as the counts change); a uniform picks the term, then the topic within it. Rows in order, tokens in the layout's order; row
-    ``d`` draws from the stream ``(seed, iteration, d)``.
+    kept in ascending order as the counts change); a uniform picks the term, then the topic
+    within it. Rows in order, tokens in the layout's order; row ``d`` draws from the stream
+    ``(seed, iteration, d)``.
     """
     n_rows, n_topics = theta.shape
     doc_topic = np.zeros((n_rows, n_topics), dtype=np.int64)
@@ -160,6 +167,7 @@ def sweep_topics(indptr, cols, token_ptr, topics, theta, mass, a0, seed, iterati
     weights = np.empty(n_topics)
     coef = np.empty(n_topics)
     running = np.empty(n_topics)
+    last_entry = indptr[n_rows]
     rng = new_stream()
     for d in range(n_rows):
         seed_block(rng, seed, iteration, d)
@@ -172,22 +180,25 @@ def sweep_topics(indptr, cols, token_ptr, topics, theta, mass, a0, seed, iterati
         smooth = 0.0
         since_sum = RESUM_TOKENS  # summed at the row's first token
         for idx in range(indptr[d], indptr[d + 1]):
+            if idx + _PREFETCH_AHEAD < last_entry:
+                prefetch_cell(lists, cols[idx + _PREFETCH_AHEAD], 0)
             v = cols[idx]
             for j in range(token_ptr[idx], token_ptr[idx + 1]):
                 # the token leaves its topic k (listed for v: it holds this token)
                 k = topics[j]
                 n_v = n_listed[v]
                 i = 0
-                while listed[v, i] != k:
+                while lists[v, 2 * i] != k:
                     i += 1
-                counts[v, i] -= 1
-                if counts[v, i] == 0:  # the last of the list takes its place
+                lists[v, 2 * i + 1] -= 1
+                if lists[v, 2 * i + 1] == 0:  # off the list, the later ones moved up
                     n_v -= 1
-                    listed[v, i] = listed[v, n_v]
-                    counts[v, i] = counts[v, n_v]
+                    for p in range(2 * i, 2 * n_v):
+                        lists[v, p] = lists[v, p + 2]
                     n_listed[v] = n_v
                 totals[k] -= 1
-                old = coef[k]
+                left = k
+                kept = coef[k]  # its coefficient with the token, restored if it comes back
                 coef[k] = weights[k] / (prior_mass + totals[k])
                 if since_sum >= RESUM_TOKENS:
                     smooth = 0.0
@@ -196,20 +207,22 @@ def sweep_topics(indptr, cols, token_ptr, topics, theta, mass, a0, seed, iterati
                     smooth *= a0
                     since_sum = 0
                 else:
-                    smooth += a0 * (coef[k] - old)
+                    smooth += a0 * (coef[k] - kept)
                 since_sum += 1
                 # the word term over the topics that hold tokens of v
                 word = 0.0
                 for i in range(n_v):
-                    word += coef[listed[v, i]] * counts[v, i]
+                    word += coef[lists[v, 2 * i]] * lists[v, 2 * i + 1]
                     running[i] = word
                 u = uniform(rng) * (word + smooth)
                 if u < word:
+                    # the first running sum above u: the sums never decrease, so the count of
+                    # those at or below u is its place (at most the last: u < word)
                     i = 0
                     while i < n_v - 1 and not u < running[i]:
                         i += 1
-                    k = listed[v, i]
-                    counts[v, i] += 1
+                    k = lists[v, 2 * i]
+                    lists[v, 2 * i + 1] += 1
                 else:
                     u = (u - word) / a0
                     acc = 0.0
@@ -221,20 +234,23 @@ def sweep_topics(indptr, cols, token_ptr, topics, theta, mass, a0, seed, iterati
                             k = q
                             break
                     i = 0
-                    while i < n_v and listed[v, i] != k:
+                    while i < n_v and lists[v, 2 * i] < k:
                         i += 1
-                    if i == n_v:
-                        listed[v, i] = k
-                        counts[v, i] = 1
+                    if i < n_v and lists[v, 2 * i] == k:
+                        lists[v, 2 * i + 1] += 1
+                    else:  # onto the list in its place, the later ones moved down
+                        for p in range(2 * n_v + 1, 2 * i + 1, -1):
+                            lists[v, p] = lists[v, p - 2]
+                        lists[v, 2 * i] = k
+                        lists[v, 2 * i + 1] = 1
                         n_listed[v] = n_v + 1
-                    else:
-                        counts[v, i] += 1
                 # the token joins topic k
                 topics[j] = k
                 doc_topic[d, k] += 1
                 totals[k] += 1
                 old = coef[k]
-                coef[k] = weights[k] / (prior_mass + totals[k])
+                # the same quotient as before the token left, when it came back
+                coef[k] = kept if k == left else weights[k] / (prior_mass + totals[k])
                 smooth += a0 * (coef[k] - old)
     return doc_topic
 
