@@ -68,7 +68,7 @@ def _check_continuable(saved, chain, burn_in: int, thin: int, trust_data: bool) 
     if missing:
         raise _refuse(saved, f"it saved no draws of {missing} (fitted with "
                              "save_latents=False?)")
-    carried = sorted(set(chain.aux) | set(chain.carries))
+    carried = sorted(set(chain.aux) | set(getattr(chain, "carries", ())))
     if carried:
         raise _refuse(saved, f"the chain also carries {carried} between sweeps, which a fit "
                              "does not save")

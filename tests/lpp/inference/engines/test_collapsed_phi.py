@@ -228,8 +228,9 @@ def _codes(topics, k):
 
 @pytest.mark.slow
 def test_the_tokens_topics_follow_the_enumerated_posterior():
-    """The chain's token topics, every THIN-th sweep, against ``p(z | y)`` by enumeration
-    (chi-square); a chain whose mass ignores the counts fails the same test."""
+    """The chain's token topics, every ``thin``-th sweep, against ``p(z | y)`` by enumeration
+    (chi-square); a chain whose token sweep smooths with ten times ``a0`` fails the same
+    test."""
     k, thin, n_draws = 2, 4, 6000
     pmf = _enumerated_posterior(TINY, k)
     support = np.arange(pmf.size)
@@ -246,13 +247,13 @@ def test_the_tokens_topics_follow_the_enumerated_posterior():
 
     assert chisquare_gof(draws(), support, pmf)
 
-    real = collapsed_phi.draw_topic_mass
+    real = collapsed_phi.sweep_topics
 
-    def prior_mass(totals, theta_sums, a0, b0, n_cols, seed, iteration):
-        return real(totals * 0, theta_sums * 0, a0, b0, n_cols, seed, iteration)
+    def over_smoothed(indptr, cols, token_ptr, topics, theta, mass, a0, *rest):
+        return real(indptr, cols, token_ptr, topics, theta, mass, 10.0 * a0, *rest)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(collapsed_phi, "draw_topic_mass", prior_mass)
+        patch.setattr(collapsed_phi, "sweep_topics", over_smoothed)
         assert not chisquare_gof(draws(), support, pmf)
 
 
@@ -268,15 +269,11 @@ def test_the_chain_gets_it_right():
 
 
 @pytest.mark.slow
-def test_the_geweke_check_catches_a_wrong_theta(monkeypatch):
-    """Power: theta drawn at the prior's rate (the masses left out) must fail the same test."""
-    real = collapsed_phi.gamma_matrix_kernel
-
-    def without_mass(counts, a0, rate, seed, iteration):
-        # phi's direction is normalised: only theta's draw feels the rate
-        return real(counts, a0, np.full(rate.shape, 3.0), seed, iteration)
-
-    monkeypatch.setattr(collapsed_phi, "gamma_matrix_kernel", without_mass)
+def test_the_geweke_check_catches_a_wrong_mass(monkeypatch):
+    """Power: each topic's mass drawn at twice its conditional's scale must fail the same
+    test."""
+    real = collapsed_phi.draw_topic_mass
+    monkeypatch.setattr(collapsed_phi, "draw_topic_mass", lambda *args: 2.0 * real(*args))
     forward, chain = geweke_simulations(TopicModel(2, a0=3.0, b0=3.0, collapse_phi=True),
                                         (3, 4), method="nonprivate", rng=7, n_forward=10_000,
                                         n_chain=10_000)
