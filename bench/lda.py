@@ -9,15 +9,18 @@ settings of ``params.yaml``), at K = 20 and K = 50, on ONE thread:
   (the known-counts engine: explicit ``theta`` (D x K) and ``phi`` (K x V), every count split
   over the topics, then the Gamma updates) and of tomotopy's collapsed Gibbs LDA
   (``LDAModel(k=K)``, ``train(1, workers=1)`` per sweep; its default priors ``alpha`` 0.1,
-  ``eta`` 0.01, held fixed: ``optim_interval=0``), on documents made of the same counts. The
-  two alternate sweep by sweep in one process (numba's compilation and ``W`` sweeps of each
-  before the clock), so both see the same load; the medians of the timed sweeps, their ratio,
+  ``eta`` 0.01, held fixed: ``optim_interval=0``), on documents made of the same counts; and
+  of the same chain with the topics' directions summed out
+  (``TopicModel(K, collapse_phi=True)``, :mod:`lpp.inference.engines.collapsed_phi`: a Gibbs
+  scan of every token's topic, ``phi`` drawn only where read, so not in the timed sweeps). The
+  three alternate sweep by sweep in one process (numba's compilation and ``W`` sweeps of each
+  before the clock), so all see the same load; the medians of the timed sweeps, their ratios,
   and tokens per second;
 * **topic quality** after the same ``S`` sweeps: the mean NPMI over topics of each method's
   top-10 words per topic (:func:`lpp.metrics.npmi`, both conventions of the pipeline's topic
   scores: a pair that never co-occurs scores -1, or 0), with the corpus itself as the
-  reference. lpp's topics are its last draw of ``phi``, tomotopy's its last topic-word
-  distribution.
+  reference. lpp's topics are its last draw of ``phi`` (for ``collapse_phi``, the draw from
+  its conditional at the last sweep), tomotopy's its last topic-word distribution.
 
 ``--corpus reuters`` runs the same on a generated corpus of the Reuters corpus's shape (long
 documents: 395 x 4,258, about 84,000 tokens in 59,000 non-zero entries;
@@ -26,7 +29,8 @@ named ``w0``, ``w1``, ...) and writes
 ``bench/results/lda_reuters.json``. There the topics' Gamma draws weigh: the chain draws every
 ``phi[k, v]`` each sweep, K x V = 85,000 Gamma variates at K = 20 whether or not the word has
 tokens in the topic, against 59,000 entries to allocate, where tomotopy's collapsed sampler
-has no ``phi`` to draw. The column ``phi ms`` times those draws alone, alternating with the
+has no ``phi`` to draw, nor has the ``collapse_phi`` chain. The column ``phi ms`` times those
+draws alone, alternating with the
 sweeps (:func:`lpp.inference.kernels.gamma_matrix_kernel` on K x V counts that put each
 word's tokens in its most likely topic under the chain's current ``phi``, at the rates of
 the chain's ``theta``), and ``rest/tomotopy`` is the sweep without them against tomotopy's.
