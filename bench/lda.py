@@ -9,15 +9,18 @@ settings of ``params.yaml``), at K = 20 and K = 50, on ONE thread:
   (the known-counts engine: explicit ``theta`` (D x K) and ``phi`` (K x V), every count split
   over the topics, then the Gamma updates) and of tomotopy's collapsed Gibbs LDA
   (``LDAModel(k=K)``, ``train(1, workers=1)`` per sweep; its default priors ``alpha`` 0.1,
-  ``eta`` 0.01, held fixed: ``optim_interval=0``), on documents made of the same counts. The
-  two alternate sweep by sweep in one process (numba's compilation and ``W`` sweeps of each
-  before the clock), so both see the same load; the medians of the timed sweeps, their ratio,
+  ``eta`` 0.01, held fixed: ``optim_interval=0``), on documents made of the same counts; and
+  of the same chain with the topics' directions summed out
+  (``TopicModel(K, collapse_phi=True)``, :mod:`lpp.inference.engines.collapsed_phi`: a Gibbs
+  scan of every token's topic, ``phi`` drawn only where read, so not in the timed sweeps). The
+  three alternate sweep by sweep in one process (numba's compilation and ``W`` sweeps of each
+  before the clock), so all see the same load; the medians of the timed sweeps, their ratios,
   and tokens per second;
 * **topic quality** after the same ``S`` sweeps: the mean NPMI over topics of each method's
   top-10 words per topic (:func:`lpp.metrics.npmi`, both conventions of the pipeline's topic
   scores: a pair that never co-occurs scores -1, or 0), with the corpus itself as the
-  reference. lpp's topics are its last draw of ``phi``, tomotopy's its last topic-word
-  distribution.
+  reference. lpp's topics are its last draw of ``phi`` (for ``collapse_phi``, the draw from
+  its conditional at the last sweep), tomotopy's its last topic-word distribution.
 
 ``--corpus reuters`` runs the same on a generated corpus of the Reuters corpus's shape (long
 documents: 395 x 4,258, about 84,000 tokens in 59,000 non-zero entries;
@@ -26,7 +29,8 @@ named ``w0``, ``w1``, ...) and writes
 ``bench/results/lda_reuters.json``. There the topics' Gamma draws weigh: the chain draws every
 ``phi[k, v]`` each sweep, K x V = 85,000 Gamma variates at K = 20 whether or not the word has
 tokens in the topic, against 59,000 entries to allocate, where tomotopy's collapsed sampler
-has no ``phi`` to draw. The column ``phi ms`` times those draws alone, alternating with the
+has no ``phi`` to draw, nor has the ``collapse_phi`` chain. The column ``phi ms`` times those
+draws alone, alternating with the
 sweeps (:func:`lpp.inference.kernels.gamma_matrix_kernel` on K x V counts that put each
 word's tokens in its most likely topic under the chain's current ``phi``, at the rates of
 the chain's ``theta``), and ``rest/tomotopy`` is the sweep without them against tomotopy's.
@@ -176,22 +180,31 @@ def run_k(counts, words, k, n_sweeps, n_warm, reference) -> dict:
     after the first ``n_warm`` timed, then NPMI."""
     dense = counts.toarray()
     chain = GibbsSampler.nonprivate(dense, TopicModel(k), rng=1)
+    collapsed = GibbsSampler.nonprivate(dense, TopicModel(k, collapse_phi=True), rng=1)
     model = tomotopy_model(counts, words, k)
-    lpp_times, tomo_times, phi_times = [], [], []
+    lpp_times, tomo_times, phi_times, collapsed_times = [], [], [], []
     for i in range(n_sweeps):
         t_lpp = _timed(chain.sweep)
         t_phi = _timed(phi_draws(chain, counts))
+        t_collapsed = _timed(collapsed.sweep)
         t_tomo = _timed(lambda: model.train(1, workers=1)) if model is not None else None
         if i >= n_warm:
             lpp_times.append(t_lpp)
             phi_times.append(t_phi)
+            collapsed_times.append(t_collapsed)
             tomo_times.append(t_tomo)
     tokens = int(counts.sum())
+    collapsed_seconds = float(np.median(collapsed_times))
     row = {"K": k, "sweeps": n_sweeps, "timed": len(lpp_times), "engine": chain.engine,
            "lpp": {"seconds": float(np.median(lpp_times)), "all": lpp_times,
                    "phi_draw_seconds": float(np.median(phi_times)),
                    "tokens_per_second": tokens / float(np.median(lpp_times)),
-                   **npmi_scores(chain.state["phi"], reference)}}
+                   **npmi_scores(chain.state["phi"], reference)},
+           # its topics: the draw of phi from its conditional at the last sweep
+           "collapsed_phi": {"engine": collapsed.engine, "seconds": collapsed_seconds,
+                             "all": collapsed_times,
+                             "tokens_per_second": tokens / collapsed_seconds,
+                             **npmi_scores(collapsed.state["phi"], reference)}}
     if model is not None:
         seconds = float(np.median(tomo_times))
         row["tomotopy"] = {"seconds": seconds, "all": tomo_times,
@@ -200,6 +213,7 @@ def run_k(counts, words, k, n_sweeps, n_warm, reference) -> dict:
         row["lpp_over_tomotopy"] = row["lpp"]["seconds"] / seconds
         row["rest_over_tomotopy"] = (row["lpp"]["seconds"]
                                      - row["lpp"]["phi_draw_seconds"]) / seconds
+        row["collapsed_phi_over_tomotopy"] = collapsed_seconds / seconds
     return row
 
 
@@ -247,25 +261,29 @@ def main(argv=()) -> dict:
     else:
         print(f"  tomotopy {tomotopy_version}: LDAModel(k=K, optim_interval=0), "
               "train(1, workers=1) per sweep")
-    print(f"  {'K':>3} {'lpp ms':>8} {'phi ms':>7} {'tomotopy ms':>12} {'lpp/tomotopy':>13} "
-          f"{'rest/tomotopy':>14} "
-          f"{'lpp Mtok/s':>11} {'tomotopy Mtok/s':>16} {'NPMI lpp':>9} {'NPMI tomotopy':>14} "
-          f"{'NPMI(0) lpp':>12} {'NPMI(0) tomotopy':>17}")
+    print(f"  {'K':>3} {'lpp ms':>8} {'phi ms':>7} {'collapsed ms':>13} {'tomotopy ms':>12} "
+          f"{'lpp/tomotopy':>13} {'rest/tomotopy':>14} {'collapsed/tomotopy':>19} "
+          f"{'lpp Mtok/s':>11} {'tomotopy Mtok/s':>16} {'NPMI lpp':>9} {'NPMI collapsed':>15} "
+          f"{'NPMI tomotopy':>14} {'NPMI(0) lpp':>12} {'NPMI(0) collapsed':>18} "
+          f"{'NPMI(0) tomotopy':>17}")
     for row in rows:
-        lpp_row, tomo = row["lpp"], row.get("tomotopy")
+        lpp_row, tomo, col = row["lpp"], row.get("tomotopy"), row["collapsed_phi"]
 
         def cell(value, width, fmt):
             return f"{'-':>{width}}" if value is None else f"{value:{width}{fmt}}"
 
         print(f"  {row['K']:>3} {lpp_row['seconds'] * 1e3:8.2f} "
-              f"{lpp_row['phi_draw_seconds'] * 1e3:7.2f} "
+              f"{lpp_row['phi_draw_seconds'] * 1e3:7.2f} {col['seconds'] * 1e3:13.2f} "
               f"{cell(tomo and tomo['seconds'] * 1e3, 12, '.2f')} "
               f"{cell(row.get('lpp_over_tomotopy'), 13, '.2f')} "
               f"{cell(row.get('rest_over_tomotopy'), 14, '.2f')} "
+              f"{cell(row.get('collapsed_phi_over_tomotopy'), 19, '.2f')} "
               f"{lpp_row['tokens_per_second'] / 1e6:11.1f} "
               f"{cell(tomo and tomo['tokens_per_second'] / 1e6, 16, '.1f')} "
-              f"{lpp_row['npmi']:9.3f} {cell(tomo and tomo['npmi'], 14, '.3f')} "
-              f"{lpp_row['npmi_zero']:12.3f} {cell(tomo and tomo['npmi_zero'], 17, '.3f')}")
+              f"{lpp_row['npmi']:9.3f} {col['npmi']:15.3f} "
+              f"{cell(tomo and tomo['npmi'], 14, '.3f')} "
+              f"{lpp_row['npmi_zero']:12.3f} {col['npmi_zero']:18.3f} "
+              f"{cell(tomo and tomo['npmi_zero'], 17, '.3f')}")
     if not quick:
         name = "lda_reuters" if corpus == "reuters" else "lda"
         print(f"wrote {write_results(name, result)}")

@@ -302,6 +302,14 @@ def targets_table(sweep, accuracy, vi, threads, lda, lda_reuters):
                  + ", ".join(f"{r:.2f}× at K = {k} ({rest:.2f}× without the topics' Gamma "
                              f"draws)" for k, r, rest in ratios)
                  + f" (`lda_reuters.json`, {conditions(lda_reuters, threads=1)})"))
+    ratios = [(r["K"], r["collapsed_phi_over_tomotopy"]) for r in lda_reuters["rows"]
+              if "collapsed_phi_over_tomotopy" in r]
+    if ratios:
+        rows.append(("the same with `TopicModel(K, collapse_phi=True)` (the topics' directions "
+                     "summed out, opt-in)",
+                     f"{_verdict(max(r for _, r in ratios) <= OVER_TOMOTOPY)}: "
+                     + ", ".join(f"{r:.2f}× at K = {k}" for k, r in ratios)
+                     + f" (`lda_reuters.json`, {conditions(lda_reuters, threads=1)})"))
 
     machines = sorted({machine_text({"machine": part_machine(sweep, name)})
                        for name in ("numpy", "scaling", "large") if name in sweep})
@@ -475,36 +483,53 @@ def _lda_title(lda) -> str:
 
 def lda_table(lda):
     """``bench.lda``: the non-private sweep beside tomotopy's on the Enron counts."""
+    # the columns of the chain with the topics summed out where the run timed it
+    summed = all("collapsed_phi" in row for row in lda["rows"])
     rows = []
     for row in lda["rows"]:
         ours, theirs = row["lpp"], row["tomotopy"]
-        rows.append((row["K"], f"{1e3 * ours['seconds']:.2f}", f"{1e3 * theirs['seconds']:.2f}",
-                     f"**{row['lpp_over_tomotopy']:.2f}**",
+        other = row["collapsed_phi"] if summed else None
+        rows.append((row["K"], f"{1e3 * ours['seconds']:.2f}",
+                     *([f"{1e3 * other['seconds']:.2f}"] if summed else []),
+                     f"{1e3 * theirs['seconds']:.2f}", f"**{row['lpp_over_tomotopy']:.2f}**",
+                     *([f"{row['collapsed_phi_over_tomotopy']:.2f}"] if summed else []),
                      f"{ours['tokens_per_second'] / 1e6:.1f}",
                      f"{theirs['tokens_per_second'] / 1e6:.1f}", f"{ours['npmi']:.3f}",
-                     f"{theirs['npmi']:.3f}", f"{ours['npmi_zero']:.3f}",
+                     *([f"{other['npmi']:.3f}"] if summed else []), f"{theirs['npmi']:.3f}",
+                     f"{ours['npmi_zero']:.3f}",
+                     *([f"{other['npmi_zero']:.3f}"] if summed else []),
                      f"{theirs['npmi_zero']:.3f}"))
     return _lda_title(lda) + "\n\n" + markdown_table(
-        ("K", "lpp ms / sweep", "tomotopy ms / sweep", "lpp / tomotopy", "lpp M tokens/s",
-         "tomotopy M tokens/s", "NPMI lpp", "NPMI tomotopy", "NPMI (never = 0) lpp",
-         "NPMI (never = 0) tomotopy"), rows)
+        ("K", "lpp ms / sweep", *(["lpp collapse_phi ms / sweep"] if summed else []),
+         "tomotopy ms / sweep", "lpp / tomotopy",
+         *(["collapse_phi / tomotopy"] if summed else []), "lpp M tokens/s",
+         "tomotopy M tokens/s", "NPMI lpp", *(["NPMI collapse_phi"] if summed else []),
+         "NPMI tomotopy", "NPMI (never = 0) lpp",
+         *(["NPMI (never = 0) collapse_phi"] if summed else []), "NPMI (never = 0) tomotopy"),
+        rows)
 
 
 def lda_reuters_table(lda):
     """``bench.lda --corpus reuters``: the same on long documents, with the share of the
-    topics' Gamma draws."""
+    topics' Gamma draws, and the chain with the topics' directions summed out
+    (``collapse_phi=True``)."""
     rows = []
     for row in lda["rows"]:
-        ours, theirs = row["lpp"], row["tomotopy"]
+        ours, theirs, summed = row["lpp"], row["tomotopy"], row["collapsed_phi"]
         rows.append((row["K"], f"{1e3 * ours['seconds']:.2f}",
-                     f"{1e3 * ours['phi_draw_seconds']:.2f}", f"{1e3 * theirs['seconds']:.2f}",
+                     f"{1e3 * ours['phi_draw_seconds']:.2f}", f"{1e3 * summed['seconds']:.2f}",
+                     f"{1e3 * theirs['seconds']:.2f}",
                      f"**{row['lpp_over_tomotopy']:.2f}**", f"{row['rest_over_tomotopy']:.2f}",
-                     f"{ours['npmi']:.3f}", f"{theirs['npmi']:.3f}", f"{ours['npmi_zero']:.3f}",
+                     f"**{row['collapsed_phi_over_tomotopy']:.2f}**",
+                     f"{ours['npmi']:.3f}", f"{summed['npmi']:.3f}", f"{theirs['npmi']:.3f}",
+                     f"{ours['npmi_zero']:.3f}", f"{summed['npmi_zero']:.3f}",
                      f"{theirs['npmi_zero']:.3f}"))
     return _lda_title(lda) + "\n\n" + markdown_table(
-        ("K", "lpp ms / sweep", "of which the K × V Gamma draws, ms", "tomotopy ms / sweep",
-         "lpp / tomotopy", "lpp without them / tomotopy", "NPMI lpp", "NPMI tomotopy",
-         "NPMI (never = 0) lpp", "NPMI (never = 0) tomotopy"), rows)
+        ("K", "lpp ms / sweep", "of which the K × V Gamma draws, ms",
+         "lpp collapse_phi ms / sweep", "tomotopy ms / sweep", "lpp / tomotopy",
+         "lpp without them / tomotopy", "collapse_phi / tomotopy", "NPMI lpp",
+         "NPMI collapse_phi", "NPMI tomotopy", "NPMI (never = 0) lpp",
+         "NPMI (never = 0) collapse_phi", "NPMI (never = 0) tomotopy"), rows)
 
 
 def threads_table(threads):

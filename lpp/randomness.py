@@ -169,6 +169,12 @@ class Tag:
     LATENTS = 22
     REASSIGN = 23  # the tokens' reassignment with theta summed out (collapse_theta)
     REASSIGN_THETA = 24  # theta drawn given that reassignment
+    # the engine with the topics' directions summed out (collapse_phi), in its order
+    FIRST_TOPICS = 25  # the tokens' topics given explicit theta and phi (a start)
+    TOPIC_TOKENS = 26  # the token sweep
+    TOPIC_MASS = 27  # each topic's total intensity
+    TOPIC_THETA = 28  # theta given the tokens and the masses
+    TOPIC_PHI = 29  # phi given the tokens and the masses, where it is read
     LATENT_1 = 1
     LATENT_2 = 2
     LATENT_3 = 3

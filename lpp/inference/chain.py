@@ -15,7 +15,7 @@ import numpy as np
 
 from lpp.randomness import Tag, derive_seed, replay_seed
 from lpp.validation import count_array, is_sparse, masked_input, observed_mask
-from lpp.inference.engines import select_engine
+from lpp.inference.engines import CollapsedPhiTopicEngine, select_engine
 from lpp.inference.log_density import ordered_sum, poisson_factor_row_sums
 from lpp.inference.models import make_model
 from lpp.inference.models.base import Observed, PoissonFactorization
@@ -82,7 +82,9 @@ class GibbsSampler:
     state : dict of ndarray
         The latents at the current point.
     aux : dict of ndarray
-        The privacy step's auxiliary state (e.g. ``lam_plus`` of the Bessel step).
+        What the chain carries between sweeps beside its latents: the privacy step's
+        auxiliary state (e.g. ``lam_plus`` of the Bessel step), and a fused engine's (the
+        tokens' topics of ``collapse_phi``).
     y : ndarray
         The counts used by the last sweep.
     mu : ndarray
@@ -100,6 +102,8 @@ class GibbsSampler:
         self.model, self.source, self.observed, self.method = model, source, observed, method
         self._fused = fused
         self.engine = "dense" if fused is None else fused.name
+        #: the names of the arrays the engine carries in ``aux`` once it has swept
+        self.carries = tuple(getattr(fused, "carries", ()))
         backend = getattr(fused, "backend", None)
         #: where the sweeps run: "cpu", or the GPU's name
         self.device = "cpu" if backend is None else backend.describe()
@@ -187,7 +191,8 @@ class GibbsSampler:
     # ----- state ------------------------------------------------------------------------------
     # a GPU engine's point stays on the device until it is read
     state = property(lambda self: _host_state(self._snap.state))
-    aux = property(lambda self: self._snap.aux)
+    # an engine's point may carry arrays of its own (lpp.inference.engines.collapsed_phi)
+    aux = property(lambda self: {**self._snap.aux, **getattr(self._snap.state, "aux", {})})
     y = property(lambda self: self._snap.y)
     mu = property(lambda self: self._snap.mu)
     iteration = property(lambda self: self._snap.iteration)
@@ -196,6 +201,9 @@ class GibbsSampler:
         """Put the chain at a saved point (used when resuming a checkpoint)."""
         state = self.model.check_state(state, self.observed.shape)
         aux = {k: np.array(v, order="C", copy=True) for k, v in aux.items()}
+        restore = getattr(self._fused, "restore", None)
+        if restore is not None:  # the engine takes the arrays it carries out of aux
+            state, aux = restore(self.model, state, aux)
         self._snap = _Snapshot(state, aux, self.source.initial_counts(), iteration, self._rate)
 
     def replace_data(self, data: np.ndarray) -> None:
@@ -238,7 +246,7 @@ class GibbsSampler:
             return self._sparse_log_joint(snap)
         if hasattr(fused, "log_joint") and fused.sums_log_joint(snap.counts):
             return fused.log_joint(self.model, snap.state, snap.counts)  # on the GPU
-        return (self.model.log_joint(snap.state, snap.y, self.observed, snap.mu)
+        return (self.model.log_joint(_host_state(snap.state), snap.y, self.observed, snap.mu)
                 + self.source.log_noise(snap.y, self.observed))
 
     def _sparse_log_joint(self, snap: _Snapshot) -> float:
@@ -247,10 +255,11 @@ class GibbsSampler:
         the same order as :meth:`PoissonFactorization.log_joint` on the dense matrix, so the
         same float)."""
         counts, observed = self.source.y, self.observed
-        theta, phi = self.model.row_column_factors(snap.state)
+        state = _host_state(snap.state)
+        theta, phi = self.model.row_column_factors(state)
         rows = poisson_factor_row_sums(counts.indptr, counts.indices, counts.data, theta, phi,
                                        None if observed.complete else observed)
-        return self.model.log_prior(snap.state) + ordered_sum(rows)
+        return self.model.log_prior(state) + ordered_sum(rows)
 
     def fingerprint(self) -> str:
         """A digest of the chain's data, mask and noise levels (checkpoints are tied to it)."""
@@ -286,6 +295,11 @@ def _fused_engine(model, step, noise, source, observed: Observed, sparse, needs:
     if engine is None and getattr(model, "collapse_theta", False):
         raise ValueError("collapse_theta=True runs in the fused topic engines only (sparse=None "
                          f"or True with {needs}), not in the dense sweep")
+    if getattr(model, "collapse_phi", False) and not (
+            engine is not None and engine.name == CollapsedPhiTopicEngine.name):
+        raise ValueError("collapse_phi=True runs on known counts only (fit_nonprivate, or "
+                         "method='naive') in its CPU engine (sparse=None or True), not in the "
+                         "dense sweep nor with a privacy step that draws the counts")
     return engine.for_source(source, observed.is_observed) if engine is not None else None
 
 
@@ -300,7 +314,8 @@ def _cuda_engine(model, step, noise, source, observed: Observed, sparse):
     engine = select_cuda_engine(model, step, noise)
     if engine is None:
         raise ValueError(
-            "device='cuda' runs the built-in TopicModel (collapse_theta=False) with "
+            "device='cuda' runs the built-in TopicModel (collapse_theta=False, "
+            "collapse_phi=False) with "
             "method='collapsed' (alpha constant within rows: a scalar or shape (D, 1)), "
             f"'naive' or the non-private chain; got the {model.name!r} model with "
             f"{getattr(step, 'name', 'the true counts')!r}")

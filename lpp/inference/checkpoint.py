@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from lpp.formats.files import atomic_writer, remove_stale_temporaries
+from lpp.inference.engines.collapsed_phi import CARRIED
 from lpp.inference.models import model_from_params
 
 #: the checkpoint layout; a file of another version is refused
@@ -182,9 +183,13 @@ def _check_shapes(meta: dict, groups: dict, extra: dict) -> str | None:
         data_shaped["samples__y"] = samples["y"].shape[1:]
     built_in = BUILT_IN_AUX.get(meta.get("method"))
     if built_in is not None:
-        if sorted(aux) != sorted(built_in):
+        # a collapse_phi chain carries its tokens' topics too (none before its first sweep)
+        model_params = meta.get("model")
+        carried = (CARRIED if isinstance(model_params, dict) and model_params.get("collapse_phi")
+                   else ())
+        if sorted(aux) not in (sorted(built_in), sorted(built_in + carried)):
             return (f"its auxiliary arrays {sorted(aux)} are not those of method "
-                    f"{meta.get('method')!r} ({sorted(built_in)})")
+                    f"{meta.get('method')!r} ({sorted(built_in + carried)})")
         data_shaped.update({f"aux__{name}": aux[name].shape for name in built_in})
     if len(set(data_shaped.values())) > 1:
         return f"its arrays of the data's shape disagree ({data_shaped})"

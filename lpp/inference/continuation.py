@@ -68,9 +68,10 @@ def _check_continuable(saved, chain, burn_in: int, thin: int, trust_data: bool) 
     if missing:
         raise _refuse(saved, f"it saved no draws of {missing} (fitted with "
                              "save_latents=False?)")
-    if chain.aux:
-        raise _refuse(saved, f"the chain also carries {sorted(chain.aux)} between sweeps, which "
-                             "a fit does not save")
+    carried = sorted(set(chain.aux) | set(getattr(chain, "carries", ())))
+    if carried:
+        raise _refuse(saved, f"the chain also carries {carried} between sweeps, which a fit "
+                             "does not save")
     if thin != int(meta["thin"]):
         raise _refuse(saved, f"it saved every {meta['thin']}th sweep, the continuing run every "
                              f"{thin}th (a checkpoint keeps its run's thinning)")

@@ -118,7 +118,11 @@ class _Simulator:
         for _ in range(n):
             for _ in range(thin):
                 sampler.sweep()
-                state, y, mu, aux = sampler.state, sampler.y, sampler.mu, sampler.aux
+                state, y, mu = sampler.state, sampler.y, sampler.mu
+                # the privacy step's auxiliary arrays; an engine's carried ones are no
+                # quantity of the joint distribution the forward simulator draws
+                aux = {name: arr for name, arr in sampler.aux.items()
+                       if name not in sampler.carries}
                 if self.step is not None:
                     y_tilde = self.privatize(y, aux)
                     sampler.replace_data(y_tilde)

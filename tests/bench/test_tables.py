@@ -108,6 +108,16 @@ def test_the_long_document_target_reads_the_sweep_with_and_without_the_gamma_dra
             in row) and "**not**" not in row
 
 
+def test_the_long_document_target_of_collapse_phi_is_met_only_at_every_k():
+    reuters = copy.deepcopy(_load("lda_reuters"))
+    for row, ratio in zip(reuters["rows"], [0.9, 1.1]):
+        row["collapsed_phi_over_tomotopy"] = ratio
+    table = targets_table(_load("sweep"), _load("accuracy"), _load("vi"), _load("threads"),
+                          _load("lda"), reuters)
+    row = next(line for line in table.splitlines() if "collapse_phi=True" in line)
+    assert "**not** met: 0.90× at K = 20, 1.10× at K = 50" in row
+
+
 def test_the_floor_and_naive_targets_read_every_level_at_every_thread_count():
     sweep = copy.deepcopy(_load("sweep"))
     for level in sweep["large"]["levels"]:

@@ -166,6 +166,9 @@ def fit_private_distributed(data, model, *, cluster=None, n_workers: int = DEFAU
     if getattr(model, "collapse_theta", False):
         raise ValueError("the distributed fit does not reassign tokens (collapse_theta=True): "
                          "fit in-process")
+    if getattr(model, "collapse_phi", False):
+        raise ValueError("collapse_phi=True runs on known counts in-process (fit_nonprivate, "
+                         "or method='naive'), not in the distributed fit")
     run = run.checked()
     n_workers = positive_int(n_workers, "n_workers")
     observed = observed_entries(model, data.shape, mask) if mask is not None else None

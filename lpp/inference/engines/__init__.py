@@ -13,14 +13,18 @@ their types. Every engine targets the same posterior as the plain sweep (privacy
 * :class:`KnownCountsTopicEngine` — counts that are known (``"known_counts"``: the naive step,
   and the true counts of a non-private chain) allocated over their non-zero entries only; it
   draws exactly what the plain sweep draws.
+* :class:`CollapsedPhiTopicEngine` — known counts under ``TopicModel(K, collapse_phi=True)``:
+  a Gibbs scan of every token's topic with the topics' directions summed out, ``phi`` drawn
+  only where it is read; the same posterior, its own random streams.
 """
 from __future__ import annotations
 
+from lpp.inference.engines.collapsed_phi import CollapsedPhiTopicEngine
 from lpp.inference.engines.known_topics import KnownCountsTopicEngine
 from lpp.inference.engines.sparse_topics import SparseTopicEngine
 
-#: the fused engines, tried in order
-ENGINES = (SparseTopicEngine, KnownCountsTopicEngine)
+#: the fused engines, tried in order (the opt-in one first: it applies only when asked for)
+ENGINES = (CollapsedPhiTopicEngine, SparseTopicEngine, KnownCountsTopicEngine)
 
 
 def select_engine(model, step, noise):
@@ -36,4 +40,5 @@ def select_engine(model, step, noise):
     return None
 
 
-__all__ = ["ENGINES", "KnownCountsTopicEngine", "SparseTopicEngine", "select_engine"]
+__all__ = ["ENGINES", "CollapsedPhiTopicEngine", "KnownCountsTopicEngine", "SparseTopicEngine",
+           "select_engine"]

@@ -18,7 +18,8 @@ def make_model(model, n_components=None, a0=None, b0=None, **options) -> Poisson
 
     Names: ``"topics"`` (:class:`TopicModel`), ``"communities"`` (:class:`CommunityModel`),
     ``"cp"`` (:class:`CPTensorModel`); ``n_components`` is then required (K, C or the rank).
-    ``options`` go to the model's class (e.g. ``collapse_theta`` of :class:`TopicModel`).
+    ``options`` go to the model's class (e.g. ``collapse_theta`` or ``collapse_phi`` of
+    :class:`TopicModel`).
     """
     if isinstance(model, PoissonFactorization):
         if options or any(v is not None for v in (n_components, a0, b0)):
@@ -47,7 +48,8 @@ def model_from_params(params: dict) -> PoissonFactorization:
         raise TypeError(f"params must be a dict with a 'model' name (model.params()), got {params!r}")
     settings = dict(params)
     name = settings.pop("model")
-    known = {"n_components", "a0", "b0"} | ({"collapse_theta"} if name == "topics" else set())
+    known = {"n_components", "a0", "b0"} | ({"collapse_theta", "collapse_phi"} if name == "topics"
+                                            else set())
     unknown = set(settings) - known
     if unknown:
         raise ValueError(f"params of model {name!r} hold unknown settings {sorted(unknown)}")

@@ -42,7 +42,10 @@ _SPARSE_MISSING = 0.25
 class TopicModel(PoissonFactorization):
     """Poisson matrix factorization with ``n_components`` topics; state ``{"theta", "phi"}``.
 
-    ``n_topics`` (the paper's K) is an alias of ``n_components``.
+    ``n_topics`` (the paper's K) is an alias of ``n_components``. ``collapse_theta=True`` adds a
+    reassignment of the tokens with ``theta`` summed out to every sweep of the fused engines
+    (:mod:`lpp.inference.models._reassign`); ``collapse_phi=True`` runs the sweeps of known
+    counts with the topics' directions summed out (:mod:`lpp.inference.engines.collapsed_phi`).
     """
 
     name = "topics"
@@ -50,18 +53,28 @@ class TopicModel(PoissonFactorization):
     capabilities = frozenset({"row_column_factors", "gamma_factors"})
 
     def __init__(self, n_components: int, *, a0: float = 0.1, b0: float = 1.0,
-                 collapse_theta: bool = False):
+                 collapse_theta: bool = False, collapse_phi: bool = False):
         super().__init__(n_components, a0=a0, b0=b0)
-        if not isinstance(collapse_theta, (bool, np.bool_)):
-            raise TypeError(f"collapse_theta must be True or False, got {collapse_theta!r}")
+        for name, value in (("collapse_theta", collapse_theta), ("collapse_phi", collapse_phi)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
+        if collapse_theta and collapse_phi:
+            raise ValueError("collapse_theta=True reassigns tokens given phi, which "
+                             "collapse_phi=True sums out: set one of them")
         #: each sweep reassigns every document's tokens with theta summed out before theta and
         #: phi are drawn (:mod:`lpp.inference.models._reassign`; the fused engines only)
         self.collapse_theta = bool(collapse_theta)
+        #: the sweeps of known counts run with the topics' directions summed out, phi drawn
+        #: only where it is read (:mod:`lpp.inference.engines.collapsed_phi`)
+        self.collapse_phi = bool(collapse_phi)
 
     def params(self) -> dict:
         params = super().params()
-        if self.collapse_theta:  # recorded only when set: the default's record is unchanged
+        # each recorded only when set: the default's record is unchanged
+        if self.collapse_theta:
             params["collapse_theta"] = True
+        if self.collapse_phi:
+            params["collapse_phi"] = True
         return params
 
     @property

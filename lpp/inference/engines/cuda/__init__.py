@@ -82,7 +82,7 @@ def backend():
 
 def select_cuda_engine(model, step, noise):
     """The GPU engine that applies to ``model``, ``step`` and ``noise``, or None."""
-    if getattr(model, "collapse_theta", False):
+    if getattr(model, "collapse_theta", False) or getattr(model, "collapse_phi", False):
         return None
     for engine in ENGINES:
         if engine.applies(model, step, noise):
