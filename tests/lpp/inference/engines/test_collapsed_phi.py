@@ -12,6 +12,7 @@ from scipy import integrate
 from scipy.special import gammaln
 
 from lpp.inference import GibbsSampler, TopicModel, fit_nonprivate, fit_private
+from lpp.inference import RunOptions
 from lpp.inference.engines import CollapsedPhiTopicEngine, collapsed_phi
 from lpp.inference.models import model_from_params
 from lpp.testing import chisquare_gof, geweke_test
@@ -42,8 +43,10 @@ def test_the_option_is_recorded_only_when_set():
 def test_a_fit_saves_what_the_default_engine_saves():
     y = _data()
     kw = dict(n_iter=12, burn_in=4, thin=2, rng=1, **QUIET)
-    plain = fit_nonprivate(y, TopicModel(3), **kw)
-    res = fit_nonprivate(y, TopicModel(3, collapse_phi=True), **kw)
+    plain = fit_nonprivate(y, TopicModel(3),
+                           run=RunOptions(n_iter=12, burn_in=4, thin=2, progress=False), rng=1)
+    res = fit_nonprivate(y, TopicModel(3, collapse_phi=True),
+                         run=RunOptions(n_iter=12, burn_in=4, thin=2, progress=False), rng=1)
     assert res.engine == "collapsed-phi"
     for name in ("theta", "phi"):
         assert res.samples[name].shape == plain.samples[name].shape
@@ -62,19 +65,22 @@ def test_a_fit_saves_what_the_default_engine_saves():
 
 def test_the_same_seed_repeats_the_chain_on_any_thread_count_and_sparse_input():
     y = _data()
-    kw = dict(n_iter=10, burn_in=2, thin=2, rng=4, **QUIET)
     model = TopicModel(3, collapse_phi=True)
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = fit_nonprivate(y, model, **kw)
+        one = fit_nonprivate(y, model,
+                             run=RunOptions(n_iter=10, burn_in=2, thin=2, progress=False), rng=4)
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = fit_nonprivate(y, model, **kw)
+        two = fit_nonprivate(y, model,
+                             run=RunOptions(n_iter=10, burn_in=2, thin=2, progress=False), rng=4)
     finally:
         numba.set_num_threads(before)
     _same(one, two)
-    _same(one, fit_nonprivate(sp.csr_matrix(y), model, **kw))
-    other = fit_nonprivate(y, model, **{**kw, "rng": 5})
+    _same(one, fit_nonprivate(sp.csr_matrix(y), model,
+                              run=RunOptions(n_iter=10, burn_in=2, thin=2, progress=False), rng=4))
+    other = fit_nonprivate(y, model,
+                           run=RunOptions(n_iter=10, burn_in=2, thin=2, progress=False), rng=5)
     assert not np.array_equal(one.samples["theta"], other.samples["theta"])
 
 
@@ -82,10 +88,15 @@ def test_a_checkpoint_continues_the_chain_bit_for_bit(tmp_path):
     y = _data()
     model = TopicModel(3, collapse_phi=True)
     run = dict(burn_in=2, thin=2, rng=6, **QUIET)
-    full = fit_nonprivate(y, model, n_iter=14, **run)
+    full = fit_nonprivate(y, model, run=RunOptions(n_iter=14, burn_in=2, thin=2, progress=False),
+                          rng=6)
     path = tmp_path / "c.npz"
-    fit_nonprivate(y, model, n_iter=7, checkpoint=path, **run)
-    resumed = fit_nonprivate(y, model, n_iter=14, checkpoint=path, resume=True, **run)
+    fit_nonprivate(y, model,
+                   run=RunOptions(n_iter=7, checkpoint=path, burn_in=2, thin=2, progress=False),
+                   rng=6)
+    resumed = fit_nonprivate(y, model,
+                             run=RunOptions(n_iter=14, checkpoint=path, resume=True, burn_in=2, thin=2, progress=False),
+                             rng=6)
     _same(full, resumed)
     assert sorted(resumed.aux) == sorted(collapsed_phi.CARRIED)
     assert np.array_equal(resumed.aux["token_topics"], full.aux["token_topics"])
@@ -118,14 +129,16 @@ def test_broken_carried_arrays_are_refused():
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda y: fit_private(y, 0.5, TopicModel(2, collapse_phi=True), n_iter=2, **QUIET),
+    (lambda y: fit_private(y, 0.5, TopicModel(2, collapse_phi=True),
+                           run=RunOptions(n_iter=2, progress=False)),
      "collapse_phi=True runs on known counts"),
-    (lambda y: fit_nonprivate(y, TopicModel(2, collapse_phi=True), n_iter=2, sparse=False,
-                              **QUIET), "collapse_phi=True runs on known counts"),
-    (lambda y: fit_nonprivate(y, TopicModel(2, collapse_phi=True), n_iter=2,
-                              mask=np.eye(*y.shape, dtype=bool), **QUIET), "no mask"),
-    (lambda y: fit_nonprivate(y, TopicModel(2, collapse_phi=True), n_iter=2, device="cuda",
-                              **QUIET), "collapse_phi=False"),
+    (lambda y: fit_nonprivate(y, TopicModel(2, collapse_phi=True),
+                              run=RunOptions(n_iter=2, sparse=False, progress=False)), "collapse_phi=True runs on known counts"),
+    (lambda y: fit_nonprivate(np.ma.masked_array(y, np.eye(*y.shape, dtype=bool)),
+                              TopicModel(2, collapse_phi=True),
+                              run=RunOptions(n_iter=2, progress=False)), "no mask"),
+    (lambda y: fit_nonprivate(y, TopicModel(2, collapse_phi=True),
+                              run=RunOptions(n_iter=2, progress=False), device="cuda"), "collapse_phi=False"),
     (lambda y: TopicModel(2, collapse_phi=True, collapse_theta=True), "set one of them"),
 ])
 def test_where_it_cannot_run_it_says_so(call, match):
@@ -141,15 +154,16 @@ def test_bad_settings_are_refused():
 def test_the_naive_method_runs_it():
     """The naive method's counts are known (max(y_tilde, 0)): the engine applies."""
     y = _data()
-    res = fit_private(y - 1, 0.5, TopicModel(2, collapse_phi=True), method="naive", n_iter=3,
-                      rng=1, **QUIET)
+    res = fit_private(y - 1, 0.5, TopicModel(2, collapse_phi=True), method="naive",
+                      run=RunOptions(n_iter=3, progress=False), rng=1)
     assert res.engine == "collapsed-phi"
 
 
 def test_too_many_tokens_are_refused(monkeypatch):
     monkeypatch.setattr(collapsed_phi, "MAX_TOKENS", 10)
     with pytest.raises(ValueError, match="tokens .*at most"):
-        fit_nonprivate(_data(), TopicModel(2, collapse_phi=True), n_iter=1, **QUIET)
+        fit_nonprivate(_data(), TopicModel(2, collapse_phi=True),
+                       run=RunOptions(n_iter=1, progress=False))
 
 
 def test_engine_selection():
@@ -167,7 +181,7 @@ def test_a_saved_fit_is_not_continued_without_its_tokens(tmp_path):
 
     y = _data()
     model = TopicModel(2, collapse_phi=True)
-    res = fit_nonprivate(y, model, n_iter=4, rng=1, **QUIET)
+    res = fit_nonprivate(y, model, run=RunOptions(n_iter=4, progress=False), rng=1)
     save_fit(res, tmp_path / "fit", data="tiny")
     saved = load_chains(tmp_path / "fit")[0]
     chain = GibbsSampler.nonprivate(y, model, rng=1)
