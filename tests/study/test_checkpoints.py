@@ -123,8 +123,8 @@ def test_a_finished_fit_set_aside_runs_its_chains_on(tmp_path, private):
         # the notebook keys its seed (1) by the release
         kwargs["rng"] = release_seed(kwargs["rng"], data.release_sha256)
         whole = fit_private(np.ma.masked_array(data.y_tilde, data.heldout), data.alpha,
-                            TopicModel(2), run=RunOptions(burn_in=4, thin=2, n_iter=10), rng=1,
-                            chains=2)
+                            TopicModel(2), run=RunOptions(burn_in=4, thin=2, n_iter=10),
+                            rng=kwargs["rng"], chains=2)
     else:
         data_dir, notebook, data_arg = prepared, "infer_nonprivate.ipynb", "counts_dir"
         whole = fit_nonprivate(y, TopicModel(2), run=RunOptions(burn_in=4, thin=2, n_iter=10),
