@@ -87,6 +87,7 @@ def truncated_beta_logpdf(x, a, b, low, high):
     Returns
     -------
     ndarray
+        The log density at each ``x``.
     """
     a = real_array(a, "a", low=0.0, low_open=True)
     b = real_array(b, "b", low=0.0, low_open=True)
@@ -110,6 +111,7 @@ def truncated_beta_cdf(x, a, b, low, high):
     Returns
     -------
     ndarray
+        ``P(X <= x)`` at each ``x``.
     """
     a = real_array(a, "a", low=0.0, low_open=True)
     b = real_array(b, "b", low=0.0, low_open=True)
@@ -192,6 +194,7 @@ def sample_truncated_beta(a, b, low, high, *, size=None, rng=None):
     Returns
     -------
     ndarray or float
+        The draws (a float for scalar parameters and no ``size``).
 
     Raises
     ------
@@ -369,6 +372,7 @@ def ops_beta_bernoulli(n_pos, n_neg, epsilon, a0, *, prior=(1.0, 1.0), size=None
     Returns
     -------
     ndarray or float
+        The draws of ``theta`` (a float for scalar counts and no ``size``).
 
     Raises
     ------
@@ -453,6 +457,7 @@ def asymptotic_relative_efficiency(estimator, temperature=None) -> float:
     Returns
     -------
     float
+        The ratio of the estimator's asymptotic variance to ``I^-1 / N``.
 
     Raises
     ------

@@ -119,11 +119,8 @@ def release_laplace(counts, epsilon, *, rng=None):
     ----------
     counts : sequence of array_like
         True integer counts per field, ``(n_steps, K_d)``.
-    epsilon : float
-        Total privacy level, > 0 (each field's share is exactly ``epsilon / D``).
-    rng
-        As in :func:`lpp.central.mechanisms.laplace_mechanism`; the fields draw from one
-        stream (:func:`lpp.central.mechanisms.release_source`).
+    epsilon, rng
+        As in :func:`lpp.central.mechanisms.release_fields`.
 
     Returns
     -------
@@ -134,14 +131,9 @@ def release_laplace(counts, epsilon, *, rng=None):
     ------
     TypeError, ValueError
         As :func:`check_fields` with ``integer=True`` and
-        :func:`lpp.central.mechanisms.privatize_counts`, naming ``counts[d]``.
+        :func:`lpp.central.mechanisms.release_fields`, naming ``counts[d]``.
     """
-    fields = check_fields(counts, integer=True)
-    eps = mechanisms.split_epsilon(epsilon, len(fields))
-    gen = mechanisms.release_source(rng)
-    return tuple(mechanisms.privatize_counts(f, eps, relation="replace", project="clip",
-                                             rng=gen, name=f"counts[{d}]")
-                 for d, f in enumerate(fields))
+    return mechanisms.release_fields(check_fields(counts, integer=True), epsilon, "counts", rng)
 
 
 def ops_settings(n_categories, epsilon, m_factor):

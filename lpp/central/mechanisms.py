@@ -62,8 +62,8 @@ from lpp.mechanism import (MIN_EPSILON_OVER_N, ExactAlpha, exact_alpha,
 __all__ = ["RELATIONS", "MAX_STATISTIC", "check_epsilon", "split_epsilon", "release_source",
            "integer_statistics", "exact_sum", "count_sensitivity", "laplace_scale",
            "discrete_laplace_alpha", "laplace_mechanism", "project_counts", "privatize_counts",
-           "ops_sensitivity_beta", "ops_sensitivity_dirichlet", "ops_temperature", "ops_epsilon",
-           "gibbs_scan_epsilon", "gibbs_chain_epsilon"]
+           "release_fields", "ops_sensitivity_beta", "ops_sensitivity_dirichlet",
+           "ops_temperature", "ops_epsilon", "gibbs_scan_epsilon", "gibbs_chain_epsilon"]
 
 #: the neighbouring relations the functions of this module know
 RELATIONS = ("replace", "add_remove")
@@ -498,6 +498,41 @@ def privatize_counts(counts, epsilon, *, relation="replace", project="auto", rng
     return project_counts(noisy, totals)
 
 
+def release_fields(tables, epsilon, name: str, rng=None) -> tuple:
+    """Laplace release of each of ``D`` fields' count tables at ``epsilon / D`` each.
+
+    The fields' releases compose (sequentially) to exactly ``epsilon``
+    (:func:`split_epsilon`); each is :func:`privatize_counts` under ``"replace"``, clipped at
+    zero (a record may move within a field's table, so no total of it is public).
+
+    Parameters
+    ----------
+    tables : sequence of array_like of int
+        One count table per field, each as :func:`privatize_counts` takes it.
+    epsilon : float
+        Total privacy level, > 0 (each field's share is exactly ``epsilon / D``).
+    name : str
+        What the errors call the tables: field d's is ``f"{name}[{d}]"``.
+    rng
+        As in :func:`laplace_mechanism`; the fields draw from one stream
+        (:func:`release_source`).
+
+    Returns
+    -------
+    tuple of ndarray of int64
+        Released tables: exactly ``tables[d] + noise``, clipped at zero.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`privatize_counts`, naming the field's table.
+    """
+    eps = split_epsilon(epsilon, len(tables))
+    gen = release_source(rng)
+    return tuple(privatize_counts(t, eps, relation="replace", project="clip", rng=gen,
+                                  name=f"{name}[{d}]")
+                 for d, t in enumerate(tables))
+
 def _check_a0(a0, high, what):
     x = float(real_array(a0, "a0"))
     if np.ndim(a0) != 0:
@@ -520,6 +555,7 @@ def ops_sensitivity_beta(a0) -> float:
     Returns
     -------
     float
+        ``log((1 - a0) / a0)``.
 
     Raises
     ------
@@ -547,6 +583,7 @@ def ops_sensitivity_dirichlet(a0, n_categories) -> float:
     Returns
     -------
     float
+        ``log(1 - (K - 1) a0) - log(a0)``.
 
     Raises
     ------
@@ -574,6 +611,7 @@ def ops_temperature(epsilon, sensitivity, *, cap=True) -> float:
     Returns
     -------
     float
+        The temperature ``T`` (at least 1 with ``cap``).
 
     Raises
     ------
@@ -614,6 +652,7 @@ def gibbs_scan_epsilon(sensitivity, scan="full", *, n_updates=None, n_variables=
     Returns
     -------
     float
+        The scan's privacy cost (an epsilon).
 
     Raises
     ------
@@ -647,6 +686,7 @@ def gibbs_chain_epsilon(per_scan, n_scans) -> float:
     Returns
     -------
     float
+        The chain's privacy cost (an epsilon).
 
     Raises
     ------

@@ -66,11 +66,8 @@ def release_laplace(totals, epsilon, *, rng=None):
     totals : sequence of array_like of int
         True category totals per field (:func:`field_totals`): non-negative integers of at
         most :data:`lpp.central.mechanisms.MAX_STATISTIC`.
-    epsilon : float
-        Total privacy level, > 0 (each field's share is exactly ``epsilon / D``).
-    rng
-        As in :func:`lpp.central.mechanisms.laplace_mechanism`; the fields draw from one
-        stream (:func:`lpp.central.mechanisms.release_source`).
+    epsilon, rng
+        As in :func:`lpp.central.mechanisms.release_fields`.
 
     Returns
     -------
@@ -80,15 +77,11 @@ def release_laplace(totals, epsilon, *, rng=None):
     Raises
     ------
     TypeError, ValueError
-        As :func:`lpp.central.mechanisms.privatize_counts`, naming ``totals[d]``; no field.
+        As :func:`lpp.central.mechanisms.release_fields`, naming ``totals[d]``; no field.
     """
     if not len(totals):
         raise ValueError("totals holds no field")
-    eps = mechanisms.split_epsilon(epsilon, len(totals))
-    gen = mechanisms.release_source(rng)
-    return tuple(mechanisms.privatize_counts(t, eps, relation="replace", project="clip",
-                                             rng=gen, name=f"totals[{d}]")
-                 for d, t in enumerate(totals))
+    return mechanisms.release_fields(totals, epsilon, "totals", rng)
 
 
 def sample_posterior(totals, *, n_samples=1, temperature=1.0, a0=None, gamma=1.0, rng=None):

@@ -34,20 +34,8 @@ The package: :mod:`~lpp.diagnostics.export` (InferenceData), :mod:`~lpp.diagnost
 (R-hat, ESS, drift, agreement) and :mod:`~lpp.diagnostics.traces` (the trace figure). ArviZ
 is imported lazily (importing it costs about a second), so ``import lpp`` does not pay for it.
 """
-from lpp.diagnostics.convergence import (
-    DRIFT_FALSE_ALARM,
-    MODE_RHAT,
-    MODE_SEPARATION,
-    TAIL_PROB,
-    agreement_of,
-    chain_agreement,
-    chains_summary,
-    convergence_summary,
-    diagnostics_record,
-    fit_diagnostics,
-    geweke_z,
-    worst_rhat,
-)
+from lpp.diagnostics import convergence as _convergence
+from lpp.diagnostics.convergence import *  # noqa: F403 (its __all__: the verdicts and their bars)
 from lpp.diagnostics.export import (
     QUANTITIES,
     arviz_major,
@@ -60,8 +48,6 @@ from lpp.diagnostics.export import (
 )
 from lpp.diagnostics.traces import plot_traces
 
-__all__ = ["DRIFT_FALSE_ALARM", "MODE_RHAT", "MODE_SEPARATION", "QUANTITIES", "TAIL_PROB",
-           "agreement_of", "arviz_major", "chain_agreement", "chain_quantities",
-           "chains_summary", "convergence_summary", "default_entries", "diagnostics_record",
-           "entry_labels", "fit_diagnostics", "geweke_z", "is_inference_data", "plot_traces",
-           "rate_samples", "to_inference_data", "worst_rhat"]
+__all__ = sorted([*_convergence.__all__, "QUANTITIES", "arviz_major", "chain_quantities",
+                  "default_entries", "entry_labels", "is_inference_data", "plot_traces",
+                  "rate_samples", "to_inference_data"])

@@ -107,21 +107,23 @@ def bessel_logpmf(n, nu, a):
     return finish(out, shape)
 
 
+def _of_nu_and_a(which, nu, a, a_name="a"):
+    """``_kernel``'s function ``which`` of checked ``nu`` and ``a`` (broadcast together; the
+    errors call ``a`` by ``a_name``): ``(flat values, shape)``."""
+    (nu, a), shape = broadcast_params((nu, a), ("nu", a_name))
+    out = np.empty(nu.size)
+    _kernel(which, nu, nu, a, out)
+    return out, shape
+
+
 def bessel_mean(nu, a):
     """Vectorised mean of Bessel(nu, a): ``(a/2) I_{nu+1}(a) / I_nu(a)``."""
-    nu, a = _params(nu, a)
-    (nu, a), shape = broadcast_params((nu, a), ("nu", "a"))
-    out = np.empty(nu.size)
-    _kernel(1, nu, nu, a, out)
-    return finish(out, shape)
+    return finish(*_of_nu_and_a(1, *_params(nu, a)))
 
 
 def bessel_mode(nu, a):
     """Vectorised mode ``floor((sqrt(a^2 + nu^2) - nu) / 2)`` of Bessel(nu, a), int64."""
-    nu, a = _params(nu, a)
-    (nu, a), shape = broadcast_params((nu, a), ("nu", "a"))
-    out = np.empty(nu.size)
-    _kernel(2, nu, nu, a, out)
+    out, shape = _of_nu_and_a(2, *_params(nu, a))
     return finish(out.astype(np.int64), shape)
 
 
@@ -134,10 +136,7 @@ def log_bessel_i(nu, x):
     """
     nu = real_array(nu, "nu", low=0.0)
     x = real_array(x, "x", low=0.0, allow_inf=True)
-    (nu, x), shape = broadcast_params((nu, x), ("nu", "x"))
-    out = np.empty(nu.size)
-    _kernel(3, nu, nu, x, out)
-    return finish(out, shape)
+    return finish(*_of_nu_and_a(3, nu, x, "x"))
 
 
 @njit(cache=True, parallel=True)

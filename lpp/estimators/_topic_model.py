@@ -363,10 +363,11 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         >>> from lpp.estimators import PrivateTopicModel
         >>> from lpp.simulate import make_private_factorization
         >>> data = make_private_factorization(20, 10, 2, rng=0)
-        >>> est = PrivateTopicModel(2, alpha=data.alpha, n_iter=30, random_state=0)
-        >>> est.fit(data.y_tilde[:15]).transform(data.y_tilde[15:]).shape
+        >>> train, new = data.y_tilde[:15], data.y_tilde[15:]
+        >>> est = PrivateTopicModel(2, alpha=data.alpha, n_iter=30, random_state=0).fit(train)
+        >>> est.transform(new).shape
         (5, 2)
-        >>> est.set_params(normalize=False).transform(data.y_tilde[15:]).sum(axis=1).min() > 0
+        >>> est.set_params(normalize=False).transform(new).sum(axis=1).min() > 0
         np.True_
         """
         counts, alpha = self._check_new_documents(X, keep_sparse=True)
@@ -455,8 +456,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         >>> from lpp.estimators import PrivateTopicModel
         >>> from lpp.simulate import make_private_factorization
         >>> data = make_private_factorization(20, 10, 2, rng=0)
-        >>> est = PrivateTopicModel(2, alpha=data.alpha, n_iter=30, random_state=0)
-        >>> score = est.fit(data.y_tilde[:15]).score(data.y_tilde[15:])
+        >>> score = PrivateTopicModel(2, alpha=data.alpha, n_iter=30, random_state=0).fit(
+        ...     data.y_tilde[:15]).score(data.y_tilde[15:])
         >>> bool(-3.0 < score < 0.0)       # the log probability of an entry, on average
         True
         """

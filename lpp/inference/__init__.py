@@ -25,17 +25,8 @@
 from lpp.inference.chain import EM_INIT_SWEEPS, GibbsSampler
 from lpp.inference.continuation import checkpoint_from_fit, checkpoints_from_fit
 from lpp.inference.fit import fit_nonprivate, fit_private
-from lpp.inference.models import (
-    MODELS,
-    CommunityModel,
-    CPTensorModel,
-    FixedTopicModel,
-    Observed,
-    PoissonFactorization,
-    TopicModel,
-    make_model,
-    model_from_params,
-)
+from lpp.inference import models as _models
+from lpp.inference.models import *  # noqa: F403 (its __all__: the models and their factories)
 from lpp.inference.privacy import (
     PRIVACY_STEPS,
     BesselPrivacy,
@@ -48,11 +39,9 @@ from lpp.inference.privacy import (
 from lpp.inference.result import ChainResult, FitResult
 from lpp.inference.runner import RunOptions
 
-__all__ = [
-    "EM_INIT_SWEEPS", "MODELS", "PRIVACY_STEPS", "BesselPrivacy", "CPTensorModel", "ChainResult",
-    "CollapsedPrivacy", "CommunityModel", "FitResult", "FixedTopicModel", "GibbsSampler",
-    "NaivePrivacy", "Observed",
-    "PoissonFactorization", "PrivacyStep", "RunOptions", "TopicModel", "checkpoint_from_fit",
-    "checkpoints_from_fit", "fit_nonprivate", "fit_private",
-    "make_model", "make_privacy_step", "model_from_params", "sample_true_counts",
-]
+__all__ = sorted([
+    "EM_INIT_SWEEPS", "PRIVACY_STEPS", "BesselPrivacy", "ChainResult", "CollapsedPrivacy",
+    "FitResult", "GibbsSampler", "NaivePrivacy", "PrivacyStep", "RunOptions",
+    "checkpoint_from_fit", "checkpoints_from_fit", "fit_nonprivate", "fit_private",
+    "make_privacy_step", "sample_true_counts", *_models.__all__,
+])

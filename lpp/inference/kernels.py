@@ -56,29 +56,25 @@ _UNDERFLOW = 1e-280
 
 
 @njit(cache=True, inline="always")
-def topic_entry_weights(theta, phi_t, d, v, weights) -> float:
-    """The topic weights ``theta[d, k] * phi[k, v]`` of entry (d, v) into ``weights`` and their
-    sum; log-weights rescaled where the products underflow.
+def weights_total(weights) -> float:
+    """The sum of an entry's topic weights, in a fixed order, the same on every CPU: eight
+    running sums over the topics k = j (mod 8) in order, added pairwise
+    ``((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))``, then the last ``K mod 8`` topics in
+    order. Eight independent sums keep the loop fast (one running sum is a chain of K dependent
+    additions) without letting the compiler reassociate or fuse into FMAs, which it would do
+    differently for each SIMD width (and the last digit of the sum, so, rarely, a draw, would
+    depend on the CPU).
 
-    The dense allocation kernel's arithmetic, which the known-counts engine's kernel writes out
-    (:func:`lpp.inference.engines.known_topics._allocate_rows`; the tests hold the two chains
-    equal bit for bit). The sum in a fixed
-    order, the same on every CPU: eight running sums over the topics k = j (mod 8) in order,
-    added pairwise ``((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))``, then the last
-    ``K mod 8`` topics in order (as the sparse engine's
-    :func:`lpp.inference.engines.sparse_topics._entry_weights`). Eight independent sums keep the
-    loop fast (one running sum is a chain of K dependent additions) without letting the compiler
-    reassociate or fuse into FMAs, which it would do differently for each SIMD width.
-
-    Inlined by numba (``inline="always"``), it still costs each call an atomic increment and
-    decrement of the reference count of every array it takes (about 25 ns of a K = 20 entry,
-    measured); kernels where that matters write the loops out instead.
+    Every topic kernel sums through it: the dense kernel (:func:`topic_entry_weights`), the
+    known-counts engine's and the sparse engine's pass 1. Inlined by numba
+    (``inline="always"``): it takes one array, the kernel's own scratch weights, and the
+    kernels compile to the same machine code as with the loop written out (``bench/README.md``,
+    *Pass 1 written out*; a helper that takes more arrays costs atomic reference-count updates
+    of each at every call).
     """
-    n_topics = weights.shape[0]
-    for k in range(n_topics):
-        weights[k] = theta[d, k] * phi_t[v, k]
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    n_topics = weights.size
     whole = n_topics - n_topics % 8
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
     for k in range(0, whole, 8):
         s0 += weights[k]
         s1 += weights[k + 1]
@@ -91,11 +87,34 @@ def topic_entry_weights(theta, phi_t, d, v, weights) -> float:
     total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
     for k in range(whole, n_topics):
         total += weights[k]
-    if not total > _UNDERFLOW:
-        for k in range(n_topics):
-            weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
-        total = rescale_log_weights_nb(weights)
     return total
+
+
+@njit(cache=True, inline="always")
+def topic_entry_weights(theta, phi_t, d, v, weights) -> float:
+    """The topic weights ``theta[d, k] * phi[k, v]`` of entry (d, v) into ``weights`` and their
+    sum (:func:`weights_total`); log-weights rescaled where the products underflow.
+
+    The dense allocation kernel's arithmetic, which the known-counts engine's kernel forms
+    alike (:func:`lpp.inference.engines.known_topics._allocate_rows`; the tests hold the two
+    chains equal bit for bit).
+    """
+    for k in range(weights.shape[0]):
+        weights[k] = theta[d, k] * phi_t[v, k]
+    total = weights_total(weights)
+    if not total > _UNDERFLOW:
+        total = log_topic_weights(theta, phi_t, d, v, weights)
+    return total
+
+
+@njit(cache=True)
+def log_topic_weights(theta, phi_t, d, v, weights) -> float:
+    """Entry (d, v)'s weights and their sum where the products underflowed (seldom): the
+    log-weights ``log theta[d, k] + log phi[k, v]`` rescaled by
+    :func:`lpp.distributions.rescale_log_weights_nb`. A call, out of the kernels' hot path."""
+    for k in range(weights.size):
+        weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
+    return rescale_log_weights_nb(weights)
 
 
 @njit(cache=True)
@@ -220,8 +239,8 @@ def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, cells, 
     ``weights`` (their sum ``total``), adding them to ``row_topic[d]`` and ``col_topic[v]``.
 
     The allocation of the topic kernels (the dense kernel calls it; the fused engines write the
-    same draws out, see :func:`topic_entry_weights`), so that they draw the same numbers from
-    the same stream: up to
+    same draws out, ``bench/README.md``, *Pass 1 written out*), so that they draw the same
+    numbers from the same stream: up to
     :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw each, scanning the
     topics in ``order`` (:func:`row_topic_order`); more by
     :func:`lpp.distributions.allocate_large_count_nb` (the draws of

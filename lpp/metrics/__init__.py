@@ -14,45 +14,14 @@
   — the document counts behind the coherence scores.
 - :func:`align_topics` — Hungarian matching of inferred to true topics.
 """
-from lpp.metrics.accuracy import mae
-from lpp.metrics.alignment import TopicAlignment, align_topics, topic_distances
-from lpp.metrics.baselines import (
-    heldout_mae,
-    mae_baselines,
-    network_masks,
-    observed_mae,
-    oracle_mae,
-    zeros_mae,
-)
-from lpp.metrics.coherence import (
-    ReferenceCorpus,
-    co_document_frequencies,
-    document_frequencies,
-    mean_over_topics,
-    mimno_coherence,
-    npmi,
-)
-from lpp.metrics.predictive import pointwise_predictive_log_likelihood, predictive_log_likelihood
-from lpp.metrics.topics import top_words
+from lpp.metrics import accuracy, alignment, baselines, coherence, predictive, topics
+# each module's __all__ is its public names; the package's are theirs together
+from lpp.metrics.accuracy import *  # noqa: F403
+from lpp.metrics.alignment import *  # noqa: F403
+from lpp.metrics.baselines import *  # noqa: F403
+from lpp.metrics.coherence import *  # noqa: F403
+from lpp.metrics.predictive import *  # noqa: F403
+from lpp.metrics.topics import *  # noqa: F403
 
-__all__ = [
-    "mae",
-    "network_masks",
-    "observed_mae",
-    "heldout_mae",
-    "zeros_mae",
-    "oracle_mae",
-    "mae_baselines",
-    "predictive_log_likelihood",
-    "pointwise_predictive_log_likelihood",
-    "top_words",
-    "ReferenceCorpus",
-    "document_frequencies",
-    "co_document_frequencies",
-    "npmi",
-    "mimno_coherence",
-    "mean_over_topics",
-    "TopicAlignment",
-    "align_topics",
-    "topic_distances",
-]
+__all__ = [*accuracy.__all__, *baselines.__all__, *predictive.__all__, *topics.__all__,
+           *coherence.__all__, *alignment.__all__]

@@ -20,9 +20,11 @@ threads (topic-word totals are summed per chunk of rows in integers).
 What a sweep costs (``python -m bench.lda``: the Enron counts, 1000 x 1000, 139,000 tokens in
 64,000 non-zero entries, one thread): per entry its K products and their sum; per token a
 uniform and a scan of the running sums in the row's topic order (1.5-2.5 topics on average);
-then the Gamma draws of ``theta`` and ``phi`` (``(D + V) K`` of them). The kernel writes the dense kernel's helpers out (their
-inlining added atomic reference-count updates to every entry), puts the row's topics in order
-only as far as its tokens' scans reach, forms an entry's running sums in blocks of
+then the Gamma draws of ``theta`` and ``phi`` (``(D + V) K`` of them). The kernel sums an
+entry's weights through the kernels' shared :func:`~lpp.inference.kernels.weights_total`,
+writes the dense kernel's split out (as a helper it took six arrays, whose reference counts
+numba updates atomically at every token), puts the row's topics in order only as far as its
+tokens' scans reach, forms an entry's running sums in blocks of
 ``EAGER_SUMS`` (a token's place within a block counted without a branch per topic; a block
 formed only when a token lies beyond the ones before it), and adds into one partial count
 table per thread.
@@ -39,7 +41,7 @@ from numba import njit, prange
 
 from lpp.inference.engines.prefetch import prefetch_row
 from lpp.randomness import Tag, derive_seed, new_stream, seed_block, uniform
-from lpp.distributions import FEW_TRIALS, LARGE_COUNT, rescale_log_weights_nb
+from lpp.distributions import FEW_TRIALS, LARGE_COUNT
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_interpreted
 from lpp.inference.sparse_counts import SparseCounts
 from lpp.inference.engines.sparse_topics import (
@@ -53,8 +55,10 @@ from lpp.inference.kernels import (
     ChunkTables,
     allocate_large_entry_nb,
     extend_topic_order,
+    log_topic_weights,
     n_chunks,
     sum_partials,
+    weights_total,
     zero_partials,
 )
 
@@ -130,25 +134,15 @@ def _row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _log_weights(theta, phi_t, d, v, weights):
-    """Entry (d, v)'s weights and their sum where the products underflowed: as
-    :func:`lpp.inference.kernels.topic_entry_weights` forms them (called where that happens,
-    seldom)."""
-    for k in range(weights.size):
-        weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
-    return rescale_log_weights_nb(weights)
-
-
-@njit(cache=True)
 def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, row_hi,
                    doc_topic, col_partial):
     # The arithmetic and the draws of topic_entry_weights and allocate_entry_nb (the dense
-    # kernel's), written out: numba's IR inlining of a helper that takes arrays adds atomic
-    # reference-count updates of each array at every call (the weights' helper: 35 ns per
-    # entry inlined, 10 ns written out, at K = 20); the rare paths are calls.
+    # kernel's): the sum through weights_total (inlined; it takes the scratch weights alone),
+    # the split written out, as in the sparse engine's pass 1: numba's inlining of a helper
+    # that takes arrays adds atomic reference-count updates of each array at every call
+    # (bench/README.md, "Pass 1 written out"); the rare paths are calls.
     n_topics = theta.shape[1]
     last = n_topics - 1
-    whole = n_topics - n_topics % 8
     weights = np.empty(n_topics)
     order = np.empty(n_topics, dtype=np.int64)
     placed = np.empty(n_topics, dtype=np.bool_)
@@ -168,24 +162,12 @@ def _allocate_rows(indptr, cols, values, theta, phi_t, seed, iteration, row_lo, 
                 prefetch_row(phi_t, ahead)
                 prefetch_row(col_partial, ahead)
             v = cols[idx]
-            # topic_entry_weights: the products, then eight running sums added pairwise
+            # topic_entry_weights: the products, their sum in its fixed order
             for k in range(n_topics):
                 weights[k] = theta[d, k] * phi_t[v, k]
-            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-            for k in range(0, whole, 8):
-                s0 += weights[k]
-                s1 += weights[k + 1]
-                s2 += weights[k + 2]
-                s3 += weights[k + 3]
-                s4 += weights[k + 4]
-                s5 += weights[k + 5]
-                s6 += weights[k + 6]
-                s7 += weights[k + 7]
-            total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-            for k in range(whole, n_topics):
-                total += weights[k]
+            total = weights_total(weights)
             if not total > _UNDERFLOW:
-                total = _log_weights(theta, phi_t, d, v, weights)
+                total = log_topic_weights(theta, phi_t, d, v, weights)
             count = values[idx]
             if count > FEW_TRIALS:
                 allocate_large_entry_nb(rng, count, d, v, weights, total, cells, hits, doc_topic,

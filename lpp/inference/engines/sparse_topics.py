@@ -41,7 +41,8 @@ What pass 1 costs, beyond the floor's dot product and uniform per positive entry
 (``bench/README.md``, *Pass 1 written out*): the excluded mass (K additions), the two-piece
 conditional of ``y`` and, for the entries drawn with ``y > 0``, their split over topics; per
 row a reseed and K Poisson topic totals. The kernel writes the definitions of an entry's rate
-(:func:`_entry_weights`), of the conditional's common case
+(:func:`_entry_weights`: its products and excluded mass, summed by the shared
+:func:`lpp.inference.kernels.weights_total`), of the conditional's common case
 (:func:`lpp.inference.privacy.kernels.positive_by_inversion_at`) and of the split
 (:func:`lpp.inference.kernels.allocate_entry_nb`) out, arithmetic and draws unchanged (the tests
 hold it to a pass built from them); the rare paths are calls. :class:`SparseTopicEngine` applies when the privacy step declares
@@ -64,7 +65,6 @@ from lpp.distributions import (
     LARGE_COUNT,
     allocate_large_count_nb,
     poisson_nb,
-    rescale_log_weights_nb,
 )
 from lpp.inference import numerics
 from lpp.inference.numerics import (
@@ -74,12 +74,15 @@ from lpp.inference.numerics import (
     parallel_and_serial,
 )
 from lpp.inference.kernels import (
+    _UNDERFLOW,
     EAGER_SUMS,
     ChunkTables,
     allocate_large_entry_nb,
     extend_topic_order,
+    log_topic_weights,
     n_chunks,
     sum_partials,
+    weights_total,
     zero_partials,
 )
 from lpp.inference.privacy.kernels import (
@@ -97,7 +100,6 @@ RESIDUAL_RECOMPUTE = 1e-4
 ALIAS_MIN_ACCEPTANCE = 0.25
 #: rows per layout-building block (bounds the temporary memory of :func:`build_layout`)
 _LAYOUT_ROWS = 256
-_UNDERFLOW = 1e-280
 #: most tokens one chunk may hold while its topic-word partial counts are int32
 PARTIAL_LIMIT = 2**31 - 1
 #: pass 1 hints the ``phi`` row of the entry this many places ahead (measured: 28% less time per
@@ -233,38 +235,17 @@ _alias_tables = parallel_and_interpreted(_alias_loop)
 
 @njit(cache=True)
 def _entry_weights(theta, phi_t, d, v, excluded, weights):
-    """``weights[k] = theta[d, k] phi[k, v]``; add ``phi[:, v]`` to ``excluded``; return the sum.
+    """``weights[k] = theta[d, k] phi[k, v]``; add ``phi[:, v]`` to ``excluded``; return the sum
+    (:func:`lpp.inference.kernels.weights_total`, in its fixed order).
 
-    The sum in a fixed order, the same on every CPU: eight running sums over the topics
-    k = j (mod 8) in order, added pairwise ``((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))``,
-    then the last ``K mod 8`` topics in order. Eight independent sums keep the loop fast without
-    letting the compiler reassociate or fuse into FMAs: it would do that differently for each
-    SIMD width, and the last digit of the sum (so, rarely, a draw) would depend on the CPU.
-
-    The definition of an entry's rate: :func:`_pass1_rows` writes the same loops out (a call,
-    inlined or not, costs an atomic reference-count update of each array at every entry), and
-    the tests hold the kernel to a pass 1 built from this function.
+    The definition of an entry's rate: :func:`_pass1_rows` forms it alike, in its own loop,
+    and the tests hold the kernel to a pass 1 built from this function.
     """
-    n_topics = weights.size
-    for k in range(n_topics):
+    for k in range(weights.size):
         p = phi_t[v, k]
         excluded[k] += p
         weights[k] = theta[d, k] * p
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    whole = n_topics - n_topics % 8
-    for k in range(0, whole, 8):
-        s0 += weights[k]
-        s1 += weights[k + 1]
-        s2 += weights[k + 2]
-        s3 += weights[k + 3]
-        s4 += weights[k + 4]
-        s5 += weights[k + 5]
-        s6 += weights[k + 6]
-        s7 += weights[k + 7]
-    total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-    for k in range(whole, n_topics):
-        total += weights[k]
-    return total
+    return weights_total(weights)
 
 
 @njit(cache=True)
@@ -284,15 +265,6 @@ def _complement_sums(row_cols, lo, hi, phi_t, marker, tag, need, out):
 
 
 @njit(cache=True)
-def _log_weights(theta, phi_t, d, v, weights):
-    """Entry (d, v)'s weights and their sum where the products underflowed (seldom): log-weights
-    rescaled by :func:`lpp.distributions.rescale_log_weights_nb`."""
-    for k in range(weights.size):
-        weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
-    return rescale_log_weights_nb(weights)
-
-
-@njit(cache=True)
 def _add_pending(col_partial, cols, topics, n):
     """``col_partial[cols[i], topics[i]] += 1`` for ``i < n``, hinting the cells ahead."""
     for i in range(n):
@@ -306,11 +278,11 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 first_row, row_lo, row_hi, pos_y, row_drawn, neg_counts, residual, doc_topic,
                 col_partial, marker):
     # The arithmetic and the draws of _entry_weights and lpp.inference.kernels.allocate_entry_nb
-    # written out: numba's inlining of a helper that takes arrays (or a call of one) adds atomic
+    # written out but for the sum (weights_total, inlined: it takes the scratch weights alone):
+    # numba's inlining of a helper that takes arrays (or a call of one) adds atomic
     # reference-count updates of each array at every call; the rare paths are calls.
     n_topics = theta.shape[1]
     last = n_topics - 1
-    whole = n_topics - n_topics % 8
     weights = np.empty(n_topics)
     order = np.empty(n_topics, dtype=np.int64)
     placed = np.empty(n_topics, dtype=np.bool_)
@@ -348,25 +320,12 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
             if idx + _PREFETCH_AHEAD < last_entry:
                 prefetch_row(phi_t, cols[idx + _PREFETCH_AHEAD])
             v = cols[idx]
-            # _entry_weights: the products and the excluded mass, then eight running sums
-            # added pairwise
+            # _entry_weights: the products and the excluded mass, then their sum
             for k in range(n_topics):
                 f = phi_t[v, k]
                 excluded[k] += f
                 weights[k] = theta[d, k] * f
-            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-            for k in range(0, whole, 8):
-                s0 += weights[k]
-                s1 += weights[k + 1]
-                s2 += weights[k + 2]
-                s3 += weights[k + 3]
-                s4 += weights[k + 4]
-                s5 += weights[k + 5]
-                s6 += weights[k + 6]
-                s7 += weights[k + 7]
-            total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-            for k in range(whole, n_topics):
-                total += weights[k]
+            total = weights_total(weights)
             y_tilde = values[idx]
             if y_tilde <= 0:  # an unobserved entry: no likelihood, no count
                 pos_y[idx] = 0
@@ -405,7 +364,7 @@ def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, 
                 continue
             drawn += y
             if not total > _UNDERFLOW:
-                total = _log_weights(theta, phi_t, d, v, weights)
+                total = log_topic_weights(theta, phi_t, d, v, weights)
             if y > FEW_TRIALS:
                 allocate_large_entry_nb(rng, y, d, v, weights, total, cells, hits, doc_topic,
                                         col_partial)
