@@ -64,6 +64,7 @@ from .multinomial import (
     LARGE_COUNT,
     allocate_count_nb,
     allocate_large_count_nb,
+    categorical_nb,
     multinomial_into_nb,
     rescale_log_weights_nb,
 )
@@ -87,6 +88,6 @@ __all__ = [
     "TINY", "gamma_rate_nb", "gamma_rate_np",
     "truncated_poisson_above_nb", "truncated_poisson_at_most_nb",
     "FEW_TRIALS", "LARGE_COUNT", "allocate_count_nb", "allocate_large_count_nb",
-    "multinomial_into_nb",
+    "categorical_nb", "multinomial_into_nb",
     "rescale_log_weights_nb",
 ]

@@ -46,6 +46,23 @@ def rescale_log_weights_nb(log_weights):
     return total
 
 
+@njit(cache=True)
+def categorical_nb(rng, weights, total):
+    """One index drawn with probability ``weights[k] / total`` (``total > 0``, the caller's
+    sum of the non-negative ``weights``): one uniform against the running sum."""
+    u = uniform(rng) * total
+    acc = 0.0
+    n_cells = weights.size
+    for k in range(n_cells):
+        acc += weights[k]
+        if u < acc:
+            return k
+    k = n_cells - 1
+    while k > 0 and weights[k] <= 0.0:  # u rounded past the sum onto zero-weight cells
+        k -= 1
+    return k
+
+
 @njit(cache=True, inline="always")
 def allocate_count_nb(rng, count, weights, total, uniforms, cells, counts):
     """Draw ``Multinomial(count, weights / total)`` as pairs ``(cells[i], counts[i])``.

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from lpp.distributions import gamma_rate_nb
+from lpp.distributions import categorical_nb, gamma_rate_nb
 from lpp.inference.engines.prefetch import prefetch_cell
 from lpp.randomness import new_stream, seed_block, uniform
 
@@ -97,17 +97,7 @@ def first_topics(indptr, cols, token_ptr, theta, phi_t, seed, iteration):
                     weights[k] = math.exp(weights[k] - top)
                     total += weights[k]
             for j in range(token_ptr[idx], token_ptr[idx + 1]):
-                u = uniform(rng) * total
-                acc = 0.0
-                pick = n_topics - 1
-                for k in range(n_topics):
-                    acc += weights[k]
-                    if u < acc:
-                        pick = k
-                        break
-                while pick > 0 and weights[pick] <= 0.0:  # u rounded past the sum
-                    pick -= 1
-                topics[j] = pick
+                topics[j] = categorical_nb(rng, weights, total)
     return topics
 
 

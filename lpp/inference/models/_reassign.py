@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit, prange
 
 from lpp.randomness import new_stream, seed_block, uniform
-from lpp.distributions import rescale_log_weights_nb
+from lpp.distributions import categorical_nb, rescale_log_weights_nb
 from lpp.inference.numerics import SERIAL_BELOW, parallel_and_interpreted
 from lpp.inference.kernels import sum_partials, zero_partials
 
@@ -47,22 +47,6 @@ REASSIGN_SCANS = 1
 #: counts (two K-term passes and 12 bytes per token), unlike the plain sweep's, which splits a
 #: large count by one multinomial; beyond this the fit is refused rather than left to run on
 MAX_REASSIGN_TOKENS = 10**9
-
-
-@njit(cache=True)
-def _categorical(rng, weights, total):
-    """Index drawn with probability ``weights[k] / total`` (``total > 0``)."""
-    u = uniform(rng) * total
-    acc = 0.0
-    n_topics = weights.size
-    for k in range(n_topics):
-        acc += weights[k]
-        if u < acc:
-            return k
-    k = n_topics - 1
-    while k > 0 and weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
-        k -= 1
-    return k
 
 
 @njit(cache=True)
@@ -120,7 +104,7 @@ def _reassign_rows(indptr, cols, counts, token_ptr, token_cols, bulk_ptr, bulk_c
                 for k in range(n_topics):
                     weights[k] = math.log(theta[d, k]) + math.log(phi_t[v, k])
                 total = rescale_log_weights_nb(weights)
-            topics[t] = _categorical(rng, weights, total)
+            topics[t] = categorical_nb(rng, weights, total)
             used[topics[t]] += 1.0
         for _ in range(scans):  # z | y, phi with theta[d] summed out
             for t in range(n_tokens):
@@ -135,7 +119,7 @@ def _reassign_rows(indptr, cols, counts, token_ptr, token_cols, bulk_ptr, bulk_c
                         weights[k] = (math.log(a0 + used[k]) + math.log(phi_t[v, k])
                                       - math.log(theta_rate[d, k]))
                     total = rescale_log_weights_nb(weights)
-                topics[t] = _categorical(rng, weights, total)
+                topics[t] = categorical_nb(rng, weights, total)
                 used[topics[t]] += 1.0
         for t in range(n_tokens):
             k = topics[t]
