@@ -40,7 +40,7 @@ from experiments import machine, write_results
 from experiments.starts import stationary_from
 from bench.sweep import text_data
 from lpp.distributions import poisson_nb
-from lpp.inference.models._reassign import _categorical
+from lpp.distributions import categorical_nb
 from lpp.inference.privacy import sample_true_count_collapsed_nb
 from lpp.randomness import new_stream, seed_block
 from lpp.diagnostics.export import require_arviz
@@ -99,7 +99,7 @@ def sweep(y_tilde, alpha, theta, phi, a0, b0, scheme, seed, collapsed_exposure=T
                 total += weights[k]
             for _ in range(row_y[v]):
                 token_word[t] = v
-                token_topic[t] = _categorical(rng, weights, total)
+                token_topic[t] = categorical_nb(rng, weights, total)
                 doc_topic[d, token_topic[t]] += 1.0
                 t += 1
         if scheme == THETA_COLLAPSED:
@@ -112,7 +112,7 @@ def sweep(y_tilde, alpha, theta, phi, a0, b0, scheme, seed, collapsed_exposure=T
                     if collapsed_exposure:
                         weights[k] *= exposure[k]
                     total += weights[k]
-                token_topic[t] = _categorical(rng, weights, total)
+                token_topic[t] = categorical_nb(rng, weights, total)
                 doc_topic[d, token_topic[t]] += 1.0
         for t in range(n_tokens):
             topic_word[token_topic[t], token_word[t]] += 1.0
