@@ -395,10 +395,8 @@ def test_what_the_gpu_does_not_run_is_refused_naming_why(data):
     with pytest.raises(ValueError, match="cluster"):
         fit_private(y_tilde, 0.5, TopicModel(2), cluster=object(), device="cuda",
                     run=RunOptions(n_iter=2, progress=False))
-    for fit in (lambda **kw: fit_private(y_tilde, 0.5, TopicModel(2),
-                                         run=RunOptions(burn_in=4, thin=2), rng=5),
-                lambda **kw: fit_nonprivate(y, TopicModel(2), run=RunOptions(burn_in=4, thin=2),
-                                            rng=5)):
+    for fit in (lambda **kw: fit_private(y_tilde, 0.5, TopicModel(2), **kw),
+                lambda **kw: fit_nonprivate(y, TopicModel(2), **kw)):
         with pytest.raises(ValueError, match=r"\('cpu', 'cuda'\)"):
             fit(device="gpu", run=RunOptions(n_iter=2, progress=False))
 
