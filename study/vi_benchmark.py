@@ -30,7 +30,7 @@ from study.figures import method_style, save_figure
 from lpp.inference import RunOptions, TopicModel, fit_private
 from lpp.inference.numerics import SERIAL_BELOW
 from lpp.simulate import PrivatizedFactorization, make_private_factorization
-from lpp.vi.driver import collapsed_bound, fit_variational
+from lpp.vi.driver import VIOptions, collapsed_bound, fit_variational
 
 #: the seed paper's appendix E (its authors' numbers, 1000 x 1000, K = 50, epsilon/N = 1)
 PAPER_NUMBERS = {"mcmc_mae": 0.36, "mcmc_seconds_per_iteration": 0.8,
@@ -75,8 +75,8 @@ def warm_up(k: int) -> None:
     for n in (40, math.isqrt(SERIAL_BELOW) + 1):
         data = make_benchmark_data(n, k, rng=0)
         for method in ("collapsed", "bessel", "naive"):
-            fit_variational(data.y_tilde, data.alpha, model, method=method, rng=0, max_iter=2,
-                            em_sweeps=2)
+            fit_variational(data.y_tilde, data.alpha, model, method=method, rng=0,
+                            run=VIOptions(max_iter=2, em_sweeps=2))
         for method in ("collapsed", "naive"):
             fit_private(data.y_tilde, data.alpha, model, method=method,
                         run=RunOptions(n_iter=2, burn_in=1, progress=False), rng=0)
