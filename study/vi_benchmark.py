@@ -92,9 +92,9 @@ def run_vi(data: PrivatizedFactorization, k: int, method: str, *, rng: int,
     iteration, total seconds (start included), MAE to ``data.mu``, converged flag and the
     exact collapsed bound of its Gamma factors (one scale for every method)."""
     model = TopicModel(k)
-    kwargs = {} if em_sweeps is None else {"em_sweeps": em_sweeps}
-    res = fit_variational(data.y_tilde, data.alpha, model, method=method, rng=rng,
-                          progress=progress, **kwargs)
+    start = {} if em_sweeps is None else {"em_sweeps": em_sweeps}
+    res = fit_variational(data.y_tilde, data.alpha, model, method=method,
+                          run=VIOptions(progress=progress, **start), rng=rng)
     row = {"iterations": res.iterations,
            "seconds_per_iteration": float(np.median(res.iter_seconds)),
            "seconds": res.seconds, "start_seconds": res.start_seconds,
