@@ -26,8 +26,7 @@ from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.privacy import NoiseLevels
 from lpp.inference.count_sources import PrivateCounts
 from lpp.validation import densify
-from lpp.vi.driver import (VIOptions, fit_variational,
-                            fit_variational_nonprivate)
+from lpp.vi.driver import VIOptions, fit_variational, fit_variational_nonprivate
 
 __all__ = ["DISPERSION", "DISPERSED_FIT_ITER", "DISPERSED_EM_SWEEPS", "STARTS", "chain_start",
            "dispersed_start"]
