@@ -630,6 +630,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                 raise ValueError(f"{name} must be one of {choices}, got {value!r}")
         if not isinstance(self.normalize, (bool, np.bool_)):
             raise TypeError(f"normalize must be True or False, got {self.normalize!r}")
+        # checked here under the estimator's name (the fits take it as chains=)
+        positive_int(self.n_chains, "n_chains")
         if self.method == "nonprivate":
             if self.alpha is not None or self.mechanism is not None:
                 raise ValueError("method='nonprivate' fits true counts: mechanism and alpha "
