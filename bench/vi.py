@@ -51,7 +51,7 @@ from bench.paper_numbers import PAPER_NUMBERS
 from bench.sweep import _median_sweep, text_data, vi_data
 from lpp.inference import GibbsSampler, TopicModel
 from lpp.inference.privacy import noise_levels
-from lpp.vi import GammaFactor, collapsed_bound, fit_variational
+from lpp.vi import GammaFactor, VIOptions, collapsed_bound, fit_variational
 from lpp.vi.driver import CollapsedEngine, prepare_fit
 
 N, K, EPS = 1000, 50, 1.0
@@ -81,13 +81,15 @@ def part_vi(name, quick=False):
     y_tilde, alpha, theta, phi, info = vi_data(n, k, EPS)
     mu = theta @ phi
     method = METHODS[name]
-    fit_variational(y_tilde[:60, :60], alpha, TopicModel(k), method=method, rng=2, max_iter=3)
+    fit_variational(y_tilde[:60, :60], alpha, TopicModel(k), method=method, rng=2,
+                    run=VIOptions(max_iter=3))
     init = None
     if name == "truth":
         init = {n: GammaFactor(np.full(x.shape, 100.0), 100.0 / x)
                 for n, x in (("theta", theta), ("phi", phi))}
     load = _load()
-    res = fit_variational(y_tilde, alpha, TopicModel(k), method=method, rng=1, init=init)
+    res = fit_variational(y_tilde, alpha, TopicModel(k), method=method, rng=1,
+                          run=VIOptions(init=init))
     out = {"method": method, "engine": res.engine, "iterations": res.iterations,
            "converged": res.converged, "tol": res.tol, "max_iter": res.max_iter,
            "seconds": res.seconds, "start_seconds": res.start_seconds,
@@ -112,7 +114,8 @@ def part_engines(quick=False):
         adapter, obs = prepare_fit(TopicModel(k), y_tilde.shape, None)
         levels = noise_levels(alpha, y_tilde.shape)
         row = {"positive_fraction": info["positive_fraction"]}
-        q = fit_variational(y_tilde, alpha, TopicModel(k), rng=1, max_iter=1, em_sweeps=5).q
+        q = fit_variational(y_tilde, alpha, TopicModel(k), rng=1,
+                            run=VIOptions(max_iter=1, em_sweeps=5)).q
         for sparse in (True, False):
             engine = "sparse" if sparse else "dense"
             private = CollapsedEngine(adapter, y_tilde, levels, obs, True, sparse)

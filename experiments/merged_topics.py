@@ -52,7 +52,7 @@ from experiments import RESULTS, machine, write_results
 from lpp.inference import RunOptions, TopicModel, fit_private
 from lpp.mechanism import alpha_from_epsilon, privatize
 from lpp.metrics import align_topics
-from lpp.vi import (GammaFactor, collapsed_bound, dispersed_start, fit_variational,
+from lpp.vi import (GammaFactor, VIOptions, collapsed_bound, dispersed_start, fit_variational,
                     fit_variational_nonprivate)
 
 #: topics whose normalised word distributions have a cosine above this are one topic
@@ -171,14 +171,14 @@ def run(eps, seeds, k, sweeps, cases, data_seed=0, max_iter=500, n_docs=395, n_w
         first = seed == seeds[0]
         if "cavi" in cases:
             t = time.perf_counter()
-            st = fit_variational(y_tilde, alpha, model, rng=seed, max_iter=1)
+            st = fit_variational(y_tilde, alpha, model, rng=seed, run=VIOptions(max_iter=1))
             rows.append(describe(f"start seed={seed}", st.q["phi"].mean, phi_true,
                                  theta=st.q["theta"].mean, geo=geometric_share(st.q)))
             # the distinct count along the iterations: restarts from q are exact continuations
             q, trace, total = None, [], 0
             for chunk in ((10, 40, 150, 300) if first else ()):
-                res = fit_variational(y_tilde, alpha, model, rng=seed, max_iter=chunk, tol=0.0,
-                                      init=q)
+                res = fit_variational(y_tilde, alpha, model, rng=seed,
+                                      run=VIOptions(max_iter=chunk, tol=0.0, init=q))
                 q, total = res.q, total + chunk
                 trace.append((total, distinct(q["phi"].mean), live_topics(q["phi"].mean),
                               float(res.mu_hat.sum()), float(res.objective[-1])))
@@ -196,12 +196,12 @@ def run(eps, seeds, k, sweeps, cases, data_seed=0, max_iter=500, n_docs=395, n_w
                 rows.append(describe(f"cavi a0={a0} seed={seed}", res.q["phi"].mean, phi_true,
                                      None, res.q["theta"].mean, iters=res.iterations))
         if "cavi-random" in cases and first:
-            res = fit_variational(y_tilde, alpha, model, rng=seed, em_sweeps=0)
+            res = fit_variational(y_tilde, alpha, model, rng=seed, run=VIOptions(em_sweeps=0))
             rows.append(describe(f"cavi-random seed={seed}", res.q["phi"].mean, phi_true,
                                  bound(res.q), res.q["theta"].mean, iters=res.iterations))
         if "cavi-true-start" in cases and first:
-            st = fit_variational_nonprivate(y, model, rng=seed, max_iter=1)
-            res = fit_variational(y_tilde, alpha, model, rng=seed, init=st.q)
+            st = fit_variational_nonprivate(y, model, rng=seed, run=VIOptions(max_iter=1))
+            res = fit_variational(y_tilde, alpha, model, rng=seed, run=VIOptions(init=st.q))
             rows.append(describe(f"cavi-true-start seed={seed}", res.q["phi"].mean, phi_true,
                                  bound(res.q), res.q["theta"].mean, iters=res.iterations))
         if "nonprivate" in cases and first:
@@ -220,7 +220,7 @@ def run(eps, seeds, k, sweeps, cases, data_seed=0, max_iter=500, n_docs=395, n_w
             rows.append(describe(f"gibbs seed={seed}", ph, phi_true, bound(centred(th, ph)), th,
                                  sweeps=sweeps, s=round(time.perf_counter() - t, 1)))
             if "cavi-from-gibbs" in cases:
-                res = fit_variational(y_tilde, alpha, model, init=centred(th, ph))
+                res = fit_variational(y_tilde, alpha, model, run=VIOptions(init=centred(th, ph)))
                 rows.append(describe(f"cavi-from-gibbs seed={seed}", res.q["phi"].mean,
                                      phi_true, bound(res.q), res.q["theta"].mean,
                                      iters=res.iterations))
@@ -234,7 +234,8 @@ def run(eps, seeds, k, sweeps, cases, data_seed=0, max_iter=500, n_docs=395, n_w
             rows.append(describe(f"gibbs-dispersed seed={seed}", ph, phi_true, None, th,
                                  sweeps=sweeps))
     if "cavi-from-truth" in cases:
-        res = fit_variational(y_tilde, alpha, model, init=centred(theta_true, phi_true))
+        res = fit_variational(y_tilde, alpha, model,
+                              run=VIOptions(init=centred(theta_true, phi_true)))
         rows.append(describe("cavi-from-truth", res.q["phi"].mean, phi_true, bound(res.q),
                              res.q["theta"].mean, iters=res.iterations,
                              geo=geometric_share(res.q)))

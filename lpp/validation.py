@@ -8,8 +8,10 @@ never bools or floats.
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import re
+import warnings
 
 import numpy as np
 
@@ -367,3 +369,40 @@ def check_schedule(n_iter, burn_in, thin, checkpoint_every) -> tuple[int, int, i
                          "burn-in, so no draw would be saved (and mu_hat would be None): lower "
                          "thin or burn_in, or raise n_iter")
     return n_iter, burn_in, thin, positive_int(checkpoint_every, "checkpoint_every")
+
+
+# ----- the keywords of earlier releases ------------------------------------------------------
+
+def moved_keywords(function: str, deprecated: dict, options: type, run, *, public: str,
+                   others=()):
+    """``(run, rest)`` of a fit that took its settings as keywords in earlier releases and
+    takes them whole now, as ``run=options(...)``: ``run`` built from the ``deprecated``
+    keywords that are fields of the dataclass ``options`` (or as given, None included), and
+    the other deprecated keywords, each among ``others``, for the fit to map itself. The
+    fit warns with :func:`warn_moved` once its own checks pass.
+
+    Raises
+    ------
+    TypeError
+        For ``run`` that is not an ``options`` (named ``public``), a keyword that is neither a
+        field nor among ``others``, or fields given beside ``run``.
+    """
+    if run is not None and not isinstance(run, options):
+        raise TypeError(f"run must be a {public}, got {type(run).__name__}")
+    names = {f.name for f in dataclasses.fields(options)}
+    unknown = sorted(set(deprecated) - names - set(others))
+    if unknown:
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
+    settings = {k: v for k, v in deprecated.items() if k in names}
+    if settings and run is not None:
+        raise TypeError(f"give {sorted(settings)} in run={options.__name__}(...), not beside it")
+    return (options(**settings) if settings else run,
+            {k: v for k, v in deprecated.items() if k not in names})
+
+
+def warn_moved(function: str, deprecated: dict, advice: str, *, stacklevel: int) -> None:
+    """The FutureWarning of a call of ``function`` with the keywords of earlier releases
+    (``deprecated``): it names them and says where each goes (``advice``). ``stacklevel`` as
+    for :func:`warnings.warn`, counted from the caller of this function."""
+    warnings.warn(f"{function}({', '.join(f'{k}=' for k in deprecated)}) is deprecated and "
+                  f"will be removed: {advice}", FutureWarning, stacklevel=stacklevel + 1)

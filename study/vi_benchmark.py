@@ -30,7 +30,7 @@ from lpp.inference.numerics import SERIAL_BELOW
 from lpp.randomness import derive_seed
 from lpp.simulate import PrivatizedFactorization, make_private_factorization
 from lpp.validation import non_negative_int, positive_int
-from lpp.vi.driver import collapsed_bound, fit_variational
+from lpp.vi.driver import VIOptions, collapsed_bound, fit_variational
 from study.figures import method_style, save_figure
 
 #: each row's method in the figures' one naming (study.figures.METHOD_STYLES)
@@ -71,8 +71,8 @@ def warm_up(k: int) -> None:
     for n in (40, math.isqrt(SERIAL_BELOW) + 1):
         data = make_benchmark_data(n, k, rng=0)
         for method in ("collapsed", "bessel", "naive"):
-            fit_variational(data.y_tilde, data.alpha, model, method=method, rng=0, max_iter=2,
-                            em_sweeps=2)
+            fit_variational(data.y_tilde, data.alpha, model, method=method, rng=0,
+                            run=VIOptions(max_iter=2, em_sweeps=2))
         for method in ("collapsed", "naive"):
             fit_private(data.y_tilde, data.alpha, model, method=method,
                         run=RunOptions(n_iter=2, burn_in=1, progress=False), rng=0)
@@ -88,9 +88,9 @@ def run_vi(data: PrivatizedFactorization, k: int, method: str, *, rng: int,
     iteration, total seconds (start included), MAE to ``data.mu``, converged flag and the
     exact collapsed bound of its Gamma factors (one scale for every method)."""
     model = TopicModel(k)
-    kwargs = {} if em_sweeps is None else {"em_sweeps": em_sweeps}
-    res = fit_variational(data.y_tilde, data.alpha, model, method=method, rng=rng,
-                          progress=progress, **kwargs)
+    start = {} if em_sweeps is None else {"em_sweeps": em_sweeps}
+    res = fit_variational(data.y_tilde, data.alpha, model, method=method,
+                          run=VIOptions(progress=progress, **start), rng=rng)
     row = {"iterations": res.iterations,
            "seconds_per_iteration": float(np.median(res.iter_seconds)),
            "seconds": res.seconds, "start_seconds": res.start_seconds,

@@ -22,6 +22,7 @@ from lpp.validation import check_schedule, densify, noise_level_array, positive_
 from lpp.vi import (
     FixedTopicVI,
     GammaFactor,
+    VIOptions,
     VIResult,
     chain_start,
     fit_variational,
@@ -546,6 +547,9 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Returns ``(fit, means)``: a Gibbs fit with the :class:`_RunningMeans` of its chains,
         which kept ``keep`` draws (True: the fit itself keeps every draw); a variational fit
         with None."""
+        # a mask is the missing entries of a masked array (a sparse input has none)
+        data = counts if mask is None else np.ma.masked_array(densify(counts), mask)
+        rng = random_state_rng(self.random_state)
         if self.inference == "gibbs":
             n_iter, burn_in, thin = self._schedule()
             means = _RunningMeans(n_iter, burn_in, thin, 0 if keep is True else keep)
@@ -553,19 +557,16 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                              init=chain_start(self.init if init is None else init),
                              progress=self.progress, save_latents=keep is True,
                              save_rates=keep is True, callback=means)
-            # a mask is the missing entries of a masked array (a sparse input has none)
-            data = counts if mask is None else np.ma.masked_array(densify(counts), mask)
-            settings = dict(run=run, rng=random_state_rng(self.random_state), chains=n_chains,
-                            device=device)
+            settings = dict(run=run, rng=rng, chains=n_chains, device=device)
             if alpha is not None:
                 return fit_private(data, alpha, model, method=self.method, **settings), means
             return fit_nonprivate(data, model, **settings), means
-        settings = dict(max_iter=self.max_iter, tol=self.tol,
-                        rng=random_state_rng(self.random_state), mask=mask,
-                        progress=self.progress, **vi_options)
+        run = VIOptions(max_iter=self.max_iter, tol=self.tol, progress=self.progress,
+                        **vi_options)
         if alpha is not None:
-            return fit_variational(counts, alpha, model, method=self.method, **settings), None
-        return fit_variational_nonprivate(counts, model, **settings), None
+            return fit_variational(data, alpha, model, method=self.method, run=run,
+                                   rng=rng), None
+        return fit_variational_nonprivate(data, model, run=run, rng=rng), None
 
     def _fixed_topic_fit(self, counts, alpha, mask, columns=None, keep=0):
         """Infer the documents' ``theta`` with the topics fixed (at ``components_``, or for a
@@ -630,6 +631,8 @@ class PrivateTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                 raise ValueError(f"{name} must be one of {choices}, got {value!r}")
         if not isinstance(self.normalize, (bool, np.bool_)):
             raise TypeError(f"normalize must be True or False, got {self.normalize!r}")
+        # checked here under the estimator's name (the fits take it as chains=)
+        positive_int(self.n_chains, "n_chains")
         if self.method == "nonprivate":
             if self.alpha is not None or self.mechanism is not None:
                 raise ValueError("method='nonprivate' fits true counts: mechanism and alpha "

@@ -11,9 +11,6 @@ run after the current sweep's kernels return and gives back a usable partial res
 """
 from __future__ import annotations
 
-import dataclasses
-import warnings
-
 import numpy as np
 
 from lpp._numba_cache import compile_notice
@@ -27,7 +24,7 @@ from lpp.inference.models import make_model
 from lpp.inference.result import ChainResult, FitResult, Record
 from lpp.inference.runner import RunOptions, run_chain
 from lpp.randomness import chain_seeds, replay_seed
-from lpp.validation import check_int, densify
+from lpp.validation import check_int, densify, moved_keywords, warn_moved
 
 __all__ = ["chain_checkpoint", "fit_nonprivate", "fit_private"]
 
@@ -38,9 +35,8 @@ def chain_checkpoint(checkpoint, chain: int):
     return RunOptions(checkpoint=checkpoint).for_chain(chain).checkpoint
 
 
-#: the keywords of earlier releases that became fields of RunOptions
-_RUN_FIELDS = tuple(f.name for f in dataclasses.fields(RunOptions))
-#: ... that describe the model (they go to make_model with a model's name)
+#: the keywords of earlier releases that describe the model (they go to make_model with a
+#: model's name)
 _MODEL_SETTINGS = ("n_components", "a0", "b0")
 
 
@@ -50,33 +46,26 @@ def _arguments(function: str, data, model, run, chains, deprecated: dict):
     (:meth:`PrivatizedBlocks.with_mask`; a ``numpy.ma`` array's own mask is read where the
     chain reads its data). The keywords of earlier releases (``deprecated``) are mapped to
     these with a FutureWarning that names the new place of each."""
-    if run is not None and not isinstance(run, RunOptions):
-        raise TypeError(f"run must be a lpp.inference.RunOptions, got {type(run).__name__}")
     mask = getattr(data, "mask", None) if isinstance(data, PrivatizedBlocks) else None
+    run, rest = moved_keywords(function, deprecated, RunOptions, run,
+                               public="lpp.inference.RunOptions",
+                               others=(*_MODEL_SETTINGS, "mask", "n_chains"))
     if deprecated:
-        unknown = sorted(set(deprecated) - {*_RUN_FIELDS, *_MODEL_SETTINGS, "mask", "n_chains"})
-        if unknown:
-            raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
-        settings = {k: v for k, v in deprecated.items() if k in _RUN_FIELDS}
-        if settings and run is not None:
-            raise TypeError(f"give {sorted(settings)} in run=RunOptions(...), not beside it")
-        if "n_chains" in deprecated:
+        if "n_chains" in rest:
             if chains != 1:
                 raise TypeError("give the number of chains once, as chains=")
-            chains = deprecated["n_chains"]
-        if deprecated.get("mask") is not None:
+            chains = rest["n_chains"]
+        if rest.get("mask") is not None:
             if mask is not None:
                 raise TypeError("the row-block data carry a mask already (with_mask)")
-            mask = deprecated["mask"]
-        described = {k: deprecated[k] for k in _MODEL_SETTINGS if k in deprecated}
+            mask = rest["mask"]
+        described = {k: rest[k] for k in _MODEL_SETTINGS if k in rest}
         model = make_model(model, **described)
-        run = RunOptions(**settings) if settings else run
-        warnings.warn(
-            f"{function}({', '.join(f'{k}=' for k in deprecated)}) is deprecated and will be "
-            "removed: give the chain's settings as run=RunOptions(...), the number of chains "
-            "as chains=, missing entries as a numpy.ma masked array (np.ma.masked_array(y, "
-            "mask)), and the model as an object (TopicModel(K, a0=..., b0=...))",
-            FutureWarning, stacklevel=3)
+        warn_moved(function, deprecated,
+                   "give the chain's settings as run=RunOptions(...), the number of chains as "
+                   "chains=, missing entries as a numpy.ma masked array (np.ma.masked_array(y, "
+                   "mask)), and the model as an object (TopicModel(K, a0=..., b0=...))",
+                   stacklevel=3)
     elif isinstance(model, str):
         raise TypeError(f"model={model!r} needs its number of components: pass the model "
                         f"object, e.g. TopicModel(K), or make_model({model!r}, n_components=K)")

@@ -12,15 +12,17 @@ Methods (for privatized counts ``y_tilde`` and the mechanism's ``alpha``):
   and stopping rule.
 * ``"naive"`` — standard CAVI on ``max(y_tilde, 0)`` as if it were the true counts.
 
-Convergence of the collapsed and naive CAVI: the relative change of the bound between two
-iterations is below ``tol`` (default 1e-4, the paper's rule, so that the methods stop
-alike), or ``max_iter`` (default 500) is reached. An
-interrupted fit (Ctrl-C) returns what it has, with ``interrupted=True``.
+Both take the data, the model and how to run in the same few arguments: ``run=VIOptions(...)``
+holds the iteration cap, the tolerance, the start and the engine choice. Convergence of the
+collapsed and naive CAVI: the relative change of the bound between two iterations is below
+``tol`` (default 1e-4, the paper's rule, so that the methods stop alike), or ``max_iter``
+(default 500) is reached. An interrupted fit (Ctrl-C) returns what it has, with
+``interrupted=True``.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -28,9 +30,11 @@ from lpp.randomness import as_generator, replay_seed
 from lpp.validation import (
     count_array,
     masked_input,
+    moved_keywords,
     non_negative_float,
     non_negative_int,
     positive_int,
+    warn_moved,
 )
 from lpp.inference import Observed
 from lpp.inference.chain import observed_entries
@@ -52,6 +56,62 @@ START_CONCENTRATION = 100.0
 #: for true (or naive) counts of the topic model, the sparse engine is chosen when at most this
 #: share of the entries are positive or missing
 SPARSE_MAX_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class VIOptions:
+    """How a variational fit runs: the settings :func:`fit_variational` and
+    :func:`fit_variational_nonprivate` take whole, as ``run=VIOptions(...)``.
+
+    Attributes
+    ----------
+    max_iter : int or None
+        Iteration cap; None gives the method's (500; 200 for ``"bessel"``, the authors' cap).
+    tol : float or None
+        Relative change of the objective that stops the fit; None gives 1e-4 (every method).
+    progress : bool
+        Show a progress bar.
+    init : dict of GammaFactor or None
+        Start from these factors (e.g. a previous result's ``q``).
+    em_sweeps : int
+        Without ``init``: EM-like sweeps (point values) on the naive counts
+        ``max(y_tilde, 0)`` (the true counts for :func:`fit_variational_nonprivate`) from a
+        prior draw, on which the factors are centred (default 200; the same start for every
+        method). 0 gives a random start near the data's scale (topics: word rates from random
+        data rows).
+    sparse : bool or None
+        Topic model only: force (True) or forbid (False) the sparse engine; None chooses.
+    """
+
+    max_iter: int | None = None
+    tol: float | None = None
+    progress: bool = False
+    init: dict | None = None
+    em_sweeps: int = DEFAULT_EM_SWEEPS
+    sparse: bool | None = None
+
+    @classmethod
+    def split(cls, settings: dict) -> "tuple[VIOptions, dict]":
+        """``(VIOptions of the fields among settings, the other settings)``: for code that
+        forwards keyword settings to a fit, e.g. ``run, rest = VIOptions.split(kwargs);
+        fit_variational(y_tilde, mechanism, model, run=run, **rest)``."""
+        names = {f.name for f in fields(cls)}
+        return (cls(**{k: v for k, v in settings.items() if k in names}),
+                {k: v for k, v in settings.items() if k not in names})
+
+
+def _arguments(function: str, run, deprecated: dict):
+    """``(run, mask)`` of a variational fit: ``run`` a :class:`VIOptions`, and the mask of
+    missing entries given by the keyword of earlier releases (a ``numpy.ma`` array's own mask
+    is read with the data). The keywords of earlier releases (``deprecated``) are mapped to
+    these with a FutureWarning that names the new place of each."""
+    run, rest = moved_keywords(function, deprecated, VIOptions, run, public="lpp.vi.VIOptions",
+                               others=("mask",))
+    if deprecated:
+        warn_moved(function, deprecated,
+                   "give the fit's settings as run=VIOptions(...) and missing entries as a "
+                   "numpy.ma masked array (np.ma.masked_array(y, mask))", stacklevel=3)
+    return run if run is not None else VIOptions(), rest.get("mask")
 
 
 @dataclass
@@ -339,44 +399,39 @@ def _relative_change(old, new, tol):
     return abs(new - old) <= tol * abs(new)
 
 
-def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_iter=None,
-                    tol=None, rng=None, mask=None, progress: bool = False, init=None,
-                    em_sweeps: int = DEFAULT_EM_SWEEPS, sparse=None) -> VIResult:
+def fit_variational(y_tilde, mechanism, model, *, method: str = "collapsed", run=None,
+                    rng=None, **deprecated) -> VIResult:
     """Coordinate-ascent variational inference from privatized counts.
 
     Parameters
     ----------
-    y_tilde : array_like of int
+    y_tilde : array_like of int or numpy.ma.MaskedArray
         Privatized counts (may be negative), shaped as the model expects; a scipy.sparse
-        matrix is densified, a ``numpy.ma`` masked array's mask joins ``mask``.
-    alpha : GeometricMechanism, float, array_like or None
+        matrix is densified. **Missing entries** (held out: no likelihood) are the masked
+        entries of a ``numpy.ma`` masked array (True = missing), e.g.
+        ``np.ma.masked_array(y_tilde, heldout)``.
+    mechanism : GeometricMechanism, float, array_like or None
         The mechanism the counts were privatized with (:class:`lpp.mechanism.GeometricMechanism`)
-        or its noise level(s) in (0, 1), broadcastable to ``y_tilde``. Optional for
+        or its noise level(s) alpha in (0, 1), broadcastable to ``y_tilde``. Optional for
         ``method="naive"``.
     model : TopicModel, CommunityModel, CPTensorModel or VariationalModel
         The model (its priors ``a0``, ``b0`` and number of components).
     method : {"collapsed", "bessel", "naive"}
         See the module notes.
-    max_iter : int, optional
-        Iteration cap (500; 200 for ``"bessel"``, the authors' cap).
-    tol : float, optional
-        Relative change of the objective that stops the fit (1e-4 for every
-        method).
+    run : VIOptions, optional
+        How the fit runs (default ``VIOptions()``): ``max_iter`` (None: 500; 200 for
+        ``"bessel"``, the authors' cap), ``tol`` (None: 1e-4 for every method), ``progress``
+        (a progress bar), ``init`` (a dict of GammaFactor to start from, e.g. a previous
+        result's ``q``), ``em_sweeps`` (without ``init``: EM-like sweeps, point values, on the
+        naive counts ``max(y_tilde, 0)`` from a prior draw, on which the factors are centred;
+        default 200, the same start for every method; 0 gives a random start near the data's
+        scale, for topics word rates from random data rows), ``sparse`` (topic model only:
+        force, True, or forbid, False, the sparse engine; None chooses).
     rng : numpy.random.Generator, int or None
         Randomness of the start (recorded as ``seed``).
-    mask : bool array, optional
-        True marks a missing entry (no likelihood).
-    progress : bool
-        Show a progress bar.
-    init : dict of GammaFactor, optional
-        Start from these factors (e.g. a previous result's ``q``).
-    em_sweeps : int
-        Without ``init``: EM-like sweeps (point values) on the naive counts
-        ``max(y_tilde, 0)`` from a prior draw, on which the factors are centred (default 200;
-        the same start for every method). 0 gives a random start near the data's scale
-        (topics: word rates from random data rows).
-    sparse : bool or None
-        Topic model only: force (True) or forbid (False) the sparse engine; None chooses.
+    **deprecated
+        The keywords of earlier releases (``max_iter=``, ``tol=``, ``mask=``, ...), accepted
+        with a FutureWarning that names their place in the arguments above.
 
     Returns
     -------
@@ -388,9 +443,26 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
         Bad counts, ``alpha`` outside (0, 1) or of the wrong shape, a mask of the wrong shape,
         an unknown method, ``max_iter < 1`` or ``tol < 0``.
     TypeError
-        Non-integer counts, a model without an adapter, arguments of the wrong type.
+        Non-integer counts, a model without an adapter, arguments of the wrong type (``run``
+        that is not a :class:`VIOptions`, an unknown keyword).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lpp.inference import TopicModel
+    >>> from lpp.mechanism import GeometricMechanism, privatize
+    >>> from lpp.vi import VIOptions, fit_variational
+    >>> mechanism = GeometricMechanism(epsilon=1.0, N=1)
+    >>> y = np.random.default_rng(0).poisson(2.0, size=(30, 40))
+    >>> y_tilde = privatize(y, mechanism, rng=1)
+    >>> fit = fit_variational(y_tilde, mechanism, TopicModel(3), run=VIOptions(max_iter=50),
+    ...                       rng=2)
+    >>> fit.q["phi"].mean.shape
+    (3, 40)
     """
     start = time.perf_counter()
+    run, mask = _arguments("fit_variational", run, deprecated)
+    alpha = mechanism
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     y_tilde, mask = masked_input(y_tilde, mask, "y_tilde")
@@ -400,12 +472,14 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
               else noise_levels(alpha, y_tilde.shape))
     adapter, obs = prepare_fit(model, y_tilde.shape, mask)
     paper = method == "bessel"
+    max_iter = run.max_iter
     if max_iter is None:
         max_iter = PAPER_MAX_ITER if paper else DEFAULT_MAX_ITER
     max_iter = positive_int(max_iter, "max_iter")
-    tol = non_negative_float(tol if tol is not None else (PAPER_TOL if paper else DEFAULT_TOL),
-                             "tol")
-    em_sweeps = non_negative_int(em_sweeps, "em_sweeps")
+    tol = non_negative_float(run.tol if run.tol is not None
+                             else (PAPER_TOL if paper else DEFAULT_TOL), "tol")
+    em_sweeps = non_negative_int(run.em_sweeps, "em_sweeps")
+    init, sparse = run.init, run.sparse
     seed = replay_seed(rng)
     naive_engine = None
     if method == "naive" or (init is None and em_sweeps > 0):
@@ -420,17 +494,28 @@ def fit_variational(y_tilde, alpha, model, *, method: str = "collapsed", max_ite
     q = _init_q(adapter, y_tilde.shape, y_tilde, obs, seed, init, naive_engine, em_sweeps)
     start_seconds = time.perf_counter() - t0
     res = _run(engine, q, method=method, adapter=adapter, tol=tol, max_iter=max_iter,
-               progress=progress, seed=seed, start=start, stop_rule=_relative_change)
+               progress=run.progress, seed=seed, start=start, stop_rule=_relative_change)
     res.start_seconds = start_seconds
     return res
 
 
-def fit_variational_nonprivate(y, model, *, max_iter=None, tol=None, rng=None, mask=None,
-                               progress: bool = False, init=None,
-                               em_sweeps: int = DEFAULT_EM_SWEEPS, sparse=None) -> VIResult:
+def fit_variational_nonprivate(y, model, *, run=None, rng=None, **deprecated) -> VIResult:
     """Standard CAVI for Poisson factorization of true counts ``y`` (the reference method).
 
-    Parameters and returns as :func:`fit_variational` (no ``alpha``, no ``method``).
+    Parameters
+    ----------
+    y : array_like of int or numpy.ma.MaskedArray
+        True counts (non-negative whole numbers); the masked entries of a ``numpy.ma`` masked
+        array are missing, as for :func:`fit_variational`.
+    model, rng, **deprecated
+        As for :func:`fit_variational`.
+    run : VIOptions, optional
+        As for :func:`fit_variational` (``max_iter`` None: 500; the EM-like sweeps of the
+        start run on ``y`` itself).
+
+    Returns
+    -------
+    VIResult
 
     Raises
     ------
@@ -438,19 +523,21 @@ def fit_variational_nonprivate(y, model, *, max_iter=None, tol=None, rng=None, m
         As :func:`fit_variational`; negative counts are a ValueError.
     """
     start = time.perf_counter()
+    run, mask = _arguments("fit_variational_nonprivate", run, deprecated)
     y, mask = masked_input(y, mask, "y")
     y = count_array(y, "y", signed=False)
     adapter, obs = prepare_fit(model, y.shape, mask)
-    max_iter = positive_int(max_iter if max_iter is not None else DEFAULT_MAX_ITER, "max_iter")
-    tol = non_negative_float(tol if tol is not None else DEFAULT_TOL, "tol")
-    em_sweeps = non_negative_int(em_sweeps, "em_sweeps")
+    max_iter = positive_int(run.max_iter if run.max_iter is not None else DEFAULT_MAX_ITER,
+                            "max_iter")
+    tol = non_negative_float(run.tol if run.tol is not None else DEFAULT_TOL, "tol")
+    em_sweeps = non_negative_int(run.em_sweeps, "em_sweeps")
     seed = replay_seed(rng)
-    engine = CollapsedEngine(adapter, y, None, obs, False, sparse)
+    engine = CollapsedEngine(adapter, y, None, obs, False, run.sparse)
     t0 = time.perf_counter()
-    q = _init_q(adapter, y.shape, y, obs, seed, init, engine, em_sweeps)
+    q = _init_q(adapter, y.shape, y, obs, seed, run.init, engine, em_sweeps)
     start_seconds = time.perf_counter() - t0
     res = _run(engine, q, method="nonprivate", adapter=adapter, tol=tol, max_iter=max_iter,
-               progress=progress, seed=seed, start=start, stop_rule=_relative_change)
+               progress=run.progress, seed=seed, start=start, stop_rule=_relative_change)
     res.start_seconds = start_seconds
     return res
 
@@ -463,8 +550,12 @@ def collapsed_bound(y_tilde, alpha, model, q: dict, *, mask=None, sparse=None) -
 
     Parameters
     ----------
-    y_tilde, alpha, model, mask, sparse
-        As :func:`fit_variational`.
+    y_tilde, alpha, model
+        As ``y_tilde``, ``mechanism`` and ``model`` of :func:`fit_variational`.
+    mask : bool array, optional
+        True marks a missing entry (no likelihood); joins a ``numpy.ma`` array's own mask.
+    sparse : bool or None
+        As ``VIOptions.sparse``.
     q : dict of GammaFactor
         The latents' factors (e.g. ``result.q``).
 

@@ -25,7 +25,8 @@ from lpp.randomness import Tag, derive_seed
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.privacy import NoiseLevels
 from lpp.inference.count_sources import PrivateCounts
-from lpp.vi.driver import fit_variational, fit_variational_nonprivate
+from lpp.validation import densify
+from lpp.vi.driver import VIOptions, fit_variational, fit_variational_nonprivate
 
 __all__ = ["DISPERSION", "DISPERSED_FIT_ITER", "DISPERSED_EM_SWEEPS", "STARTS", "chain_start",
            "dispersed_start"]
@@ -53,16 +54,15 @@ def approximate_posterior(model: PoissonFactorization, source, observed: Observe
     """The deterministic fit of the dispersed start: ``q`` (a dict of
     :class:`lpp.vi.GammaFactor`) of the CAVI of the chain's target, from a prior draw keyed by
     ``seed``."""
-    mask = ~observed.is_observed
-    settings = dict(max_iter=DISPERSED_FIT_ITER, rng=seed, mask=mask,
-                    em_sweeps=DISPERSED_EM_SWEEPS)
+    data = np.ma.masked_array(densify(source.data), ~observed.is_observed)
+    run = VIOptions(max_iter=DISPERSED_FIT_ITER, em_sweeps=DISPERSED_EM_SWEEPS)
     try:
         if not isinstance(source, PrivateCounts):
-            return fit_variational_nonprivate(source.data, model, **settings).q
+            return fit_variational_nonprivate(data, model, run=run, rng=seed).q
         if source.noise is None or not source.step.models_noise:
-            return fit_variational(source.data, None, model, method="naive", **settings).q
-        return fit_variational(source.data, _alpha(source.noise), model, method="collapsed",
-                               **settings).q
+            return fit_variational(data, None, model, method="naive", run=run, rng=seed).q
+        return fit_variational(data, _alpha(source.noise), model, method="collapsed", run=run,
+                               rng=seed).q
     except TypeError as exc:
         if "adapter" not in str(exc):
             raise

@@ -10,7 +10,7 @@ from data_prep.network import heldout_mask
 from lpp.inference import CommunityModel, RunOptions, fit_nonprivate, fit_private
 from lpp.inference.models import make_model
 from lpp.mechanism import alpha_from_epsilon, privatize
-from lpp.vi import fit_variational
+from lpp.vi import VIOptions, fit_variational
 
 N_ACTORS, TOP = 12, 3
 
@@ -93,7 +93,8 @@ def test_fully_masked_actors_in_variational_fits(network, method):
     y_tilde = privatize(counts, alpha, rng=np.random.default_rng(3))
     scrambled = y_tilde.copy()
     scrambled[mask] = -7
-    fits = [fit_variational(y, alpha, make_model("communities", 2), method=method, rng=1,
-                            max_iter=40, mask=mask) for y in (y_tilde, scrambled)]
+    fits = [fit_variational(np.ma.masked_array(y, mask), alpha, make_model("communities", 2),
+                            method=method, rng=1, run=VIOptions(max_iter=40))
+            for y in (y_tilde, scrambled)]
     assert np.isfinite(fits[0].mu_hat).all()
     np.testing.assert_array_equal(fits[0].mu_hat, fits[1].mu_hat)

@@ -17,7 +17,7 @@ from lpp.mechanism import (
     sample_two_sided_geometric,
 )
 from lpp.testing import FALSE_ALARM, chisquare_gof
-from lpp.vi import fit_variational
+from lpp.vi import VIOptions, fit_variational
 
 
 def test_the_level_is_exp_of_minus_epsilon_over_n():
@@ -128,6 +128,7 @@ def test_fits_take_the_mechanism_as_they_take_its_alpha():
                            rng=4)
     np.testing.assert_array_equal(by_object.samples["phi"], by_alpha.samples["phi"])
     np.testing.assert_array_equal(by_object.mu_hat, by_alpha.mu_hat)
-    vi_object = fit_variational(y_tilde, mechanism, TopicModel(2), max_iter=5, rng=4)
-    vi_alpha = fit_variational(y_tilde, mechanism.level, TopicModel(2), max_iter=5, rng=4)
+    run = VIOptions(max_iter=5)
+    vi_object = fit_variational(y_tilde, mechanism, TopicModel(2), run=run, rng=4)
+    vi_alpha = fit_variational(y_tilde, mechanism.level, TopicModel(2), run=run, rng=4)
     np.testing.assert_array_equal(vi_object.mu_hat, vi_alpha.mu_hat)

@@ -283,14 +283,14 @@ def test_lpp_works_with_numpy_scipy_and_numba_alone():
             importlib.import_module(name)
         import numpy as np
         from lpp.mechanism import privatize
-        from lpp.inference import TopicModel, fit_private
-        from lpp.vi import fit_variational
+        from lpp.inference import RunOptions, TopicModel, fit_private
+        from lpp.vi import VIOptions, fit_variational
         y = np.random.default_rng(0).poisson(1.0, (12, 9))
         y_tilde = privatize(y, 0.5, rng=1)
-        res = fit_private(y_tilde, 0.5, TopicModel(2), n_iter=4, burn_in=2, thin=1, rng=0,
-                          progress=False)
+        res = fit_private(y_tilde, 0.5, TopicModel(2),
+                          run=RunOptions(n_iter=4, burn_in=2, thin=1, progress=False), rng=0)
         assert res.mu_hat.shape == y.shape
-        vi = fit_variational(y_tilde, 0.5, TopicModel(2), rng=0, max_iter=3)
+        vi = fit_variational(y_tilde, 0.5, TopicModel(2), run=VIOptions(max_iter=3), rng=0)
         assert vi.mu_hat.shape == y.shape
         loaded = sorted(m for m in sys.modules
                         if m.split(".")[0] in BLOCKED and m not in PRELOADED)

@@ -17,7 +17,7 @@ from lpp.formats.fits import save_fit
 from lpp.inference import RunOptions, fit_private
 from lpp.inference.models import CommunityModel
 from lpp.simulate import make_network
-from lpp.vi import fit_variational
+from lpp.vi import VIOptions, fit_variational
 from lpp.vi.fits import as_fit_result
 from study import figures as figs
 from study.figures import (
@@ -84,7 +84,7 @@ def test_variational_fits_are_captioned_by_iterations_not_sweeps(tmp_path):
     save_fit(chain, tmp_path / "collapsed_eps1.0_rep0", data="data/private/network/eps1.0_rep0")
     for rep, iterations in ((0, 2), (1, 3)):
         vi = fit_variational(y, 0.5, CommunityModel(2), method="collapsed", rng=rep,
-                             max_iter=iterations, tol=0.0)
+                             run=VIOptions(max_iter=iterations, tol=0.0))
         save_fit(as_fit_result(vi, "collapsed_cavi"), tmp_path / f"collapsed_cavi_eps1.0_rep{rep}",
                  data=f"data/private/network/eps1.0_rep{rep}",
                  extra={"vi_method": "collapsed"})  # as infer_vi records it

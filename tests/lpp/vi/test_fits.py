@@ -7,7 +7,7 @@ from study.reports import score_topic_fits
 from lpp.formats.fits import load_fit, save_fit
 from lpp.inference import TopicModel
 from lpp.simulate import make_private_factorization
-from lpp.vi import fit_variational
+from lpp.vi import VIOptions, fit_variational
 from lpp.vi.fits import PIPELINE_METHODS, as_fit_result
 from lpp.inference import RunOptions
 
@@ -19,8 +19,8 @@ def problem():
 
 @pytest.fixture(scope="module")
 def fit(problem):
-    return fit_variational(problem.y_tilde, problem.alpha, TopicModel(3), rng=2, max_iter=20,
-                           em_sweeps=10)
+    return fit_variational(problem.y_tilde, problem.alpha, TopicModel(3), rng=2,
+                           run=VIOptions(max_iter=20, em_sweeps=10))
 
 
 def test_round_trip_keeps_means_rates_and_objective(problem, fit, tmp_path):

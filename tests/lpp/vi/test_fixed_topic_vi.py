@@ -4,7 +4,8 @@ import pytest
 
 from lpp.inference import FixedTopicModel, TopicModel
 from lpp.mechanism import privatize
-from lpp.vi import FixedTopicVI, GammaFactor, TopicVI, fit_variational, variational_model
+from lpp.vi import (FixedTopicVI, GammaFactor, TopicVI, VIOptions, fit_variational,
+                    variational_model)
 
 
 def _case(seed=0, n_docs=12, n_words=8, k=2):
@@ -20,15 +21,16 @@ def _case(seed=0, n_docs=12, n_words=8, k=2):
 def test_q_phi_is_held_and_only_theta_moves(method):
     y_tilde, alpha, q_phi = _case()
     fit = fit_variational(y_tilde, alpha, FixedTopicVI(TopicModel(2), q_phi), method=method,
-                          em_sweeps=0, rng=1)
+                          run=VIOptions(em_sweeps=0), rng=1)
     assert fit.q["phi"] is q_phi
     assert fit.q["theta"].shape.shape == (12, 2) and fit.iterations > 1
 
 
 def test_the_collapsed_bound_never_decreases_and_the_engines_agree():
     y_tilde, alpha, q_phi = _case()
-    fits = [fit_variational(y_tilde, alpha, FixedTopicVI(TopicModel(2), q_phi), em_sweeps=0,
-                            rng=1, sparse=sparse, tol=1e-10, max_iter=200)
+    fits = [fit_variational(y_tilde, alpha, FixedTopicVI(TopicModel(2), q_phi),
+                            run=VIOptions(em_sweeps=0, sparse=sparse, tol=1e-10, max_iter=200),
+                            rng=1)
             for sparse in (True, False)]
     assert [f.engine for f in fits] == ["sparse", "dense"]
     for fit in fits:
@@ -39,7 +41,8 @@ def test_the_collapsed_bound_never_decreases_and_the_engines_agree():
 def test_data_over_another_vocabulary_are_refused():
     y_tilde, alpha, q_phi = _case()
     with pytest.raises(ValueError, match="8 words, the data have 7 columns"):
-        fit_variational(y_tilde[:, :7], alpha, FixedTopicVI(TopicModel(2), q_phi), em_sweeps=0)
+        fit_variational(y_tilde[:, :7], alpha, FixedTopicVI(TopicModel(2), q_phi),
+                        run=VIOptions(em_sweeps=0))
 
 
 def test_a_factor_of_the_wrong_shape_is_refused():

@@ -12,6 +12,7 @@ from lpp.inference import CommunityModel, CPTensorModel, TopicModel
 from lpp.mechanism import privatize
 from lpp.vi import (
     GammaFactor,
+    VIOptions,
     bessel_mode_point_nb,
     collapsed_bound,
     delta_log_mean,
@@ -143,11 +144,11 @@ def test_paper_cavi_runs_for_every_model_with_its_stopping_rule():
     rng = np.random.default_rng(2)
     net = privatize(rng.poisson(2.0, (12, 12)), 0.5, rng=rng)
     res = fit_variational(net, 0.5, CommunityModel(2), method="bessel", rng=1,
-                          max_iter=30)
+                          run=VIOptions(max_iter=30))
     assert np.all(np.isfinite(res.objective)) and np.all(np.diagonal(res.mu_hat) == 0)
     cube = privatize(rng.poisson(1.5, (6, 5, 4)), 0.5, rng=rng)
     res = fit_variational(cube, 0.5, CPTensorModel(2), method="bessel", rng=1,
-                          max_iter=30)
+                          run=VIOptions(max_iter=30))
     assert np.all(np.isfinite(res.objective)) and res.mu_hat.shape == cube.shape
 
 
