@@ -373,6 +373,15 @@ def check_schedule(n_iter, burn_in, thin, checkpoint_every) -> tuple[int, int, i
 
 # ----- the keywords of earlier releases ------------------------------------------------------
 
+def split_options(options: type, settings: dict):
+    """``(options(...) of the fields among settings, the other settings)`` for the dataclass
+    ``options`` (a fit's ``RunOptions`` or ``VIOptions``): what code that forwards keyword
+    settings to a fit hands it as ``run=``, and the rest."""
+    names = {f.name for f in dataclasses.fields(options)}
+    return (options(**{k: v for k, v in settings.items() if k in names}),
+            {k: v for k, v in settings.items() if k not in names})
+
+
 def moved_keywords(function: str, deprecated: dict, options: type, run, *, public: str,
                    others=()):
     """``(run, rest)`` of a fit that took its settings as keywords in earlier releases and

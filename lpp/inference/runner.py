@@ -14,12 +14,12 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lpp.inference.checkpoint import CHECKPOINT_VERSION, open_checkpoint, write_checkpoint
 from lpp.progress import tqdm
-from lpp.validation import check_schedule
+from lpp.validation import check_schedule, split_options
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +90,7 @@ class RunOptions:
         """``(RunOptions of the fields among settings, the other settings)``: for code that
         forwards keyword settings to a fit, e.g. ``run, rest = RunOptions.split(kwargs);
         fit_private(y_tilde, mechanism, model, run=run, **rest)``."""
-        names = {f.name for f in fields(cls)}
-        return (cls(**{k: v for k, v in settings.items() if k in names}),
-                {k: v for k, v in settings.items() if k not in names})
+        return split_options(cls, settings)
 
     def checked(self) -> "RunOptions":
         """The options with a validated schedule (:func:`lpp.validation.check_schedule`)."""

@@ -22,7 +22,7 @@ collapsed and naive CAVI: the relative change of the bound between two iteration
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from lpp.validation import (
     non_negative_float,
     non_negative_int,
     positive_int,
+    split_options,
     warn_moved,
 )
 from lpp.inference import Observed
@@ -95,9 +96,7 @@ class VIOptions:
         """``(VIOptions of the fields among settings, the other settings)``: for code that
         forwards keyword settings to a fit, e.g. ``run, rest = VIOptions.split(kwargs);
         fit_variational(y_tilde, mechanism, model, run=run, **rest)``."""
-        names = {f.name for f in fields(cls)}
-        return (cls(**{k: v for k, v in settings.items() if k in names}),
-                {k: v for k, v in settings.items() if k not in names})
+        return split_options(cls, settings)
 
 
 def _arguments(function: str, run, deprecated: dict):
