@@ -24,7 +24,7 @@ from lpp.inference.models import make_model
 from lpp.inference.result import ChainResult, FitResult, Record
 from lpp.inference.runner import RunOptions, run_chain
 from lpp.randomness import chain_seeds, replay_seed
-from lpp.validation import check_int, densify, moved_keywords, warn_moved
+from lpp.validation import check_int, densify, masked_input, moved_keywords, warn_moved
 
 __all__ = ["chain_checkpoint", "fit_nonprivate", "fit_private"]
 
@@ -40,12 +40,13 @@ def chain_checkpoint(checkpoint, chain: int):
 _MODEL_SETTINGS = ("n_components", "a0", "b0")
 
 
-def _arguments(function: str, data, model, run, chains, deprecated: dict):
+def _arguments(function: str, data, model, run, chains, deprecated: dict, *, name: str):
     """``(data, model, run, chains, mask)`` of a fit: the model as an instance, ``run`` a
-    :class:`RunOptions`, and the mask of missing entries that row-block data carry
-    (:meth:`PrivatizedBlocks.with_mask`; a ``numpy.ma`` array's own mask is read where the
-    chain reads its data). The keywords of earlier releases (``deprecated``) are mapped to
-    these with a FutureWarning that names the new place of each."""
+    :class:`RunOptions`, and the mask of missing entries, read once here for the chains and
+    the result alike: a ``numpy.ma`` array's own (:func:`lpp.validation.masked_input`, the
+    data ``name``), or the one row-block data carry (:meth:`PrivatizedBlocks.with_mask`). The
+    keywords of earlier releases (``deprecated``) are mapped to these with a FutureWarning
+    that names the new place of each."""
     mask = getattr(data, "mask", None) if isinstance(data, PrivatizedBlocks) else None
     run, rest = moved_keywords(function, deprecated, RunOptions, run,
                                public="lpp.inference.RunOptions",
@@ -69,10 +70,11 @@ def _arguments(function: str, data, model, run, chains, deprecated: dict):
     elif isinstance(model, str):
         raise TypeError(f"model={model!r} needs its number of components: pass the model "
                         f"object, e.g. TopicModel(K), or make_model({model!r}, n_components=K)")
+    data, mask = masked_input(data, mask, name)
     return data, make_model(model), run if run is not None else RunOptions(), chains, mask
 
 
-def _fit_chains(fit_one, n_chains: int, *, rng, run: RunOptions, mask, data=None):
+def _fit_chains(fit_one, n_chains: int, *, rng, run: RunOptions, mask):
     """The fit of ``fit_one(seed, run)`` run once for one chain (on ``rng`` as given), or once
     per chain, one after the other, each on its own seed (:func:`lpp.randomness.chain_seeds`)
     and checkpoint (:meth:`RunOptions.for_chain`)."""
@@ -88,9 +90,6 @@ def _fit_chains(fit_one, n_chains: int, *, rng, run: RunOptions, mask, data=None
             chains = [fit_one(seed, run.for_chain(c)) for c, seed in enumerate(seeds)]
     # the chains' samplers have checked the mask (a bool or 0/1 array, or a scipy.sparse one)
     exclude = None if mask is None else np.asarray(np.ma.getdata(densify(mask))).astype(bool)
-    if isinstance(data, np.ma.MaskedArray) and np.ma.getmask(data) is not np.ma.nomask:
-        own = np.ma.getmaskarray(data)
-        exclude = own if exclude is None else exclude | own
     return FitResult(chains, exclude=exclude)
 
 
@@ -260,7 +259,7 @@ def fit_private(y_tilde, mechanism, model, *, method="collapsed", run=None, rng=
     (10, 3, 40)
     """
     y_tilde, model, run, chains, mask = _arguments("fit_private", y_tilde, model, run, chains,
-                                                   deprecated)
+                                                   deprecated, name="y_tilde")
     alpha = mechanism
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
@@ -291,7 +290,7 @@ def fit_private(y_tilde, mechanism, model, *, method="collapsed", run=None, rng=
                                        device=device)
         return _run(sampler, chain_run, rng=seed)
 
-    return _fit_chains(fit_one, chains, rng=rng, run=run, mask=mask, data=y_tilde)
+    return _fit_chains(fit_one, chains, rng=rng, run=run, mask=mask)
 
 
 def _is_block_format(data) -> bool:
@@ -341,11 +340,11 @@ def fit_nonprivate(y, model, *, run=None, rng=None, chains: int = 1, device: str
         As for :func:`fit_private`.
     """
     y, model, run, chains, mask = _arguments("fit_nonprivate", y, model, run, chains,
-                                             deprecated)
+                                             deprecated, name="y")
 
     def fit_one(seed, chain_run):
         sampler = GibbsSampler.nonprivate(y, model, rng=seed, mask=mask, init=chain_run.init,
                                           sparse=chain_run.sparse, device=device)
         return _run(sampler, chain_run, rng=seed)
 
-    return _fit_chains(fit_one, chains, rng=rng, run=run, mask=mask, data=y)
+    return _fit_chains(fit_one, chains, rng=rng, run=run, mask=mask)
