@@ -336,6 +336,22 @@ def collected_paths(settings: dict) -> tuple[dict, tuple]:
     return tables, figures
 
 
+def made_in_work_tree(work: Path, work_lock: dict | None, up_to_date) -> set[str]:
+    """The stages of the work tree's lock whose outputs its runs made: those up to date there
+    with a recorded time (:data:`STAGE_TIMES`, written as each stage finishes), and the up-to-date
+    stages whose outputs they read, transitively (a stage whose settings are the same in both
+    profiles, such as a data set's preparation: its entry, the one the work tree's commit
+    recorded, describes the data the run's fits read). An up-to-date stage that no run of the
+    work tree made or read is left out: its output is the one the commit holds, the quick
+    profile's (a benchmark without settings, say), not this profile's."""
+    stages = (work_lock or {}).get("stages") or {}
+    ran = {stage for stage in _read_json(work / STAGE_TIMES)
+           if stage in stages and up_to_date(work, stage)}
+    outputs = {out["path"] for stage in ran for out in stages[stage].get("outs") or []}
+    read, _ = live_stages(lock_entries(stages, work / "dvc.lock"), dict.fromkeys(outputs))
+    return {stage for stage in read | ran if up_to_date(work, stage)}
+
+
 def stale_outputs(work: Path, paths, up_to_date) -> set[str]:
     """Those of ``paths`` whose producing stage (by the work tree's ``dvc.lock``) is not up to
     date: its inputs changed since it ran, or the file is not the one it made (git checks out
@@ -422,10 +438,14 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     if pipeline is None:
         pipeline = set(pipeline_stages(work))
     up_to_date = up_to_date or _status_once(work, pipeline)
+    work_lock = _read_yaml(work / "dvc.lock")
+    made = made_in_work_tree(work, work_lock, up_to_date)
+    made_here = lambda tree, stage: stage in made  # noqa: E731
     tables, figure_paths = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
-    stale = stale_outputs(work, [*tables, *figure_paths], up_to_date)
+    stale = stale_outputs(work, [*tables, *figure_paths], made_here)
     for path in sorted(stale):
-        print(f"not collected: {path} (its stage is not up to date in {work})", flush=True)
+        print(f"not collected: {path} (no run in {work} made it: its stage is not up to date "
+              "there, or its output is the one the work tree's commit holds)", flush=True)
     for source, target in tables.items():
         if source in ("dvc.lock", "params.yaml") or not (work / source).exists() \
                 or source in stale:
@@ -435,13 +455,7 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     results.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(results / "params.yaml",
                        (PARAMS_HEADER + (work / "params.yaml").read_text()).encode())
-    work_lock = _read_yaml(work / "dvc.lock")
-    # every entry that is up to date describes the work tree's outputs, the collected tables
-    # among them: also one the work tree's commit already recorded (a stage whose settings are
-    # the same in both profiles), which the run's other entries read
-    fresh = {stage for stage in ((work_lock or {}).get("stages") or {})
-             if up_to_date(work, stage)}
-    lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), fresh, pipeline)
+    lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), made, pipeline)
     figures.mkdir(parents=True, exist_ok=True)
     for source in figure_paths:
         if (work / source).exists() and source not in stale:
@@ -453,7 +467,7 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
     atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     collect_stage_seconds(results / "stage_seconds.json",
-                          recorded_stage_seconds(work, up_to_date), lock["stages"], work, fresh)
+                          recorded_stage_seconds(work, made_here), lock["stages"], work, made)
 
 
 def collect_stage_seconds(path: Path, seconds: dict[str, float], described, work: Path,

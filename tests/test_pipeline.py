@@ -811,6 +811,8 @@ def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_
     (work / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": entries}))
     for path in (p for paths in made.values() for p in paths):
         (work / path).write_text(path)
+    (work / runner.STAGE_TIMES).write_text(json.dumps({"report_topics": 5.0,
+                                                       "report_network": 3.0}))
     asked = []
 
     def up_to_date(tree, stage):
@@ -890,7 +892,10 @@ def test_a_stage_stopped_and_continued_is_timed_with_all_its_pieces(tmp_path):
 def test_the_paper_run_collects_an_up_to_date_entry_its_commit_already_recorded(tmp_path):
     """A stage whose settings are the same in both profiles (the network's preparation, say)
     is up to date in the work tree with the entry its commit's dvc.lock records: that entry
-    describes the data the run's other stages read, so it replaces an earlier run's entry."""
+    describes the data the run's other stages read, so it replaces an earlier run's entry.
+    An up-to-date stage that no run of the work tree made or read (a benchmark without
+    settings, whose output is the quick profile's as the commit holds it) keeps the committed
+    entry, table and commit."""
     runner = _profile_runner()
     work, results = tmp_path / "work", tmp_path / "results"
     work.mkdir()
@@ -902,20 +907,39 @@ def test_the_paper_run_collects_an_up_to_date_entry_its_commit_already_recorded(
     report = {"cmd": "report",
               "deps": [{"path": "data/prepared/network", "hash": "md5", "md5": "new"}],
               "outs": [{"path": "results/eval/enron_network.csv", "hash": "md5", "md5": "t"}]}
-    lock = {"schema": "2.0", "stages": {"prepare_network": entry, "report_network": report}}
+    runtime = {"cmd": "bench",
+               "outs": [{"path": "results/central/runtime.json", "hash": "md5", "md5": "q"}]}
+    lock = {"schema": "2.0", "stages": {"prepare_network": entry, "report_network": report,
+                                        "central_runtime": runtime}}
     (work / "dvc.lock").write_text(yaml.safe_dump(lock))
     (work / "results" / "eval").mkdir(parents=True)
     (work / "results" / "eval" / "enron_network.csv").write_text("the table")
+    (work / "results" / "central").mkdir(parents=True)
+    (work / "results" / "central" / "runtime.json").write_text("the quick profile's timing")
+    (work / runner.STAGE_TIMES).write_text(json.dumps({"report_network": 2.0}))
     subprocess.run(["git", "init", "-q"], cwd=work, check=True)
     subprocess.run(["git", "add", "dvc.lock"], cwd=work, check=True)
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"],
                    cwd=work, check=True)
+    earlier_runtime = {"cmd": "bench",
+                       "outs": [{"path": "results/central/runtime.json", "hash": "md5",
+                                 "md5": "p"}]}
     (results / "dvc.lock").write_text(yaml.safe_dump(
-        {"schema": "2.0", "stages": {"prepare_network": {"cmd": "an earlier run's"}}}))
+        {"schema": "2.0", "stages": {"prepare_network": {"cmd": "an earlier run's"},
+                                     "central_runtime": earlier_runtime}}))
+    (results / "central").mkdir()
+    (results / "central" / "runtime.json").write_text("the paper profile's timing")
+    (results / "stage_seconds.json").write_text(json.dumps(
+        {"stages": {"central_runtime": 30.7}, "revisions": {"central_runtime": "a" * 40}}))
     runner.collect(work, results, tmp_path / "figures", up_to_date=lambda tree, stage: True,
-                   pipeline={"prepare_network", "report_network"})
+                   pipeline={"prepare_network", "report_network", "central_runtime"})
     assert yaml.safe_load((results / "dvc.lock").read_text())["stages"] == {
-        "prepare_network": entry, "report_network": report}
+        "prepare_network": entry, "report_network": report, "central_runtime": earlier_runtime}
+    assert (results / "central" / "runtime.json").read_text() == "the paper profile's timing"
+    times = json.loads((results / "stage_seconds.json").read_text())
+    assert times["stages"] == {"central_runtime": 30.7, "report_network": 2.0}
+    assert times["revisions"]["central_runtime"] == "a" * 40
+    assert times["revisions"]["report_network"] == times["machine"]["revision"]
 
 
 def test_the_work_tree_links_its_outputs_to_the_cache_unless_told_otherwise(tmp_path):

@@ -596,8 +596,8 @@ _RUN_STUDIES = (
     ("convergence diagnosis", ("diagnose", "infer_private_chains_topics",
                                "infer_nonprivate_chains_topics", "infer_private_chains_network")),
     ("synthetic figures and the VI paper", ("synthetic_communities", "synthetic_topics",
-                                            "appendix_two_geometric", "vi_synthetic",
-                                            "vi_benchmark")),
+                                            "recovery_map", "appendix_two_geometric",
+                                            "vi_synthetic", "vi_benchmark")),
     ("Foulds et al.", ("prepare_events", "central_beta_bernoulli", "central_hmm",
                        "central_runtime")),
     ("claims", ("claims",)),
@@ -649,12 +649,23 @@ def _run_settings(params: dict) -> dict[str, str]:
         words["synthetic figures and the VI paper"] = (
             f"Fig. 1: {synthetic['n_iter']:,} sweeps{fig1_seeds}{fig1_chains}; Fig. 3: "
             f"{params['synthetic_topics']['n_iter']:,} sweeps × "
-            f"{len(params['synthetic_topics']['seeds'])} seeds; the VI benchmark")
+            f"{len(params['synthetic_topics']['seeds'])} seeds{_recovery_map_words(params)}; "
+            "the VI benchmark")
     hmm = params.get("central_hmm")
     if hmm:
         words["Foulds et al."] = (f"{hmm['n_splits']} held-out splits × "
                                   f"{len(hmm['epsilons'])} ε, {hmm['n_iter']} sweeps")
     return words
+
+
+def _recovery_map_words(params: dict) -> str:
+    """The recovery map's design in words (``''`` when the settings have none)."""
+    grid = params.get("recovery_map")
+    if not grid:
+        return ""
+    return (f"; the recovery map: {len(grid['doc_lengths'])} × {len(grid['alpha0_levels'])} "
+            f"cells × {len(grid['seeds'])} seeds × {grid['n_chains']} chains, "
+            f"{grid['n_iter']:,} sweeps")
 
 
 def _short(revision: str) -> str:
