@@ -13,7 +13,8 @@
   :class:`PoissonFactorization`) and **privacy steps**
   (:mod:`lpp.inference.privacy`: :class:`CollapsedPrivacy`, :class:`BesselPrivacy`,
   :class:`NaivePrivacy`, or your own :class:`PrivacyStep`). Pass either as an instance or by
-  name.
+  name. The steps run the geometric mechanism; another mechanism plugs in with its own noise
+  model and steps (:func:`register_mechanism`).
 * :mod:`lpp.inference.engines` — engines that fuse a step with a model's allocation where their
   declared capabilities allow (the sparse topic engine of the collapsed step; the known-counts
   engine of the naive step and the non-private chain).
@@ -34,6 +35,7 @@ from lpp.inference.privacy import (
     NaivePrivacy,
     PrivacyStep,
     make_privacy_step,
+    register_mechanism,
     sample_true_counts,
 )
 from lpp.inference.result import ChainResult, FitResult
@@ -43,5 +45,5 @@ __all__ = sorted([
     "EM_INIT_SWEEPS", "PRIVACY_STEPS", "BesselPrivacy", "ChainResult", "CollapsedPrivacy",
     "FitResult", "GibbsSampler", "NaivePrivacy", "PrivacyStep", "RunOptions",
     "checkpoint_from_fit", "checkpoints_from_fit", "fit_nonprivate", "fit_private",
-    "make_privacy_step", "sample_true_counts", *_models.__all__,
+    "make_privacy_step", "register_mechanism", "sample_true_counts", *_models.__all__,
 ])

@@ -19,7 +19,7 @@ from lpp.inference.engines import CollapsedPhiTopicEngine, select_engine
 from lpp.inference.log_density import ordered_sum, poisson_factor_row_sums
 from lpp.inference.models import make_model
 from lpp.inference.models.base import Observed, PoissonFactorization
-from lpp.inference.privacy import NoiseLevels, PrivacyStep, make_privacy_step, noise_levels
+from lpp.inference.privacy import privacy_for
 from lpp.inference.count_sources import PrivateCounts, TrueCounts
 from lpp.inference.sparse_counts import SparseCounts
 
@@ -149,11 +149,10 @@ class GibbsSampler:
         (:mod:`lpp.inference.engines.cuda`).
         """
         model = make_model(model)
-        step = make_privacy_step(method)
         y_tilde, mask = masked_input(y_tilde, mask, "y_tilde")
         y_tilde = count_array(y_tilde, "y_tilde", signed=True)
+        step, noise = privacy_for(alpha, method, y_tilde.shape)
         observed = observed_entries(model, y_tilde.shape, mask)
-        noise = _noise_for(step, alpha, y_tilde.shape)
         source = PrivateCounts(y_tilde, noise, step)
         fused = _fused_engine(model, step, noise, source, observed, sparse,
                               "method='collapsed' or 'naive', the built-in TopicModel and (for "
@@ -320,11 +319,3 @@ def _cuda_engine(model, step, noise, source, observed: Observed, sparse):
             f"'naive' or the non-private chain; got the {model.name!r} model with "
             f"{getattr(step, 'name', 'the true counts')!r}")
     return engine.for_source(source, observed.is_observed, backend())
-
-
-def _noise_for(step: PrivacyStep, alpha, shape) -> NoiseLevels | None:
-    if not step.models_noise:
-        if alpha is not None:
-            noise_levels(alpha, shape)  # validated for a clear error, then unused
-        return None
-    return noise_levels(alpha, shape)

@@ -12,14 +12,16 @@ import hashlib
 
 import numpy as np
 
-from lpp.inference.log_density import geometric_row_sums, ordered_sum
+from lpp.inference.log_density import ordered_sum
 from lpp.inference.models.base import Observed
 from lpp.inference.privacy import NoiseLevels, PrivacyStep
 from lpp.inference.sparse_counts import BLOCK_ENTRIES, SparseCounts
 
 
 class PrivateCounts:
-    """Privatized counts ``y_tilde``, their noise levels and the privacy step that draws ``y``.
+    """Privatized counts ``y_tilde``, their noise model (the geometric mechanism's
+    :class:`NoiseLevels`, or a registered mechanism's: :mod:`lpp.inference.privacy.mechanisms`)
+    and the privacy step that draws ``y``.
 
     ``noise`` may be None only for a step that does not model the noise (the naive method).
     """
@@ -42,17 +44,18 @@ class PrivateCounts:
         return self.step.sample(self.y_tilde, self.noise, mu, observed.is_observed, aux, seed, iteration)
 
     def log_noise(self, y: np.ndarray, observed: Observed) -> float:
-        """Sum over observed entries of ``log 2Geo(y_tilde - y; alpha)`` (0 for a step that
-        does not model the noise), row by row in a fixed order
-        (:mod:`lpp.inference.log_density`)."""
+        """Sum over observed entries of ``log P(y_tilde | y)`` (0 for a step that does not
+        model the noise), row by row in a fixed order (the noise model's rows, e.g.
+        ``log 2Geo(y_tilde - y; alpha)`` for the geometric mechanism:
+        :mod:`lpp.inference.log_density`)."""
         if not self.step.models_noise:
             return 0.0
-        return ordered_sum(geometric_row_sums(self.y_tilde, y, self.noise, observed))
+        return ordered_sum(self.noise.log_density_rows(self.y_tilde, y, observed))
 
     def fingerprint(self, observed: Observed) -> str:
         parts = [self.y_tilde]
         if self.noise is not None:
-            parts += [self.noise.values, np.array([self.noise.stride])]
+            parts += list(self.noise.fingerprint_parts())
         return _digest(parts, observed)
 
 

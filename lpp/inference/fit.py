@@ -21,6 +21,7 @@ from lpp.formats.privatized_blocks import FORMAT_NAME as BLOCKS_FORMAT
 from lpp.formats.privatized_blocks import META_FILE, PrivatizedBlocks
 from lpp.inference.chain import DEVICES, GibbsSampler
 from lpp.inference.models import make_model
+from lpp.inference.privacy import is_geometric
 from lpp.inference.result import ChainResult, FitResult, Record
 from lpp.inference.runner import RunOptions, run_chain
 from lpp.randomness import chain_seeds, replay_seed
@@ -144,7 +145,9 @@ def fit_private(y_tilde, mechanism, model, *, method="collapsed", run=None, rng=
         (:class:`lpp.mechanism.GeometricMechanism`, e.g. ``GeometricMechanism(epsilon=1.0,
         N=1)``), or its noise level ``alpha = exp(-epsilon / N)`` in (0, 1): a scalar, one
         value per row (shape ``(D, 1)``) or per entry. Optional for ``method="naive"``; None
-        with ``cluster`` (the row-block format carries it).
+        with ``cluster`` (the row-block format carries it). A mechanism of another kind runs
+        with the steps it was registered with
+        (:func:`lpp.inference.privacy.register_mechanism`), in this process.
     model : PoissonFactorization
         ``TopicModel(K)``, ``CommunityModel(C)``, ``CPTensorModel(R)`` or your own subclass
         (:func:`lpp.inference.models.make_model` builds one from a name, with the Gamma prior's
@@ -266,6 +269,9 @@ def fit_private(y_tilde, mechanism, model, *, method="collapsed", run=None, rng=
     if cluster is not None and device != "cpu":
         raise ValueError("device='cuda' runs in this process; a cluster's chain runs on the "
                          "workers' CPUs (pass cluster=None)")
+    if cluster is not None and not is_geometric(mechanism):
+        raise ValueError(f"a cluster's row-block chains run the geometric mechanism; "
+                         f"{type(mechanism).__name__} runs in this process (cluster=None)")
     if cluster is not None and callable(run.init):
         raise ValueError("a callable init (such as lpp.vi.dispersed_start) reads the data in "
                          "this process, which the cluster's row-block data are not: compute "

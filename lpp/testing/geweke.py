@@ -30,7 +30,13 @@ from scipy import stats
 from lpp.randomness import as_generator, base_seed
 from lpp.inference.chain import GibbsSampler, observed_entries
 from lpp.inference.models.base import PoissonFactorization
-from lpp.inference.privacy import BesselPrivacy, make_privacy_step, noise_levels
+from lpp.inference.privacy import (
+    BesselPrivacy,
+    is_geometric,
+    make_privacy_step,
+    noise_levels,
+    privacy_for,
+)
 from lpp.mechanism import sample_two_sided_geometric
 from lpp.testing.goodness_of_fit import FALSE_ALARM
 
@@ -44,10 +50,14 @@ class _Simulator:
         self.shape = tuple(shape)
         self.user_mask, self.sparse, self.device = mask, sparse, device
         self.observed = observed_entries(model, self.shape, mask)
-        self.step = None if method == "nonprivate" else make_privacy_step(method)
+        # a mechanism of another kind than the geometric one privatizes the fresh data itself
+        self.mechanism = None if is_geometric(alpha) else alpha
+        self.step = (None if method == "nonprivate"
+                     else privacy_for(alpha, method, self.shape)[0] if self.mechanism is not None
+                     else make_privacy_step(method))
         self.bessel = isinstance(self.step, BesselPrivacy)
         self.alpha_arg = alpha
-        if self.step is not None:
+        if self.step is not None and self.mechanism is None:
             self.alpha = noise_levels(alpha, self.shape).full()
             self.lam_mean = self.alpha / (1.0 - self.alpha)
         self.observed_flat = np.flatnonzero(self.observed.is_observed)
@@ -65,6 +75,9 @@ class _Simulator:
                 "lam_minus": self.rng.exponential(self.lam_mean)}
 
     def privatize(self, y, aux):
+        if self.mechanism is not None:
+            return np.where(self.observed.is_observed,
+                            self.mechanism.privatize(y, rng=self.rng), 0)
         if self.bessel:
             tau = self.rng.poisson(aux["lam_plus"]) - self.rng.poisson(aux["lam_minus"])
         else:
@@ -138,7 +151,9 @@ def geweke_simulations(model: PoissonFactorization, shape, *, method="collapsed"
                        rng=None, sparse=None, device="cpu"):
     """Draws of the test functions from both simulators: ``(forward, chain)`` dicts of arrays.
 
-    ``shape``: data shape (keep it tiny); ``alpha``: noise level for the private methods;
+    ``shape``: data shape (keep it tiny); ``alpha``: noise level for the private methods, or a
+    mechanism of another kind (:func:`lpp.inference.privacy.register_mechanism`), which then
+    privatizes the simulated counts with its own ``privatize(y, rng=...)``;
     ``thin``: sampler sweeps between recorded chain values; ``mask``: True = missing;
     ``sparse``: as in :func:`~lpp.inference.fit_private` (None: a fused engine where one
     applies, False: the plain sweep); ``device``: where the chain's sweeps run (``"cuda"``: the

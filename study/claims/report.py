@@ -181,7 +181,8 @@ _CAUSES_LEGEND = (
     "contradicted: fails under the paper's own protocol and reading, beyond a spread we trust. "
     "undecided: our runs cannot tell (inside the spread, one value per cell, or a spread not "
     "to be trusted); the evidence says what would decide it and its cost. ours-not-theirs: "
-    "the regime or measure is ours where the paper is silent; the evidence gives the paper's "
+    "the regime or measure is ours, not the paper's (where the paper is silent, or a size "
+    "other than the paper's); the evidence gives the paper's "
     "reading. untestable: the paper's data or numbers are not available to us. Each row names "
     "the command, run from the repository's root, that shows its evidence (docs/claims.md).")
 

@@ -27,9 +27,24 @@ carry no likelihood; the step leaves them at ``y = 0`` and does not touch their 
 
 The step objects are in :mod:`lpp.inference.privacy.steps`, their numba kernels in
 :mod:`lpp.inference.privacy.kernels` (random streams keyed by seed, iteration and block, so a
-draw does not depend on the number of threads).
+draw does not depend on the number of threads). A mechanism of another kind than the geometric
+one plugs in with its own noise model and steps: :mod:`lpp.inference.privacy.mechanisms`;
+:mod:`lpp.inference.privacy.randomized_response` is one (k-ary randomized response on clipped
+counts).
 """
 from lpp.inference.privacy.kernels import sample_true_count_collapsed_nb
+from lpp.inference.privacy.mechanisms import (
+    MechanismSupport,
+    is_geometric,
+    mechanism_support,
+    privacy_for,
+    register_mechanism,
+)
+from lpp.inference.privacy.randomized_response import (
+    RandomizedResponse,
+    RandomizedResponseNoise,
+    RandomizedResponseStep,
+)
 from lpp.inference.privacy.steps import (
     CAPABILITY_METHODS,
     PRIVACY_STEPS,
@@ -44,5 +59,7 @@ from lpp.inference.privacy.steps import (
 )
 
 __all__ = ["CAPABILITY_METHODS", "PRIVACY_STEPS", "BesselPrivacy", "CollapsedPrivacy",
-           "NaivePrivacy", "NoiseLevels", "PrivacyStep", "make_privacy_step", "noise_levels",
-           "sample_true_count_collapsed_nb", "sample_true_counts"]
+           "MechanismSupport", "NaivePrivacy", "NoiseLevels", "PrivacyStep", "RandomizedResponse",
+           "RandomizedResponseNoise", "RandomizedResponseStep", "is_geometric",
+           "make_privacy_step", "mechanism_support", "noise_levels", "privacy_for",
+           "register_mechanism", "sample_true_count_collapsed_nb", "sample_true_counts"]

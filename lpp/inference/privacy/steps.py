@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lpp.inference.capabilities import lapse_overridden
+from lpp.inference.log_density import geometric_row_sums
 from lpp.inference.numerics import check_counts_drawn
 from lpp.inference.privacy.kernels import bessel_counts_kernel, collapsed_kernel, lambda_kernel
 from lpp.mechanism import alpha_of
@@ -42,6 +43,15 @@ class NoiseLevels:
     def full(self) -> np.ndarray:
         """``alpha`` for every entry, in the data's shape."""
         return np.repeat(self.values, self.stride)[: math.prod(self.shape)].reshape(self.shape)
+
+    def log_density_rows(self, y_tilde: np.ndarray, y: np.ndarray, observed) -> np.ndarray:
+        """Per row, the sum over its observed entries of ``log 2Geo(y_tilde - y; alpha)``
+        (the noise model's part of the log joint)."""
+        return geometric_row_sums(y_tilde, y, self, observed)
+
+    def fingerprint_parts(self) -> list[np.ndarray]:
+        """The arrays that tie a checkpoint to these levels."""
+        return [self.values, np.array([self.stride])]
 
     def per_row(self) -> np.ndarray | None:
         """One value per leading index when alpha is constant within rows, else ``None``."""
