@@ -186,7 +186,6 @@ _VI_SIZE = Diagnosis(
 #: the diagnoses of each profile's verdicts: ``{profile: {claim id: Diagnosis}}``
 DIAGNOSES: dict[str, dict[str, Diagnosis]] = {
     "paper": {
-        "icml.fig4.npmi_ours_not_above_nonprivate": _paper_topic_quality("NPMI"),
         "icml.fig4.npmi_zero_ours_not_above_nonprivate": _paper_topic_quality("NPMI"),
         "icml.fig4.coherence_ours_beats_nonprivate": _paper_topic_quality(
             "coherence at ε/N = 1"),
@@ -205,7 +204,6 @@ DIAGNOSES: dict[str, dict[str, Diagnosis]] = {
 DIAGNOSES["quick"] = {
     "icml.fig4.npmi_zero_ours_beats_naive": _QUICK_TOPICS_VS_NAIVE,
     "icml.fig4.coherence_ours_beats_naive": _QUICK_TOPICS_VS_NAIVE,
-    "icml.fig4.npmi_ours_not_above_nonprivate": _QUICK_TOPICS_VS_NONPRIVATE,
     "icml.fig4.npmi_zero_ours_not_above_nonprivate": _QUICK_TOPICS_VS_NONPRIVATE,
     "icml.fig4.coherence_ours_beats_nonprivate": _QUICK_TOPICS_VS_NONPRIVATE,
     "icml.fig5.C5.rows_cols.heldout_ours_beats_nonprivate": _HELDOUT_QUICK,
