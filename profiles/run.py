@@ -65,33 +65,13 @@ from lpp.formats.files import atomic_write_bytes  # noqa: E402
 from study import checkpoints  # noqa: E402
 from study.notebook import check_settings  # noqa: E402
 from study.provenance import live_stages, lock_entries, stage_commits  # noqa: E402
-from study.stages import DIAGNOSE_STAGES, STAGES, SYNTHETIC_STAGES  # noqa: E402
+from study.stages import (  # noqa: E402
+    DIAGNOSE_STAGES,
+    STAGES,
+    SYNTHETIC_STAGES,
+    collected_paths,
+)
 
-#: what is copied back: work-tree path -> path under --results (tables) or --figures; the case
-#: studies' outputs are named by their data sets (:func:`collected_paths`)
-TABLES = {"data/prepared/topics/summary.json": "data/topics_summary.json",
-          "data/prepared/network/summary.json": "data/network_summary.json",
-          "data/prepared/network_rows_cols/summary.json": "data/network_rows_cols_summary.json",
-          "results/diagnostics/summary.csv": "diagnostics/summary.csv",
-          "results/synthetic/communities.json": "synthetic/communities.json",
-          "results/synthetic/topics.json": "synthetic/topics.json",
-          "results/synthetic/recovery_map.json": "synthetic/recovery_map.json",
-          "results/synthetic/recovery_map.md": "synthetic/recovery_map.md",
-          "results/synthetic/two_geometric.json": "synthetic/two_geometric.json",
-          "results/vi/benchmark.csv": "vi/benchmark.csv",
-          "results/vi/synthetic.json": "vi/synthetic.json",
-          "results/central/beta_bernoulli.json": "central/beta_bernoulli.json",
-          "results/central/table1.csv": "central/table1.csv",
-          "results/central/heldout_loglik.csv": "central/heldout_loglik.csv",
-          "results/central/occupancy.json": "central/occupancy.json",
-          "results/central/runtime.json": "central/runtime.json",
-          "results/claims.md": "claims.md", "results/claims.json": "claims.json",
-          "params.yaml": "params.yaml", "dvc.lock": "dvc.lock"}
-FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
-           "figures/recovery_map.png",
-           "figures/vi_benchmark.png", "figures/vi_synthetic.png",
-           "figures/central_fig1.png", "figures/central_fig2.png", "figures/central_fig6.png",
-           "figures/central_occupancy.png", "figures/appendix_fig2_two_geometric.png")
 
 
 def merged_settings(profile: Path, cuts: Path | None) -> dict:
@@ -313,27 +293,6 @@ def recorded_stage_seconds(work: Path, up_to_date) -> dict[str, float]:
     times = work / STAGE_TIMES
     record = json.loads(times.read_text()) if times.exists() else {}
     return {stage: value for stage, value in record.items() if up_to_date(work, stage)}
-
-
-def collected_paths(settings: dict) -> tuple[dict, tuple]:
-    """What is copied back (:data:`TABLES`, :data:`FIGURES`) with the case studies' tables
-    and figures, whose names carry the data sets of ``settings`` (a params file's content)."""
-    try:
-        topics = settings["prepare_topics"]["dataset"]
-        network = settings["prepare_network"]["dataset"]
-    except KeyError as missing:
-        raise ValueError(f"the settings name no data set ({missing} missing under "
-                         "prepare_topics / prepare_network): add dataset: NAME to both") from None
-    tables = {f"results/eval/{topics}_topics.csv": f"eval/{topics}_topics.csv",
-              f"results/eval/{topics}_topic_words.csv": f"eval/{topics}_topic_words.csv",
-              f"results/eval/{network}_network.csv": f"eval/{network}_network.csv",
-              f"results/eval/{network}_network_rows_cols.csv":
-                  f"eval/{network}_network_rows_cols.csv", **TABLES}
-    figures = (f"figures/{topics}_topics.png", f"figures/{topics}_topic_words.png",
-               f"figures/{network}_network.png", f"figures/{network}_network_rows_cols.png",
-               f"figures/{topics}_trace_topics.png",
-               f"figures/{network}_trace_network.png", *FIGURES)
-    return tables, figures
 
 
 def made_in_work_tree(work: Path, work_lock: dict | None, up_to_date) -> set[str]:

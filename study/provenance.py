@@ -37,13 +37,12 @@ reads a lock beside the committed files and reports where the two disagree:
 
 The paper profile's outputs are copied out of its own work tree (``profiles/run.py``), so its
 lock names work-tree paths: :func:`paper_layout` maps them to their committed copies with the
-runner's own list of what is copied (``collected_paths``).
+list the runner copies by (:func:`study.stages.collected_paths`).
 """
 from __future__ import annotations
 
 import argparse
 import fnmatch
-import importlib.util
 import io
 import json
 import subprocess
@@ -54,6 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+
+from study.stages import collected_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -740,7 +741,6 @@ def paper_layout(repo: Path = ROOT) -> Layout:
     (``results/paper/params.yaml``): the check holds whatever the pipeline or the profiles
     become after the runs, and each study is its own run's."""
     repo = Path(repo)
-    runner = _profile_runner(repo)
     recorded = repo / "results" / "paper" / "params.yaml"
     if not recorded.is_file():
         raise ValueError(f"{recorded}: no settings of a paper-scale run")
@@ -748,21 +748,12 @@ def paper_layout(repo: Path = ROOT) -> Layout:
     if not record.is_file():
         raise ValueError(f"{record}: no record of the commits the paper-scale runs were made at")
     settings = yaml.safe_load(recorded.read_text()) or {}
-    tables, figures = runner.collected_paths(settings)
+    tables, figures = collected_paths(settings)
     copies = {source: f"results/paper/{target}" for source, target in tables.items()}
     copies.update({source: f"figures/paper/{Path(source).name}" for source in figures})
     return Layout("paper", "results/paper/dvc.lock", ("results/paper", "figures/paper"),
                   PAPER_NOT_OUTPUTS, settings, copies, pipeline_at_code_commit=True,
                   run_record=json.loads(record.read_text()))
-
-
-def _profile_runner(repo: Path):
-    """``profiles/run.py`` of ``repo`` as a module (``profiles`` is a folder of scripts)."""
-    path = repo / "profiles" / "run.py"
-    spec = importlib.util.spec_from_file_location("profile_runner", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 LAYOUTS = {"quick": quick_layout, "paper": paper_layout}

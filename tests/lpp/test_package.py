@@ -252,6 +252,16 @@ def test_the_repository_packages_import_down_their_layers():
     assert _cycles(graph) == []
 
 
+def test_no_package_below_profiles_loads_a_file_by_its_path():
+    """A module loaded from its path (``importlib.util.spec_from_file_location``) is an import
+    the layer check cannot see: only the scripts of ``profiles/``, which load one another, may
+    do it."""
+    loaders = sorted(str(path.relative_to(ROOT)) for package in REPOSITORY_LAYERS[:-1]
+                     for path in (ROOT / package).rglob("*.py")
+                     if "spec_from_file_location" in path.read_text())
+    assert loaders == []
+
+
 def test_the_package_layer_check_finds_an_import_upward_inside_a_function(tmp_path):
     files = {"bench/__init__.py": "", "study/__init__.py": "",
              "bench/vi.py": "def numbers():\n    from study.vi_benchmark import PAPER\n",

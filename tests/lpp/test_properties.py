@@ -28,13 +28,28 @@ _WORKER = r'''
 import pickle, struct, sys
 import numpy as np
 from lpp.inference import CommunityModel, CPTensorModel, FitResult, TopicModel
-from lpp.inference import fit_nonprivate, fit_private
-from lpp.vi import VIResult, fit_variational, fit_variational_nonprivate
+from lpp.inference import RunOptions, fit_nonprivate, fit_private
+from lpp.vi import VIOptions, VIResult, fit_variational, fit_variational_nonprivate
 
 MODELS = {"topics": TopicModel, "communities": CommunityModel, "cp": CPTensorModel}
 FITS = {"fit_private": fit_private, "fit_nonprivate": fit_nonprivate,
         "fit_variational": fit_variational,
         "fit_variational_nonprivate": fit_variational_nonprivate}
+#: the job's settings that go into the run's options, per kind of fit
+RUN_FIELDS = {RunOptions: ("n_iter", "burn_in", "thin", "init", "progress", "sparse"),
+              VIOptions: ("max_iter", "em_sweeps")}
+
+
+def call(fit, data, alpha, model, kwargs):
+    """The fit with the job's settings in the arguments of the public fits: a mask as the data's
+    numpy.ma mask, the schedule and start in ``run``."""
+    options = RunOptions if fit in ("fit_private", "fit_nonprivate") else VIOptions
+    kwargs = dict(kwargs)
+    run = options(**{k: kwargs.pop(k) for k in RUN_FIELDS[options] if k in kwargs})
+    if "mask" in kwargs:
+        data = np.ma.masked_array(data, mask=kwargs.pop("mask"))
+    args = (data, model) if isinstance(alpha, str) else (data, alpha, model)
+    return FITS[fit](*args, run=run, **kwargs)
 
 
 def read():
@@ -74,8 +89,7 @@ while (job := read()) is not None:
     try:
         name, k, priors = spec
         model = MODELS[name](k, **priors) if name in MODELS else name
-        args = (data, model) if isinstance(alpha, str) else (data, alpha, model)
-        answer = ("ok", invalid(FITS[fit](*args, **kwargs), kwargs))
+        answer = ("ok", invalid(call(fit, data, alpha, model, kwargs), kwargs))
     except (ValueError, TypeError) as err:
         answer = (type(err).__name__, str(err))
     except Exception as err:  # noqa: BLE001 - reported, then the example fails
@@ -204,9 +218,9 @@ def fit_jobs(draw):
             draw(_priors))
     alpha = "absent" if fit.endswith("nonprivate") else draw(_alpha(shape))
     kwargs = {"rng": draw(st.integers(0, 2**63 - 1))}
-    if draw(st.booleans()):
-        kwargs["mask"] = draw(_mostly(hnp.arrays(np.bool_, shape, elements=_few_true),
-                                      hnp.arrays(np.bool_, (2, 2))))
+    if draw(st.booleans()) and not scipy.sparse.issparse(data):
+        # the missing entries as the data's numpy.ma mask, which has the data's shape
+        kwargs["mask"] = draw(hnp.arrays(np.bool_, np.shape(data), elements=_few_true))
     if fit.startswith("fit_variational"):
         kwargs["max_iter"] = draw(_mostly(st.integers(1, 3), _small_int))
         kwargs["em_sweeps"] = draw(st.integers(0, 3))
