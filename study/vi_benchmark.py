@@ -19,18 +19,24 @@ and its load; the MAEs repeat to the bit for a given seed.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bench.paper_numbers import PAPER_NUMBERS
+from lpp.formats.files import atomic_write_bytes
 from lpp.inference import RunOptions, TopicModel, fit_private
 from lpp.inference.numerics import SERIAL_BELOW
 from lpp.randomness import derive_seed
 from lpp.simulate import PrivatizedFactorization, make_private_factorization
 from lpp.validation import non_negative_int, positive_int
 from lpp.vi.driver import VIOptions, collapsed_bound, fit_variational
+from study import checkpoints
 from study.figures import method_style, save_figure
 
 #: each row's method in the figures' one naming (study.figures.METHOD_STYLES)
@@ -180,12 +186,16 @@ def run_benchmark(data: PrivatizedFactorization, k: int, *, seed: int, mcmc_n_it
 
 
 def run_seeds(seeds, n: int, k: int, *, epsilon_over_n: float = 1.0, shape: float = 0.2,
-              rate: float = 1.0, **schedule) -> pd.DataFrame:
+              rate: float = 1.0, finished=None, **schedule) -> pd.DataFrame:
     """:func:`run_benchmark` on the data of each of ``seeds``, one after another.
 
     Each seed draws its own data (:func:`data_seed`) and its fits' seeds, so the seeds are
     independent repeats of the whole comparison; a seed's rows are the same whichever other
-    seeds run beside it.
+    seeds run beside it. With ``finished`` (a folder: :func:`finished_folder`), each seed's
+    rows are written there as the seed finishes, under a name that holds a digest of every
+    setting, and a later call with the same settings reads them instead of running the seed
+    again: a run cut short (a paper-scale seed takes about half an hour) continues with the
+    seeds it had not finished. Files of other settings are removed, never read.
 
     Parameters
     ----------
@@ -195,6 +205,9 @@ def run_seeds(seeds, n: int, k: int, *, epsilon_over_n: float = 1.0, shape: floa
         The data's ``n x n`` size and the components of the truth and of every fit.
     epsilon_over_n, shape, rate : float
         As :func:`make_benchmark_data`.
+    finished : path-like, optional
+        Where each finished seed's rows are kept until the whole run is done (then remove it:
+        :func:`clear_finished`).
     **schedule
         :func:`run_benchmark`'s keywords (``mcmc_n_iter``, ...).
 
@@ -211,13 +224,59 @@ def run_seeds(seeds, n: int, k: int, *, epsilon_over_n: float = 1.0, shape: floa
     seeds = [non_negative_int(s, "seeds") for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be one or more distinct seeds, got {seeds}")
+    key = _settings_key(n=n, k=k, epsilon_over_n=epsilon_over_n, shape=shape, rate=rate,
+                        **{name: value for name, value in schedule.items()
+                           if name != "progress"})
+    kept = _finished_files(finished, key)
     tables = []
     for seed in seeds:
-        data = make_benchmark_data(n, k, epsilon_over_n=epsilon_over_n, shape=shape, rate=rate,
-                                   rng=data_seed(seed))
-        table = run_benchmark(data, k, seed=seed, **schedule)
+        done = kept.get(seed)
+        if done is not None:
+            print(f"seed {seed}: its rows read from {done} (finished by an earlier run of "
+                  "these settings)", flush=True)
+            table = pd.read_csv(done)
+        else:
+            data = make_benchmark_data(n, k, epsilon_over_n=epsilon_over_n, shape=shape,
+                                       rate=rate, rng=data_seed(seed))
+            table = run_benchmark(data, k, seed=seed, **schedule)
+            if finished is not None:
+                text = table.to_csv(index=False, float_format="%.17g")
+                atomic_write_bytes(Path(finished) / f"seed{seed}-{key}.csv", text.encode())
         tables.append(table.assign(run_seed=seed)[["run_seed", *table.columns]])
     return pd.concat(tables, ignore_index=True)
+
+
+def finished_folder(table_out) -> Path:
+    """Where :func:`run_seeds` keeps the finished seeds of the run that writes ``table_out``:
+    beside it, as a fit keeps its checkpoints (:data:`study.checkpoints.SUFFIX`, ignored by
+    git)."""
+    return Path(f"{table_out}{checkpoints.SUFFIX}")
+
+
+def clear_finished(folder) -> None:
+    """Remove the finished seeds' folder once the run's table is written."""
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _settings_key(**settings) -> str:
+    """A digest of a run's settings (the seed aside), naming its finished seeds' files."""
+    text = json.dumps(settings, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _finished_files(folder, key: str) -> dict[int, Path]:
+    """``{seed: file}`` of the seeds finished under ``key`` in ``folder``, after removing
+    the files of other settings."""
+    if folder is None or not Path(folder).is_dir():
+        return {}
+    kept = {}
+    for path in Path(folder).glob("seed*-*.csv"):
+        seed, _, their_key = path.stem[len("seed"):].partition("-")
+        if their_key == key and seed.isdigit():
+            kept[int(seed)] = path
+        else:
+            path.unlink()
+    return kept
 
 
 def mean_over_seeds(table: pd.DataFrame) -> pd.DataFrame:

@@ -4,9 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import study.vi_benchmark
 from study.reports import write_table
 from study.vi_benchmark import (
     LABELS,
+    clear_finished,
+    finished_folder,
     PAPER_NUMBERS,
     data_seed,
     make_benchmark_data,
@@ -114,6 +117,30 @@ def test_seeds_repeat_the_whole_comparison_and_keep_each_seeds_rows(table):
     assert means.loc["paper CAVI", "mae_sd"] == pytest.approx(pair.std(ddof=1))
     out = paper_table(runs).set_index("method")
     assert out.loc["private MCMC", "speed_up"] == 1.0 and out.loc["paper CAVI", "runs"] == 2
+
+
+def test_a_run_cut_short_continues_with_the_seeds_it_had_not_finished(tmp_path, table,
+                                                                    monkeypatch, capsys):
+    folder = finished_folder(tmp_path / "benchmark.csv")
+    assert folder.name == "benchmark.csv.checkpoints"
+    first = run_seeds([1], 30, 3, shape=0.5, finished=folder, **SCHEDULE)
+    (done,) = folder.glob("seed1-*.csv")
+    # the seed is not run again: its rows come back from the file, the values to the bit
+    monkeypatch.setattr(study.vi_benchmark, "run_benchmark",
+                        lambda *a, **kw: pytest.fail("a finished seed ran again"))
+    again = run_seeds([1], 30, 3, shape=0.5, finished=folder, **SCHEDULE)
+    assert "read from" in capsys.readouterr().out
+    np.testing.assert_array_equal(again.mae.to_numpy(), table.mae.to_numpy())
+    # the stage's table is the same text (a missing value reads back as NaN, not None)
+    written = [write_table(t, tmp_path / f"{name}.csv").read_bytes()
+               for name, t in (("first", first), ("again", again))]
+    assert written[0] == written[1]
+    # other settings never read another's seeds, and remove them
+    monkeypatch.undo()
+    run_seeds([1], 30, 3, shape=0.6, finished=folder, **SCHEDULE)
+    assert not done.exists() and len(list(folder.glob("seed1-*.csv"))) == 1
+    clear_finished(folder)
+    assert not folder.exists()
 
 
 def test_one_runs_table_has_no_spread(table):
