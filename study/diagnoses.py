@@ -164,7 +164,8 @@ def _fig6_stand_in(results: str) -> Diagnosis:
         "ε, behind at none) and the Afghanistan-shaped HMM (OPS competitive at 6 of 7), and "
         "the reverse of it on the Iraq-shaped one (at ε = 0.1 the truncation M = 10 beats "
         "Laplace, 0.040 ± 0.017 per record, 10 of 10 splits; Fig. 6 draws each truncation as "
-        "its own curve, and the check takes the better one, the strictest reading)" + scale,
+        "its own curve, and the check takes the better one: the strictest reading where the "
+        "paper has Laplace ahead, the most lenient where it calls OPS competitive)" + scale,
         f"python -m study.evidence central {results}")
 
 _VI_ONE_RUN = Diagnosis(
