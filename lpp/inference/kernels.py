@@ -1,8 +1,11 @@
-"""Compiled kernels of the built-in models: allocation of counts to components, Gamma updates.
+"""Compiled kernels that every model shares: row chunks and their partial counts, products of
+factors in a fixed order, Gamma draws, the allocation's work bounds.
 
-Every allocation draws through :func:`lpp.distributions.allocate_count_nb` (the one
-multinomial kernel, O(K) for large counts; the topic kernels draw counts up to
-:data:`lpp.distributions.FEW_TRIALS` token by token, see :func:`row_topic_order`); the Gamma draws through
+Each model's own kernels (its allocation of counts to components) sit beside it, in its folder
+(``lpp/inference/models/<name>/kernels.py``). Every allocation draws through
+:func:`lpp.distributions.allocate_count_nb` (the one multinomial kernel, O(K) for large counts;
+the topic kernels draw counts up to :data:`lpp.distributions.FEW_TRIALS` token by token, see
+:func:`lpp.inference.models.topics.kernels.row_topic_order`); the Gamma draws through
 :func:`lpp.distributions.gamma_rate_nb`.
 
 Random streams are keyed by ``(seed, iteration, row)`` (the Gamma updates: by a fixed block of
@@ -27,24 +30,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from lpp.randomness import new_stream, seed_block, uniform
-from lpp.distributions import (
-    FEW_TRIALS,
-    LARGE_COUNT,
-    allocate_count_nb,
-    allocate_large_count_nb,
-    gamma_rate_nb,
-    rescale_log_weights_nb,
-)
+from lpp.randomness import new_stream, seed_block
+from lpp.distributions import LARGE_COUNT, gamma_rate_nb
 from lpp.distributions._gamma_sampler import gamma_rate_below_one_nb, marsaglia_tsang_constants
-from lpp.inference.numerics import (
-    CALL_STEPS,
-    SERIAL_BELOW,
-    call_ranges,
-    parallel_and_interpreted,
-    parallel_and_serial,
-)
-from lpp.inference.sparse_counts import SparseCounts
+from lpp.inference.numerics import CALL_STEPS, SERIAL_BELOW, call_ranges, parallel_and_interpreted
+
+# ---------------------------------------------------------------------------------------------
+# row chunks
+# ---------------------------------------------------------------------------------------------
 
 #: memory budget (bytes) of the per-chunk partial count arrays of one allocation kernel
 _PARTIAL_BUDGET = 1 << 26
@@ -53,136 +46,6 @@ MAX_CHUNKS = 32
 #: below this total weight the products of factors are recomputed in log space (they may have
 #: underflowed: factors are floored at 2.2e-308, their products are not)
 _UNDERFLOW = 1e-280
-
-
-@njit(cache=True, inline="always")
-def weights_total(weights) -> float:
-    """The sum of an entry's topic weights, in a fixed order, the same on every CPU: eight
-    running sums over the topics k = j (mod 8) in order, added pairwise
-    ``((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))``, then the last ``K mod 8`` topics in
-    order. Eight independent sums keep the loop fast (one running sum is a chain of K dependent
-    additions) without letting the compiler reassociate or fuse into FMAs, which it would do
-    differently for each SIMD width (and the last digit of the sum, so, rarely, a draw, would
-    depend on the CPU).
-
-    Every topic kernel sums through it: the dense kernel (:func:`topic_entry_weights`), the
-    known-counts engine's and the sparse engine's pass 1. Inlined by numba
-    (``inline="always"``): it takes one array, the kernel's own scratch weights, and the
-    kernels compile to the same machine code as with the loop written out (``bench/README.md``,
-    *Pass 1 written out*; a helper that takes more arrays costs atomic reference-count updates
-    of each at every call).
-    """
-    n_topics = weights.size
-    whole = n_topics - n_topics % 8
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    for k in range(0, whole, 8):
-        s0 += weights[k]
-        s1 += weights[k + 1]
-        s2 += weights[k + 2]
-        s3 += weights[k + 3]
-        s4 += weights[k + 4]
-        s5 += weights[k + 5]
-        s6 += weights[k + 6]
-        s7 += weights[k + 7]
-    total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-    for k in range(whole, n_topics):
-        total += weights[k]
-    return total
-
-
-@njit(cache=True, inline="always")
-def topic_entry_weights(theta, phi_t, d, v, weights) -> float:
-    """The topic weights ``theta[d, k] * phi[k, v]`` of entry (d, v) into ``weights`` and their
-    sum (:func:`weights_total`); log-weights rescaled where the products underflow.
-
-    The dense allocation kernel's arithmetic, which the known-counts engine's kernel forms
-    alike (:func:`lpp.inference.engines.known_topics._allocate_rows`; the tests hold the two
-    chains equal bit for bit).
-    """
-    for k in range(weights.shape[0]):
-        weights[k] = theta[d, k] * phi_t[v, k]
-    total = weights_total(weights)
-    if not total > _UNDERFLOW:
-        total = log_topic_weights(theta, phi_t, d, v, weights)
-    return total
-
-
-@njit(cache=True)
-def log_topic_weights(theta, phi_t, d, v, weights) -> float:
-    """Entry (d, v)'s weights and their sum where the products underflowed (seldom): the
-    log-weights ``log theta[d, k] + log phi[k, v]`` rescaled by
-    :func:`lpp.distributions.rescale_log_weights_nb`. A call, out of the kernels' hot path."""
-    for k in range(weights.size):
-        weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
-    return rescale_log_weights_nb(weights)
-
-
-@njit(cache=True)
-def row_topic_order(theta, d):
-    """Row d's topics by decreasing ``theta[d, k]``, ties in index order.
-
-    The topic kernels (this module's, the fused engines') split a count of up to
-    :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw per token, scanning the
-    running sums of the weights in this order: a document's few heavy topics come first, so a
-    scan stops after about 6 of 50 steps on text instead of 25. Independent draws add up to the
-    multinomial, whatever the order. The loop is written out in each kernel: as a call, even
-    an inlined one, it cost more per entry (``bench/README.md``, *Measured and not adopted*).
-    """
-    return np.argsort(-theta[d], kind="mergesort")
-
-
-#: topics a row's order gains at a time in :func:`extend_topic_order` (one pass over the topics)
-ORDER_BATCH = 16
-#: the fused engines form this many running sums of an allocated entry's weights at once (in
-#: the row's topic order, so at most ORDER_BATCH) and place a token among them without a
-#: branch per topic; a token beyond them goes on in blocks of as many
-EAGER_SUMS = 8
-
-
-@njit(cache=True)
-def extend_topic_order(theta, d, placed, n_ordered, order):
-    """Place row d's next :data:`ORDER_BATCH` topics (fewer at the end) at
-    ``order[n_ordered:]``, in one pass over the topics not yet placed: by decreasing
-    ``theta[d, k]``, the lower index first among equals, so ``order`` grows as a prefix of
-    :func:`row_topic_order`'s permutation (for a row without NaN; a row with a NaN never scans
-    its topics: its weights' sum is NaN). Returns the new number placed.
-
-    The kernels that write the token-by-token split out (the fused engines') start a row with
-    ``placed[:] = False`` and ``n_ordered = 0`` and call this when a scan reaches the end of
-    the topics placed so far: a row's scans seldom reach beyond its first few topics.
-    """
-    n_topics = placed.size
-    end = min(n_ordered + ORDER_BATCH, n_topics)
-    filled = n_ordered
-    for k in range(n_topics):  # in index order: an equal value goes after those before it
-        if placed[k]:
-            continue
-        x = theta[d, k]
-        if filled < end:
-            pos = filled
-            filled += 1
-        elif x > theta[d, order[end - 1]]:
-            pos = end - 1
-        else:
-            continue
-        while pos > n_ordered and x > theta[d, order[pos - 1]]:
-            order[pos] = order[pos - 1]
-            pos -= 1
-        order[pos] = k
-    for p in range(n_ordered, end):
-        placed[order[p]] = True
-    return end
-
-
-@njit(cache=True)
-def allocate_large_entry_nb(rng, count, d, v, weights, total, cells, hits, row_topic, col_topic):
-    """A count above :data:`lpp.distributions.FEW_TRIALS` split as :func:`allocate_entry_nb`
-    splits it (by :func:`lpp.distributions.allocate_large_count_nb`): the out-of-line path of the
-    kernels that write the split of small counts out."""
-    for i in range(allocate_large_count_nb(rng, count, weights, total, cells, hits)):
-        k = cells[i]
-        row_topic[d, k] += hits[i]
-        col_topic[v, k] += hits[i]
 
 
 def n_chunks(n_rows: int, partial_cells: int, cell_bytes: int = 8) -> int:
@@ -229,45 +92,8 @@ def rows_per_chunk(n_rows: int, chunks: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# rates of row/column factors
+# products of factors
 # ---------------------------------------------------------------------------------------------
-
-@njit(cache=True, inline="always")
-def allocate_entry_nb(rng, count, d, v, n_topics, weights, total, order, cells, hits, row_topic,
-                      col_topic):
-    """Allocate the ``count`` tokens of entry ``(d, v)`` over topics in proportion to
-    ``weights`` (their sum ``total``), adding them to ``row_topic[d]`` and ``col_topic[v]``.
-
-    The allocation of the topic kernels (the dense kernel calls it; the fused engines write the
-    same draws out, ``bench/README.md``, *Pass 1 written out*), so that they draw the same
-    numbers from the same stream: up to
-    :data:`lpp.distributions.FEW_TRIALS` tokens by one categorical draw each, scanning the
-    topics in ``order`` (:func:`row_topic_order`); more by
-    :func:`lpp.distributions.allocate_large_count_nb` (the draws of
-    :func:`lpp.distributions.allocate_count_nb`). Inlined into its callers.
-    """
-    if count <= FEW_TRIALS:  # a categorical draw per token (see row_topic_order)
-        if not total > 0.0:
-            return
-        for _ in range(count):
-            u = uniform(rng) * total
-            acc = 0.0
-            for p in range(n_topics):
-                k = order[p]
-                acc += weights[k]
-                if u < acc:
-                    break
-            while weights[k] <= 0.0:  # u rounded past the sum onto zero-weight topics
-                p -= 1
-                k = order[p]
-            row_topic[d, k] += 1
-            col_topic[v, k] += 1
-        return
-    for i in range(allocate_large_count_nb(rng, count, weights, total, cells, hits)):
-        k = cells[i]
-        row_topic[d, k] += hits[i]
-        col_topic[v, k] += hits[i]
-
 
 @njit(cache=True)
 def _product_rows(left, right, lo, hi, out):
@@ -313,121 +139,6 @@ def product_kernel(left: np.ndarray, right: np.ndarray) -> np.ndarray:
         _product[small](left[lo:hi], right, max(1, hi - lo) if small else _PRODUCT_ROWS,
                         out[lo:hi])
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# topics: the expectation step of init="em"
-# ---------------------------------------------------------------------------------------------
-
-# error_model="numpy": a rate that underflowed to 0 gives y / 0 = inf, as numpy's division does
-@njit(cache=True, error_model="numpy")
-def _expected_row(y, observed, theta, phi, phi_t, d, start, cols, ratios, doc_topic):
-    n_comp, n_cols = phi.shape
-    end = start
-    for v in range(n_cols):
-        if y[d, v] > 0 and observed[d, v]:
-            cols[end] = v
-            ratios[end] = 0.0
-            end += 1
-    for k in range(n_comp):  # each rate adds over k in order, as product_kernel does
-        weight = theta[d, k]
-        for j in range(start, end):
-            ratios[j] += weight * phi[k, cols[j]]
-    for j in range(start, end):
-        ratios[j] = y[d, cols[j]] / ratios[j]
-    for k in range(n_comp):
-        doc_topic[d, k] = 0.0
-    for j in range(start, end):  # over the row's entries in column order
-        ratio = ratios[j]
-        v = cols[j]
-        for k in range(n_comp):
-            doc_topic[d, k] += ratio * phi_t[v, k]
-    for k in range(n_comp):
-        doc_topic[d, k] *= theta[d, k]
-
-
-@njit(cache=True)
-def _expected_columns(theta, lo, offsets, cols, ratios, v_lo, v_hi, topic_word_t):
-    n_comp = theta.shape[1]
-    for i in range(offsets.size - 1):  # rows in order: each entry is a running sum over rows
-        a, b = offsets[i], offsets[i + 1]
-        j = a + np.searchsorted(cols[a:b], v_lo)
-        while j < b and cols[j] < v_hi:
-            v = cols[j]
-            ratio = ratios[j]
-            for k in range(n_comp):
-                topic_word_t[v, k] += theta[lo + i, k] * ratio
-            j += 1
-
-
-def _expected_loop(y, observed, theta, phi, phi_t, lo, hi, n_col_chunks, doc_topic,
-                   topic_word_t):
-    n_rows, n_cols = hi - lo, y.shape[1]
-    offsets = np.zeros(n_rows + 1, dtype=np.int64)
-    for i in prange(n_rows):
-        n = 0
-        for v in range(n_cols):
-            if y[lo + i, v] > 0 and observed[lo + i, v]:
-                n += 1
-        offsets[i + 1] = n
-    for i in range(n_rows):
-        offsets[i + 1] += offsets[i]
-    cols = np.empty(offsets[n_rows], dtype=np.int64)
-    ratios = np.empty(offsets[n_rows])
-    for i in prange(n_rows):
-        _expected_row(y, observed, theta, phi, phi_t, lo + i, offsets[i], cols, ratios,
-                      doc_topic)
-    per_chunk = (n_cols + n_col_chunks - 1) // n_col_chunks
-    for ch in prange(n_col_chunks):
-        _expected_columns(theta, lo, offsets, cols, ratios, ch * per_chunk,
-                          min(n_cols, (ch + 1) * per_chunk), topic_word_t)
-
-
-_expected = parallel_and_serial(_expected_loop)
-#: rows per call of the expectation kernel: bounds its scratch (16 bytes per positive entry)
-EXPECTATION_ROWS = 512
-
-
-def expected_allocation(theta, phi, y, observed, topic_word):
-    """The expected document-topic counts of ``y`` (rows x K); adds the expected topic-word
-    counts divided by ``phi`` into ``topic_word`` (K x V).
-
-    With ``ratio = y / (theta @ phi)`` on observed positive entries (0 elsewhere), the document
-    -topic counts are ``theta * (ratio @ phi.T)`` and the topic-word sum is ``theta.T @ ratio``,
-    every product in a fixed order: rates over k in order (as :func:`product_kernel`),
-    ``ratio @ phi.T`` over the row's columns in order, and ``topic_word`` as a running sum over
-    the rows in order. So the result does not depend on the CPU, the BLAS, the thread count or
-    the arrays' layout, and a run over rows ``[lo, hi)`` given the running ``topic_word`` of the
-    rows before ``lo`` continues the whole matrix's sum exactly, wherever ``lo`` is (the
-    distributed chain passes the running sum from one worker's rows to the next). Zero and
-    unobserved entries are skipped (they add exact zeros), so the cost is O(positive entries
-    x K) plus one pass over ``y``. ``y`` may be
-    :class:`~lpp.inference.sparse_counts.SparseCounts` (made dense a few rows at a time).
-    """
-    theta = np.ascontiguousarray(theta, dtype=np.float64)
-    phi = np.ascontiguousarray(phi, dtype=np.float64)
-    phi_t = np.ascontiguousarray(phi.T)
-    n_rows, n_cols = y.shape
-    doc_topic = np.empty_like(theta)
-    topic_word_t = np.ascontiguousarray(topic_word.T)
-    if isinstance(y, SparseCounts):
-        # a block of rows made dense at a time: rows are independent and topic_word a running
-        # sum over them in order, so the blocks give the whole matrix's result
-        for lo, hi in y.row_blocks():
-            block_observed = (np.ones((hi - lo, n_cols), dtype=np.bool_)
-                              if observed.strides == (0, 0) else observed[lo:hi])
-            _expected[(hi - lo) * n_cols < SERIAL_BELOW](
-                y.rows(lo, hi), block_observed, theta[lo:hi], phi, phi_t, 0, hi - lo,
-                min(n_cols, MAX_CHUNKS), doc_topic[lo:hi], topic_word_t)
-        topic_word[...] = topic_word_t.T
-        return doc_topic
-    for lo in range(0, n_rows, EXPECTATION_ROWS):
-        hi = min(lo + EXPECTATION_ROWS, n_rows)
-        _expected[(hi - lo) * n_cols < SERIAL_BELOW](
-            y, observed, theta, phi, phi_t, lo, hi, min(n_cols, MAX_CHUNKS), doc_topic,
-            topic_word_t)
-    topic_word[...] = topic_word_t.T
-    return doc_topic
 
 
 # ---------------------------------------------------------------------------------------------
@@ -480,19 +191,8 @@ def gamma_matrix_kernel(counts, a0, rate, seed, iteration):
     return out
 
 
-@njit(cache=True)
-def add_rows_at(targets, sources, values, out):
-    """``out[targets[i]] += values[sources[i]]`` for every i, in index order (serial: the float
-    sums then do not depend on the thread count)."""
-    for i in range(targets.size):
-        t = targets[i]
-        s = sources[i]
-        for c in range(values.shape[1]):
-            out[t, c] += values[s, c]
-
-
 # ---------------------------------------------------------------------------------------------
-# topics: matrix allocation
+# the allocations' work and partial counts
 # ---------------------------------------------------------------------------------------------
 
 def allocation_steps(y: np.ndarray, n_cells: int) -> np.ndarray:
@@ -505,247 +205,6 @@ def allocation_steps(y: np.ndarray, n_cells: int) -> np.ndarray:
         return np.full(y.shape[0], entry_steps)
     return np.minimum(rows, LARGE_COUNT + n_cells).sum(axis=1, dtype=np.float64) + entry_steps
 
-@njit(cache=True)
-def _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row, lo, hi,
-                          row_totals, col_partial):
-    n_cols = y.shape[1]
-    n_comp = theta.shape[1]
-    weights = np.empty(n_comp)
-    cells = np.empty(n_comp, dtype=np.int64)
-    hits = np.empty(n_comp, dtype=np.int64)
-    order = np.empty(n_comp, dtype=np.int64)
-    placed = np.empty(n_comp, dtype=np.bool_)
-    rng = new_stream()
-    for d in range(lo, hi):
-        seed_block(rng, seed, iteration, first_row + d)
-        # row_topic_order's permutation, by the fused engines' helper (sorting would compile
-        # numba's argsort, seconds of a first fit, for no other kernel)
-        placed[:] = False
-        n_ordered = np.int64(0)
-        while n_ordered < n_comp:
-            n_ordered = extend_topic_order(theta, d, placed, n_ordered, order)
-        for v in range(n_cols):
-            count = y[d, v]
-            if count == 0 or not observed[d, v]:
-                continue
-            total = topic_entry_weights(theta, phi_t, d, v, weights)
-            allocate_entry_nb(rng, count, d, v, n_comp, weights, total, order, cells, hits,
-                              row_totals, col_partial)
-
-
-def _allocate_matrix_loop(y, observed, theta, phi_t, seed, iteration, first_row, per_chunk,
-                          row_totals, col_partials):
-    n_rows = y.shape[0]
-    for ch in prange(col_partials.shape[0]):
-        _allocate_matrix_rows(y, observed, theta, phi_t, seed, iteration, first_row,
-                              ch * per_chunk,
-                              min(n_rows, (ch + 1) * per_chunk), row_totals, col_partials[ch])
-
-
-_allocate_matrix = parallel_and_interpreted(_allocate_matrix_loop)
-
-
-def allocate_matrix_kernel(y, observed, theta, phi_t, seed, iteration, first_row=0):
-    """Split each count ``y[d, v]`` over components with weights ``theta[d, k] * phi_t[v, k]``.
-
-    Returns the row totals (D x K) and the column totals (V x K). Unobserved entries and
-    zeros are skipped. Row d draws from the stream of global row ``first_row + d``, so a block
-    of rows allocates exactly as those rows of the whole matrix do.
-    """
-    n_rows, n_cols = y.shape
-    n_comp = theta.shape[1]
-    kernel = _allocate_matrix[y.size < SERIAL_BELOW]
-    row_totals = np.zeros((n_rows, n_comp), dtype=np.int64)
-    col_totals = np.zeros((n_cols, n_comp), dtype=np.int64)
-    for lo, hi in call_ranges(allocation_steps(y, n_comp)):
-        chunks = n_chunks(hi - lo, n_cols * n_comp)
-        partials = chunk_partials(chunks, n_cols, n_comp)
-        kernel(y[lo:hi], observed[lo:hi], theta[lo:hi], phi_t, seed, iteration,
-               int(first_row) + lo, rows_per_chunk(hi - lo, chunks), row_totals[lo:hi], partials)
-        col_totals += partials.sum(axis=0)
-    return row_totals, col_totals
-
-
-# ---------------------------------------------------------------------------------------------
-# communities: block allocation and the membership scan
-# ---------------------------------------------------------------------------------------------
-
-@njit(cache=True)
-def _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, lo, hi, node_partial,
-                          block_partial):
-    n_nodes = y.shape[0]
-    n_comm = theta.shape[1]
-    weights = np.empty(n_comm * n_comm)
-    cells = np.empty(n_comm * n_comm, dtype=np.int64)
-    hits = np.empty(n_comm * n_comm, dtype=np.int64)
-    uniforms = np.empty(FEW_TRIALS)
-    rng = new_stream()
-    for i in range(lo, hi):
-        seed_block(rng, seed, iteration, i)
-        for j in range(n_nodes):
-            count = y[i, j]
-            if count == 0 or not observed[i, j]:
-                continue
-            total = 0.0
-            for c in range(n_comm):
-                t_ic = theta[i, c]
-                for d in range(n_comm):
-                    w = t_ic * pi[c, d] * theta[j, d]
-                    weights[c * n_comm + d] = w
-                    total += w
-            if not total > _UNDERFLOW:
-                for c in range(n_comm):
-                    for d in range(n_comm):
-                        weights[c * n_comm + d] = (np.log(theta[i, c]) + np.log(pi[c, d])
-                                                   + np.log(theta[j, d]))
-                total = rescale_log_weights_nb(weights)
-            for h in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
-                c, d = divmod(cells[h], n_comm)
-                n_cd = hits[h]
-                node_partial[i, c] += n_cd
-                node_partial[j, d] += n_cd
-                block_partial[c, d] += n_cd
-
-
-def _allocate_blocks_loop(y, observed, theta, pi, seed, iteration, row_lo, row_hi, per_chunk,
-                          node_partials, block_partials):
-    for ch in prange(node_partials.shape[0]):
-        _allocate_blocks_rows(y, observed, theta, pi, seed, iteration, row_lo + ch * per_chunk,
-                              min(row_hi, row_lo + (ch + 1) * per_chunk), node_partials[ch],
-                              block_partials[ch])
-
-
-_allocate_blocks = parallel_and_interpreted(_allocate_blocks_loop)
-
-
-def allocate_blocks_kernel(y, observed, theta, pi, seed, iteration):
-    """Split ``y[i, j]`` over pairs ``(c, d)`` with weights ``theta[i, c] pi[c, d] theta[j, d]``.
-
-    Returns node totals (V x C; sender and receiver roles added) and block totals (C x C).
-    """
-    n_nodes, n_comm = theta.shape
-    kernel = _allocate_blocks[y.size < SERIAL_BELOW]
-    node_totals = np.zeros((n_nodes, n_comm), dtype=np.int64)
-    block_totals = np.zeros((n_comm, n_comm), dtype=np.int64)
-    for lo, hi in call_ranges(allocation_steps(y, n_comm * n_comm)):
-        chunks = n_chunks(hi - lo, theta.size + pi.size)
-        node_partials = chunk_partials(chunks, n_nodes, n_comm)
-        block_partials = chunk_partials(chunks, n_comm, n_comm)
-        kernel(y, observed, theta, pi, seed, iteration, lo, hi, rows_per_chunk(hi - lo, chunks),
-               node_partials, block_partials)
-        node_totals += node_partials.sum(axis=0)
-        block_totals += block_partials.sum(axis=0)
-    return node_totals, block_totals
-
-
-@njit(cache=True)
-def update_memberships_kernel(theta, pi, node_totals, observed, a0, b0, seed, iteration):
-    """One systematic Gibbs scan over the nodes' memberships of the community model.
-
-    ``theta[i]`` appears in the rates of row i (as sender) and column i (as receiver), so its
-    conditional depends on the other nodes' current values: the scan is sequential, keeping
-    ``send[j, c] = sum_d theta[j, d] pi[c, d]`` and ``recv[j, c] = sum_d theta[j, d] pi[d, c]``
-    up to date. Rate of ``theta[i, c]``: ``b0 + sum_j obs[i, j] send[j, c] + sum_j obs[j, i]
-    recv[j, c]`` (the diagonal is never observed).
-    """
-    n_nodes, n_comm = theta.shape
-    out = theta.copy()
-    send = out @ pi.T
-    recv = out @ pi
-    rate = np.empty(n_comm)
-    rng = new_stream()
-    for i in range(n_nodes):
-        seed_block(rng, seed, iteration, i)
-        for c in range(n_comm):
-            rate[c] = b0
-        for j in range(n_nodes):
-            if observed[i, j]:
-                for c in range(n_comm):
-                    rate[c] += send[j, c]
-            if observed[j, i]:
-                for c in range(n_comm):
-                    rate[c] += recv[j, c]
-        for c in range(n_comm):
-            out[i, c] = gamma_rate_nb(rng, a0 + node_totals[i, c], rate[c])
-        for c in range(n_comm):
-            s = 0.0
-            r = 0.0
-            for d in range(n_comm):
-                s += out[i, d] * pi[c, d]
-                r += out[i, d] * pi[d, c]
-            send[i, c] = s
-            recv[i, c] = r
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# CP: 3-way allocation
-# ---------------------------------------------------------------------------------------------
-
-@njit(cache=True)
-def _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, lo, hi, totals0, partial1,
-                       partial2):
-    n_j, n_l = y.shape[1], y.shape[2]
-    rank = f0.shape[1]
-    weights = np.empty(rank)
-    cells = np.empty(rank, dtype=np.int64)
-    hits = np.empty(rank, dtype=np.int64)
-    uniforms = np.empty(FEW_TRIALS)
-    rng = new_stream()
-    for i in range(lo, hi):
-        seed_block(rng, seed, iteration, i)
-        for j in range(n_j):
-            for l in range(n_l):
-                count = y[i, j, l]
-                if count == 0 or not observed[i, j, l]:
-                    continue
-                total = 0.0
-                for r in range(rank):
-                    w = f0[i, r] * f1[j, r] * f2[l, r]
-                    weights[r] = w
-                    total += w
-                if not total > _UNDERFLOW:
-                    for r in range(rank):
-                        weights[r] = np.log(f0[i, r]) + np.log(f1[j, r]) + np.log(f2[l, r])
-                    total = rescale_log_weights_nb(weights)
-                for h in range(allocate_count_nb(rng, count, weights, total, uniforms, cells, hits)):
-                    r = cells[h]
-                    totals0[i, r] += hits[h]
-                    partial1[j, r] += hits[h]
-                    partial2[l, r] += hits[h]
-
-
-def _allocate_cp3_loop(y, observed, f0, f1, f2, seed, iteration, row_lo, row_hi, per_chunk,
-                       totals0, partials1, partials2):
-    for ch in prange(partials1.shape[0]):
-        _allocate_cp3_rows(y, observed, f0, f1, f2, seed, iteration, row_lo + ch * per_chunk,
-                           min(row_hi, row_lo + (ch + 1) * per_chunk), totals0, partials1[ch],
-                           partials2[ch])
-
-
-_allocate_cp3 = parallel_and_interpreted(_allocate_cp3_loop)
-
-
-def allocate_cp3_kernel(y, observed, f0, f1, f2, seed, iteration):
-    """Split ``y[i, j, l]`` over the rank-one terms ``f0[i, r] f1[j, r] f2[l, r]``.
-
-    Returns the per-mode totals (I x R, J x R, L x R).
-    """
-    n_i, n_j, n_l = y.shape
-    rank = f0.shape[1]
-    kernel = _allocate_cp3[y.size < SERIAL_BELOW]
-    totals0 = np.zeros((n_i, rank), dtype=np.int64)
-    totals1 = np.zeros((n_j, rank), dtype=np.int64)
-    totals2 = np.zeros((n_l, rank), dtype=np.int64)
-    for lo, hi in call_ranges(allocation_steps(y, rank)):
-        chunks = n_chunks(hi - lo, (n_j + n_l) * rank)
-        partials1 = chunk_partials(chunks, n_j, rank)
-        partials2 = chunk_partials(chunks, n_l, rank)
-        kernel(y, observed, f0, f1, f2, seed, iteration, lo, hi, rows_per_chunk(hi - lo, chunks),
-               totals0, partials1, partials2)
-        totals1 += partials1.sum(axis=0)
-        totals2 += partials2.sum(axis=0)
-    return totals0, totals1, totals2
 
 
 #: columns per block of :func:`sum_partials`: a block's sums (128 x K int64, 50 kB at K = 50)

@@ -15,12 +15,8 @@ from lpp.inference.engines.sparse_topics import (
     Workspace,
     chunk_bounds,
 )
-from lpp.inference.kernels import (
-    MAX_CHUNKS,
-    allocate_matrix_kernel,
-    expected_allocation,
-    product_kernel,
-)
+from lpp.inference.kernels import MAX_CHUNKS, product_kernel
+from lpp.inference.models.topics.kernels import allocate_matrix_kernel, expected_allocation
 from lpp.inference.log_density import geometric_row_sums, poisson_row_sums
 from lpp.inference.models.base import Observed
 from lpp.inference.privacy import noise_levels

@@ -11,7 +11,7 @@ once, row by row (CSR), so a sweep costs ``O(nnz K + (D + V) K)`` instead of the
 ``O(D V)`` scan plus ``O(nnz K)``.
 
 Random streams and arithmetic are those of the dense path (:meth:`TopicModel.allocate` ->
-:func:`lpp.inference.kernels.allocate_matrix_kernel`, then ``update_step``): row d
+:func:`lpp.inference.models.topics.kernels.allocate_matrix_kernel`, then ``update_step``): row d
 draws from the stream ``(seed, iteration, row)`` of the allocation seed, visits its non-zero
 entries in column order, and sums an entry's weights and allocates it in the same order. The
 chain is therefore bit-identical to the dense sweep, and to itself for any number of numba
@@ -21,8 +21,8 @@ What a sweep costs (``python -m bench.lda``: the Enron counts, 1000 x 1000, 139,
 64,000 non-zero entries, one thread): per entry its K products and their sum; per token a
 uniform and a scan of the running sums in the row's topic order (1.5-2.5 topics on average);
 then the Gamma draws of ``theta`` and ``phi`` (``(D + V) K`` of them). The kernel sums an
-entry's weights through the kernels' shared :func:`~lpp.inference.kernels.weights_total`,
-writes the dense kernel's split out (as a helper it took six arrays, whose reference counts
+entry's weights through the topic kernels' shared
+:func:`~lpp.inference.models.topics.kernels.weights_total`, writes the dense kernel's split out (as a helper it took six arrays, whose reference counts
 numba updates atomically at every token), puts the row's topics in order only as far as its
 tokens' scans reach, forms an entry's running sums in blocks of
 ``EAGER_SUMS`` (a token's place within a block counted without a branch per topic; a block
@@ -49,17 +49,13 @@ from lpp.inference.engines.sparse_topics import (
     chunk_bounds,
     chunked_calls,
 )
-from lpp.inference.kernels import (
-    _UNDERFLOW,
+from lpp.inference.kernels import _UNDERFLOW, ChunkTables, n_chunks, sum_partials, zero_partials
+from lpp.inference.models.topics.kernels import (
     EAGER_SUMS,
-    ChunkTables,
     allocate_large_entry_nb,
     extend_topic_order,
     log_topic_weights,
-    n_chunks,
-    sum_partials,
     weights_total,
-    zero_partials,
 )
 
 #: rows per layout-building block (bounds the temporary memory of :class:`KnownCountsLayout`)
@@ -358,7 +354,7 @@ class KnownCountsTopicEngine:
         return model.update_step(state, stats, observed, model_seed, iteration), self.counts
 
     def tokens(self) -> tuple:
-        """The known counts as :func:`lpp.inference.models._reassign.reassign_tokens` takes
+        """The known counts as :func:`lpp.inference.models.topics.reassign.reassign_tokens` takes
         them: the non-zero entries, no listed or bulk tokens."""
         lay = self.layout
         n_rows = lay.shape[0]

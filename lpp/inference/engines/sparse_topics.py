@@ -42,10 +42,10 @@ What pass 1 costs, beyond the floor's dot product and uniform per positive entry
 conditional of ``y`` and, for the entries drawn with ``y > 0``, their split over topics; per
 row a reseed and K Poisson topic totals. The kernel writes the definitions of an entry's rate
 (:func:`_entry_weights`: its products and excluded mass, summed by the shared
-:func:`lpp.inference.kernels.weights_total`), of the conditional's common case
+:func:`lpp.inference.models.topics.kernels.weights_total`), of the conditional's common case
 (:func:`lpp.inference.privacy.kernels.positive_by_inversion_at`) and of the split
-(:func:`lpp.inference.kernels.allocate_entry_nb`) out, arithmetic and draws unchanged (the tests
-hold it to a pass built from them); the rare paths are calls. :class:`SparseTopicEngine` applies when the privacy step declares
+(:func:`lpp.inference.models.topics.kernels.allocate_entry_nb`) out, arithmetic and draws
+unchanged (the tests hold it to a pass built from them); the rare paths are calls. :class:`SparseTopicEngine` applies when the privacy step declares
 ``"exact_conditional"`` (the collapsed step), the model declares ``"row_column_factors"`` (the
 topic model) and ``alpha`` is constant within rows; per-entry ``alpha`` breaks the row-constant
 factorisation and uses the dense sweep, as does the paper-faithful ``bessel`` step.
@@ -73,17 +73,13 @@ from lpp.inference.numerics import (
     parallel_and_interpreted,
     parallel_and_serial,
 )
-from lpp.inference.kernels import (
-    _UNDERFLOW,
+from lpp.inference.kernels import _UNDERFLOW, ChunkTables, n_chunks, sum_partials, zero_partials
+from lpp.inference.models.topics.kernels import (
     EAGER_SUMS,
-    ChunkTables,
     allocate_large_entry_nb,
     extend_topic_order,
     log_topic_weights,
-    n_chunks,
-    sum_partials,
     weights_total,
-    zero_partials,
 )
 from lpp.inference.privacy.kernels import (
     _RECIPROCALS,
@@ -236,7 +232,7 @@ _alias_tables = parallel_and_interpreted(_alias_loop)
 @njit(cache=True)
 def _entry_weights(theta, phi_t, d, v, excluded, weights):
     """``weights[k] = theta[d, k] phi[k, v]``; add ``phi[:, v]`` to ``excluded``; return the sum
-    (:func:`lpp.inference.kernels.weights_total`, in its fixed order).
+    (:func:`lpp.inference.models.topics.kernels.weights_total`, in its fixed order).
 
     The definition of an entry's rate: :func:`_pass1_rows` forms it alike, in its own loop,
     and the tests hold the kernel to a pass 1 built from this function.
@@ -277,8 +273,8 @@ def _add_pending(col_partial, cols, topics, n):
 def _pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_sums, seed, iteration,
                 first_row, row_lo, row_hi, pos_y, row_drawn, neg_counts, residual, doc_topic,
                 col_partial, marker):
-    # The arithmetic and the draws of _entry_weights and lpp.inference.kernels.allocate_entry_nb
-    # written out but for the sum (weights_total, inlined: it takes the scratch weights alone):
+    # The arithmetic and the draws of _entry_weights and
+    # lpp.inference.models.topics.kernels.allocate_entry_nb written out but for the sum (weights_total, inlined: it takes the scratch weights alone):
     # numba's inlining of a helper that takes arrays (or a call of one) adds atomic
     # reference-count updates of each array at every call; the rare paths are calls.
     n_topics = theta.shape[1]
@@ -811,8 +807,8 @@ class TopicCountsDraw:
 
     def tokens(self) -> tuple:
         """``(indptr, cols, pos_y, token_ptr, token_cols, bulk_ptr, bulk_cols, bulk_counts)``:
-        the draw's tokens row by row, as :func:`lpp.inference.models._reassign.reassign_tokens`
-        takes them."""
+        the draw's tokens row by row, as
+        :func:`lpp.inference.models.topics.reassign.reassign_tokens` takes them."""
         if not self.realized:
             raise RuntimeError("the counts are drawn on allocation; call realize() first")
         lay = self.layout

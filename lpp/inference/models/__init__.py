@@ -1,8 +1,12 @@
 """Poisson factorization models that plug into the private Gibbs sampler.
 
 A model never sees privatized data and never imports the privacy side
-(:mod:`lpp.inference.privacy`): it gets counts and returns latents. :data:`MODELS` holds the
-built-in models by name.
+(:mod:`lpp.inference.privacy`): it gets counts and returns latents. Each built-in model is a
+folder named after it, its class (``model.py``) beside its compiled kernels (``kernels.py``):
+:mod:`~lpp.inference.models.topics`, :mod:`~lpp.inference.models.communities`,
+:mod:`~lpp.inference.models.cp`. :mod:`~lpp.inference.models.base` is the interface they
+implement, :mod:`lpp.inference.kernels` the kernels they share, and this module the registry:
+:data:`MODELS` holds the built-in models by name (docs/library.md, *Adding a model*).
 """
 from lpp.inference.models.base import Observed, PoissonFactorization
 from lpp.inference.models.communities import CommunityModel

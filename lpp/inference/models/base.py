@@ -14,6 +14,10 @@ To add a model, subclass :class:`PoissonFactorization` and implement
 * :meth:`~PoissonFactorization.update_latents` — draw the latents from their complete
   conditionals given those statistics (conjugate Gamma updates).
 
+A built-in model's class and its compiled kernels are a folder of their own
+(``lpp/inference/models/<name>/``), its name an entry of :data:`lpp.inference.models.MODELS`
+(docs/library.md, *Adding a model*).
+
 The defaults give every latent array an iid ``Gamma(a0, rate b0)`` prior
 (:meth:`~PoissonFactorization.sample_prior`, :meth:`~PoissonFactorization.log_prior`); override
 both for another prior. :meth:`~PoissonFactorization.sample_prior` is what the Geweke test

@@ -1,8 +1,12 @@
+"""The kernels every model shares: Gamma draws, per-chunk tables and partial counts."""
 import numba
 import numpy as np
 import pytest
+from scipy import stats
 
+from lpp.inference import kernels
 from lpp.inference.kernels import SUM_COLUMNS, ChunkTables, sum_partials, zero_partials
+from lpp.testing import FALSE_ALARM
 
 
 def test_chunk_tables_grow_only_and_hand_out_views_of_the_largest():
@@ -50,3 +54,32 @@ def test_partial_counts_sum_over_chunks_transposed_and_zero(dtype, chunks, n_col
         np.testing.assert_array_equal(out_t, partials.sum(axis=0, dtype=np.int64).T)
     zero_partials(partials, small)
     assert partials.dtype == dtype and not partials.any()
+
+
+@pytest.mark.parametrize("shape", [(300, 100), (40, 5000), (6000, 3)])
+def test_gamma_matrix_kernel_same_draws_with_any_threads_and_the_right_law(shape):
+    """Streams are keyed by fixed blocks of rows: the parallel twin with 1 or 2 threads and
+    the serial twin give the same matrix; every cell follows its own Gamma(shape, rate)."""
+    rng = np.random.default_rng(3)
+    counts = rng.poisson(2.0, shape)
+    rate = rng.uniform(0.5, 4.0, shape)
+    assert counts.size >= kernels.SERIAL_BELOW
+    before = numba.get_num_threads()
+    try:
+        runs = []
+        for n_threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(n_threads)
+            runs.append(kernels.gamma_matrix_kernel(counts, 0.1, rate, 5, 9))
+    finally:
+        numba.set_num_threads(before)
+    serial = np.empty(shape)
+    kernels._gamma_matrix[True](counts, 0.1, rate, 5, 9,
+                                 kernels.gamma_rows_per_block(*shape), serial)
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], serial)
+    # probability integral transform: uniform if every cell has its own law
+    pit = stats.gamma.cdf(runs[0] * rate, 0.1 + counts)
+    assert stats.kstest(pit.ravel(), "uniform").pvalue > FALSE_ALARM
+    # blocks do not repeat one another's stream: the first cells of consecutive blocks differ
+    rows = kernels.gamma_rows_per_block(*shape)
+    firsts = pit[::rows, 0]
+    assert np.unique(firsts).size == firsts.size

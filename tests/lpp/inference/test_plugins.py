@@ -53,7 +53,7 @@ def _reaches(sources, forbidden, root=PACKAGE.parent.parent) -> list[str]:
 
 
 def test_models_and_privacy_steps_never_import_each_other():
-    models = sorted((PACKAGE / "models").glob("*.py"))
+    models = sorted((PACKAGE / "models").rglob("*.py"))
     privacy = sorted((PACKAGE / "privacy").glob("*.py"))
     assert models and privacy[0].exists()
     above = ["lpp.inference.chain", "lpp.inference.fit", "lpp.inference.count_sources",
@@ -62,8 +62,19 @@ def test_models_and_privacy_steps_never_import_each_other():
     assert _reaches(privacy, ["lpp.inference.models", *above]) == []
 
 
+def test_each_model_folder_imports_no_other_model():
+    """A built-in model's folder builds on the interface and the shared kernels alone, so a
+    model is added or changed in its folder and its registration (docs/library.md, *Adding a
+    model*)."""
+    folders = sorted(p.parent for p in (PACKAGE / "models").glob("*/__init__.py"))
+    assert {f.name for f in folders} >= {"topics", "communities", "cp"}
+    for folder in folders:
+        others = [f"lpp.inference.models.{f.name}" for f in folders if f != folder]
+        assert _reaches(sorted(folder.rglob("*.py")), others) == []
+
+
 def test_the_import_check_sees_a_forbidden_import(tmp_path):
-    bad = PACKAGE / "models" / "topics.py"
+    bad = PACKAGE / "models" / "topics" / "model.py"
     fake = tmp_path / "lpp" / "inference" / "models" / "fake.py"
     fake.parent.mkdir(parents=True)
     fake.write_text(bad.read_text() + "\nfrom lpp.inference.privacy import NoiseLevels\n"

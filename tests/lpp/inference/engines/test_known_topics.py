@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lpp.inference import kernels, numerics
+from lpp.inference.models.topics import kernels as topic_kernels
 from lpp.inference import FixedTopicModel, GibbsSampler, TopicModel, fit_nonprivate, fit_private
 from lpp.inference import RunOptions
 from lpp.inference.engines import KnownCountsTopicEngine, known_topics, select_engine
@@ -97,13 +98,13 @@ def test_the_allocation_is_the_dense_kernels_on_awkward_factors(case, k):
     engine = KnownCountsTopicEngine(y, observed)
     for iteration in range(3):
         doc_topic, topic_word = engine.allocate(theta, phi, 77, iteration)
-        dense_doc, dense_word = kernels.allocate_matrix_kernel(
+        dense_doc, dense_word = topic_kernels.allocate_matrix_kernel(
             y, observed, theta, np.ascontiguousarray(phi.T), 77, iteration)
         assert np.array_equal(doc_topic, dense_doc) and np.array_equal(topic_word, dense_word.T)
     if case == "deep":  # tokens reached the last blocks and the rest
-        rest = k - k % kernels.EAGER_SUMS  # the rest is scanned a sum at a time
+        rest = k - k % topic_kernels.EAGER_SUMS  # the rest is scanned a sum at a time
         assert doc_topic[:, rest:].sum() > 0
-        assert rest == 0 or doc_topic[:, rest - kernels.EAGER_SUMS:rest].sum() > 0
+        assert rest == 0 or doc_topic[:, rest - topic_kernels.EAGER_SUMS:rest].sum() > 0
 
 
 def test_the_chunks_share_the_tokens(monkeypatch):

@@ -20,9 +20,10 @@ from scipy import stats
 
 from lpp.inference import CollapsedPrivacy, GibbsSampler, RunOptions, TopicModel, fit_private
 from lpp.inference import kernels, numerics
+from lpp.inference.models.topics import kernels as topic_kernels
 from lpp.inference.engines import sparse_topics
 from lpp.testing.geweke import geweke_simulations
-from lpp.inference.kernels import allocate_matrix_kernel
+from lpp.inference.models.topics.kernels import allocate_matrix_kernel
 from lpp.distributions import FEW_TRIALS, LARGE_COUNT, poisson_nb, rescale_log_weights_nb
 from lpp.inference.privacy import noise_levels, sample_true_counts
 from lpp.inference.privacy.kernels import sample_true_count_collapsed_nb
@@ -289,7 +290,7 @@ def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_su
     rng = new_stream()
     for d in range(row_lo, row_hi):
         seed_block(rng, seed, iteration, first_row + d)
-        order = kernels.row_topic_order(theta, d)
+        order = topic_kernels.row_topic_order(theta, d)
         alpha = alpha_rows[d]
         lo, hi = indptr[d], indptr[d + 1]
         excluded[:] = 0.0
@@ -307,8 +308,8 @@ def _reference_pass1_rows(indptr, cols, values, alpha_rows, theta, phi_t, phi_su
                 for k in range(n_topics):
                     weights[k] = np.log(theta[d, k]) + np.log(phi_t[v, k])
                 total = rescale_log_weights_nb(weights)
-            kernels.allocate_entry_nb(rng, y, d, v, n_topics, weights, total, order, cells, hits,
-                                      doc_topic, col_partial)
+            topic_kernels.allocate_entry_nb(rng, y, d, v, n_topics, weights, total, order, cells,
+                                            hits, doc_topic, col_partial)
         for k in range(n_topics):
             residual[d, k] = phi_sums[k] - excluded[k]
             need[k] = residual[d, k] < sparse_topics.RESIDUAL_RECOMPUTE * phi_sums[k]
@@ -396,9 +397,9 @@ def test_pass1_is_its_definitions_written_out(case, n_topics):
         assert np.array_equal(got, want)
     if case == "deep":  # tokens reached the last block and the rest
         split = runs[0][4].sum(axis=0)  # the positive entries' tokens by topic
-        rest = n_topics - n_topics % kernels.EAGER_SUMS  # the rest is scanned a sum at a time
+        rest = n_topics - n_topics % topic_kernels.EAGER_SUMS  # the rest is scanned a sum at a time
         assert split[rest:].sum() > 0
-        assert rest == 0 or split[rest - kernels.EAGER_SUMS:rest].sum() > 0
+        assert rest == 0 or split[rest - topic_kernels.EAGER_SUMS:rest].sum() > 0
     pos_y = runs[0][0]
     if case == "counts":
         assert pos_y[:layout.indptr[2]].max() > LARGE_COUNT

@@ -1,4 +1,5 @@
-"""Models: rates, allocation, conjugate updates, densities and input checks."""
+"""Every built-in model against the interface (rates, allocation totals, densities, input
+checks, the expectation step) and the registry; each model's own tests are in its folder."""
 import itertools
 
 import numpy as np
@@ -14,7 +15,7 @@ from lpp.inference.models import (
     TopicModel,
     model_from_params,
 )
-from lpp.testing import FALSE_ALARM, chisquare_gof
+from lpp.testing import FALSE_ALARM
 
 MODELS = [
     (TopicModel(3), (7, 5)),
@@ -60,81 +61,6 @@ def test_allocation_conserves_observed_counts(model, shape):
         assert counts.dtype == np.int64 and counts.sum() == per_count * total, name
 
 
-@pytest.mark.parametrize("count", [1, 4])
-def test_topic_allocation_matches_the_multinomial(count):
-    """One entry's split over topics is Mult(y, theta[d] * phi[:, v] / mu) — chi-square, with
-    power. The scan visits the topics heaviest theta first (here 1, 2, 3, 0) and skips the
-    topic of zero weight."""
-    model = TopicModel(4)
-    state = {"theta": np.array([[0.5, 2.0, 1.0, 0.7]]),
-             "phi": np.array([[1.0], [0.25], [3.0], [0.0]])}
-    y = np.array([[count]])
-    obs = Observed(np.ones((1, 1), dtype=bool))
-    draws = np.array([model.allocate(state, y, obs, 7, t)["doc_topic"][0] for t in range(20_000)])
-    assert np.all(draws[:, 3] == 0)
-    comps = [c for c in itertools.product(range(count + 1), repeat=3) if sum(c) == count]
-    codes = np.array([comps.index(tuple(r)) for r in draws[:, :3]])
-    p = np.array([0.5, 0.5, 3.0]) / 4.0
-    pmf = stats.multinomial(count, p).pmf(np.array(comps))
-    assert chisquare_gof(codes, np.arange(len(comps)), pmf)
-    wrong = stats.multinomial(count, [0.2, 0.05, 0.75]).pmf(np.array(comps))
-    assert not chisquare_gof(codes, np.arange(len(comps)), wrong)
-
-
-def test_topic_update_draws_the_conjugate_gammas():
-    """phi | counts, theta ~ Gamma(a0 + n_kv, b0 + sum_d theta[d, k]); then
-    theta | counts, phi ~ Gamma(a0 + n_dk, b0 + sum_v phi[k, v]) — checked by KS against scipy."""
-    model = TopicModel(2, a0=0.1, b0=1.0)
-    state = {"theta": np.ones((1, 2)), "phi": np.ones((2, 2))}
-    counts = {"doc_topic": np.array([[3, 0]]), "topic_word": np.array([[0, 3], [0, 0]])}
-    obs = Observed(np.ones((1, 2), dtype=bool))
-    draws = [model.update_latents(state, counts, obs, 11, t) for t in range(20_000)]
-    phi = np.array([d["phi"] for d in draws])
-    theta = np.array([d["theta"][0, 0] for d in draws])
-    phi_rate = 1.0 + 1.0  # b0 + sum_d theta[d, k], theta = 1
-    assert stats.kstest(phi[:, 0, 1], stats.gamma(3.1, scale=1 / phi_rate).cdf).pvalue > FALSE_ALARM
-    assert stats.kstest(phi[:, 1, 0], stats.gamma(0.1, scale=1 / phi_rate).cdf).pvalue > FALSE_ALARM
-    rng = np.random.default_rng(0)
-    phi_row = rng.gamma(0.1, 1 / phi_rate, 200_000) + rng.gamma(3.1, 1 / phi_rate, 200_000)
-    reference = rng.gamma(3.1, 1.0 / (1.0 + phi_row))
-    assert stats.ks_2samp(theta, reference).pvalue > FALSE_ALARM
-    # power: the same check rejects a rate that forgets b0
-    assert stats.ks_2samp(theta, rng.gamma(3.1, 1.0 / phi_row)).pvalue < FALSE_ALARM
-
-
-@pytest.mark.parametrize("shape", [(300, 100), (40, 5000), (6000, 3)])
-def test_gamma_matrix_kernel_same_draws_with_any_threads_and_the_right_law(shape):
-    """Streams are keyed by fixed blocks of rows: the parallel twin with 1 or 2 threads and
-    the serial twin give the same matrix; every cell follows its own Gamma(shape, rate)."""
-    import numba
-
-    from lpp.inference import kernels
-
-    rng = np.random.default_rng(3)
-    counts = rng.poisson(2.0, shape)
-    rate = rng.uniform(0.5, 4.0, shape)
-    assert counts.size >= kernels.SERIAL_BELOW
-    before = numba.get_num_threads()
-    try:
-        runs = []
-        for n_threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(n_threads)
-            runs.append(kernels.gamma_matrix_kernel(counts, 0.1, rate, 5, 9))
-    finally:
-        numba.set_num_threads(before)
-    serial = np.empty(shape)
-    kernels._gamma_matrix[True](counts, 0.1, rate, 5, 9,
-                                 kernels.gamma_rows_per_block(*shape), serial)
-    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], serial)
-    # probability integral transform: uniform if every cell has its own law
-    pit = stats.gamma.cdf(runs[0] * rate, 0.1 + counts)
-    assert stats.kstest(pit.ravel(), "uniform").pvalue > FALSE_ALARM
-    # blocks do not repeat one another's stream: the first cells of consecutive blocks differ
-    rows = kernels.gamma_rows_per_block(*shape)
-    firsts = pit[::rows, 0]
-    assert np.unique(firsts).size == firsts.size
-
-
 def test_log_prior_and_likelihood_match_scipy():
     model = TopicModel(2, a0=0.7, b0=1.3)
     state = model.sample_prior((4, 3), 1)
@@ -161,15 +87,6 @@ def test_allocation_survives_underflowing_factor_products(model, shape):
     assert sum(int(v.sum()) for v in out.values()) > 0
     new = model.update_latents(state, out, obs, 2, 0)
     assert all(np.isfinite(a).all() and (a > 0).all() for a in new.values())
-
-
-def test_community_model_masks_self_loops():
-    model = CommunityModel(2)
-    mask = np.ones((4, 4), dtype=bool)
-    with pytest.raises(ValueError, match="self-loops"):
-        model.check_observed(Observed(mask))
-    with pytest.raises(ValueError, match="square"):
-        model.check_shape((4, 5))
 
 
 def test_masked_out_indices_are_refused_except_network_nodes():
@@ -293,73 +210,6 @@ def test_expectation_step_matches_its_definition(model, shape, reference, missin
     want = reference(state[first], state[second], y, obs.is_observed, model.a0, model.b0)
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-10, err_msg=name)
-
-
-def _expected_allocation_in_order(theta, phi, y, obs):
-    """The topic expectation kernel's sums in their documented order, in Python floats."""
-    n_docs, k = theta.shape
-    doc_topic, topic_word = np.zeros((n_docs, k)), np.zeros((k, phi.shape[1]))
-    for d in range(n_docs):
-        acc = [0.0] * k
-        for v in range(phi.shape[1]):
-            if y[d, v] <= 0 or not obs[d, v]:
-                continue
-            mu = 0.0
-            for kk in range(k):
-                mu += float(theta[d, kk]) * float(phi[kk, v])
-            ratio = int(y[d, v]) / mu
-            for kk in range(k):
-                acc[kk] += ratio * float(phi[kk, v])
-                topic_word[kk, v] += float(theta[d, kk]) * ratio
-        doc_topic[d] = [float(theta[d, kk]) * acc[kk] for kk in range(k)]
-    return doc_topic, topic_word
-
-
-def _unaligned(a):
-    """A copy of ``a`` at an address that is not a multiple of 8, as Dask may hand a worker."""
-    buf = np.empty(a.nbytes + 8, dtype=np.uint8)
-    start = (3 - buf.ctypes.data) % 8
-    out = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
-    out[...] = a
-    assert not out.flags.aligned
-    return out
-
-
-def test_expected_allocation_sums_in_a_fixed_order_whatever_the_layout_or_split():
-    """The expectation step of init="em" is the same float for any memory layout, thread
-    count or row split (the distributed chain runs it on its workers' rows, with factors that
-    arrive unaligned): the order of every sum is fixed by the kernel, not by a BLAS kernel."""
-    import numba
-
-    from lpp.inference.numerics import SERIAL_BELOW
-    from lpp.inference.models.topics import expected_allocation
-
-    rng = np.random.default_rng(12)
-    n_docs, n_words, k = 1100, 40, 5  # blocks of 512 rows x 40 columns: the parallel twin
-    assert 512 * n_words >= SERIAL_BELOW
-    y = rng.poisson(0.7, (n_docs, n_words))
-    obs = rng.random((n_docs, n_words)) > 0.1
-    theta, phi = rng.gamma(0.5, size=(n_docs, k)), rng.gamma(0.5, size=(k, n_words))
-    want_doc, want_word = _expected_allocation_in_order(theta, phi, y, obs)
-    before = numba.get_num_threads()
-    try:
-        for n_threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(n_threads)
-            for t, p in [(theta, phi), (np.asfortranarray(theta), np.asfortranarray(phi)),
-                         (_unaligned(theta), _unaligned(phi))]:
-                topic_word = np.zeros((k, n_words))
-                doc_topic = expected_allocation(t, p, y, obs, topic_word)
-                assert np.array_equal(doc_topic, want_doc)
-                assert np.array_equal(topic_word, want_word)
-    finally:
-        numba.set_num_threads(before)
-    # a run over rows [lo, hi) continues the running sum of the rows before it exactly
-    topic_word, parts = np.zeros((k, n_words)), []
-    for lo, hi in [(0, 300), (300, 301), (301, 777), (777, n_docs)]:
-        parts.append(expected_allocation(_unaligned(theta[lo:hi]), phi, y[lo:hi], obs[lo:hi],
-                                         topic_word))
-    assert np.array_equal(np.concatenate(parts), want_doc)
-    assert np.array_equal(topic_word, want_word)
 
 
 @pytest.mark.parametrize("model,shape,first", [

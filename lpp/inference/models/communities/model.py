@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from lpp.randomness import Tag, derive_seed
-from lpp.inference.kernels import (
+from lpp.inference.kernels import gamma_matrix_kernel
+from lpp.inference.models.base import Observed, PoissonFactorization
+from lpp.inference.models.communities.kernels import (
     allocate_blocks_kernel,
-    gamma_matrix_kernel,
     update_memberships_kernel,
 )
-from lpp.inference.models.base import Observed, PoissonFactorization
 
 
 class CommunityModel(PoissonFactorization):

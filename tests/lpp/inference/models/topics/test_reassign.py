@@ -1,7 +1,7 @@
 """The partially collapsed step (``TopicModel(..., collapse_theta=True)``,
-``lpp.inference.models._reassign``): Geweke tests through both fused engines and their power, the
-same posterior as the plain sweep, bit-identical results for any thread count and call split,
-and clear errors where it does not run."""
+``lpp.inference.models.topics.reassign``): Geweke tests through both fused engines and their
+power, the same posterior as the plain sweep, bit-identical results for any thread count and
+call split, and clear errors where it does not run."""
 import numba
 import numpy as np
 import pytest
@@ -9,8 +9,8 @@ from scipy import stats
 
 from lpp.inference import GibbsSampler, TopicModel, fit_nonprivate, fit_private, numerics
 from lpp.inference import RunOptions, kernels
-from lpp.inference.models import _reassign as reassign
-from lpp.inference.models import topics
+from lpp.inference.models.topics import model as topic_model
+from lpp.inference.models.topics import reassign
 from lpp.testing.geweke import geweke_simulations
 from lpp.inference.models import model_from_params
 from lpp.mechanism import privatize
@@ -90,7 +90,7 @@ def test_the_check_catches_a_reassignment_without_theta_s_rate(monkeypatch):
     def without_rate(tokens, theta, phi, theta_rate, *args, **kwargs):
         return original(tokens, theta, phi, np.ones_like(theta_rate), *args, **kwargs)
 
-    monkeypatch.setattr(topics, "reassign_tokens", without_rate)
+    monkeypatch.setattr(topic_model, "reassign_tokens", without_rate)
     prior = stats.gamma(CHECK_A0, scale=1.0 / CHECK_B0).cdf
     pvalues = [stats.kstest(column, prior).pvalue
                for column in _swept_factors("nonprivate").T]

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from lpp.randomness import Tag, derive_seed
-from lpp.inference.kernels import allocate_cp3_kernel, gamma_matrix_kernel
+from lpp.inference.kernels import gamma_matrix_kernel
 from lpp.inference.models.base import Observed, PoissonFactorization
+from lpp.inference.models.cp.kernels import allocate_cp3_kernel
 
 _NAMES = ("factor0", "factor1", "factor2")
 

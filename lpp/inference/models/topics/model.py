@@ -25,15 +25,14 @@ import numpy as np
 
 from lpp.randomness import Tag, derive_seed
 from lpp.inference.numerics import check_latents
-from lpp.inference.kernels import (
+from lpp.inference.kernels import gamma_matrix_kernel, product_kernel
+from lpp.inference.models.base import Observed, PoissonFactorization
+from lpp.inference.models.topics.kernels import (
     add_rows_at,
     allocate_matrix_kernel,
     expected_allocation,
-    gamma_matrix_kernel,
-    product_kernel,
 )
-from lpp.inference.models._reassign import reassign_tokens
-from lpp.inference.models.base import Observed, PoissonFactorization
+from lpp.inference.models.topics.reassign import reassign_tokens
 
 #: below this fraction of missing entries the rate sums subtract the missing entries' terms
 _SPARSE_MISSING = 0.25
@@ -44,7 +43,7 @@ class TopicModel(PoissonFactorization):
 
     ``n_topics`` (the paper's K) is an alias of ``n_components``. ``collapse_theta=True`` adds a
     reassignment of the tokens with ``theta`` summed out to every sweep of the fused engines
-    (:mod:`lpp.inference.models._reassign`); ``collapse_phi=True`` runs the sweeps of known
+    (:mod:`lpp.inference.models.topics.reassign`); ``collapse_phi=True`` runs the sweeps of known
     counts with the topics' directions summed out (:mod:`lpp.inference.engines.collapsed_phi`).
     """
 
@@ -62,7 +61,7 @@ class TopicModel(PoissonFactorization):
             raise ValueError("collapse_theta=True reassigns tokens given phi, which "
                              "collapse_phi=True sums out: set one of them")
         #: each sweep reassigns every document's tokens with theta summed out before theta and
-        #: phi are drawn (:mod:`lpp.inference.models._reassign`; the fused engines only)
+        #: phi are drawn (:mod:`lpp.inference.models.topics.reassign`; the fused engines only)
         self.collapse_theta = bool(collapse_theta)
         #: the sweeps of known counts run with the topics' directions summed out, phi drawn
         #: only where it is read (:mod:`lpp.inference.engines.collapsed_phi`)
@@ -111,8 +110,8 @@ class TopicModel(PoissonFactorization):
 
     def reassign_step(self, state, tokens, observed: Observed, seed, iteration, first_row,
                       calls, partials):
-        """The partially collapsed step of ``collapse_theta`` (:mod:`lpp.inference.models._reassign`)
-        on a fused engine's tokens: ``(state with theta drawn given the new split, stats)``,
+        """The partially collapsed step of ``collapse_theta``
+        (:mod:`lpp.inference.models.topics.reassign`) on a fused engine's tokens: ``(state with theta drawn given the new split, stats)``,
         to be followed by :meth:`update_step` on those stats."""
         theta, phi = self.row_column_factors(state)
         doc_topic, topic_word = reassign_tokens(

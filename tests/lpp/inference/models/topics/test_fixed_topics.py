@@ -5,7 +5,7 @@ import pytest
 from lpp.inference import FixedTopicModel, RunOptions, TopicModel, fit_private
 from lpp.inference.engines import SparseTopicEngine
 from lpp.inference.models.base import Observed
-from lpp.inference.models.topics import expected_allocation
+from lpp.inference.models.topics.kernels import expected_allocation
 from lpp.inference.privacy import make_privacy_step, noise_levels
 from lpp.mechanism import privatize
 
