@@ -8,7 +8,7 @@ its :attr:`FitResult.metadata` is the typed record of ``fit.json``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -170,7 +170,8 @@ class FitResult:
         saved = self.chains[0].metadata
         if saved is not None:
             return saved
-        return FitMetadata.from_record(fit_record(self.chains, "", None, None), "the fit")
+        record = FitMetadata.from_record(fit_record(self.chains, "", None, None), "the fit")
+        return replace(record, data=None, diagnostics=None, format_version=None)
 
     def save(self, out_dir, *, data: str | None = None, extra: dict | None = None,
              diagnostics: dict | None = None) -> Path:
