@@ -167,7 +167,7 @@ class FitResult:
     def metadata(self) -> FitMetadata:
         """The fit's record, typed: the one its directory holds for a fit read from disk, the
         one a save would write for a fit in memory (without ``data`` and ``extra``)."""
-        saved = self.chains[0].metadata
+        saved = getattr(self.chains[0], "metadata", None)
         if saved is not None:
             return saved
         record = FitMetadata.from_record(fit_record(self.chains, "", None, None), "the fit")
@@ -203,7 +203,7 @@ class FitResult:
         pathlib.Path
             ``out_dir``.
         """
-        saved = self.chains[0].metadata
+        saved = getattr(self.chains[0], "metadata", None)
         if data is None:
             if saved is None or saved.data is None:
                 raise ValueError("data= is required: what the fit was fitted to (a folder, a "
@@ -238,12 +238,12 @@ class FitResult:
 
     @classmethod
     def of(cls, result) -> "FitResult":
-        """``result`` as a fit: a :class:`FitResult` as it is, a chain as a fit of one."""
+        """``result`` as a fit: a :class:`FitResult` as it is, anything else with ``chains``
+        as a fit of those, and one chain (a :class:`ChainResult`, or an object with its
+        attributes) as a fit of one."""
         if isinstance(result, cls):
             return result
-        if isinstance(result, ChainResult):
-            return cls([result])
-        raise TypeError(f"expected a FitResult or a ChainResult, got {type(result).__name__}")
+        return cls(list(getattr(result, "chains", [result])))
 
     def _own(self, name: str):
         if self.n_chains != 1:

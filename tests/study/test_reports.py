@@ -28,8 +28,8 @@ from study.reports import (
 
 
 def _fit(mu_hat, model, **samples):
-    return SimpleNamespace(mu_hat=mu_hat, samples=samples,
-                           meta={"model": {"model": model, "n_components": 2}})
+    return SimpleNamespace(mu_hat=mu_hat, samples=samples, metadata=None,
+                           model={"model": model, "n_components": 2})
 
 
 def _save(fits_dir, name, method, mu_hat, phi=None, **extra):

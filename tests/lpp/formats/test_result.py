@@ -132,11 +132,6 @@ def test_saving_needs_to_know_what_the_fit_was_fitted_to(tmp_path, two_chains):
     assert not (tmp_path / "fit").exists()
 
 
-def test_a_fit_is_a_fit_result_or_a_chain():
-    with pytest.raises(TypeError, match="FitResult or a ChainResult"):
-        FitResult.of({"mu_hat": 1})
-
-
 @pytest.mark.parametrize("name", ["SavedFit", "SavedChains"])
 def test_the_retired_names_warn_and_give_the_result_type(name):
     with pytest.warns(FutureWarning, match=f"{name}.*FitResult"):

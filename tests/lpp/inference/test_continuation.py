@@ -9,6 +9,7 @@ import pytest
 from lpp.formats.fits import load_chains, load_fit, save_fit
 from lpp.inference import (
     CommunityModel,
+    FitResult,
     GibbsSampler,
     RunOptions,
     TopicModel,
@@ -198,7 +199,6 @@ def test_chains_whose_seeds_are_not_a_fits_are_refused(tmp_path):
     case = _case("topics collapsed", n_chains=1)
     for seed in (5, 6):
         save_fit(case.fit(20, 10, rng=seed), tmp_path / f"s{seed}", data="tiny")
-    chains = [load_fit(tmp_path / "s5"), load_fit(tmp_path / "s6")]
+    chains = [load_fit(tmp_path / "s5").chains[0], load_fit(tmp_path / "s6").chains[0]]
     with pytest.raises(ValueError, match="continue them one by one"):
-        checkpoints_from_fit(type("Fit", (), {"chains": chains})(), case.chain,
-                             tmp_path / "ck.npz")
+        checkpoints_from_fit(FitResult(chains), case.chain, tmp_path / "ck.npz")
