@@ -37,7 +37,6 @@ on the quick profile's data and fits (``data/prepared/network*``, ``data/private
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import warnings

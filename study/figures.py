@@ -9,7 +9,6 @@ in one place and :func:`caption_figure` writes it under a figure and saves it ag
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
