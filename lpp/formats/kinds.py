@@ -5,10 +5,9 @@ Both are ``.npz`` files, and one is easily handed where the other is meant (a fi
 names its format: a fit in its ``fit.json`` (``format: "lpp.fit"``, beside ``fit.npz``), a
 checkpoint in the metadata it keeps as its zip's first member, ``meta.npy``
 (``format: "lpp.checkpoint"``, :mod:`lpp.inference.checkpoint`). A fit's ``fit.npz`` holds no
-name of its own, so that every fit is written byte for byte as before; it is known by its
-``fit.json``, or, on its own, by its first member (its rates). Checkpoints written before they
-named their format are known by their first member, ``meta.npy``, and their layout
-``version``.
+name of its own (its bytes are those of format versions 1 and 2, unchanged): it is known by
+its ``fit.json``, or, on its own, by its first member (its rates). A checkpoint whose metadata
+names no format (that of an earlier release) is known by its first member, ``meta.npy``.
 """
 from __future__ import annotations
 
