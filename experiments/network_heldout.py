@@ -37,7 +37,6 @@ on the quick profile's data and fits (``data/prepared/network*``, ``data/private
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import warnings
@@ -49,7 +48,7 @@ import scipy.stats
 
 from experiments import write_results
 from lpp.formats.counts import load_counts
-from lpp.formats.fits import SavedChains, load_fit
+from lpp.formats.fits import load_fit, read_metadata
 from lpp.formats.privatized import SimulationWarning, canonical_counts, load_privatized
 from lpp.inference import CommunityModel, RunOptions, TopicModel, fit_nonprivate, fit_private, make_model
 from lpp.inference.models import model_from_params
@@ -305,11 +304,10 @@ def seed_record(fits_dir: Path) -> dict:
     """The quick profile's chain seeds: distinct per (level, copy)? shared across methods?"""
     seeds = {}
     for meta in sorted(fits_dir.glob("*/fit.json")):
-        record = json.loads(meta.read_text())
         match = FIT_NAME.fullmatch(meta.parent.name)
         if match is None or match["eps"] is None:
             continue
-        chains = [c["seed"] for c in record.get("chains", [])] or [record["seed"]]
+        chains = list(read_metadata(meta).seeds)
         seeds[meta.parent.name] = {"method": match["method"], "C": int(match["C"]),
                                    "release": (match["eps"], match["rep"]), "seeds": chains}
     by_release = {}
@@ -333,9 +331,8 @@ def saved_predictions(fits_dir: Path) -> list[dict]:
         if match is None:  # the arXiv design's unmasked fits and anything else
             continue
         fit = load_fit(path)
-        chains = fit.chains if isinstance(fit, SavedChains) else [fit]
-        model = model_from_params(chains[0].meta["model"])
-        for c, chain in enumerate(chains):
+        model = model_from_params(fit.model)
+        for c, chain in enumerate(fit.chains):
             out.append({"fit": path.name, "method": match["method"], "C": int(match["C"]),
                         "eps": float(match["eps"]) if match["eps"] else np.nan,
                         "rep": int(match["rep"]) if match["rep"] else -1, "chain": c,

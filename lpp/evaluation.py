@@ -63,8 +63,9 @@ def fit_predictive_log_likelihood(fit, true_counts, mask=None) -> float:
 
     Parameters
     ----------
-    fit : lpp.formats.fits.SavedFit
-        A fit that saved its latents (``fit.samples``) and names its model in ``fit.meta``.
+    fit : lpp.inference.ChainResult or FitResult
+        A chain (or a fit of one) that saved its latents (``fit.samples``), its model's
+        ``params()`` in ``fit.model``.
     true_counts : array_like or scipy sparse matrix
         The true counts (2-d, the fit's shape).
     mask : array_like of bool, optional
@@ -82,9 +83,9 @@ def fit_predictive_log_likelihood(fit, true_counts, mask=None) -> float:
         :func:`lpp.metrics.predictive_log_likelihood`).
     """
     latents = {name: draws for name, draws in fit.samples.items() if name != "y"}
-    if not latents or "model" not in fit.meta.get("model", {}):
+    if not latents or "model" not in (fit.model or {}):
         raise ValueError("the fit saved no latents of a known model: its rates are unknown")
-    model = model_from_params(fit.meta["model"])
+    model = model_from_params(fit.model)
     shape = tuple(fit.mu_hat.shape)
     n_saved = next(iter(latents.values())).shape[0]
     if "row_column_factors" not in model.capabilities:
@@ -146,15 +147,16 @@ def heldout_used(fit) -> bool:
 
     Parameters
     ----------
-    fit : lpp.formats.fits.SavedFit
-        A saved fit (its ``meta``).
+    fit : lpp.inference.FitResult or ChainResult
+        A saved fit or one of its chains (its :attr:`~lpp.inference.FitResult.metadata`); a
+        chain in memory counts as masked.
 
     Returns
     -------
     bool
         False for a fit of every entry (the arXiv design's reconstruction runs).
     """
-    return bool(fit.meta.get("extra", {}).get("heldout_used", True))
+    return fit.metadata is None or fit.metadata.heldout_used
 
 
 def community_scores(fit, true_counts, heldout: np.ndarray | None) -> dict:
@@ -264,7 +266,7 @@ def best_aligned_topics(fit, true_phi) -> tuple[np.ndarray, float]:
 
     Parameters
     ----------
-    fit : ChainResult or SavedFit
+    fit : ChainResult or FitResult
         A topic-model fit with saved samples ``samples["phi"]`` (S x K x V) and ``log_joint``.
     true_phi : array_like
         The true topics (K x V, rows need not be normalised).
@@ -308,7 +310,7 @@ def aligned_posterior_mean(fit) -> np.ndarray:
 
     Parameters
     ----------
-    fit : ChainResult or SavedFit
+    fit : ChainResult or FitResult
         A topic-model fit with saved samples ``samples["phi"]`` (S x K x V) and ``log_joint``.
 
     Returns
@@ -380,7 +382,7 @@ def topic_recovery_scores(fit, true_phi, *, words_per_topic: int) -> dict:
 
     Parameters
     ----------
-    fit : ChainResult or SavedFit
+    fit : ChainResult or FitResult
         A topic-model fit with saved samples ``samples["phi"]`` (S x K x V) and ``log_joint``.
     true_phi : array_like
         The true topics (K x V).

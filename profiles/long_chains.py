@@ -74,7 +74,7 @@ def summarize(fit_dir: Path, name: str, results: Path, figures: Path) -> dict:
     total = data.posterior["total_rate"].values  # chains x saved sweeps
     log_joint = data.posterior["log_joint"].values
     record = {
-        "fit": name, "n_chains": len(chains), "seeds": [c.meta.get("seed") for c in chains],
+        "fit": name, "n_chains": len(chains), "seeds": [c.seed for c in chains],
         "saved_iterations": [int(t) for t in chains[0].saved_iterations],
         "seconds_per_sweep": float(np.median(np.concatenate([c.iter_seconds[1:]
                                                              for c in chains]))),

@@ -68,7 +68,6 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
         idata = to_inference_data(fits, entries=entries, names=case.get("names"))
         summary = convergence_summary(idata)
         agreement = chain_agreement(idata)
-        meta = fits[0].meta
         for quantity, values in summary.iterrows():
             verdict = agreement.loc[quantity]
             rows.append({"case": name, "quantity": quantity, **values.to_dict(),
@@ -76,7 +75,7 @@ def diagnose_cases(cases: dict, *, n_entries: int = 4):
                          "drift_z": float(np.abs(verdict["drift_z"]).max()),
                          "chain_means": ";".join(f"{m:.6g}" for m in verdict["chain_means"]),
                          "chains": len(fits), "draws": int(np.size(fits[0].log_joint)),
-                         "n_iter": meta["n_iter"], "burn_in": meta["burn_in"],
-                         "thin": meta["thin"], "seeds": idata.posterior.attrs["seeds"]})
+                         "n_iter": fits[0].n_iter, "burn_in": fits[0].burn_in,
+                         "thin": fits[0].thin, "seeds": idata.posterior.attrs["seeds"]})
         idatas[name] = idata
     return pd.DataFrame(rows, columns=list(CASE_COLUMNS)), idatas

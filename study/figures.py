@@ -9,13 +9,13 @@ in one place and :func:`caption_figure` writes it under a figure and saves it ag
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from lpp.formats.fits import META_FILE as FIT_FILE
+from lpp.formats.fits import read_metadata
 from lpp.formats.files import atomic_write_bytes
 
 __all__ = ["current_profile", "settings_caption", "caption_figure", "save_figure",
@@ -64,24 +64,23 @@ def current_profile(params_file=PARAMS_FILE) -> str:
 def _fits_settings(fits_dir, names=None) -> dict:
     """Sweeps of the MCMC fits, iterations of the variational ones and privatized copies of the
     fits under ``fits_dir`` (those in ``names`` only, when given), read from their fit.json."""
-    metas = [json.loads(p.read_text()) for p in sorted(Path(fits_dir).glob(f"*/{FIT_FILE}"))
+    metas = [read_metadata(p) for p in sorted(Path(fits_dir).glob(f"*/{FIT_FILE}"))
              if names is None or p.parent.name in names]
     if not metas:
         raise FileNotFoundError(f"no fit (*/{FIT_FILE}) under {fits_dir}")
     # the pipeline's variational fits record their method as ``vi_method`` (infer_vi): their
     # n_iter counts coordinate-ascent iterations to convergence, not sweeps of a chain
-    is_variational = ["vi_method" in (m.get("extra") or {}) for m in metas]
-    variational = [m for m, vi in zip(metas, is_variational) if vi]
-    chains = [m for m, vi in zip(metas, is_variational) if not vi]
+    variational = [m for m in metas if m.variational]
+    chains = [m for m in metas if not m.variational]
 
     def values(found_in, key):
-        found = sorted({m[key] for m in found_in})
+        found = sorted({getattr(m, key) for m in found_in})
         return found[0] if len(found) == 1 else "/".join(map(str, found))
 
     # a private fit's data folder names its copy (data/private/<study>/eps<level>_rep<copy>);
     # the non-private fits' folder (the true counts) names none
-    copies = {Path(m["data"]).name.rpartition("_rep")[2]
-              for m in metas if "_rep" in str(m.get("data", ""))}
+    copies = {Path(m.data).name.rpartition("_rep")[2]
+              for m in metas if "_rep" in str(m.data or "")}
     settings = {}
     if chains:
         settings["sweeps"] = (f"{values(chains, 'n_iter')} (burn-in "

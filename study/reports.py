@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from lpp.evaluation import (NONPRIVATE, ORACLE, REFERENCES, ZEROS, community_references,
                             community_scores, heldout_used, topic_references, topic_scores)
-from lpp.formats.fits import SavedChains, load_fit
+from lpp.formats.fits import load_fit
 from lpp.formats.files import atomic_write_bytes
 from lpp.metrics import ReferenceCorpus
 from study.figures import (method_label, method_palette, method_style, n_chains, save_figure,
@@ -226,7 +226,7 @@ def left_out_message(table: pd.DataFrame) -> str | None:
 
 def _score_table(fits_dir, score, columns, references=(), names=None) -> pd.DataFrame:
     """One row per chain of each fit (those of ``names`` only, when given: :func:`fit_dirs`):
-    its name, method, ``columns(chain)``, ``score(chain)``, then :data:`CHAIN_COLUMNS`; then
+    its name, method, ``columns(fit.metadata)``, ``score(chain)``, then :data:`CHAIN_COLUMNS`; then
     the ``references`` rows (columns they lack are NaN).
 
     The run time of each fit (all its chains) is kept in ``table.attrs["seconds"]`` rather
@@ -238,12 +238,11 @@ def _score_table(fits_dir, score, columns, references=(), names=None) -> pd.Data
     left_out = [] if names is None else [p.name for p in unnamed_fit_dirs(fits_dir, names)]
     for fit_dir in tqdm(scored, desc="scoring fits", unit="fit", leave=False):
         fit = load_fit(fit_dir)
-        chains = fit.chains if isinstance(fit, SavedChains) else [fit]
-        rhat = fit.rhat_max if isinstance(fit, SavedChains) else np.nan
-        for c, chain in enumerate(chains):
-            rows.append({"fit": fit_dir.name, "method": chain.method, **columns(chain),
+        rhat = fit.metadata.rhat_max if fit.n_chains > 1 else np.nan
+        for c, chain in enumerate(fit.chains):
+            rows.append({"fit": fit_dir.name, "method": chain.method, **columns(fit.metadata),
                          **score(chain), "chain": c, "rhat": rhat})
-        seconds[fit_dir.name] = fit.meta["seconds_total"]
+        seconds[fit_dir.name] = fit.metadata.seconds_total
     table = pd.DataFrame(rows + list(references), columns=list(rows[0]))
     table["chain"] = table["chain"].astype("Int64")  # whole numbers; empty on reference rows
     table.attrs["seconds"] = seconds
@@ -290,7 +289,7 @@ def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
     return _score_table(
         fits_dir,
         lambda fit: topic_scores(fit, true_counts, reference=reference, n_top=n_top),
-        lambda fit: {"epsilon_over_n": fit.meta["extra"].get("epsilon_over_n")},
+        lambda meta: {"epsilon_over_n": meta.epsilon_over_n},
         topic_references(true_counts, true_rates), names)
 
 
@@ -334,9 +333,8 @@ def score_community_fits(fits_dir, true_counts, heldout=None, *,
     y = true_counts.toarray() if hasattr(true_counts, "toarray") else np.asarray(true_counts)
     return _score_table(
         fits_dir, lambda fit: community_scores(fit, y, heldout),
-        lambda fit: {"C": fit.model["n_components"],
-                     "epsilon_over_n": fit.meta["extra"].get("epsilon_over_n"),
-                     "heldout_used": heldout_used(fit)},
+        lambda meta: {"C": meta.model["n_components"], "epsilon_over_n": meta.epsilon_over_n,
+                      "heldout_used": meta.heldout_used},
         community_references(y, heldout, true_rates), names)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lpp.formats.fits import SavedChains, load_fit
+from lpp.formats.fits import load_fit
 from lpp.metrics import align_topics, top_words
 from study.figures import save_figure
 from study.reports import fit_dirs
@@ -105,7 +105,7 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
     for fit_dir in dirs:
         fit = load_fit(fit_dir)
         # a fit of several chains shows its first: chains number their topics independently
-        topics = mean_topics(fit.chains[0] if isinstance(fit, SavedChains) else fit)
+        topics = mean_topics(fit.chains[0])
         if topics.shape[1] != len(vocabulary):
             raise ValueError(f"{fit_dir}: fitted to {topics.shape[1]} words; the vocabulary "
                              f"has {len(vocabulary)}")
@@ -120,7 +120,7 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
         for topic, fitted, distance in zip(match.true_topics, match.estimated_topics,
                                            match.distances):
             rows.append({"fit": fit_dir.name, "method": fit.method,
-                         "epsilon_over_n": fit.meta.get("extra", {}).get("epsilon_over_n"),
+                         "epsilon_over_n": fit.metadata.epsilon_over_n,
                          "topic": int(topic), "fitted_topic": int(fitted),
                          "distance": float(distance), "words": " ".join(vocabulary[tops[fitted]])})
     return pd.DataFrame(rows, columns=list(WORD_COLUMNS))

@@ -35,7 +35,6 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from lpp.formats.fits import SavedFit
 from lpp.inference import ChainResult, FitResult, model_from_params
 
 __all__ = ["QUANTITIES", "arviz_major", "as_fits", "as_inference_data", "chain_quantities",
@@ -99,9 +98,9 @@ def _chain(fit):
             raise TypeError(f"a fit of {fit.n_chains} chains: pass one of its chains "
                             "(result.chains[c]) or give all of them to to_inference_data")
         fit = fit.chains[0]
-    if not isinstance(fit, (ChainResult, SavedFit)):
-        raise TypeError(f"a fit must be an lpp.inference.FitResult, ChainResult or "
-                        f"lpp.formats.fits.SavedFit; got {type(fit).__name__}")
+    if not isinstance(fit, ChainResult):
+        raise TypeError(f"a fit must be an lpp.inference.FitResult or ChainResult; got "
+                        f"{type(fit).__name__}")
     if np.size(fit.log_joint) == 0:
         raise ValueError("the fit saved no sample: nothing to diagnose")
     if not fit.samples:
@@ -118,7 +117,7 @@ def rate_samples(fit) -> Iterator[np.ndarray]:
 
     Parameters
     ----------
-    fit : lpp.inference.ChainResult or lpp.formats.fits.SavedFit
+    fit : lpp.inference.ChainResult
         A fit that saved its latents.
 
     Yields
@@ -158,7 +157,7 @@ def default_entries(fit, n: int = 4, *, exclude=None) -> np.ndarray:
 
     Parameters
     ----------
-    fit : lpp.inference.ChainResult or lpp.formats.fits.SavedFit
+    fit : lpp.inference.ChainResult
     n : int
         How many entries.
     exclude : array_like of bool, optional
@@ -210,7 +209,7 @@ def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
 
     Parameters
     ----------
-    fit : lpp.inference.ChainResult or lpp.formats.fits.SavedFit
+    fit : lpp.inference.ChainResult
     entries : array_like of int
         ``n x ndim`` indices of the followed entries (e.g. :func:`default_entries`).
 
@@ -236,9 +235,9 @@ def chain_quantities(fit, entries) -> dict[str, np.ndarray]:
 
 
 def as_fits(fits) -> list:
-    if isinstance(fits, (ChainResult, SavedFit)):
+    if isinstance(fits, ChainResult):
         return [fits]
-    if hasattr(fits, "chains"):  # a fit (FitResult) or a saved fit of several (SavedChains)
+    if isinstance(fits, FitResult):  # in memory or read from disk
         fits = fits.chains
     if not isinstance(fits, Sequence) or not fits:
         raise TypeError("fits must be a fit or a non-empty sequence of fits (one per chain)")
@@ -297,9 +296,9 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4, names=None):
 
     Parameters
     ----------
-    fits : ChainResult, SavedFit, a fit (FitResult, SavedChains), or a sequence of chains
+    fits : ChainResult, a fit (FitResult), or a sequence of chains
         One fit per chain, typically the same run with different seeds, or a fit of several
-        chains (:class:`lpp.inference.FitResult`, :class:`lpp.formats.fits.SavedChains`). They
+        chains (:class:`lpp.inference.FitResult`, in memory or loaded). They
         must share the model, the data's shape and the saved iterations.
     entries : array_like of int, optional
         ``n x ndim`` indices of the entries whose rates are followed; by default the
@@ -332,7 +331,7 @@ def to_inference_data(fits, *, entries=None, n_entries: int = 4, names=None):
     labels = entry_labels(entries, names)
     arviz = require_arviz()
     methods = [fit.method for fit in fits]
-    seeds = [int(fit.seed if isinstance(fit, ChainResult) else fit.meta["seed"]) for fit in fits]
+    seeds = [int(fit.seed) for fit in fits]
     groups = {"posterior": posterior, "sample_stats": {"lp": posterior["log_joint"].copy()}}
     coords = {"draw": np.asarray(fits[0].saved_iterations, dtype=np.int64), "entry": labels}
     dims = {"mu": ["entry"]}

@@ -1,6 +1,7 @@
 """Checkpoints of a chain: its point, its record so far, and what it was run with.
 
-One ``.npz`` file written atomically (:func:`lpp.formats.files.atomic_writer`; numpy streams into it, so a
+One ``.npz`` file of its own format, ``lpp.checkpoint`` (recorded in its metadata, its
+zip's first member: :mod:`lpp.formats.kinds` tells it from a saved fit), written atomically (:func:`lpp.formats.files.atomic_writer`; numpy streams into it, so a
 checkpoint of a large problem is never held twice in memory). A checkpoint is tied to its data
 (a fingerprint), method, engine, model, seed, burn-in, thinning and what is saved, and it
 carries a sha256 digest of all of that and of every array it holds (the chain's point and its
@@ -27,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from lpp.formats.files import atomic_writer, remove_stale_temporaries
+from lpp.formats.kinds import CHECKPOINT_FORMAT, CHECKPOINT_META, wrong_kind
 from lpp.inference.engines.collapsed_phi import CARRIED
 from lpp.inference.models import model_from_params
 
@@ -61,9 +63,10 @@ def _digest(arrays: dict) -> str:
 
 
 def write_checkpoint(path, meta: dict, state: dict, aux: dict, record_arrays: dict) -> None:
-    """Write the chain's ``state``, ``aux``, the record's arrays, ``meta`` and their digest."""
-    # meta first: lpp.inference.runner recognises a checkpoint by its zip's first member
-    arrays = {"meta": np.array(json.dumps(meta))}
+    """Write the chain's ``state``, ``aux``, the record's arrays, ``meta`` (with the format's
+    name) and their digest."""
+    # meta first: a checkpoint damaged past its metadata is still known by its first member
+    arrays = {CHECKPOINT_META: np.array(json.dumps({"format": CHECKPOINT_FORMAT, **meta}))}
     arrays.update({f"state__{k}": v for k, v in state.items()})
     arrays.update({f"aux__{k}": v for k, v in aux.items()})
     arrays.update(record_arrays)
@@ -74,18 +77,27 @@ def write_checkpoint(path, meta: dict, state: dict, aux: dict, record_arrays: di
 
 def read_checkpoint(path):
     """``(meta, {"state", "aux", "samples"} groups of arrays, record arrays)`` of a checkpoint
-    whose layout version and digest check out; a ValueError naming the file otherwise."""
+    whose format, layout version and digest check out; a ValueError naming the file otherwise
+    (a saved fit's data file handed as a checkpoint included). A checkpoint written before
+    checkpoints named their format (none recorded) is read as one."""
+    problem = wrong_kind(path, CHECKPOINT_FORMAT)
+    if problem is not None:
+        raise ValueError(f"{problem}: to run a saved fit's chains on, write their checkpoints "
+                         "with lpp.inference.checkpoints_from_fit")
     try:
         # our own handle: np.load leaves the one it opens unclosed when the zip is cut short
         with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-        meta = json.loads(str(arrays["meta"]))
+        meta = json.loads(str(arrays[CHECKPOINT_META]))
         if not isinstance(meta, dict):
             raise ValueError("its metadata is not a JSON object")
     except Exception as exc:  # noqa: BLE001 - a damaged zip fails in many ways (BadZipFile,
         # EOFError, KeyError, NotImplementedError for a garbled compression method, ...)
         raise ValueError(f"checkpoint {path} cannot be read ({type(exc).__name__}: {exc}); it is "
                          f"truncated or corrupted: {START_OVER}") from None
+    if meta.get("format", CHECKPOINT_FORMAT) != CHECKPOINT_FORMAT:
+        raise ValueError(f"checkpoint {path} records format {meta.get('format')!r}, not "
+                         f"{CHECKPOINT_FORMAT!r}: {START_OVER}")
     if meta.get("version") != CHECKPOINT_VERSION:
         raise ValueError(f"checkpoint {path} has layout version {meta.get('version')!r}, this "
                          f"lpp reads version {CHECKPOINT_VERSION}: {START_OVER}")
@@ -94,7 +106,7 @@ def read_checkpoint(path):
         raise ValueError(f"checkpoint {path} does not match the sha256 digest stored in it: it "
                          f"was edited or damaged, and resuming would continue another chain: "
                          f"{START_OVER}")
-    del arrays["meta"]
+    del arrays[CHECKPOINT_META]
     groups = {group: {} for group in GROUPS}
     extra = {}
     for key, value in arrays.items():

@@ -1,7 +1,8 @@
 """Running a saved fit's chains on: a checkpoint written at the end of a saved chain.
 
 A chain that stopped is continued from its checkpoint (:mod:`lpp.inference.checkpoint`); a
-chain that finished has left only its fit (:mod:`lpp.formats.fits`). When the fit saved the chain's
+chain that finished has left only its fit (:mod:`lpp.formats.fits`; a fit directory handed as
+a checkpoint, or a checkpoint as a fit, is refused naming it: :mod:`lpp.formats.kinds`). When the fit saved the chain's
 last sweep, that draw is the chain's whole point: the chains of the package keep nothing
 between sweeps but their latents (their ``aux`` is empty), and every random stream is keyed by
 the seed and the iteration. So :func:`checkpoint_from_fit` can write the checkpoint the run
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lpp.formats.fits import load_chains
+from lpp.formats.result import FitResult
 from lpp.inference.checkpoint import write_checkpoint
 from lpp.inference.fit import chain_checkpoint
 from lpp.inference.runner import run_meta
@@ -32,20 +33,19 @@ __all__ = ["checkpoint_from_fit", "checkpoints_from_fit"]
 
 
 def _refuse(saved, problem: str):
-    where = saved.meta.get("data", "the fit")
-    return ValueError(f"cannot continue the chain of seed {saved.meta.get('seed')} fitted to "
-                      f"{where}: {problem}")
+    where = saved.metadata.data if saved.metadata is not None else None
+    return ValueError(f"cannot continue the chain of seed {saved.seed} fitted to "
+                      f"{where or 'the fit'}: {problem}")
 
 
 def _check_continuable(saved, chain, burn_in: int, thin: int, trust_data: bool) -> None:
-    meta = saved.meta
     params = json.loads(json.dumps(chain.model.params()))
-    if meta["method"] != chain.method:
-        raise _refuse(saved, f"it ran method {meta['method']!r}, the chain given runs "
+    if saved.method != chain.method:
+        raise _refuse(saved, f"it ran method {saved.method!r}, the chain given runs "
                              f"{chain.method!r}")
-    if meta["model"] != params:
-        raise _refuse(saved, f"its model is {meta['model']}, the chain's {params}")
-    recorded = meta.get("data_fingerprint")
+    if saved.model != params:
+        raise _refuse(saved, f"its model is {saved.model}, the chain's {params}")
+    recorded = saved.data_fingerprint
     if recorded is None and not trust_data:
         raise _refuse(saved, "the fit recorded no fingerprint of its data, so the chain's data "
                              "cannot be checked against it; pass trust_data=True if they are "
@@ -53,10 +53,10 @@ def _check_continuable(saved, chain, burn_in: int, thin: int, trust_data: bool) 
     if recorded is not None and recorded != chain.fingerprint():
         raise _refuse(saved, "the chain's data, mask or noise levels are not the fit's (their "
                              "fingerprints differ)")
-    if meta.get("engine") not in (None, chain.engine):
-        raise _refuse(saved, f"it ran on the {meta['engine']!r} engine, the chain given on "
+    if saved.engine not in (None, chain.engine):
+        raise _refuse(saved, f"it ran on the {saved.engine!r} engine, the chain given on "
                              f"{chain.engine!r} (pass the same sparse= setting)")
-    done = int(meta["iterations_done"])
+    done = int(saved.iterations_done)
     if saved.iter_seconds.shape != (done,):
         raise _refuse(saved, f"its record does not hold the {done} sweeps it claims")
     last = int(saved.saved_iterations[-1]) if saved.saved_iterations.size else None
@@ -72,10 +72,10 @@ def _check_continuable(saved, chain, burn_in: int, thin: int, trust_data: bool) 
     if carried:
         raise _refuse(saved, f"the chain also carries {carried} between sweeps, which a fit "
                              "does not save")
-    if thin != int(meta["thin"]):
-        raise _refuse(saved, f"it saved every {meta['thin']}th sweep, the continuing run every "
+    if thin != int(saved.thin):
+        raise _refuse(saved, f"it saved every {saved.thin}th sweep, the continuing run every "
                              f"{thin}th (a checkpoint keeps its run's thinning)")
-    old = int(meta["burn_in"])
+    old = int(saved.burn_in)
     if burn_in < old or (burn_in - old) % thin:
         raise _refuse(saved, f"burn_in={burn_in} must be the fit's {old} or larger by a multiple "
                              f"of its thin {thin} (so that the kept draws are the new run's)")
@@ -88,9 +88,9 @@ def checkpoint_from_fit(saved, chain, path, *, burn_in: int | None = None,
 
     Parameters
     ----------
-    saved : lpp.formats.fits.SavedFit
-        One chain of a saved fit (an item of :func:`lpp.formats.fits.load_chains`); its last sweep must
-        be saved (``n_iter - burn_in`` a multiple of ``thin``) with the latents.
+    saved : lpp.inference.ChainResult
+        One chain of a saved fit (an item of ``FitResult.load(path).chains``); its last sweep
+        must be saved (``n_iter - burn_in`` a multiple of ``thin``) with the latents.
     chain : GibbsSampler
         A chain of the fit's model and method on its data, mask and noise levels, built as the
         continuing run builds it (``GibbsSampler.private(...)`` or ``.nonprivate(...)``, the
@@ -124,13 +124,12 @@ def checkpoint_from_fit(saved, chain, path, *, burn_in: int | None = None,
         latents, a chain that carries more than its latents, another thinning, or a burn-in the
         saved draws do not fit.
     """
-    meta = saved.meta
-    burn_in = int(meta["burn_in"]) if burn_in is None else check_int(burn_in, "burn_in",
-                                                                     minimum=0)
-    thin = int(meta["thin"]) if thin is None else check_int(thin, "thin", minimum=1)
+    burn_in = int(saved.burn_in) if burn_in is None else check_int(burn_in, "burn_in",
+                                                                   minimum=0)
+    thin = int(saved.thin) if thin is None else check_int(thin, "thin", minimum=1)
     _check_continuable(saved, chain, burn_in, thin, trust_data)
-    done = int(meta["iterations_done"])
-    chain.seed = int(meta["seed"])
+    done = int(saved.iterations_done)
+    chain.seed = int(saved.seed)
     keep = np.flatnonzero(saved.saved_iterations > burn_in)
     names = list(chain.state) if save_latents else []
     mu_sum = None
@@ -138,7 +137,7 @@ def checkpoint_from_fit(saved, chain, path, *, burn_in: int | None = None,
         chain.restore({n: saved.samples[n][i] for n in chain.state}, {},
                       int(saved.saved_iterations[i]))
         mu_sum = chain.mu.copy() if mu_sum is None else mu_sum + chain.mu
-    if mu_sum is not None and burn_in == int(meta["burn_in"]) and not np.array_equal(
+    if mu_sum is not None and burn_in == int(saved.burn_in) and not np.array_equal(
             mu_sum / keep.size, saved.mu_hat):
         log.warning("the rates' running sum formed again from the saved draws does not give the "
                     "fit's mu_hat bit for bit (another BLAS or CPU?); the continued chain is the "
@@ -163,16 +162,16 @@ def checkpoints_from_fit(fit, make_chain, checkpoint, *, burn_in: int | None = N
                          trust_data: bool = False) -> list[Path]:
     """:func:`checkpoint_from_fit` for every chain of a saved fit (one or several).
 
-    ``fit`` is a fit directory or what :func:`lpp.formats.fits.load_fit` returned; ``make_chain(seed)``
+    ``fit`` is a fit directory or a :class:`lpp.inference.FitResult` (``FitResult.load``); ``make_chain(seed)``
     builds the chain of that seed as the continuing run does (called once per chain, one chain
     in memory at a time); chain ``c``'s checkpoint is
     :func:`lpp.inference.fit.chain_checkpoint` of ``checkpoint``, where ``fit_private(...,
     chains=<the fit's>, rng=<the fit's seed>, run=RunOptions(checkpoint=checkpoint,
     resume=True, ...))`` looks for it.
     """
-    chains = load_chains(fit) if isinstance(fit, (str, Path)) else list(
-        getattr(fit, "chains", [fit]))
-    seeds = [int(c.meta["seed"]) for c in chains]
+    chains = list(FitResult.load(fit).chains if isinstance(fit, (str, Path))
+                  else FitResult.of(fit).chains)
+    seeds = [int(c.seed) for c in chains]
     if seeds != chain_seeds(seeds[0], len(seeds)):
         raise ValueError(f"the fit's chains have seeds {seeds}, not those a fit of "
                          f"{len(seeds)} chains derives from {seeds[0]}: continue them one by "

@@ -17,14 +17,12 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lpp.formats.kinds import CHECKPOINT_FORMAT, FIT_FORMAT, file_kind
 from lpp.inference.checkpoint import CHECKPOINT_VERSION, open_checkpoint, write_checkpoint
 from lpp.progress import tqdm
 from lpp.validation import check_schedule, split_options
 
 log = logging.getLogger(__name__)
-
-#: the first member of a checkpoint's zip (:func:`lpp.inference.checkpoint.write_checkpoint`)
-_FIRST_MEMBER = b"meta.npy"
 
 __all__ = ["RunOptions", "run_chain"]
 
@@ -115,10 +113,10 @@ def checkpoint_path(checkpoint, resume: bool) -> Path | None:
     ------
     ValueError
         Naming the path and the setting ``checkpoint``: ``resume=True`` without a path; a path
-        that is a folder, or lies under a file; an existing file that is not a checkpoint
-        (:func:`_is_checkpoint_file`: the data file of a saved fit, say), which a run would
-        overwrite. A checkpoint is overwritten by ``resume=False`` as before, a damaged one
-        included.
+        that is a folder (a saved fit's included), or lies under a file; an existing file that
+        is not a checkpoint (:func:`lpp.formats.kinds.file_kind`: the data file of a saved
+        fit, say), which a run would overwrite. A checkpoint is overwritten by
+        ``resume=False``, a damaged one included.
     """
     path = Path(checkpoint) if checkpoint is not None else None
     if resume and path is None:
@@ -126,33 +124,25 @@ def checkpoint_path(checkpoint, resume: bool) -> Path | None:
     if path is None:
         return None
     if path.is_dir():
-        raise ValueError(f"checkpoint={str(path)!r} is a folder: name a file, e.g. "
+        what = "a saved fit's folder (format 'lpp.fit')" if file_kind(path) == FIT_FORMAT \
+            else "a folder"
+        raise ValueError(f"checkpoint={str(path)!r} is {what}: name a checkpoint file, e.g. "
                          f"checkpoint={str(path / 'fit.checkpoint.npz')!r}")
     above = next((p for p in path.parents if os.path.lexists(p)), None)
     if above is not None and not above.is_dir():
         raise ValueError(f"checkpoint={str(path)!r} lies under {above}, which is not a folder")
-    if path.is_file() and not _is_checkpoint_file(path):
+    # an empty file holds nothing that a write could lose
+    kind = file_kind(path) if path.is_file() and path.stat().st_size else CHECKPOINT_FORMAT
+    if path.is_file() and kind != CHECKPOINT_FORMAT:
+        if kind == FIT_FORMAT:
+            raise ValueError(f"checkpoint={str(path)!r} is the data file of a saved fit "
+                             "(format 'lpp.fit'), not a checkpoint (format 'lpp.checkpoint'): "
+                             "a run would overwrite it; to run the fit's chains on, write "
+                             "their checkpoints with lpp.inference.checkpoints_from_fit")
         raise ValueError(f"checkpoint={str(path)!r} is an existing file that is not a "
-                         "checkpoint (a fit's data file?): a run would overwrite it; name "
-                         "another checkpoint file, or delete this one")
+                         "checkpoint: a run would overwrite it; name another checkpoint file, "
+                         "or delete this one")
     return path
-
-
-def _is_checkpoint_file(path: Path) -> bool:
-    """Whether the file ``path`` is a checkpoint, damaged or not, or empty: a zip whose first
-    member is ``meta.npy``, as :func:`lpp.inference.checkpoint.write_checkpoint` lays it out.
-
-    Only the first bytes are read, so that a checkpoint cut short or with a byte changed
-    (which a run with ``resume=False`` starts over, as its refusal to resume says) is still
-    one; a fit's ``fit.npz`` starts with its rates instead.
-    """
-    with open(path, "rb") as handle:
-        head = handle.read(30 + len(_FIRST_MEMBER))
-    if not head:
-        return True  # nothing that a write could lose
-    # a zip local file header: its signature, ..., the name's length at byte 26, the name at 30
-    return (head[:4] == b"PK\x03\x04" and int.from_bytes(head[26:28], "little") ==
-            len(_FIRST_MEMBER) and head[30:] == _FIRST_MEMBER)
 
 
 def run_meta(chain, names, burn_in: int, thin: int) -> dict:

@@ -22,7 +22,7 @@ collapsed and naive CAVI: the relative change of the bound between two iteration
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from lpp.validation import (
 from lpp.inference import Observed
 from lpp.inference.chain import observed_entries
 from lpp.inference.privacy import NoiseLevels, noise_levels
-from lpp.inference.result import ChainResult
+from lpp.inference.result import ChainResult, FitResult
 from lpp.inference.runner import run_chain
 from lpp.vi.adapters import TopicVI, VariationalModel, variational_model
 from lpp.vi.engines import DenseCounts, SparseTopicCounts
@@ -178,6 +178,70 @@ class VIResult(ChainResult):
             return self.means()
         gen = as_generator(rng)
         return {name: f.sample(gen) for name, f in self.q.items()}
+
+    def as_fit(self, method: str | None = None) -> FitResult:
+        """The fit as a :class:`lpp.inference.FitResult` of one chain with one saved "sample"
+        (the means), as it is saved.
+
+        Parameters
+        ----------
+        method : str, optional
+            The name the fit goes under (default its own ``method``); the pipeline's names
+            (``"collapsed_cavi"``, :data:`lpp.vi.fits.PIPELINE_METHODS`) differ from the Gibbs
+            methods', so that the two kinds are separate series of the score tables.
+
+        Returns
+        -------
+        FitResult
+            ``n_iter = burn_in + 1 = iterations`` and one saved iteration (the last);
+            ``iter_seconds`` are the CAVI iterations' times, the first with the start and
+            set-up added, so that their sum (the saved fit's ``seconds_total``) is the fit's
+            wall time.
+
+        Raises
+        ------
+        ValueError
+            If the fit ran no iteration or ``method`` is empty or not a string.
+        """
+        method = self.method if method is None else method
+        if not isinstance(method, str) or not method:
+            raise ValueError(f"method must be a non-empty string, got {method!r}")
+        if self.iterations < 1:
+            raise ValueError("the variational fit ran no iteration: nothing to save")
+        times = np.array(self.iter_seconds, dtype=float)
+        times[0] += max(self.seconds - float(times.sum()), 0.0)
+        own = {f.name: getattr(self, f.name) for f in fields(ChainResult)}
+        return FitResult([ChainResult(**{**own, "method": method, "iter_seconds": times,
+                                         "mu_hat": np.asarray(self.mu_hat), "state": {},
+                                         "aux": {}})])
+
+    def save(self, out_dir, *, data: str, method: str | None = None,
+             extra: dict | None = None):
+        """Write the fit as a fit directory (:mod:`lpp.formats.fits`), as :meth:`as_fit`
+        gives it: it loads, scores and diagnoses as a Gibbs fit does.
+
+        Parameters
+        ----------
+        out_dir : path-like
+            The fit directory (created).
+        data : str
+            What the fit was fitted to.
+        method : str, optional
+            The name the fit goes under (:meth:`as_fit`).
+        extra : dict, optional
+            Settings recorded under ``extra`` (e.g. ``epsilon_over_n``), followed by the
+            optimiser's own record: ``vi_method`` (the method it ran), ``converged``,
+            ``seconds`` and ``start_seconds`` (read back as
+            :class:`lpp.formats.fits.FitMetadata`'s ``vi_method``, ``converged``, ...).
+
+        Returns
+        -------
+        pathlib.Path
+            ``out_dir``.
+        """
+        own = {"vi_method": self.method, "converged": self.converged, "seconds": self.seconds,
+               "start_seconds": self.start_seconds}
+        return self.as_fit(method).save(out_dir, data=data, extra={**(extra or {}), **own})
 
 
 def _sparse_capable(adapter: VariationalModel) -> bool:

@@ -13,8 +13,8 @@ from lpp.metrics import mean_over_topics, mimno_coherence, npmi, top_words
 
 
 def _fit(mu_hat, model=None, **samples):
-    meta = {"model": {"model": model, "n_components": 2}} if model else {"model": {}}
-    return SimpleNamespace(mu_hat=mu_hat, samples=samples, meta=meta)
+    return SimpleNamespace(mu_hat=mu_hat, samples=samples, metadata=None,
+                           model={"model": model, "n_components": 2} if model else {})
 
 
 def _brute_force_loglik(rate_samples, y, mask):
@@ -122,16 +122,16 @@ def test_an_unmasked_fit_is_scored_on_every_off_diagonal_entry():
     heldout[0, 2] = True
     fit = _fit(np.zeros((3, 3)), "communities", theta=np.ones((1, 3, 2)),
                pi=np.full((1, 2, 2), 0.5))
-    fit.meta["extra"] = {"heldout_used": False}
+    fit.metadata = SimpleNamespace(heldout_used=False)
     scores = community_scores(fit, y, heldout)
     # it saw the held-out 2 too: all six off-diagonal entries, the diagonal 9s never
     assert scores["mae"] == scores["offdiag_mae"] == pytest.approx(np.mean([1, 2, 3, 4, 5, 6]))
     assert np.isnan(scores["heldout_mae"]) and np.isnan(scores["heldout_loglik"])
     # the same fit as a masked one: the observed entries only
-    fit.meta["extra"] = {"heldout_used": True}
+    fit.metadata = SimpleNamespace(heldout_used=True)
     assert community_scores(fit, y, heldout)["mae"] == pytest.approx(np.mean([1, 3, 4, 5, 6]))
     # without a held-out mask there are no held-out columns, as for a masked fit
-    fit.meta["extra"] = {"heldout_used": False}
+    fit.metadata = SimpleNamespace(heldout_used=False)
     assert set(community_scores(fit, y, None)) == {"mae", "offdiag_mae"}
 
 

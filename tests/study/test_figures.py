@@ -18,7 +18,6 @@ from lpp.inference import RunOptions, fit_private
 from lpp.inference.models import CommunityModel
 from lpp.simulate import make_network
 from lpp.vi import VIOptions, fit_variational
-from lpp.vi.fits import as_fit_result
 from study import figures as figs
 from study.figures import (
     SPARE_COLOURS,
@@ -85,9 +84,8 @@ def test_variational_fits_are_captioned_by_iterations_not_sweeps(tmp_path):
     for rep, iterations in ((0, 2), (1, 3)):
         vi = fit_variational(y, 0.5, CommunityModel(2), method="collapsed", rng=rep,
                              run=VIOptions(max_iter=iterations, tol=0.0))
-        save_fit(as_fit_result(vi, "collapsed_cavi"), tmp_path / f"collapsed_cavi_eps1.0_rep{rep}",
-                 data=f"data/private/network/eps1.0_rep{rep}",
-                 extra={"vi_method": "collapsed"})  # as infer_vi records it
+        vi.save(tmp_path / f"collapsed_cavi_eps1.0_rep{rep}", method="collapsed_cavi",
+                data=f"data/private/network/eps1.0_rep{rep}")  # as infer_vi saves it
     caption = settings_caption(profile="quick", fits_dir=tmp_path)
     assert caption == ("profile quick · sweeps 6 (burn-in 2, thin 2) · VI iterations 2/3 · "
                        "copies 2")

@@ -64,7 +64,7 @@ def test_private_outputs_hold_no_true_counts(pipeline):
     assert private.y_tilde.shape == y.shape and not np.array_equal(private.y_tilde, y)
     assert private.meta["randomness"] == "system"  # the notebook's default: no seed to leak
     fit = load_fit(root / "fit")
-    assert fit.meta["data"] == str(root / "private") and fit.samples["phi"].shape == (2, 2, 10)
+    assert fit.metadata.data == str(root / "private") and fit.samples["phi"].shape == (2, 2, 10)
     with np.load(root / "fit" / "fit.npz") as npz:
         for name in npz.files:
             assert npz[name].shape != y.shape or not np.array_equal(npz[name], y), name
@@ -136,10 +136,11 @@ def test_the_device_parameter_reaches_the_topic_fits(pipeline, tmp_path):
                      "-p", data_arg, str(data_dir), "-p", "out_dir", str(out),
                      "-p", "n_components", "2", "-p", "n_iter", "4", "-p", "burn_in", "2",
                      "-p", "thin", "1", "-p", "device", "cuda"]) == 0
-        meta = load_fit(out).meta
-        assert (meta["engine"], meta["device"]) == (engine, "numba-cuda's simulator"), name
+        meta = load_fit(out).metadata
+        assert (meta.engine, meta.device) == (engine, "numba-cuda's simulator"), name
     # the default runs on the CPU, and a CPU fit's record names no device
-    assert "device" not in load_fit(root / "fit").meta
+    assert load_fit(root / "fit").metadata.device == "cpu"
+    assert "device" not in json.loads((root / "fit" / "fit.json").read_text())
 
 
 def test_a_failing_notebook_exits_non_zero(tmp_path, capsys):

@@ -28,8 +28,8 @@ from study.reports import (
 
 
 def _fit(mu_hat, model, **samples):
-    return SimpleNamespace(mu_hat=mu_hat, samples=samples,
-                           meta={"model": {"model": model, "n_components": 2}})
+    return SimpleNamespace(mu_hat=mu_hat, samples=samples, metadata=None,
+                           model={"model": model, "n_components": 2})
 
 
 def _save(fits_dir, name, method, mu_hat, phi=None, **extra):
@@ -365,7 +365,7 @@ def test_each_chain_of_a_fit_is_scored_with_the_fits_rhat(tmp_path):
     table = score_topic_fits(tmp_path, sp.csr_array(y), n_top=3)
     chained = table[table.fit == "collapsed_eps1.0_rep0"]
     assert chained.chain.tolist() == [0, 1]
-    rhat = load_fit(tmp_path / chained.fit.iloc[0]).rhat_max
+    rhat = load_fit(tmp_path / chained.fit.iloc[0]).metadata.rhat_max
     assert np.isfinite(rhat) and chained.rhat.tolist() == pytest.approx([rhat] * 2)
     assert np.isfinite(chained.rhat).all()
     for c, chain in enumerate(res.chains):  # each row scores its own chain

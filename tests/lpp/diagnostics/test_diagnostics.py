@@ -2,6 +2,8 @@
 disagree and passes chains that agree; trace figure; bad input."""
 from __future__ import annotations
 
+import dataclasses
+
 import matplotlib.figure
 import matplotlib.pyplot as plt
 import numpy as np
@@ -9,8 +11,8 @@ import pytest
 
 from lpp import diagnostics
 from lpp.diagnostics.export import as_inference_data
-from lpp.formats.fits import SavedFit, load_fit, save_fit
-from lpp.inference import TopicModel
+from lpp.formats.fits import load_fit, save_fit
+from lpp.inference import ChainResult, TopicModel
 
 #: the shared chains' schedule (tests/conftest.py, toy_topic_chains)
 N_ITER, BURN_IN, THIN = 14, 4, 2
@@ -70,13 +72,16 @@ def test_default_entries_are_the_largest_rates(chains):
 
 
 def _fake_chain(draws_theta, seed=0):
-    """A SavedFit of the 2 x 2 topic model with the given theta draws (phi = identity)."""
+    """A chain of the 2 x 2 topic model with the given theta draws (phi = identity)."""
     n = draws_theta.shape[0]
     phi = np.broadcast_to(np.eye(2), (n, 2, 2)).copy()
-    return SavedFit(mu_hat=draws_theta.mean(axis=0), samples={"theta": draws_theta, "phi": phi},
-                    log_joint=-draws_theta.sum(axis=(1, 2)),
-                    saved_iterations=np.arange(1, n + 1), iter_seconds=np.ones(n),
-                    meta={"model": TopicModel(2).params(), "method": "fake", "seed": seed})
+    return ChainResult(method="fake", model=TopicModel(2).params(), seed=seed, n_iter=n,
+                       burn_in=0, thin=1, iterations_done=n, interrupted=False,
+                       mu_hat=draws_theta.mean(axis=0),
+                       samples={"theta": draws_theta, "phi": phi},
+                       log_joint=-draws_theta.sum(axis=(1, 2)),
+                       saved_iterations=np.arange(1, n + 1), iter_seconds=np.ones(n),
+                       state={}, aux={})
 
 
 def test_rhat_passes_agreeing_chains_and_flags_stuck_ones():
@@ -107,7 +112,7 @@ def test_trace_figure(chains):
 
 
 def test_bad_input(chains, corpus):
-    with pytest.raises(TypeError, match="ChainResult or lpp.formats.fits.SavedFit"):
+    with pytest.raises(TypeError, match="FitResult or ChainResult; got str"):
         diagnostics.to_inference_data([chains[0], "chain"])
     with pytest.raises(TypeError, match="non-empty sequence"):
         diagnostics.to_inference_data([])
@@ -123,8 +128,7 @@ def test_bad_input(chains, corpus):
     short = _fake_chain(rng.gamma(5.0, 1.0, size=(3, 2, 2)))
     with pytest.raises(ValueError, match="other iterations"):
         diagnostics.to_inference_data([_fake_chain(rng.gamma(5.0, 1.0, size=(4, 2, 2))), short])
-    other = SavedFit(**{**short.__dict__, "meta": {**short.meta,
-                                                    "model": TopicModel(3).params()}})
+    other = dataclasses.replace(short, model=TopicModel(3).params())
     with pytest.raises(ValueError, match="another model"):
         diagnostics.to_inference_data([short, other])
 

@@ -24,8 +24,8 @@ def test_round_trip(tmp_path, result):
     assert np.array_equal(back.log_joint, result.log_joint)
     assert set(back.samples) == {"theta", "phi"}  # sampled counts are not kept
     assert back.samples["phi"].shape == (2, 2, 9)
-    assert back.meta["seed"] == result.seed and back.meta["extra"]["epsilon_over_n"] == 1.0
-    assert back.method == "collapsed" and back.meta["n_saved"] == 2
+    assert back.seed == result.seed and back.metadata.epsilon_over_n == 1.0
+    assert back.method == "collapsed" and back.n_saved == back.metadata.n_saved == 2
 
 
 def test_same_fit_same_bytes(tmp_path, result):
@@ -125,7 +125,7 @@ def test_a_rewrite_cut_short_leaves_the_previous_fit(tmp_path, result, two_chain
         save_fit(two_chains, out, data="new")
     assert snapshot(out) == before  # no temporary or kept file is left either
     old = load_fit(out)
-    assert old.meta["data"] == "old" and np.array_equal(old.mu_hat, result.mu_hat)
+    assert old.metadata.data == "old" and np.array_equal(old.mu_hat, result.mu_hat)
 
 
 def test_ctrl_c_just_after_the_last_rename_keeps_the_new_fit(tmp_path, result, two_chains,
@@ -136,7 +136,7 @@ def test_ctrl_c_just_after_the_last_rename_keeps_the_new_fit(tmp_path, result, t
     _fail_on(monkeypatch, "fit.json", after=True)
     with pytest.raises(KeyboardInterrupt):
         save_fit(two_chains, out, data="new")
-    assert load_fit(out).meta["data"] == "new"
+    assert load_fit(out).metadata.data == "new"
     assert sorted(p.name for p in out.iterdir()) == sorted([DATA_FILE, "fit.json"])
 
 
@@ -146,7 +146,7 @@ def test_a_rewrite_replaces_the_fit_and_leaves_other_files(tmp_path, result, two
     (out / "notes.txt").write_text("someone else's")
     save_fit(two_chains, out, data="new")
     new = load_fit(out)
-    assert new.meta["data"] == "new" and new.n_chains == 2
+    assert new.metadata.data == "new" and new.n_chains == 2
     assert sorted(p.name for p in out.iterdir()) == sorted([DATA_FILE, "fit.json", "notes.txt"])
 
 

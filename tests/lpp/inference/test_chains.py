@@ -10,7 +10,7 @@ from lpp.diagnostics import (
     diagnostics_record,
     fit_diagnostics,
 )
-from lpp.formats.fits import SavedChains, SavedFit, load_chains, load_fit, save_fit
+from lpp.formats.fits import load_chains, load_fit, save_fit
 from lpp.inference import ChainResult, FitResult, TopicModel, fit_nonprivate, fit_private
 from lpp.inference import RunOptions
 from lpp.inference.fit import chain_checkpoint
@@ -42,7 +42,7 @@ def test_one_chain_is_the_plain_fit(data, tmp_path, same_chain):
     plain_meta = json.loads((tmp_path / "plain" / "fit.json").read_text())
     assert list(meta) == list(plain_meta)  # the same file, timings and checksum aside
     assert meta["format_version"] == 1 and "n_chains" not in meta
-    assert isinstance(load_fit(tmp_path / "one"), SavedFit)
+    assert type(load_fit(tmp_path / "one")) is FitResult
     assert len(load_chains(tmp_path / "one")) == 1
 
 
@@ -95,16 +95,16 @@ def test_saved_chains_round_trip_with_their_diagnostics(data, tmp_path):
     save_fit(res, tmp_path / "fit", data="d", extra={"epsilon_over_n": 0.7},
              diagnostics=diagnostics_record(res))
     saved = load_fit(tmp_path / "fit")
-    assert isinstance(saved, SavedChains) and saved.n_chains == 2
-    assert saved.meta["format_version"] == 2 and saved.meta["n_chains"] == 2
-    for c, (chain, original) in enumerate(zip(saved.chains, res.chains)):
-        assert chain.meta["seed"] == original.seed and chain.meta["chain"] == c
-        assert chain.meta["extra"] == {"epsilon_over_n": 0.7}
+    assert isinstance(saved, FitResult) and saved.n_chains == 2
+    assert saved.metadata.format_version == 2 and saved.metadata.n_chains == 2
+    assert saved.metadata.extra == {"epsilon_over_n": 0.7}
+    for chain, original in zip(saved.chains, res.chains):
+        assert chain.seed == original.seed and chain.metadata is saved.metadata
         assert np.array_equal(chain.mu_hat, original.mu_hat)
         assert np.array_equal(chain.log_joint, original.log_joint)
         for name in original.samples:
             assert np.array_equal(chain.samples[name], original.samples[name])
-    assert [c.meta["seed"] for c in load_chains(tmp_path / "fit")] == res.seeds
+    assert [c.seed for c in load_chains(tmp_path / "fit")] == res.seeds
     # the diagnostics written with the fit are those of the saved chains, masked entries
     # never followed
     from_result = fit_diagnostics(res)
@@ -115,12 +115,12 @@ def test_saved_chains_round_trip_with_their_diagnostics(data, tmp_path):
     agreement = chain_agreement(saved, entries=_entries(from_result))
     assert list(from_result.verdict) == list(agreement.verdict)
     np.testing.assert_allclose(from_result.separation, agreement.separation)
-    written = saved.meta["diagnostics"]["quantities"]
+    written = saved.metadata.diagnostics["quantities"]
     assert list(written) == list(from_result.index)
     np.testing.assert_allclose([written[q]["r_hat"] for q in written], from_result.r_hat)
     assert [written[q]["verdict"] for q in written] == list(from_result.verdict)
-    assert sum(saved.meta["diagnostics"]["verdicts"].values()) == len(written)
-    assert saved.rhat_max == pytest.approx(from_result.r_hat.max())
+    assert sum(saved.metadata.diagnostics["verdicts"].values()) == len(written)
+    assert saved.metadata.rhat_max == pytest.approx(from_result.r_hat.max())
     followed = [tuple(map(int, q[3:-1].split(","))) for q in written if q.startswith("mu[")]
     assert followed and not any(mask[e] for e in followed)
     # saving repeats to the byte
@@ -141,8 +141,8 @@ def test_chains_with_too_few_samples_save_without_rhat(data, tmp_path):
                       run=RunOptions(n_iter=4, burn_in=2, progress=False))
     save_fit(res, tmp_path / "fit", data="d", diagnostics=diagnostics_record(res))
     saved = load_fit(tmp_path / "fit")
-    assert np.isnan(saved.rhat_max)
-    assert "4 saved samples" in saved.meta["diagnostics"]["unavailable"]
+    assert np.isnan(saved.metadata.rhat_max)
+    assert "4 saved samples" in saved.metadata.diagnostics["unavailable"]
 
 
 def test_chains_saved_without_their_diagnostics_say_so(data, tmp_path):
@@ -153,8 +153,8 @@ def test_chains_saved_without_their_diagnostics_say_so(data, tmp_path):
                       run=RunOptions(n_iter=16, burn_in=8, thin=2, progress=False))
     save_fit(res, tmp_path / "fit", data="d")
     saved = load_fit(tmp_path / "fit")
-    assert np.isnan(saved.rhat_max)
-    assert "diagnostics_record" in saved.meta["diagnostics"]["unavailable"]
+    assert np.isnan(saved.metadata.rhat_max)
+    assert "diagnostics_record" in saved.metadata.diagnostics["unavailable"]
     with pytest.raises(ValueError, match="several chains"):
         save_fit(res.chains[0], tmp_path / "one", data="d", diagnostics={"rhat_max": 1.0})
 

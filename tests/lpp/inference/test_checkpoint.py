@@ -174,6 +174,62 @@ def test_any_damage_is_caught_or_harmless(saved, data):
         assert got.keys() == want.keys() and all(np.array_equal(got[k], want[k]) for k in got)
 
 
+def test_a_checkpoint_names_its_format(saved):
+    meta, _, _ = read_checkpoint(saved[2])
+    assert meta["format"] == "lpp.checkpoint" and meta["version"] == 3
+
+
+def test_a_checkpoint_that_names_no_format_still_continues_the_chain_bit_for_bit(saved):
+    """Checkpoints written before they named their format (their metadata without it, its
+    digest over that metadata) are read and continued as before."""
+    y_tilde, alpha, path = saved
+    with np.load(path) as z:
+        content = {k: z[k] for k in z.files}
+    stored = json.loads(str(content["meta"]))
+    del stored["format"]
+    content["meta"] = np.array(json.dumps(stored))
+    content["digest"] = np.array(_digest({k: v for k, v in content.items() if k != "digest"}))
+    np.savez(path, **content)
+    assert "format" not in read_checkpoint(path)[0]
+    resumed = _resume(y_tilde, alpha, path)
+    whole = fit_private(y_tilde, alpha, TopicModel(3), rng=5, run=RunOptions(**RUN))
+    assert np.array_equal(resumed.mu_hat, whole.mu_hat)
+    assert np.array_equal(resumed.samples["phi"], whole.samples["phi"])
+
+
+def test_a_checkpoint_of_another_format_is_refused(saved):
+    y_tilde, alpha, path = saved
+    _rewrite(path, meta={"format": "mine"})
+    with pytest.raises(ValueError, match=rf"checkpoint {path} records format 'mine'"):
+        read_checkpoint(path)
+    # and a run neither resumes from it nor overwrites it
+    with pytest.raises(ValueError, match="is an existing file that is not a checkpoint"):
+        _resume(y_tilde, alpha, path)
+
+
+def test_a_saved_fit_is_not_read_as_a_checkpoint(topic_data, tmp_path):
+    from lpp.formats.fits import DATA_FILE
+
+    _, _, y_tilde, alpha = topic_data
+    fit_private(y_tilde, alpha, TopicModel(3), rng=5, run=RunOptions(**RUN)).save(
+        tmp_path / "fit", data="d")
+    with pytest.raises(ValueError, match=rf"{tmp_path / 'fit' / DATA_FILE} is a saved fit "
+                                         r"\(format 'lpp.fit'\), not a checkpoint"):
+        read_checkpoint(tmp_path / "fit" / DATA_FILE)
+
+
+def test_a_checkpoint_is_not_loaded_as_a_fit(saved):
+    from lpp.formats.fits import load_fit
+    from lpp.inference import checkpoints_from_fit
+
+    path = saved[2]
+    message = rf"{path} is a checkpoint of a chain \(format 'lpp.checkpoint'\), not a saved fit"
+    with pytest.raises(ValueError, match=message):
+        load_fit(path)
+    with pytest.raises(ValueError, match=message):
+        checkpoints_from_fit(path, lambda seed: None, path.with_name("next.npz"))
+
+
 def test_a_checkpoint_of_another_layout_is_refused(saved):
     y_tilde, alpha, path = saved
     _rewrite(path, meta={"version": 2})

@@ -9,6 +9,7 @@ import pytest
 from lpp.formats.fits import load_chains, load_fit, save_fit
 from lpp.inference import (
     CommunityModel,
+    FitResult,
     GibbsSampler,
     RunOptions,
     TopicModel,
@@ -123,10 +124,10 @@ def test_the_fit_records_its_data_and_engine(tmp_path):
 
 @pytest.fixture
 def saved_fit(tmp_path):
-    """``(case, SavedFit of chain 0)`` of a collapsed topic fit of 20 sweeps."""
+    """``(case, its chain 0 read back)`` of a collapsed topic fit of 20 sweeps."""
     case = _case("topics collapsed", n_chains=1)
     save_fit(case.fit(20, 10), tmp_path / "fit", data="tiny")
-    return case, load_fit(tmp_path / "fit")
+    return case, load_fit(tmp_path / "fit").chains[0]
 
 
 def _other_data(case):
@@ -174,8 +175,7 @@ def test_a_fit_without_its_last_sweep_or_latents_cannot_be_continued(tmp_path):
 
 def test_a_fit_that_recorded_no_fingerprint_needs_trust(saved_fit, tmp_path, same_run):
     case, saved = saved_fit
-    meta = {k: v for k, v in saved.meta.items() if k not in ("data_fingerprint", "engine")}
-    older = dataclasses.replace(saved, meta=meta)
+    older = dataclasses.replace(saved, data_fingerprint=None, engine=None)
     with pytest.raises(ValueError, match="trust_data=True"):
         checkpoint_from_fit(older, case.chain(5), tmp_path / "ck.npz")
     checkpoint_from_fit(older, case.chain(5), tmp_path / "ck.npz", trust_data=True)
@@ -199,7 +199,6 @@ def test_chains_whose_seeds_are_not_a_fits_are_refused(tmp_path):
     case = _case("topics collapsed", n_chains=1)
     for seed in (5, 6):
         save_fit(case.fit(20, 10, rng=seed), tmp_path / f"s{seed}", data="tiny")
-    chains = [load_fit(tmp_path / "s5"), load_fit(tmp_path / "s6")]
+    chains = [load_fit(tmp_path / "s5").chains[0], load_fit(tmp_path / "s6").chains[0]]
     with pytest.raises(ValueError, match="continue them one by one"):
-        checkpoints_from_fit(type("Fit", (), {"chains": chains})(), case.chain,
-                             tmp_path / "ck.npz")
+        checkpoints_from_fit(FitResult(chains), case.chain, tmp_path / "ck.npz")

@@ -33,11 +33,23 @@ def test_a_saved_fit_is_never_overwritten(topic_data, tmp_path, resume):
     data_file = tmp_path / "fit" / DATA_FILE
     before = data_file.read_bytes()
     sweeps = []
-    with pytest.raises(ValueError, match=re.escape(f"checkpoint='{data_file}' is an existing "
-                                                   "file that is not a checkpoint")):
+    with pytest.raises(ValueError, match=re.escape(f"checkpoint='{data_file}' is the data file "
+                                                   "of a saved fit (format 'lpp.fit')")):
         _fit(topic_data, data_file, sweeps, resume=resume)
+    with pytest.raises(ValueError, match=re.escape(f"checkpoint='{tmp_path / 'fit'}' is a saved "
+                                                   "fit's folder")):
+        _fit(topic_data, tmp_path / "fit", sweeps, resume=resume)
     assert sweeps == [] and data_file.read_bytes() == before
-    assert load_fit(tmp_path / "fit").meta["n_saved"] == 2
+    assert load_fit(tmp_path / "fit").n_saved == 2
+
+
+def test_another_file_is_never_overwritten(topic_data, tmp_path):
+    path = tmp_path / "notes.npz"
+    path.write_bytes(b"someone's notes")
+    with pytest.raises(ValueError, match=re.escape(f"checkpoint='{path}' is an existing file "
+                                                   "that is not a checkpoint")):
+        _fit(topic_data, path)
+    assert path.read_bytes() == b"someone's notes"
 
 
 def test_a_path_under_a_file_is_refused(topic_data, tmp_path):

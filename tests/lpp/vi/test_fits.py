@@ -5,7 +5,7 @@ import pytest
 from lpp.evaluation import ORACLE, ZEROS, topic_scores
 from study.reports import score_topic_fits
 from lpp.formats.fits import load_fit, save_fit
-from lpp.inference import TopicModel
+from lpp.inference import FitResult, TopicModel
 from lpp.simulate import make_private_factorization
 from lpp.vi import VIOptions, fit_variational
 from lpp.vi.fits import PIPELINE_METHODS, as_fit_result
@@ -23,21 +23,26 @@ def fit(problem):
                            run=VIOptions(max_iter=20, em_sweeps=10))
 
 
-def test_round_trip_keeps_means_rates_and_objective(problem, fit, tmp_path):
-    saved = as_fit_result(fit, "collapsed_cavi")
-    save_fit(saved, tmp_path / "collapsed_cavi_eps1.0_rep0", data="somewhere",
+def test_round_trip_keeps_means_rates_objective_and_the_optimisers_record(problem, fit,
+                                                                         tmp_path):
+    fit.save(tmp_path / "collapsed_cavi_eps1.0_rep0", data="somewhere", method="collapsed_cavi",
              extra={"epsilon_over_n": 1.0})
-    back = load_fit(tmp_path / "collapsed_cavi_eps1.0_rep0")
-    assert back.method == "collapsed_cavi"
+    back = FitResult.load(tmp_path / "collapsed_cavi_eps1.0_rep0")
+    assert back.method == "collapsed_cavi" and back.n_chains == 1
+    meta = back.metadata
+    assert meta.variational and meta.vi_method == "collapsed" and meta.epsilon_over_n == 1.0
+    assert meta.converged == fit.converged and meta.start_seconds == fit.start_seconds
+    assert list(meta.extra) == ["epsilon_over_n", "vi_method", "converged", "seconds",
+                                "start_seconds"]  # the order the pipeline's fits hold
     np.testing.assert_array_equal(back.mu_hat, fit.mu_hat)
     np.testing.assert_array_equal(back.samples["phi"][0], fit.q["phi"].mean)
     np.testing.assert_array_equal(back.samples["theta"][0], fit.q["theta"].mean)
     assert back.samples["phi"].shape == (1, 3, 25)
     np.testing.assert_array_equal(back.log_joint, [fit.objective[-1]])
     np.testing.assert_array_equal(back.saved_iterations, [fit.iterations])
-    assert back.meta["seed"] == fit.seed and back.meta["n_saved"] == 1
+    assert back.seed == meta.seed == fit.seed and meta.n_saved == 1
     # the report's run time is the whole fit's, its start included
-    assert back.meta["seconds_total"] == pytest.approx(fit.seconds, rel=1e-9)
+    assert meta.seconds_total == pytest.approx(fit.seconds, rel=1e-9)
     np.testing.assert_array_equal(back.iter_seconds[1:], fit.iter_seconds[1:])
     # the topic scorer takes it as it takes a Gibbs fit
     scores = topic_scores(back, problem.y)
@@ -57,11 +62,25 @@ def test_pipeline_names_differ_from_the_gibbs_methods():
     assert set(PIPELINE_METHODS.values()) == {"collapsed", "bessel", "naive"}
 
 
-def test_bad_input(fit):
-    with pytest.raises(TypeError):
+def test_bad_input(fit, tmp_path):
+    with pytest.raises(ValueError, match="method must be a non-empty string"):
+        fit.save(tmp_path / "f", data="x", method="")
+    assert not (tmp_path / "f").exists()
+
+
+def test_the_retired_name_warns_and_saves_the_same_fit(fit, tmp_path):
+    with pytest.warns(FutureWarning, match=r"as_fit_result.*result\.save"):
+        old = as_fit_result(fit, "collapsed_cavi")
+    assert isinstance(old, FitResult)
+    extra = {"epsilon_over_n": 1.0}
+    save_fit(old, tmp_path / "old", data="x", extra={
+        **extra, "vi_method": fit.method, "converged": fit.converged, "seconds": fit.seconds,
+        "start_seconds": fit.start_seconds})
+    fit.save(tmp_path / "new", data="x", method="collapsed_cavi", extra=extra)
+    for name in ("fit.npz", "fit.json"):
+        assert (tmp_path / "old" / name).read_bytes() == (tmp_path / "new" / name).read_bytes()
+    with pytest.warns(FutureWarning), pytest.raises(TypeError, match="VIResult"):
         as_fit_result({"q": 1}, "collapsed_cavi")
-    with pytest.raises(ValueError):
-        as_fit_result(fit, "")
 
 
 def test_a_variational_and_a_gibbs_fit_go_through_the_same_calls(problem, fit, tmp_path):
