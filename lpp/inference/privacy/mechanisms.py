@@ -74,10 +74,11 @@ def register_mechanism(mechanism_type: type, *, noise_model, steps) -> None:
         For a type that is not a class, the geometric mechanism (built in), an empty or
         ill-typed ``steps``, or a step that promises the geometric conditional.
 
-    See Also
-    --------
-    The docs' page on privacy, "Another mechanism", walks through a complete one (k-ary
-    randomized response on clipped counts, with its exact step).
+    Notes
+    -----
+    :mod:`lpp.inference.privacy.randomized_response` is a complete mechanism of another kind
+    (k-ary randomized response on clipped counts, with its exact step), registered this way;
+    the design notes' *Plug-ins* section walks through it.
     """
     if not isinstance(mechanism_type, type):
         raise TypeError(f"mechanism_type must be a class, got {mechanism_type!r}")
