@@ -194,7 +194,7 @@ def recovery_map(scores, *, threshold=0.6, doc_length=30.0):
     """synthetic/recovery_map.json: ``scores`` maps ``(method, alpha0)`` to one list per seed
     of its chains' support scores, at ``doc_length`` tokens per document."""
     runs = [{"seed": seed, "doc_length": doc_length, "alpha0": alpha0, "chain": chain,
-             "method": method, "mean_support": value}
+             "method": method, "draw_support": value, "mean_support": value}
             for (method, alpha0), seeds in scores.items()
             for seed, chains in enumerate(seeds, start=1)
             for chain, value in enumerate(chains)]
