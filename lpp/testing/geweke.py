@@ -33,7 +33,6 @@ from lpp.inference.models.base import PoissonFactorization
 from lpp.inference.privacy import (
     BesselPrivacy,
     is_geometric,
-    make_privacy_step,
     noise_levels,
     privacy_for,
 )
@@ -52,9 +51,7 @@ class _Simulator:
         self.observed = observed_entries(model, self.shape, mask)
         # a mechanism of another kind than the geometric one privatizes the fresh data itself
         self.mechanism = None if is_geometric(alpha) else alpha
-        self.step = (None if method == "nonprivate"
-                     else privacy_for(alpha, method, self.shape)[0] if self.mechanism is not None
-                     else make_privacy_step(method))
+        self.step = None if method == "nonprivate" else privacy_for(alpha, method, self.shape)[0]
         self.bessel = isinstance(self.step, BesselPrivacy)
         self.alpha_arg = alpha
         if self.step is not None and self.mechanism is None:

@@ -105,7 +105,8 @@ class RandomizedResponseNoise:
     the log joint read."""
 
     def __init__(self, mechanism: RandomizedResponse, shape: tuple[int, ...]):
-        self.mechanism, self.shape = mechanism, tuple(shape)
+        # every shape fits: the reports are checked against M where the step reads them
+        self.mechanism = mechanism
 
     def check(self, y_tilde: np.ndarray) -> None:
         """ValueError unless every report is in ``{0, ..., M}``."""
@@ -144,12 +145,13 @@ class RandomizedResponseStep(PrivacyStep):
         y = rng.poisson(mu)
         y[first & below] = y_tilde[first & below]
         top = first & ~below
-        y[top] = _poisson_at_least(mechanism.M, mu[top], rng)
+        y[top] = _poisson_at_least(mechanism.M, mu[top], inside[top], rng)
         return np.where(observed, y, 0).astype(np.int64), {}
 
 
-def _poisson_at_least(m: int, mu: np.ndarray, rng) -> np.ndarray:
-    """Draws of ``Pois(mu)`` truncated to ``{m, m + 1, ...}``, one per rate of the 1-d ``mu``.
+def _poisson_at_least(m: int, mu: np.ndarray, tail: np.ndarray, rng) -> np.ndarray:
+    """Draws of ``Pois(mu)`` truncated to ``{m, m + 1, ...}``, one per rate of the 1-d ``mu``;
+    ``tail`` is each rate's ``P(Pois(mu) >= m)``, which the caller has already formed.
 
     Where that tail holds at least a quarter of the mass, plain draws until one lands in it
     (four tries on average); elsewhere (then ``mu < m``, so the terms fall at least
@@ -158,7 +160,7 @@ def _poisson_at_least(m: int, mu: np.ndarray, rng) -> np.ndarray:
     out there: it gives NaN at ``mu = 1e-5``, ``m = 4``). A zero rate gives ``m``.
     """
     out = np.empty(mu.shape, dtype=np.int64)
-    roomy = stats.poisson.sf(m - 1, mu) >= 0.25
+    roomy = tail >= 0.25
     pending = np.flatnonzero(roomy)
     while pending.size:
         draws = rng.poisson(mu[pending])
