@@ -8,7 +8,8 @@ its :attr:`FitResult.metadata` is the typed record of ``fit.json``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import warnings
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +173,28 @@ class FitResult:
             return saved
         record = FitMetadata.from_record(fit_record(self.chains, "", None, None), "the fit")
         return replace(record, data=None, diagnostics=None, format_version=None)
+
+    @property
+    def meta(self) -> dict:
+        """``fit.json``'s fields as a dict, as the fit types of earlier releases held them
+        (deprecated: :attr:`metadata` is the typed record; ``meta["extra"][...]`` is
+        ``metadata.extra[...]``, ``meta["diagnostics"]`` ``metadata.diagnostics``)."""
+        warnings.warn("result.meta (fit.json as a dict) is deprecated and will be removed: "
+                      "read the typed record result.metadata (e.g. metadata.method, "
+                      "metadata.epsilon_over_n, metadata.extra, metadata.diagnostics)",
+                      FutureWarning, stacklevel=2)
+        record = asdict(self.metadata)
+        record["seed"] = record["seeds"][0]
+        record["n_chains"] = len(record["seeds"])
+        return record
+
+    @property
+    def rhat_max(self) -> float:
+        """The worst R-hat recorded with a fit of several chains (deprecated:
+        ``metadata.rhat_max``)."""
+        warnings.warn("result.rhat_max is deprecated and will be removed: read "
+                      "result.metadata.rhat_max", FutureWarning, stacklevel=2)
+        return self.metadata.rhat_max
 
     def save(self, out_dir, *, data: str | None = None, extra: dict | None = None,
              diagnostics: dict | None = None) -> Path:

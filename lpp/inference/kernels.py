@@ -27,6 +27,9 @@ invisible in the results.
 """
 from __future__ import annotations
 
+import importlib
+import warnings
+
 import numpy as np
 from numba import njit, prange
 
@@ -254,3 +257,27 @@ def zero_partials(partials: np.ndarray, small: bool = False) -> None:
     """Zero every chunk's partial counts, each chunk on its own thread (serially where
     ``small``)."""
     _zero_partials[small](partials)
+
+
+# ----- names of earlier releases -------------------------------------------------------------
+#: the model kernels that lived here before each built-in model became a folder, and the
+#: module each lives in now (docs/library.md, *Deprecated names*)
+MOVED_KERNELS = {
+    **dict.fromkeys(("add_rows_at", "allocate_entry_nb", "allocate_large_entry_nb",
+                     "allocate_matrix_kernel", "expected_allocation", "extend_topic_order",
+                     "row_topic_order", "topic_entry_weights"),
+                    "lpp.inference.models.topics.kernels"),
+    **dict.fromkeys(("allocate_blocks_kernel", "update_memberships_kernel"),
+                    "lpp.inference.models.communities.kernels"),
+    "allocate_cp3_kernel": "lpp.inference.models.cp.kernels",
+}
+
+
+def __getattr__(name: str):
+    home = MOVED_KERNELS.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"lpp.inference.kernels.{name} lives in {home} (each model's kernels sit in "
+                  "its folder); the old name will be removed", FutureWarning, stacklevel=2)
+    # imported when asked for: the shared kernels sit below the models, which import them
+    return getattr(importlib.import_module(home), name)
