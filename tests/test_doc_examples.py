@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from lpp.estimators import forget_noised_rows
+from lpp.inference.privacy import mechanism_support
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -90,8 +91,18 @@ def check_quickstart(ns):
     assert ns["phi"].shape == (4, 40) and ns["theta"].shape == (60, 4)
 
 
+def check_design(ns):
+    """The public face's fit saved and loaded back whole; the recipe's toy mechanism
+    registered with its step and fitted by it."""
+    assert ns["result"].samples["phi"].shape == (4, 3, 15)  # what the example's comment says
+    assert (ns["back"].mu_hat == ns["result"].mu_hat).all()
+    assert set(mechanism_support(ns["toy"]).steps) == {"thinning"}
+    assert ns["toy_fit"].method == "thinning" and ns["toy_fit"].n_saved == 20
+
+
 #: what a page's comments promise of its results, beyond running
-PROMISES = {"README.md": check_readme, "docs/quickstart.md": check_quickstart}
+PROMISES = {"README.md": check_readme, "docs/quickstart.md": check_quickstart,
+            "docs/design.md": check_design}
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=_page_id)
