@@ -28,3 +28,10 @@ def is_unmasked(table: pd.DataFrame) -> pd.Series:
     if "heldout_used" not in table:
         return pd.Series(False, index=table.index)
     return table.heldout_used.astype(object).map(lambda v: str(v).lower() == "false")
+
+
+def converged(table: pd.DataFrame) -> pd.Series:
+    """Rows of the VI benchmark's table (``vi/benchmark.csv``) whose optimiser converged: its
+    ``converged`` flag true, as a bool or as text once read back from CSV (empty, False, at the
+    MCMC rows, which have no such flag)."""
+    return table["converged"].astype(str).str.lower().eq("true")

@@ -38,6 +38,7 @@ from lpp.validation import non_negative_int, positive_int
 from lpp.vi.driver import VIOptions, collapsed_bound, fit_variational
 from study import checkpoints
 from study.figures import method_style, save_figure
+from study.score_tables import converged
 
 #: each row's method in the figures' one naming (study.figures.METHOD_STYLES)
 FIGURE_METHODS = {"naive MCMC": "naive", "naive CAVI": "naive_cavi",
@@ -290,7 +291,7 @@ def mean_over_seeds(table: pd.DataFrame) -> pd.DataFrame:
     out["runs"] = grouped["run_seed"].nunique()
     if "converged" in table:
         out["converged"] = grouped["converged"].agg(
-            lambda c: bool(c.isna().all()) or bool(c.astype(str).str.lower().eq("true").all()))
+            lambda c: bool(c.isna().all()) or bool(converged(c.to_frame()).all()))
     order = [m for m in LABELS if m in out.index] + [m for m in out.index if m not in LABELS]
     return out.loc[order].reset_index()
 

@@ -9,6 +9,7 @@ import pandas as pd
 from study.claims.reading import Check, _Reader, _get
 from study.claims.rules import (NAIVE, NOT_REPRODUCED, NOT_RUN, OURS, PASS, Cell, _Missing,
                                 Verdict, better, _fmt, near_number)
+from study.score_tables import converged
 
 
 _VI_PAPER_N = 1000
@@ -149,16 +150,15 @@ def _vi_speed(r: _Reader):
             "iterations": rows["iterations"].mean(),
             "seconds_per_iteration": rows["seconds_per_iteration"].mean(),
             "seconds": rows["seconds"].mean(),
-            "converged": rows["converged"].astype(str).str.lower().eq("true").all()})
+            "converged": bool(converged(rows).all())})
             for m, rows in found.items()}
 
     def iterations():
         vi = rows()[_PAPER_CAVI]
         verdict = near_number(float(vi.iterations), 100.0, rel_tol=1.0, better_if_lower=True)
-        converged = str(vi.converged).lower() == "true"
         ours = (f"{_fmt(vi.iterations)} iterations, mean over the runs "
-                f"({'converged' if converged else 'not converged'})")
-        if not converged:
+                f"({'converged' if vi.converged else 'not converged'})")
+        if not vi.converged:
             return Verdict(NOT_REPRODUCED, ours, "the paper's CAVI hit its iteration cap")
         return Verdict(verdict.status, ours, verdict.reason)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bench.tables import cpu_design_hours
 from study.prose import Quote
 from study.prose.cells import cell, masked
+from study.score_tables import converged
 from study.stages import SYNTHETIC_STAGES
 
 __all__ = ["QUOTES"]
@@ -511,10 +512,9 @@ def _paper_cavi_speed_and_iterations(t) -> list:
     ratios = [vi_row("private MCMC", "seconds")(t)[0] / vi_row(m, "seconds")(t)[0]
               for m in ("paper CAVI", "collapsed CAVI")]
     runs = t[t.method == "paper CAVI"]
-    converged = runs[runs.converged.astype(str).str.lower() == "true"]
-    capped = runs[runs.converged.astype(str).str.lower() != "true"]
-    return [*ratios, converged.iterations.min(), converged.iterations.max(), len(converged),
-            len(runs), capped.iterations.max()]
+    done = converged(runs)
+    return [*ratios, runs.iterations[done].min(), runs.iterations[done].max(), int(done.sum()),
+            len(runs), runs.iterations[~done].max()]
 
 
 def _chain_sweep_seconds(record) -> float:

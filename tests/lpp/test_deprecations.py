@@ -35,6 +35,8 @@ def test_the_table_lists_every_kind_of_alias_the_package_keeps():
                  "lpp.inference.kernels.<kernel>", "MOVED_KERNELS", "fit_private",
                  "fit_variational"):
         assert name in rows, f"docs/library.md, Deprecated names, lacks {name}"
+    # the rows checked name for name below (an empty table would check nothing)
+    assert len([r for r in table_rows() if ATTRIBUTE_ROW.match(r)]) == 2
 
 
 @pytest.mark.parametrize("row", [r for r in table_rows() if ATTRIBUTE_ROW.match(r)])
