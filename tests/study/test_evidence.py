@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from study import evidence
@@ -10,7 +11,7 @@ from study import evidence
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("summary", ["heldout", "seeds", "topics", "central", "topics-regime",
+@pytest.mark.parametrize("summary", ["heldout", "chains", "seeds", "topics", "central", "topics-regime",
                                      "recovery-map"])
 def test_the_summaries_print_from_the_committed_tables(summary, capsys, monkeypatch):
     if not (REPO / "results" / "paper" / "claims.json").is_file():
@@ -32,3 +33,33 @@ def test_the_recovery_map_summary_shows_the_figures_regime(capsys, monkeypatch):
     assert evidence.main(["recovery-map", "results"]) == 0
     out = capsys.readouterr().out
     assert "30 tokens/doc, α0 = 0.8" in out and "collapsed" in out and "# Topic recovery map" in out
+
+
+def test_the_chain_index_share_of_a_small_table_by_hand():
+    # two copies, chain 1 above chain 0 by one in both: the index explains everything; of the
+    # four relabellings within copies, two (none swapped, both swapped) keep that share
+    share, p = evidence.chain_index_share(np.array([[0.0, 1.0], [5.0, 6.0]]))
+    assert share == pytest.approx(1.0) and p == pytest.approx(0.5)
+    # opposite orders in the two copies: the index means cancel
+    share, p = evidence.chain_index_share(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    assert share == pytest.approx(0.0) and p == pytest.approx(1.0)
+
+
+def test_a_chain_that_follows_its_seed_stands_out_and_exchangeable_chains_do_not():
+    rng = np.random.default_rng(3)
+    exchangeable = rng.normal(size=(5, 3))
+    seeded = exchangeable + np.array([0.0, 0.0, 10.0])  # chain 2 worse in every copy
+    share, p = evidence.chain_index_share(seeded)
+    # the 3! labellings that move every copy alike keep the share (p >= 6 / 6**5); those
+    # that keep the bad chain's place in every copy come near it
+    assert share > 0.9 and 6 / 6 ** 5 <= p < 0.01
+    share, p = evidence.chain_index_share(exchangeable)
+    assert share < 0.6 and p > 0.05
+    # under exchangeable chains p is (about) uniform: its mean over tables near 1/2
+    ps = [evidence.chain_index_share(rng.normal(size=(3, 3)))[1] for _ in range(200)]
+    assert 0.4 < np.mean(ps) < 0.6
+
+
+def test_a_table_without_spread_has_no_share():
+    share, p = evidence.chain_index_share(np.ones((4, 3)))
+    assert np.isnan(share) and np.isnan(p)
