@@ -169,15 +169,6 @@ def _fig6_stand_in(results: str) -> Diagnosis:
         "paper has Laplace ahead, the most lenient where it calls OPS competitive)" + scale,
         f"python -m study.evidence central {results}")
 
-_VI_CAP = Diagnosis(
-    UNDECIDED,
-    "over five seeds the paper's CAVI runs 182-200 iterations (mean 190; the paper: \"about "
-    "100\"), within the check's tolerance, but one run of five (seed 2) stops at the authors' "
-    "cap of 200 iterations (lpp.vi.paper.PAPER_MAX_ITER) before their stopping rule, so the "
-    "mean is a lower bound; the other four converge in 182-196. A higher cap for that seed "
-    "(about 30 s of CAVI) would decide it; the cap is the authors' and is kept",
-    "grep -e run_seed -e 'paper CAVI' results/paper/vi/benchmark.csv")
-
 _VI_SIZE = Diagnosis(
     OURS_NOT_THEIRS,
     "the paper's numbers are for a 1,000 x 1,000 matrix and the quick profile chooses "
@@ -193,7 +184,6 @@ DIAGNOSES: dict[str, dict[str, Diagnosis]] = {
             "coherence at ε/N = 1"),
         **{f"icml.fig5.C{c}.rows_cols.heldout_ours_beats_{other}": _HELDOUT_PAPER
            for c in (5, 10, 20) for other in ("naive", "nonprivate")},
-        "vi.appE.iterations": _VI_CAP,
         **{f"foulds.fig6.{panel}": _fig6_stand_in("results/paper")
            for panel in ("naive_bayes", "afghanistan_hmm", "iraq_hmm")},
         "foulds.sec5.occupancy": _WAR_LOGS,

@@ -89,6 +89,12 @@ def _mae(mu_hat, mu) -> float:
     return float(np.mean(np.abs(mu_hat - mu)))
 
 
+def method_seed(seed: int, label: str) -> int:
+    """The seed of the fit of method ``label`` (a row of :data:`ROWS`) in the run of base
+    seed ``seed`` (the ``seed`` column of its row)."""
+    return derive_seed(derive_seed(seed, _FIT_TAG), LABELS.index(label))
+
+
 def run_vi(data: PrivatizedFactorization, k: int, method: str, *, rng: int,
            em_sweeps: int | None = None, progress: bool = False):
     """One CAVI fit: ``(row, VIResult)``; the row holds iterations, median seconds per
@@ -164,8 +170,8 @@ def run_benchmark(data: PrivatizedFactorization, k: int, *, seed: int, mcmc_n_it
     if not 0 <= mcmc_burn_in < mcmc_n_iter or not 0 <= vi_mcmc_burn_in < vi_mcmc_n_iter:
         raise ValueError("each burn-in must be >= 0 and below its n_iter")
     rows, collapsed_fit = [], None
-    for i, (label, seen, kind, method) in enumerate(ROWS):
-        fit_seed = derive_seed(derive_seed(seed, _FIT_TAG), i)
+    for label, seen, kind, method in ROWS:
+        fit_seed = method_seed(seed, label)
         if kind == "vi":
             row, res = run_vi(data, k, method, rng=fit_seed, em_sweeps=em_sweeps,
                               progress=progress)

@@ -154,12 +154,29 @@ def _vi_speed(r: _Reader):
             for m, rows in found.items()}
 
     def iterations():
-        vi = rows()[_PAPER_CAVI]
-        verdict = near_number(float(vi.iterations), 100.0, rel_tol=1.0, better_if_lower=True)
-        ours = (f"{_fmt(vi.iterations)} iterations, mean over the runs "
-                f"({'converged' if vi.converged else 'not converged'})")
-        if not vi.converged:
-            return Verdict(NOT_REPRODUCED, ours, "the paper's CAVI hit its iteration cap")
+        # "typically": the median run. A run that stopped at the cap before the authors'
+        # stopping rule needed at least its cap: it counts as a lower bound, which decides
+        # the median only when it is the middle run
+        t = r.csv("vi/benchmark.csv", ("method", "iterations", "converged"))
+        _paper_size(r)
+        runs = t[t.method == _PAPER_CAVI]
+        if runs.empty:
+            raise _Missing(f"vi/benchmark.csv has no {_PAPER_CAVI} row")
+        done = converged(runs).to_numpy()
+        needed = np.where(done, runs["iterations"].to_numpy(float), np.inf)
+        typical = float(np.sort(needed)[needed.size // 2])  # the upper middle of an even count
+        capped = int((~done).sum())
+        cap = runs["iterations"][~done].max() if capped else None
+        count = _fmt(typical) if np.isfinite(typical) else f"more than {_fmt(cap)}"
+        ours = (f"{count} iterations, the median run of {needed.size} "
+                f"({int(done.sum())} converged"
+                + (f"; {capped} stopped at the cap of {_fmt(cap)}, "
+                   "counted as needing more" if capped else "")
+                + f"; mean {_fmt(runs['iterations'].mean())} as run)")
+        if not np.isfinite(typical):
+            return Verdict(NOT_REPRODUCED, ours, "the paper's CAVI hit its iteration cap in "
+                                                 "the median run")
+        verdict = near_number(typical, 100.0, rel_tol=1.0, better_if_lower=True)
         return Verdict(verdict.status, ours, verdict.reason)
 
     def speed_up():
@@ -197,7 +214,8 @@ def _vi_speed(r: _Reader):
     return [
         Check("vi.appE.iterations", fig,
               "\"[our variational inference model] typically requires 100 iterations to "
-              "converge\" (checked: at most 200, a factor of 2)", "about 100", iterations),
+              "converge\" (checked: the median run at most 200, a factor of 2)", "about 100",
+              iterations),
         Check("vi.appE.speed_up", fig,
               "\"this method converges to reasonable estimates of the true model parameters 20 "
               "times faster than the MCMC approach\" (5,000 + 2,500 MCMC iterations; checked: "

@@ -84,6 +84,32 @@ def test_vi_speed_up_and_iterations(tmp_path, kwargs, iterations, speed_up):
     assert verdicts["vi.appE.speed_up"].status == speed_up
 
 
+def _seeded_cavi_runs(iterations, converged):
+    return pd.concat([_benchmark(vi_iterations=i, converged=c).assign(run_seed=seed)
+                      for seed, (i, c) in enumerate(zip(iterations, converged), start=1)],
+                     ignore_index=True)
+
+
+@pytest.mark.parametrize("iterations, converged, status, median", [
+    # "typically": the median run; one run at the cap of five does not decide it
+    ([182, 200, 183, 196, 191], [True, False, True, True, True], PASS, "191 iterations"),
+    # the middle run at the cap: it needed more, however many
+    ([150, 200, 200, 160, 200], [True, False, False, True, False], NOT_REPRODUCED, "more than 200 iterations"),
+    # converged runs beyond the tolerance
+    ([250, 260, 240], [True, True, True], NOT_REPRODUCED, "250 iterations"),
+    # an even count: the upper middle, here the capped run
+    ([120, 200], [True, False], NOT_REPRODUCED, "more than 200 iterations"),
+])
+def test_the_typical_cavi_run_is_the_median_with_capped_runs_as_lower_bounds(
+        tmp_path, iterations, converged, status, median):
+    _write(tmp_path, "vi/benchmark.csv", _seeded_cavi_runs(iterations, converged))
+    verdict = _by_id(vi._vi_speed, tmp_path)["vi.appE.iterations"]
+    assert verdict.status == status
+    assert verdict.ours.startswith(median) and f"the median run of {len(iterations)}" in verdict.ours
+    if not all(converged):
+        assert "stopped at the cap of 200" in verdict.ours
+
+
 def test_a_short_mcmc_run_is_projected_to_the_papers_schedule(tmp_path):
     # 200 sweeps of 0.1 s: 20 s as run (2x), 750 s at 7,500 sweeps (75x)
     _write(tmp_path, "vi/benchmark.csv", _benchmark(mcmc_iterations=200, mcmc_seconds=20.0))
