@@ -128,6 +128,9 @@ _MACHINE = ("our time is the machine's that ran the vi_benchmark stage (its core
 #: how far the ratio of two methods' times may stray from the paper's, either way: times come
 #: from other machines and implementations, their ratio roughly carries over
 _TIME_RATIO_FACTOR = 1.5
+#: appendix E's "typically requires 100 iterations", and the relative tolerance of the check
+#: (a factor of 2: at most 200)
+_PAPER_ITERATIONS, _ITERATIONS_TOL = 100.0, 1.0
 
 
 def _vi_speed(r: _Reader):
@@ -174,9 +177,15 @@ def _vi_speed(r: _Reader):
                    "counted as needing more" if capped else "")
                 + f"; mean {_fmt(runs['iterations'].mean())} as run)")
         if not np.isfinite(typical):
-            return Verdict(NOT_REPRODUCED, ours, "the paper's CAVI hit its iteration cap in "
-                                                 "the median run")
-        verdict = near_number(typical, 100.0, rel_tol=1.0, better_if_lower=True)
+            # the middle run needed more than its cap: beyond the tolerance only if the cap
+            # reaches the tolerance's edge (the authors' cap, 200, does)
+            edge = _PAPER_ITERATIONS * (1 + _ITERATIONS_TOL)
+            why = ("the paper's CAVI hit its iteration cap in the median run"
+                   + ("" if cap >= edge else f", below the tolerance's {_fmt(edge)}: "
+                      "undecided until it runs longer"))
+            return Verdict(NOT_REPRODUCED, ours, why)
+        verdict = near_number(typical, _PAPER_ITERATIONS, rel_tol=_ITERATIONS_TOL,
+                              better_if_lower=True)
         return Verdict(verdict.status, ours, verdict.reason)
 
     def speed_up():

@@ -99,6 +99,11 @@ def _seeded_cavi_runs(iterations, converged):
     ([250, 260, 240], [True, True, True], NOT_REPRODUCED, "250 iterations"),
     # an even count: the upper middle, here the capped run
     ([120, 200], [True, False], NOT_REPRODUCED, "more than 200 iterations"),
+    # an even count of converged runs: the upper middle
+    ([120, 190, 150, 170], [True] * 4, PASS, "170 iterations"),
+    # the tolerance's edge: 200 converged passes, 201 does not
+    ([200, 120, 201], [True] * 3, PASS, "200 iterations"),
+    ([201, 120, 202], [True] * 3, NOT_REPRODUCED, "201 iterations"),
 ])
 def test_the_typical_cavi_run_is_the_median_with_capped_runs_as_lower_bounds(
         tmp_path, iterations, converged, status, median):
@@ -108,6 +113,15 @@ def test_the_typical_cavi_run_is_the_median_with_capped_runs_as_lower_bounds(
     assert verdict.ours.startswith(median) and f"the median run of {len(iterations)}" in verdict.ours
     if not all(converged):
         assert "stopped at the cap of 200" in verdict.ours
+
+
+def test_a_median_run_capped_below_the_tolerance_is_undecided(tmp_path):
+    # a cap of 150 does not show that the run needed more than the 200 the check allows
+    _write(tmp_path, "vi/benchmark.csv",
+           _seeded_cavi_runs([150, 150, 120], [False, False, True]))
+    verdict = _by_id(vi._vi_speed, tmp_path)["vi.appE.iterations"]
+    assert verdict.status == NOT_REPRODUCED and "undecided" in verdict.reason
+    assert verdict.ours.startswith("more than 150 iterations")
 
 
 def test_a_short_mcmc_run_is_projected_to_the_papers_schedule(tmp_path):
