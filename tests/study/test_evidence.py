@@ -11,8 +11,8 @@ from study import evidence
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("summary", ["heldout", "chains", "seeds", "topics", "central", "topics-regime",
-                                     "recovery-map"])
+@pytest.mark.parametrize("summary", ["heldout", "chains", "seeds", "topics", "central",
+                                     "topics-regime", "recovery-map"])
 def test_the_summaries_print_from_the_committed_tables(summary, capsys, monkeypatch):
     if not (REPO / "results" / "paper" / "claims.json").is_file():
         pytest.skip("no committed results/paper")
