@@ -63,3 +63,28 @@ def test_a_chain_that_follows_its_seed_stands_out_and_exchangeable_chains_do_not
 def test_a_table_without_spread_has_no_share():
     share, p = evidence.chain_index_share(np.ones((4, 3)))
     assert np.isnan(share) and np.isnan(p)
+
+
+def test_beyond_the_exact_count_the_relabellings_are_sampled():
+    # 5 chains on 5 copies: 120 ** 5 relabellings, too many to enumerate (or to hold)
+    rng = np.random.default_rng(4)
+    exchangeable = rng.normal(size=(5, 5))
+    assert 120 ** 5 > evidence.EXACT_RELABELLINGS
+    seeded = exchangeable + np.array([0.0, 0.0, 0.0, 0.0, 10.0])
+    share, p = evidence.chain_index_share(seeded)
+    # only relabellings that keep the bad chain's place in every copy come near it: about
+    # (1/5) ** 5 = 3.2e-4 of them
+    assert share > 0.9 and 1 / (1 + evidence.SAMPLED_RELABELLINGS) <= p < 2e-3
+    share, p = evidence.chain_index_share(exchangeable)
+    assert share < 0.6 and p > 0.05
+    # the same estimate on every call (a fixed seed)
+    assert evidence.chain_index_share(exchangeable) == (share, p)
+
+
+def test_the_sampled_p_agrees_with_the_exact_one(monkeypatch):
+    values = np.random.default_rng(5).normal(size=(4, 3))  # 6 ** 4 = 1296 relabellings
+    exact = evidence.chain_index_share(values)
+    monkeypatch.setattr(evidence, "EXACT_RELABELLINGS", 100)
+    sampled = evidence.chain_index_share(values)
+    assert sampled[0] == pytest.approx(exact[0])
+    assert sampled[1] == pytest.approx(exact[1], abs=0.02)  # sd of the estimate < 0.004
