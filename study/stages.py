@@ -22,14 +22,14 @@ SYNTHETIC_STAGES = ("synthetic_communities", "synthetic_topics", "recovery_map",
                     "central_hmm", "central_runtime")
 #: the convergence diagnosis: extra chains of a few fits, then R-hat and ESS (``--stages``)
 DIAGNOSE_STAGES = ("infer_private_chains_network", "infer_nonprivate_chains_topics",
-                   "infer_private_chains_topics", "diagnose")
+                   "infer_private_chains_topics", "diagnose_topics", "diagnose_nonprivate_topics",
+                   "diagnose_network")
 
 #: what is copied back: work-tree path -> path under --results (tables) or --figures; the case
 #: studies' outputs are named by their data sets (:func:`collected_paths`)
 TABLES = {"data/prepared/topics/summary.json": "data/topics_summary.json",
           "data/prepared/network/summary.json": "data/network_summary.json",
           "data/prepared/network_rows_cols/summary.json": "data/network_rows_cols_summary.json",
-          "results/diagnostics/summary.csv": "diagnostics/summary.csv",
           "results/synthetic/communities.json": "synthetic/communities.json",
           "results/synthetic/topics.json": "synthetic/topics.json",
           "results/synthetic/recovery_map.json": "synthetic/recovery_map.json",
@@ -51,22 +51,38 @@ FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
            "figures/central_occupancy.png", "figures/appendix_fig2_two_geometric.png")
 
 
+def diagnosed_cases(settings: dict) -> list[tuple[str, str]]:
+    """``(study, case)`` of each case the diagnosis stages of ``settings`` (a params file's
+    content) diagnose: the methods its ``diagnose`` section names, and the topics' non-private
+    fit; ``case`` names the case's table (``results/diagnostics/<study>_<case>.csv``) and trace
+    figure (``figures/<data set>_trace_<study>_<case>.png``)."""
+    diagnose = settings.get("diagnose") or {}
+    return ([("topics", method) for method in diagnose.get("topic_methods") or []]
+            + [("topics", "nonprivate")]
+            + [("network", method) for method in diagnose.get("network_methods") or []])
+
+
 def collected_paths(settings: dict) -> tuple[dict, tuple]:
     """What is copied back (:data:`TABLES`, :data:`FIGURES`) with the case studies' tables
-    and figures, whose names carry the data sets of ``settings`` (a params file's content)."""
+    and figures, whose names carry the data sets of ``settings`` (a params file's content),
+    and the diagnosis's table and trace figure of each diagnosed case."""
     try:
         topics = settings["prepare_topics"]["dataset"]
         network = settings["prepare_network"]["dataset"]
     except KeyError as missing:
         raise ValueError(f"the settings name no data set ({missing} missing under "
                          "prepare_topics / prepare_network): add dataset: NAME to both") from None
+    datasets = {"topics": topics, "network": network}
+    cases = diagnosed_cases(settings)
     tables = {f"results/eval/{topics}_topics.csv": f"eval/{topics}_topics.csv",
               f"results/eval/{topics}_topic_words.csv": f"eval/{topics}_topic_words.csv",
               f"results/eval/{network}_network.csv": f"eval/{network}_network.csv",
               f"results/eval/{network}_network_rows_cols.csv":
-                  f"eval/{network}_network_rows_cols.csv", **TABLES}
+                  f"eval/{network}_network_rows_cols.csv",
+              **{f"results/diagnostics/{study}_{case}.csv": f"diagnostics/{study}_{case}.csv"
+                 for study, case in cases}, **TABLES}
     figures = (f"figures/{topics}_topics.png", f"figures/{topics}_topic_words.png",
                f"figures/{network}_network.png", f"figures/{network}_network_rows_cols.png",
-               f"figures/{topics}_trace_topics.png",
-               f"figures/{network}_trace_network.png", *FIGURES)
+               *(f"figures/{datasets[study]}_trace_{study}_{case}.png" for study, case in cases),
+               *FIGURES)
     return tables, figures

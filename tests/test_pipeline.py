@@ -97,8 +97,9 @@ def _reaches_true_counts(stage, graph, producers, seen=None):
     return found
 
 
-#: stages that fit privatized data: they must see only data/private
-PRIVATE_PREFIXES = ("infer_private", "infer_vi")
+#: the analyst's stages that read privatized data: they must see only data/private (the fits,
+#: and the diagnosis of the network's private fits, whose extra chains are private fits too)
+PRIVATE_PREFIXES = ("infer_private", "infer_vi", "diagnose_network")
 
 
 def _private_stages(graph):
@@ -147,8 +148,11 @@ def test_private_inference_never_depends_on_true_counts(graph):
 #: the evaluator's stages: owner-side evaluation, which by design reads the true counts and
 #: the analyst's fits of every privatized copy (docs/privacy.md, *Who sees what*); every other
 #: stage downstream of privatize is the analyst's and reads exactly one copy
-EVALUATOR_STAGES = ("report_topics", "report_network", "report_network_rows_cols", "diagnose",
-                    "claims")
+EVALUATOR_STAGES = ("report_topics", "report_network", "report_network_rows_cols",
+                    "diagnose_topics", "diagnose_nonprivate_topics", "claims")
+#: the evaluator's stages that read one privatized copy: the topics' diagnosis, beside the
+#: non-private fit and its chains (the topics' chains share a folder)
+ONE_COPY_EVALUATORS = ("diagnose_topics", "diagnose_nonprivate_topics")
 PRIVATE_ROOT = "data/private"
 
 
@@ -211,25 +215,29 @@ def test_each_analyst_stage_reads_one_privatized_copy(graph):
             _is_under(d, TRUE_COUNTS) for d in graph[stage][0]), \
             f"{stage} reads several copies but is no owner-side evaluation of the true counts"
         evaluators[stage] = copies
-    assert set(evaluators) == set(EVALUATOR_STAGES)
-    assert all(len(c) > 1 for c in evaluators.values())
+    assert {stage.split("@")[0] for stage in evaluators} == set(EVALUATOR_STAGES)
+    assert all(len(c) > 1 for stage, c in evaluators.items()
+               if stage.split("@")[0] not in ONE_COPY_EVALUATORS)
 
 
 def test_the_evaluators_span_every_copy_of_their_data_sets(quick_graph):
     """What the evaluator's stages span, by the ledger's composition: each report reads fits
     of every level and copy of its counts (epsilon/N summed over them); the diagnosis reads
-    the folders of the topic and network fits, every copy of both; the claims, all of it."""
+    one copy (its diagnosed level's epsilon/N); the claims, all of it."""
     settings = yaml.safe_load((ROOT / "params.yaml").read_text())
     levels = settings["privacy"]["levels"]
     topics = pytest.approx(sum(levels) * len(settings["topics"]["replicates"]))
     network = pytest.approx(sum(levels) * len(settings["network"]["replicates"]))
     producers = _producers(quick_graph)
     span = {stage: _span(_private_copies(stage, quick_graph, producers))
-            for stage in EVALUATOR_STAGES}
+            for stage in quick_graph if stage.split("@")[0] in EVALUATOR_STAGES}
+    diagnosed = pytest.approx(settings["diagnose"]["level"])
     assert span["report_topics"] == {"topics": topics}
     assert span["report_network"] == {"network": network}
     assert span["report_network_rows_cols"] == {"network_rows_cols": network}
-    assert span["diagnose"] == {"topics": topics, "network": network}
+    for method in settings["diagnose"]["topic_methods"]:
+        assert span[f"diagnose_topics@{method}"] == {"topics": diagnosed}
+    assert span["diagnose_nonprivate_topics"] == {"topics": diagnosed}
     assert set(span["claims"]) == {"topics", "network", "network_rows_cols"}
 
 
@@ -668,7 +676,8 @@ def test_every_stage_that_shows_the_profile_declares_it():
                                                                   or [])})
                   for s in repo.index.stages}
     showing = {name for name, (cmd, _) in stages.items() if _shows_the_profile(cmd)}
-    assert {"report_topics", "appendix_two_geometric", "central_hmm", "diagnose"} <= showing
+    assert {"report_topics", "appendix_two_geometric", "central_hmm",
+            "diagnose_topics@collapsed", "diagnose_network@collapsed"} <= showing
     assert {name for name in showing if "profile" not in stages[name][1]} == set()
 
 
@@ -726,8 +735,10 @@ def test_the_paper_run_collects_the_tables_and_figures_of_its_data_sets(paper_gr
     runner = _profile_runner()
     settings = yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text())
     tables, figures = runner.collected_paths(settings)
-    made = {out for stage in ("report_topics", "report_network", "report_network_rows_cols",
-                              "diagnose")
+    made = {out for stage in paper_graph
+            if stage.split("@")[0] in ("report_topics", "report_network",
+                                       "report_network_rows_cols", "diagnose_topics",
+                                       "diagnose_nonprivate_topics", "diagnose_network")
             for out in paper_graph[stage][1] if not out.endswith(".ipynb")}
     assert made <= set(tables) | set(figures)
     assert "figures/enron_topic_words.png" in figures

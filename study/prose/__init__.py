@@ -69,8 +69,12 @@ _NUMBER = re.compile(r"^([+-]?)(\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?(?:e([+-]?\d
 # ---------------------------------------------------------------- sources
 
 @cache
-def _load(path: Path, stamp: float):
-    """``path`` parsed by its suffix (``stamp``, its modification time, keys the cache)."""
+def _load(path: Path, stamp):
+    """``path`` parsed by its suffix (``stamp``, its modification time, keys the cache); a
+    folder is its CSV tables, one below the other in the order of their names."""
+    if path.is_dir():
+        return pd.concat([pd.read_csv(table) for table in sorted(path.glob("*.csv"))],
+                         ignore_index=True)
     if path.suffix == ".json":
         return json.loads(path.read_text())
     if path.suffix == ".csv":
@@ -82,12 +86,13 @@ def _load(path: Path, stamp: float):
 
 def load_source(source: str, root=ROOT):
     """A result file, parsed: JSON as a dict, CSV as a DataFrame, YAML (and ``dvc.lock``) as
-    a dict, anything else as text.
+    a dict, anything else as text; a folder of CSV tables as one DataFrame (the tables one
+    below the other, in the order of their names).
 
     Parameters
     ----------
     source : str
-        The file's path relative to ``root``.
+        The file's (or folder's) path relative to ``root``.
     root : path-like
         The repository.
 
@@ -97,6 +102,12 @@ def load_source(source: str, root=ROOT):
         Naming the file, when it is absent.
     """
     path = Path(root) / source
+    if path.is_dir():
+        tables = sorted(path.glob("*.csv"))
+        if not tables:
+            raise FileNotFoundError(f"{source}: the folder holds no result table (under {root})")
+        # the tables' names and times key the cache: one added, removed or rewritten is read
+        return _load(path, tuple((table.name, table.stat().st_mtime) for table in tables))
     if not path.is_file():
         raise FileNotFoundError(f"{source}: the result file is absent (under {root})")
     return _load(path, path.stat().st_mtime)

@@ -176,7 +176,7 @@ def _verdict_counts(verdicts) -> str:
 
 
 def diagnose_table(summary: pd.DataFrame) -> str:
-    """One row per diagnosed case of ``diagnose``'s ``summary.csv``: chains, schedule, R-hat
+    """One row per diagnosed case of the diagnosis's tables: chains, schedule, R-hat
     and verdict of the log joint, the total rate and the followed rates, smallest bulk ESS."""
     rows = []
     for case, group in summary.groupby("case", sort=False):
@@ -593,7 +593,8 @@ _RUN_STUDIES = (
                                 "infer_private_network_unmasked",
                                 "infer_nonprivate_network_unmasked")),
     ("network, scoring", ("report_network", "report_network_rows_cols")),
-    ("convergence diagnosis", ("diagnose", "infer_private_chains_topics",
+    ("convergence diagnosis", ("diagnose_topics", "diagnose_nonprivate_topics",
+                               "diagnose_network", "infer_private_chains_topics",
                                "infer_nonprivate_chains_topics", "infer_private_chains_network")),
     ("synthetic figures and the VI paper", ("synthetic_communities", "synthetic_topics",
                                             "recovery_map", "appendix_two_geometric",
@@ -919,10 +920,9 @@ BLOCKS = (
     Block("npmi-anomaly", ("docs/npmi.md",), ("experiments/results/npmi_anomaly.json",),
           npmi_anomaly_table),
     Block("diagnose-quick", ("docs/results.md", "docs/convergence.md"),
-          ("results/diagnostics/summary.csv",), diagnose_block("results/diagnostics/summary.csv")),
+          ("results/diagnostics",), diagnose_block("results/diagnostics")),
     Block("diagnose-paper", ("docs/convergence.md",),
-          ("results/paper/diagnostics/summary.csv",),
-          diagnose_block("results/paper/diagnostics/summary.csv")),
+          ("results/paper/diagnostics",), diagnose_block("results/paper/diagnostics")),
     Block("long-chains", ("docs/convergence.md",),
           (f"{LONG_CHAINS}/long_collapsed_eps1.0_rep0.json",),
           long_chains_table(f"{LONG_CHAINS}/long_collapsed_eps1.0_rep0.json")),

@@ -304,8 +304,9 @@ _NPMI = (
 # ---------------------------------------------------------------- docs/convergence.md
 
 CONVERGENCE = "docs/convergence.md"
-DIAGNOSE = "results/diagnostics/summary.csv"
-PAPER_DIAGNOSE = "results/paper/diagnostics/summary.csv"
+#: the diagnosis's tables, one per diagnosed case (read as one table)
+DIAGNOSE = "results/diagnostics"
+PAPER_DIAGNOSE = "results/paper/diagnostics"
 #: the records of profiles/long_chains.py, which runs outside the pipeline
 LONG_CHAINS = "experiments/results/long_chains"
 LONG = f"{LONG_CHAINS}/long_collapsed_eps1.0_rep0.json"

@@ -20,6 +20,7 @@ from study.prose import (
     Quote,
     block_content,
     block_problems,
+    load_source,
     pages,
     parse_number,
     problems,
@@ -189,6 +190,25 @@ def test_a_missing_result_file_is_named(tmp_path):
     quote = Quote("docs/page.md", "scores {0.153}", "results/absent.json", lambda r: [0.153])
     with pytest.raises(FileNotFoundError, match="results/absent.json"):
         quote_problems(quote, root)
+
+
+def test_a_folder_of_tables_is_read_as_one_table_in_the_order_of_their_names(tmp_path):
+    """The diagnosis writes one table per case into one folder; a quote or block of the
+    folder reads them one below the other, and sees a table added or rewritten."""
+    folder = tmp_path / "results" / "diagnostics"
+    folder.mkdir(parents=True)
+    (folder / "topics_naive.csv").write_text("case,r_hat\nnaive,1.2\n")
+    (folder / "network_collapsed.csv").write_text("case,r_hat\nnetwork,2.1\n")
+    table = load_source("results/diagnostics", tmp_path)
+    assert table.case.tolist() == ["network", "naive"]
+    (folder / "topics_collapsed.csv").write_text("case,r_hat\ncollapsed,1.5\n")
+    assert load_source("results/diagnostics", tmp_path).case.tolist() == [
+        "network", "collapsed", "naive"]
+    (folder / "notes.txt").write_text("not a table")
+    assert len(load_source("results/diagnostics", tmp_path)) == 3
+    (tmp_path / "results" / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="results/empty: the folder holds no result table"):
+        load_source("results/empty", tmp_path)
 
 
 def test_a_quote_of_the_committed_docs_fails_when_the_page_changes(tmp_path):
