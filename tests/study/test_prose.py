@@ -74,9 +74,16 @@ def test_every_quoted_file_is_in_git():
     tracked = set(listed)
     sources = {quote.source for quote in QUOTES} | {
         source for block in BLOCKS for source in block.sources}
-    # a block may read a glob of files: it must match at least one tracked file
-    untracked = sorted(source for source in sources
+    # a block may read a glob of files: it must match at least one tracked file; a folder of
+    # tables is read whole, so each of its tables must be tracked (a clone reads the same rows)
+    folders = {source for source in sources if (ROOT / source).is_dir()}
+    untracked = sorted(source for source in sources - folders
                        if source not in tracked and not fnmatch.filter(tracked, source))
+    untracked += sorted(table.relative_to(ROOT).as_posix() for folder in folders
+                        for table in (ROOT / folder).glob("*.csv")
+                        if table.relative_to(ROOT).as_posix() not in tracked)
+    untracked += sorted(folder for folder in folders
+                        if not any(path.startswith(f"{folder}/") for path in tracked))
     assert not untracked, f"quoted files that git does not track: {untracked}"
 
 
