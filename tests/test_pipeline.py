@@ -509,7 +509,7 @@ def test_the_check_catches_a_leak(tmp_path):
     assert chains == [["infer_private_x", "summarise", "data/prepared/t"]]
 
 
-@pytest.mark.parametrize("notebook", ["infer_private.ipynb", "infer_vi.ipynb"])
+@pytest.mark.parametrize("notebook", ["infer_private.ipynb", "infer_vi.ipynb", "diagnose.ipynb"])
 def test_private_notebook_reads_no_true_counts(notebook):
     nb = json.loads((ROOT / "notebooks" / notebook).read_text())
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
