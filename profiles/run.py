@@ -10,6 +10,9 @@
     python profiles/run.py --continue-chains   # longer chains: the finished fits' chains run on
     python profiles/run.py --jobs 4            # 4 stages at a time, the CPUs shared out
     python profiles/run.py --cluster tcp://HOST:8786   # the stages' commands on a Dask cluster
+    python profiles/run.py --results results/paper/pieces --figures figures/paper/pieces \
+        --stages score_private_topics@collapsed-1.0-0   # a study too long for one machine, in
+                                                         # pieces (docs/paper_scale.md)
 
 DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
 quick one without overwriting its lock. This script runs the profile in a separate git work

@@ -62,12 +62,22 @@ def current_profile(params_file=PARAMS_FILE) -> str:
 
 
 def _fits_settings(fits_dir, names=None) -> dict:
-    """Sweeps of the MCMC fits, iterations of the variational ones and privatized copies of the
-    fits under ``fits_dir`` (those in ``names`` only, when given), read from their fit.json."""
+    """:func:`schedule_settings` of the fits under ``fits_dir`` (those in ``names`` only, when
+    given), read from their fit.json."""
     metas = [read_metadata(p) for p in sorted(Path(fits_dir).glob(f"*/{FIT_FILE}"))
              if names is None or p.parent.name in names]
     if not metas:
         raise FileNotFoundError(f"no fit (*/{FIT_FILE}) under {fits_dir}")
+    return schedule_settings(metas)
+
+
+def schedule_settings(metas) -> dict:
+    """Sweeps of the MCMC fits, iterations of the variational ones and privatized copies of
+    fits described by ``metas``: their records (:class:`lpp.formats.fits.FitMetadata`, or any
+    object with its ``n_iter``, ``burn_in``, ``thin``, ``variational`` and ``data``)."""
+    metas = list(metas)
+    if not metas:
+        raise ValueError("no fit's record to read the settings from")
     # the pipeline's variational fits record their method as ``vi_method`` (infer_vi): their
     # n_iter counts coordinate-ascent iterations to convergence, not sweeps of a chain
     variational = [m for m in metas if m.variational]
@@ -93,7 +103,7 @@ def _fits_settings(fits_dir, names=None) -> dict:
 
 
 def settings_caption(*, profile: str | None = None, fits_dir=None, fit_names=None,
-                     **settings) -> str:
+                     fits=None, **settings) -> str:
     """One line naming the settings a figure was made with, for its title or caption.
 
     Parameters
@@ -107,6 +117,9 @@ def settings_caption(*, profile: str | None = None, fits_dir=None, fit_names=Non
     fit_names : iterable of str, optional
         The fits of ``fits_dir`` to read (the report's :func:`study.reports.named_fits`);
         None: all of them.
+    fits : iterable, optional
+        Instead of ``fits_dir``, the fits' records themselves (:func:`schedule_settings`), e.g.
+        those a score stage kept (:func:`study.topic_scores.schedules`).
     **settings
         Further ``name=value`` pairs, shown in order as ``name value`` (underscores become
         spaces; lists are joined by commas).
@@ -126,6 +139,8 @@ def settings_caption(*, profile: str | None = None, fits_dir=None, fit_names=Non
     shown = {"profile": current_profile() if profile is None else str(profile)}
     if fits_dir is not None:
         shown.update(_fits_settings(fits_dir, fit_names))
+    if fits is not None:
+        shown.update(schedule_settings(fits))
     shown.update(settings)
 
     def text(value):

@@ -1,9 +1,10 @@
 """Check that the committed results are the ones their ``dvc.lock`` describes.
 
-    python -m study.provenance            # both profiles
+    python -m study.provenance            # every profile (a study in pieces where there is one)
     python -m study.provenance quick      # dvc.lock against results/, figures/ and data/
     python -m study.provenance paper      # results/paper/dvc.lock against results/paper/ and
                                           # figures/paper/
+    python -m study.provenance paper-pieces   # a study rerun in pieces: results/paper/pieces/
 
 A lock is the record of a run: the hash of every input and output of every stage. This check
 reads a lock beside the committed files and reports where the two disagree:
@@ -38,6 +39,13 @@ reads a lock beside the committed files and reports where the two disagree:
 The paper profile's outputs are copied out of its own work tree (``profiles/run.py``), so its
 lock names work-tree paths: :func:`paper_layout` maps them to their committed copies with the
 list the runner copies by (:func:`study.stages.collected_paths`).
+
+A paper-scale study too long for the machines that run it (a topic fit is 2 GB and up to an
+hour, and a machine may keep nothing between working sessions) is rerun in pieces collected
+into ``results/paper/pieces/`` (``profiles/run.py --results results/paper/pieces --figures
+figures/paper/pieces``): each piece's finished fits' score records, with a lock, settings and
+commits of its own, checked as a profile of its own (``paper-pieces``) until the study is
+whole and takes its place in ``results/paper``.
 """
 from __future__ import annotations
 
@@ -66,17 +74,33 @@ QUICK_NOT_OUTPUTS = (
     ("figures/paper/*", "the paper profile's figures, checked against results/paper/dvc.lock"),
 )
 #: the same for the paper profile
-PAPER_NOT_OUTPUTS = (
-    ("results/paper/dvc.lock", "the lock itself: the record this check reads"),
-    ("results/paper/params.yaml", "the settings of the last profiles/run.py, a record"),
-    ("results/paper/stage_seconds.json",
-     "the wall seconds of each stage and the commit its entry was made at, recorded by "
-     "profiles/run.py (times differ run to run); check 3 reads the commits"),
+#: where a study rerun in pieces is collected (:func:`paper_layout`, profile ``paper-pieces``)
+PIECES_RESULTS, PIECES_FIGURES = "results/paper/pieces", "figures/paper/pieces"
+
+
+def _run_records(results: str) -> tuple[tuple[str, str], ...]:
+    """The records ``profiles/run.py`` writes beside the outputs it collects into ``results``."""
+    return (
+        (f"{results}/dvc.lock", "the lock itself: the record this check reads"),
+        (f"{results}/params.yaml", "the settings of the last profiles/run.py, a record"),
+        (f"{results}/stage_seconds.json",
+         "the wall seconds of each stage and the commit its entry was made at, recorded by "
+         "profiles/run.py (times differ run to run); check 3 reads the commits"),
+    )
+
+
+PAPER_NOT_OUTPUTS = _run_records("results/paper") + (
     ("results/paper/claims.*",
      "the verdicts and their diagnoses, a pure function of the committed tables regenerated "
      "by the checkout's code (python -m study.claims --results results/paper); "
      "tests/study/test_claims.py checks they are what that code computes"),
+    (f"{PIECES_RESULTS}/*", f"a study rerun in pieces, checked against {PIECES_RESULTS}/dvc.lock "
+     "(profile paper-pieces)"),
+    (f"{PIECES_FIGURES}/*", f"a study rerun in pieces, checked against {PIECES_RESULTS}/dvc.lock "
+     "(profile paper-pieces)"),
 )
+#: the same for a study rerun in pieces
+PIECES_NOT_OUTPUTS = _run_records(PIECES_RESULTS)
 
 
 @dataclass(frozen=True)
@@ -733,30 +757,43 @@ def quick_layout(repo: Path = ROOT) -> Layout:
                   yaml.safe_load(params.read_text()) or {})
 
 
-def paper_layout(repo: Path = ROOT) -> Layout:
+def paper_layout(repo: Path = ROOT, *, results: str = "results/paper",
+                 figures: str = "figures/paper", name: str = "paper",
+                 not_outputs=PAPER_NOT_OUTPUTS) -> Layout:
     """The paper profile: ``results/paper/dvc.lock``, its outputs copied to ``results/paper``
     and ``figures/paper`` as ``profiles/run.py`` copies them, each entry checked against the
     commit its run recorded for it (``results/paper/stage_seconds.json``) and against the
     stages of ``dvc.yaml`` at that commit, with the settings the run recorded
     (``results/paper/params.yaml``): the check holds whatever the pipeline or the profiles
-    become after the runs, and each study is its own run's."""
+    become after the runs, and each study is its own run's. ``results`` and ``figures`` name
+    other folders the runner collected into (:func:`pieces_layout`)."""
     repo = Path(repo)
-    recorded = repo / "results" / "paper" / "params.yaml"
+    recorded = repo / results / "params.yaml"
     if not recorded.is_file():
         raise ValueError(f"{recorded}: no settings of a paper-scale run")
-    record = repo / "results" / "paper" / "stage_seconds.json"
+    record = repo / results / "stage_seconds.json"
     if not record.is_file():
         raise ValueError(f"{record}: no record of the commits the paper-scale runs were made at")
     settings = yaml.safe_load(recorded.read_text()) or {}
-    tables, figures = collected_paths(settings)
-    copies = {source: f"results/paper/{target}" for source, target in tables.items()}
-    copies.update({source: f"figures/paper/{Path(source).name}" for source in figures})
-    return Layout("paper", "results/paper/dvc.lock", ("results/paper", "figures/paper"),
-                  PAPER_NOT_OUTPUTS, settings, copies, pipeline_at_code_commit=True,
+    try:
+        tables, figure_paths = collected_paths(settings)
+    except ValueError as error:
+        raise ValueError(f"{recorded}: {error}") from None
+    copies = {source: f"{results}/{target}" for source, target in tables.items()}
+    copies.update({source: f"{figures}/{Path(source).name}" for source in figure_paths})
+    return Layout(name, f"{results}/dvc.lock", (results, figures), not_outputs, settings,
+                  copies, pipeline_at_code_commit=True,
                   run_record=json.loads(record.read_text()))
 
 
-LAYOUTS = {"quick": quick_layout, "paper": paper_layout}
+def pieces_layout(repo: Path = ROOT) -> Layout:
+    """A paper-scale study rerun in pieces (:data:`PIECES_RESULTS`): checked as the paper
+    profile is, against its own lock, settings and commits."""
+    return paper_layout(repo, results=PIECES_RESULTS, figures=PIECES_FIGURES,
+                        name="paper-pieces", not_outputs=PIECES_NOT_OUTPUTS)
+
+
+LAYOUTS = {"quick": quick_layout, "paper": paper_layout, "paper-pieces": pieces_layout}
 
 
 def format_report(report: Report, repo: Path) -> str:
@@ -793,7 +830,10 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"no profile {', '.join(unknown)}: choose from {', '.join(LAYOUTS)}")
     failed = False
-    for name in args.profiles or LAYOUTS:
+    # by default every profile, a study in pieces where one is under way
+    chosen = args.profiles or [name for name in LAYOUTS if name != "paper-pieces"
+                               or (args.repo / PIECES_RESULTS / "dvc.lock").is_file()]
+    for name in chosen:
         try:
             report = check_provenance(args.repo, LAYOUTS[name](args.repo))
         except (ValueError, RuntimeError) as error:

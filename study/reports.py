@@ -8,6 +8,8 @@ The report notebooks are narrative over three calls: score the saved fits of a c
 into a table (:func:`score_topic_fits`, :func:`score_community_fits`), write it
 (:func:`write_table`) and draw it (:func:`plot_scores`). The scores of one fit are the
 library's (:mod:`lpp.evaluation`); this module tabulates and draws them for the compendium.
+The pipeline scores each topic fit in a stage of its own (:mod:`study.topic_scores`, from
+:func:`fit_score_rows`) and its report gathers the rows (:func:`score_frame`): the same table.
 
 A report scores the fits that the current settings name (:func:`named_fits`), not every
 folder it finds: DVC never deletes the outputs of a stage that ``params.yaml`` no longer
@@ -238,16 +240,42 @@ def _score_table(fits_dir, score, columns, references=(), names=None) -> pd.Data
     left_out = [] if names is None else [p.name for p in unnamed_fit_dirs(fits_dir, names)]
     for fit_dir in tqdm(scored, desc="scoring fits", unit="fit", leave=False):
         fit = load_fit(fit_dir)
-        rhat = fit.metadata.rhat_max if fit.n_chains > 1 else np.nan
-        for c, chain in enumerate(fit.chains):
-            rows.append({"fit": fit_dir.name, "method": chain.method, **columns(fit.metadata),
-                         **score(chain), "chain": c, "rhat": rhat})
+        rows.extend(fit_score_rows(fit, fit_dir.name, score, columns))
         seconds[fit_dir.name] = fit.metadata.seconds_total
-    table = pd.DataFrame(rows + list(references), columns=list(rows[0]))
-    table["chain"] = table["chain"].astype("Int64")  # whole numbers; empty on reference rows
+    table = score_frame(rows, references)
     table.attrs["seconds"] = seconds
     table.attrs["left_out"] = left_out
     return table
+
+
+def fit_score_rows(fit, name: str, score, columns) -> list[dict]:
+    """The rows of one fit in a score table (:func:`_score_table`): one per chain, its
+    ``name`` (the fit's folder), method, ``columns(fit.metadata)``, ``score(chain)``, then
+    :data:`CHAIN_COLUMNS`."""
+    rhat = fit.metadata.rhat_max if fit.n_chains > 1 else np.nan
+    return [{"fit": name, "method": chain.method, **columns(fit.metadata), **score(chain),
+             "chain": c, "rhat": rhat} for c, chain in enumerate(fit.chains)]
+
+
+def score_frame(rows, references=()) -> pd.DataFrame:
+    """A score table of the fits' ``rows`` (:func:`fit_score_rows`, in table order) and the
+    ``references`` rows after them (columns they lack are NaN), its columns those of the
+    first row."""
+    rows = list(rows)
+    if not rows:
+        raise ValueError("a score table needs at least one fit's rows")
+    table = pd.DataFrame(rows + list(references), columns=list(rows[0]))
+    table["chain"] = table["chain"].astype("Int64")  # whole numbers; empty on reference rows
+    return table
+
+
+def topic_score(true_counts, *, n_top: int = 10):
+    """``(score, columns)`` of a topic fit's rows (:func:`fit_score_rows`): each chain's
+    :func:`topic_scores` against ``true_counts`` (one reference corpus built for them all), and
+    the privacy level of the fit's data."""
+    reference = ReferenceCorpus(true_counts)
+    return (lambda chain: topic_scores(chain, true_counts, reference=reference, n_top=n_top),
+            lambda meta: {"epsilon_over_n": meta.epsilon_over_n})
 
 
 def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
@@ -285,12 +313,9 @@ def score_topic_fits(fits_dir, true_counts, *, n_top: int = 10,
     ValueError
         If a fit does not match the counts (see :func:`topic_scores`).
     """
-    reference = ReferenceCorpus(true_counts)
-    return _score_table(
-        fits_dir,
-        lambda fit: topic_scores(fit, true_counts, reference=reference, n_top=n_top),
-        lambda meta: {"epsilon_over_n": meta.epsilon_over_n},
-        topic_references(true_counts, true_rates), names)
+    score, columns = topic_score(true_counts, n_top=n_top)
+    return _score_table(fits_dir, score, columns, topic_references(true_counts, true_rates),
+                        names)
 
 
 def score_community_fits(fits_dir, true_counts, heldout=None, *,

@@ -13,7 +13,7 @@ STAGES = ("prepare_topics", "prepare_network", "prepare_network_rows_cols", "pri
           "infer_nonprivate_network_unmasked", "infer_private_network_unmasked", "report_network",
           "infer_nonprivate_network_rows_cols", "infer_private_network_rows_cols",
           "report_network_rows_cols", "infer_nonprivate_topics", "infer_private_topics",
-          "report_topics")
+          "score_nonprivate_topics", "score_private_topics", "score_vi_topics", "report_topics")
 #: the papers' synthetic experiments and the central-model comparison (``--synthetic``):
 #: independent of the case studies (central_hmm: about 6 minutes of one core at the paper's
 #: 10 splits and 200 sweeps, 22 HMM fits of about a second per split and data set)
@@ -65,7 +65,13 @@ def diagnosed_cases(settings: dict) -> list[tuple[str, str]]:
 def collected_paths(settings: dict) -> tuple[dict, tuple]:
     """What is copied back (:data:`TABLES`, :data:`FIGURES`) with the case studies' tables
     and figures, whose names carry the data sets of ``settings`` (a params file's content),
-    and the diagnosis's table and trace figure of each diagnosed case."""
+    the score record of each topic fit the settings name (``score_*_topics``: a study run in
+    pieces keeps each piece's scores, its fits gone) and the diagnosis's table and trace figure
+    of each diagnosed case."""
+    # imported here, not at the top: what reads only the stage groups above needs none of
+    # the reports' pandas and plotting
+    from study.reports import named_fits
+
     try:
         topics = settings["prepare_topics"]["dataset"]
         network = settings["prepare_network"]["dataset"]
@@ -74,11 +80,17 @@ def collected_paths(settings: dict) -> tuple[dict, tuple]:
                          "prepare_topics / prepare_network): add dataset: NAME to both") from None
     datasets = {"topics": topics, "network": network}
     cases = diagnosed_cases(settings)
+    try:
+        topic_fits = named_fits(settings, "topics")
+    except KeyError as missing:
+        raise ValueError(f"the settings name no topic fits: {missing.args[0]}") from None
     tables = {f"results/eval/{topics}_topics.csv": f"eval/{topics}_topics.csv",
               f"results/eval/{topics}_topic_words.csv": f"eval/{topics}_topic_words.csv",
               f"results/eval/{network}_network.csv": f"eval/{network}_network.csv",
               f"results/eval/{network}_network_rows_cols.csv":
                   f"eval/{network}_network_rows_cols.csv",
+              **{f"results/eval/{topics}_topics/{fit}.json": f"eval/{topics}_topics/{fit}.json"
+                 for fit in topic_fits},
               **{f"results/diagnostics/{study}_{case}.csv": f"diagnostics/{study}_{case}.csv"
                  for study, case in cases}, **TABLES}
     figures = (f"figures/{topics}_topics.png", f"figures/{topics}_topic_words.png",

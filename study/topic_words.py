@@ -18,7 +18,8 @@ from lpp.metrics import align_topics, top_words
 from study.figures import save_figure
 from study.reports import fit_dirs
 
-__all__ = ["REFERENCE_FIT", "mean_topics", "topic_word_table", "plot_topic_words"]
+__all__ = ["REFERENCE_FIT", "mean_topics", "reference_mean_topics", "fit_word_rows",
+           "topic_word_table", "plot_topic_words"]
 
 #: the fit whose topics the others are aligned to (the non-private method's folder name)
 REFERENCE_FIT = "nonprivate"
@@ -98,32 +99,55 @@ def topic_word_table(fits_dir, vocabulary, *, n_words: int = 10,
     if reference not in names:
         raise FileNotFoundError(f"no fit named {reference!r} under {fits_dir} to align the "
                                 f"topics to (found {', '.join(names)})")
-    vocabulary = np.asarray(list(vocabulary), dtype=object)
     dirs.insert(0, dirs.pop(names.index(reference)))
     reference_topics = None
     rows = []
     for fit_dir in dirs:
         fit = load_fit(fit_dir)
-        # a fit of several chains shows its first: chains number their topics independently
-        topics = mean_topics(fit.chains[0])
-        if topics.shape[1] != len(vocabulary):
-            raise ValueError(f"{fit_dir}: fitted to {topics.shape[1]} words; the vocabulary "
-                             f"has {len(vocabulary)}")
         if reference_topics is None:
-            reference_topics = topics
-        if topics.shape[0] != reference_topics.shape[0]:
-            raise ValueError(f"{fit_dir}: {topics.shape[0]} topics; the reference fit "
-                             f"{reference!r} has {reference_topics.shape[0]}: align fits of "
-                             "one number of topics")
-        match = align_topics(topics, reference_topics)
-        tops = top_words(topics, min(n_words, len(vocabulary)))
-        for topic, fitted, distance in zip(match.true_topics, match.estimated_topics,
-                                           match.distances):
-            rows.append({"fit": fit_dir.name, "method": fit.method,
-                         "epsilon_over_n": fit.metadata.epsilon_over_n,
-                         "topic": int(topic), "fitted_topic": int(fitted),
-                         "distance": float(distance), "words": " ".join(vocabulary[tops[fitted]])})
+            reference_topics = reference_mean_topics(fit)
+        try:
+            rows.extend(fit_word_rows(fit, fit_dir.name, vocabulary, reference_topics,
+                                      n_words=n_words, reference=reference))
+        except ValueError as error:
+            raise ValueError(f"{fit_dir}: {error}") from None
     return pd.DataFrame(rows, columns=list(WORD_COLUMNS))
+
+
+def reference_mean_topics(fit) -> np.ndarray:
+    """The topics the others are aligned to: the reference fit's first chain's
+    :func:`mean_topics` (K x V); chains number their topics independently, so one chain's."""
+    return mean_topics(fit.chains[0])
+
+
+def fit_word_rows(fit, name: str, vocabulary, reference_topics, *, n_words: int = 10,
+                  reference: str = REFERENCE_FIT) -> list[dict]:
+    """The rows of one fit in :func:`topic_word_table`: its first chain's topics matched to
+    ``reference_topics`` (:func:`reference_mean_topics` of the reference fit), in reference
+    topic order; ``name`` is the fit's folder, ``reference`` the reference fit's (for errors).
+
+    Raises
+    ------
+    ValueError
+        If the fit's vocabulary size differs from ``vocabulary``'s, or it has another number
+        of topics than the reference (the message names no file: the caller adds the fit's).
+    """
+    vocabulary = np.asarray(list(vocabulary), dtype=object)
+    # a fit of several chains shows its first: chains number their topics independently
+    topics = mean_topics(fit.chains[0])
+    if topics.shape[1] != len(vocabulary):
+        raise ValueError(f"fitted to {topics.shape[1]} words; the vocabulary has "
+                         f"{len(vocabulary)}")
+    if topics.shape[0] != reference_topics.shape[0]:
+        raise ValueError(f"{topics.shape[0]} topics; the reference fit {reference!r} has "
+                         f"{reference_topics.shape[0]}: align fits of one number of topics")
+    match = align_topics(topics, reference_topics)
+    tops = top_words(topics, min(n_words, len(vocabulary)))
+    return [{"fit": name, "method": fit.method, "epsilon_over_n": fit.metadata.epsilon_over_n,
+             "topic": int(topic), "fitted_topic": int(fitted), "distance": float(distance),
+             "words": " ".join(vocabulary[tops[fitted]])}
+            for topic, fitted, distance in zip(match.true_topics, match.estimated_topics,
+                                               match.distances)]
 
 
 def _columns(table: pd.DataFrame) -> list[tuple[str, str]]:

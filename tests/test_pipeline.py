@@ -148,11 +148,14 @@ def test_private_inference_never_depends_on_true_counts(graph):
 #: the evaluator's stages: owner-side evaluation, which by design reads the true counts and
 #: the analyst's fits of every privatized copy (docs/privacy.md, *Who sees what*); every other
 #: stage downstream of privatize is the analyst's and reads exactly one copy
-EVALUATOR_STAGES = ("report_topics", "report_network", "report_network_rows_cols",
-                    "diagnose_topics", "diagnose_nonprivate_topics", "claims")
-#: the evaluator's stages that read one privatized copy: the topics' diagnosis, beside the
+EVALUATOR_STAGES = ("score_private_topics", "score_vi_topics", "report_topics",
+                    "report_network", "report_network_rows_cols", "diagnose_topics",
+                    "diagnose_nonprivate_topics", "claims")
+#: the evaluator's stages that read one privatized copy: a topic fit's scoring (one fit, the
+#: true counts and the non-private fit's mean topics), and the topics' diagnosis, beside the
 #: non-private fit and its chains (the topics' chains share a folder)
-ONE_COPY_EVALUATORS = ("diagnose_topics", "diagnose_nonprivate_topics")
+ONE_COPY_EVALUATORS = ("score_private_topics", "score_vi_topics", "diagnose_topics",
+                       "diagnose_nonprivate_topics")
 PRIVATE_ROOT = "data/private"
 
 
@@ -238,6 +241,11 @@ def test_the_evaluators_span_every_copy_of_their_data_sets(quick_graph):
     for method in settings["diagnose"]["topic_methods"]:
         assert span[f"diagnose_topics@{method}"] == {"topics": diagnosed}
     assert span["diagnose_nonprivate_topics"] == {"topics": diagnosed}
+    scored = [stage for stage in span if stage.startswith(("score_private_topics@",
+                                                           "score_vi_topics@"))]
+    assert scored and all(len(span[stage]) == 1 and list(span[stage]) == ["topics"]
+                          and float(stage.split("-")[1]) == pytest.approx(span[stage]["topics"])
+                          for stage in scored)
     assert set(span["claims"]) == {"topics", "network", "network_rows_cols"}
 
 
@@ -366,7 +374,18 @@ def test_the_reports_score_the_fits_the_stages_write(quick_graph, paper_graph, o
             written = _fit_folders(graph, study)
             assert written, (profile, study)
             assert named == written, (profile, study, set(named) ^ set(written))
-            assert f"results/fits/{study}" in graph[REPORTS[study]][0]
+            if study != "topics":
+                assert f"results/fits/{study}" in graph[REPORTS[study]][0]
+                continue
+            # each topic fit is scored by a stage of its own, into the folder the report reads
+            scores = f"results/eval/{settings['prepare_topics']['dataset']}_topics"
+            assert scores in graph[REPORTS[study]][0]
+            scorers = {out[len(scores) + 1:-len(".json")]: stage
+                       for stage, (_, outs) in graph.items() for out in outs
+                       if out.startswith(scores + "/") and out.endswith(".json")}
+            assert set(scorers) == set(named), (profile, set(scorers) ^ set(named))
+            for fit, stage in scorers.items():
+                assert f"results/fits/topics/{fit}" in graph[stage][0], (profile, stage)
     assert "bessel_eps1_rep2" in _fit_folders(other_graph, "topics")
 
 
@@ -398,8 +417,12 @@ def test_the_reports_declare_the_settings_that_name_their_fits(quick_graph):
         notebook = args[3]
         given = {args[i + 1]: args[i + 2] for i, a in enumerate(args) if a == "-p"}
         assert given.get("study", _notebook_parameter(ROOT / notebook, "study")) == study
-        assert given.get("fits_dir", _notebook_parameter(ROOT / notebook, "fits_dir")) \
-            == f"results/fits/{study}"
+        if study == "topics":  # it reads the fits' score records (the score_*_topics stages)
+            assert given["scores_dir"] == "results/eval/${prepare_topics.dataset}_topics"
+            assert not any(d.startswith("results/fits") for d in stages[report]["deps"])
+        else:
+            assert given.get("fits_dir", _notebook_parameter(ROOT / notebook, "fits_dir")) \
+                == f"results/fits/{study}"
         assert "params_file" not in given  # the stage reads the params.yaml it runs under
 
 
@@ -803,12 +826,20 @@ def test_the_long_chains_summary_of_every_fit_writes_one_row_per_fit(tmp_path):
         module.summarize_all(tmp_path / "res", tmp_path / "res", tmp_path / "fig")
 
 
+#: settings that name no private topic fit (study.reports.named_fits): the runner's tests
+#: collect the non-private fit's score record alone
+NO_PRIVATE_TOPIC_FITS = {"privacy": {"levels": [1.0]},
+                         "topics": {"methods": [], "replicates": []},
+                         "vi_topics": {"methods": [], "replicates": []}}
+
+
 def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_path):
     """A work tree moved to another commit holds the quick profile's committed tables where
     its own stood until its report stages run again: collect must not copy those."""
     runner = _profile_runner()
     work, results, figures = tmp_path / "work", tmp_path / "results", tmp_path / "figures"
-    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"}}
+    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
+                **NO_PRIVATE_TOPIC_FITS}
     (work / "results" / "eval").mkdir(parents=True)
     (work / "figures").mkdir()
     (work / "params.yaml").write_text(yaml.safe_dump(settings))
@@ -912,7 +943,8 @@ def test_the_paper_run_collects_an_up_to_date_entry_its_commit_already_recorded(
     work.mkdir()
     results.mkdir()
     (work / "params.yaml").write_text(yaml.safe_dump({"prepare_topics": {"dataset": "enron"},
-                                                      "prepare_network": {"dataset": "enron"}}))
+                                                      "prepare_network": {"dataset": "enron"},
+                                                      **NO_PRIVATE_TOPIC_FITS}))
     entry = {"cmd": "prepare",
              "outs": [{"path": "data/prepared/network", "hash": "md5", "md5": "new"}]}
     report = {"cmd": "report",

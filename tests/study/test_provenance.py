@@ -354,3 +354,30 @@ def test_the_paper_profile_is_what_its_lock_describes():
     assert report.ok, pv.format_report(report, ROOT)
     assert report.outputs_committed >= 30
     assert sum(map(len, report.made_at.values())) == report.entries
+
+
+def test_a_study_in_pieces_is_a_profile_of_its_own_checked_where_one_is_under_way(tmp_path,
+                                                                                  capsys):
+    """A paper-scale study rerun in pieces (results/paper/pieces) has its own lock, settings
+    and commits: the paper profile leaves its files to it, the default check runs it only where
+    it has a lock, and a checkout without one gets an error naming the missing settings."""
+    with pytest.raises(ValueError, match=r"results/paper/pieces/params.yaml: no settings"):
+        pv.pieces_layout(tmp_path)
+    paper_roots = {pattern for pattern, _ in pv.PAPER_NOT_OUTPUTS}
+    assert {f"{pv.PIECES_RESULTS}/*", f"{pv.PIECES_FIGURES}/*"} <= paper_roots
+    assert {pattern for pattern, _ in pv.PIECES_NOT_OUTPUTS} == {
+        f"{pv.PIECES_RESULTS}/{name}" for name in ("dvc.lock", "params.yaml",
+                                                   "stage_seconds.json")}
+    (tmp_path / "params.yaml").write_text("profile: quick\n")
+    assert pv.main(["--repo", str(tmp_path)]) == 1  # no lock: quick and paper fail, no pieces
+    assert "paper-pieces" not in capsys.readouterr().err
+
+
+@needs_git
+def test_the_study_in_pieces_is_what_its_lock_describes():
+    """Each piece's score records are the runs' that made them (where a study is in pieces)."""
+    if not (ROOT / pv.PIECES_RESULTS / "dvc.lock").is_file():
+        pytest.skip("no study is being rerun in pieces")
+    report = pv.check_provenance(ROOT, pv.pieces_layout(ROOT))
+    assert report.ok, pv.format_report(report, ROOT)
+    assert sum(map(len, report.made_at.values())) == report.entries

@@ -1,12 +1,15 @@
 """What the paper-scale runner collects: the case studies' tables and figures, named by their
-data sets, and one table and trace figure per diagnosed case."""
+data sets, each topic fit's score record, and one table and trace figure per diagnosed case."""
 import pytest
 
 from study.stages import collected_paths, diagnosed_cases
 
 SETTINGS = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "mail"},
             "diagnose": {"topic_methods": ["collapsed", "naive"],
-                         "network_methods": ["collapsed"]}}
+                         "network_methods": ["collapsed"]},
+            "privacy": {"levels": [3.0, 1.0]},
+            "topics": {"methods": ["collapsed"], "replicates": [0, 1]},
+            "vi_topics": {"methods": ["collapsed_cavi"], "replicates": [0]}}
 
 
 def test_each_diagnosed_method_is_a_case_and_the_non_private_topic_fit_always_is():
@@ -30,3 +33,16 @@ def test_each_case_s_table_and_trace_figure_are_collected_under_its_data_set():
 def test_settings_without_data_sets_are_refused_naming_the_key():
     with pytest.raises(ValueError, match="dataset: NAME"):
         collected_paths({"prepare_topics": {}})
+
+
+def test_each_topic_fit_s_score_record_is_collected_under_its_data_set():
+    """A study run in pieces keeps each piece's scores: the record of every fit the settings
+    name, and no other."""
+    tables, _ = collected_paths(SETTINGS)
+    records = {source: target for source, target in tables.items() if source.endswith(".json")
+               and source.startswith("results/eval/")}
+    fits = ["collapsed_eps3.0_rep0", "collapsed_eps3.0_rep1", "collapsed_eps1.0_rep0",
+            "collapsed_eps1.0_rep1", "collapsed_cavi_eps3.0_rep0", "collapsed_cavi_eps1.0_rep0",
+            "nonprivate"]
+    assert records == {f"results/eval/enron_topics/{fit}.json": f"eval/enron_topics/{fit}.json"
+                       for fit in fits}
