@@ -130,6 +130,9 @@ def score_fit(fit_dir, counts_dir, *, n_top: int = 10, reference_topics=None,
                          f"words of {counts_dir} (shape {np.shape(reference_topics)})")
     fit = load_fit(fit_dir)
     name = fit_dir.name
+    # a paper-scale fit takes minutes: say what is under way
+    print(f"{fit_dir}: scoring {fit.n_chains} chain(s) against {counts_dir} (n_top {n_top})",
+          flush=True)
     try:
         if reference_topics is None:
             reference_topics = reference_mean_topics(fit)
