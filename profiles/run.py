@@ -315,18 +315,20 @@ def made_in_work_tree(work: Path, work_lock: dict | None, up_to_date) -> set[str
 
 
 def stale_outputs(work: Path, paths, up_to_date) -> set[str]:
-    """Those of ``paths`` whose producing stage (by the work tree's ``dvc.lock``) is not up to
-    date: its inputs changed since it ran, or the file is not the one it made (git checks out
-    the quick profile's committed tables over the work tree's own when the tree moves to
-    another commit). :func:`collect` leaves them out rather than copy a quick-profile table
-    under ``results/paper``. ``up_to_date(work, stage)`` says whether a stage is up to date."""
+    """Those of ``paths`` that no up-to-date stage of the work tree's ``dvc.lock`` made: their
+    producing stage's inputs changed since it ran, or the file is not the one it made (git
+    checks out the quick profile's committed tables over the work tree's own when the tree
+    moves to another commit), or the lock names no stage that produces them (a quick-profile
+    table the commit holds, whose entry the work tree's lock does not keep). :func:`collect`
+    leaves them out rather than copy a quick-profile table under ``results/paper``.
+    ``up_to_date(work, stage)`` says whether a stage is up to date."""
     lock_file = work / "dvc.lock"
     lock = yaml.safe_load(lock_file.read_text()) if lock_file.exists() else None
     owner = {out["path"]: stage for stage, record in ((lock or {}).get("stages") or {}).items()
              for out in record.get("outs", [])}
     stages = {owner[p] for p in paths if p in owner}
-    stale = {stage for stage in sorted(stages) if not up_to_date(work, stage)}
-    return {p for p in paths if owner.get(p) in stale}
+    fresh = {stage for stage in sorted(stages) if up_to_date(work, stage)}
+    return {p for p in paths if owner.get(p) not in fresh}
 
 
 def pipeline_stages(work: Path) -> list[str]:
@@ -404,7 +406,9 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     made = made_in_work_tree(work, work_lock, up_to_date)
     made_here = lambda tree, stage: stage in made  # noqa: E731
     tables, figure_paths = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
-    stale = stale_outputs(work, [*tables, *figure_paths], made_here)
+    outputs = [path for path in [*tables, *figure_paths]
+               if path not in ("dvc.lock", "params.yaml")]
+    stale = stale_outputs(work, outputs, made_here)
     for path in sorted(stale):
         print(f"not collected: {path} (no run in {work} made it: its stage is not up to date "
               "there, or its output is the one the work tree's commit holds)", flush=True)

@@ -985,6 +985,37 @@ def test_the_paper_run_collects_an_up_to_date_entry_its_commit_already_recorded(
     assert times["revisions"]["report_network"] == times["machine"]["revision"]
 
 
+def test_the_paper_run_leaves_out_a_table_no_entry_of_the_work_tree_s_lock_made(tmp_path):
+    """A score record the work tree's commit holds (the quick profile's) whose stage the work
+    tree's lock does not record (an entry a run at an earlier commit never wrote) is not the
+    run's: it is not collected, while the record of a stage the run made is."""
+    runner = _profile_runner()
+    work, results = tmp_path / "work", tmp_path / "results"
+    (work / "results" / "eval" / "enron_topics").mkdir(parents=True)
+    names = ["collapsed_eps1.0_rep0", "collapsed_eps1.0_rep1"]
+    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
+                **NO_PRIVATE_TOPIC_FITS,
+                "topics": {"methods": ["collapsed"], "replicates": [0, 1]}}
+    (work / "params.yaml").write_text(yaml.safe_dump(settings))
+    records = [f"results/eval/enron_topics/{name}.json" for name in names]
+    assert set(records) <= set(runner.collected_paths(settings)[0])
+    for path in records:
+        (work / path).write_text(path)
+    made = {"cmd": "score", "outs": [{"path": records[0], "hash": "md5", "md5": "r"}]}
+    (work / "dvc.lock").write_text(yaml.safe_dump(
+        {"schema": "2.0", "stages": {"score_private_topics@collapsed-1.0-0": made}}))
+    (work / runner.STAGE_TIMES).write_text(
+        json.dumps({"score_private_topics@collapsed-1.0-0": 2.0}))
+    results.mkdir()
+    runner.collect(work, results, tmp_path / "figures", up_to_date=lambda tree, stage: True,
+                   pipeline={"score_private_topics@collapsed-1.0-0",
+                             "score_private_topics@collapsed-1.0-1"})
+    assert (results / "eval" / "enron_topics" / f"{names[0]}.json").exists()
+    assert not (results / "eval" / "enron_topics" / f"{names[1]}.json").exists()
+    assert list(yaml.safe_load((results / "dvc.lock").read_text())["stages"]) == [
+        "score_private_topics@collapsed-1.0-0"]
+
+
 def test_the_work_tree_links_its_outputs_to_the_cache_unless_told_otherwise(tmp_path):
     """A copy of every output beside the cache would hold the paper profile's fits twice: the
     runner sets a linking cache type in the work tree's local config, once, and keeps one the
