@@ -13,6 +13,10 @@
     python profiles/run.py --results results/paper/pieces --figures figures/paper/pieces \
         --stages score_private_topics@collapsed-1.0-0   # a study too long for one machine, in
                                                          # pieces (docs/paper_scale.md)
+    python profiles/run.py --results results/paper/pieces --figures figures/paper/pieces \
+        --restore-scores --single-item --stages prepare_topics report_topics   # the report
+    python profiles/run.py --results results/paper/pieces --figures figures/paper/pieces \
+        --merge-into results/paper figures/paper       # the finished pieces into the results
 
 DVC keeps one ``dvc.lock`` per pipeline, so a second profile cannot share the checkout of the
 quick one without overwriting its lock. This script runs the profile in a separate git work
@@ -461,6 +465,80 @@ def collect_stage_seconds(path: Path, seconds: dict[str, float], described, work
     atomic_write_bytes(path, (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode())
 
 
+def restore_scores(work: Path, results: Path) -> list[str]:
+    """Copy the topic fits' score records and reference topics collected under ``results`` (a
+    study run in pieces: ``results/paper/pieces``) back to their places in the work tree, for
+    stages run ``--single-item`` on a machine that holds none of the earlier pieces' fits: a
+    private fit's score stage then reads the non-private fit's reference topics without the
+    non-private fit, and ``report_topics`` reads every record without any fit. The work-tree
+    paths restored, under the settings of the work tree's ``params.yaml``.
+
+    A file in their place is unlinked first, not written over: a DVC output there may be a hard
+    link to DVC's cache (:data:`CACHE_TYPE`), which writing would change."""
+    tables, _ = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
+    restored = []
+    for source, target in tables.items():
+        kept = results / target
+        if not source.startswith("results/eval/") or "_topics/" not in source \
+                or not kept.exists():
+            continue
+        destination = work / source
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.unlink(missing_ok=True)
+        shutil.copyfile(kept, destination)
+        restored.append(source)
+    return restored
+
+
+def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Path) -> None:
+    """Merge a study collected in pieces (``pieces`` and ``pieces_figures``, the
+    ``--results``/``--figures`` its runs collected into) into the results it completes
+    (``results``, ``figures``: ``results/paper``, ``figures/paper``), and remove the pieces.
+
+    Every file the pieces hold replaces the one of the same name; their lock entries replace
+    the same stages' entries (:func:`merged_lock`), and the entries that then describe nothing
+    the results hold are dropped (:func:`describing_entries`: the earlier run's fits of the
+    study, say); their stage times and commits replace the same stages' in
+    ``stage_seconds.json`` (a replaced entry keeps no earlier time). Merge once the pieces
+    hold the whole study, its report included: an earlier report's entry would read fits that
+    the pieces replaced (``python -m study.provenance paper`` says so)."""
+    pieces_lock = _read_yaml(pieces / "dvc.lock")
+    if not pieces_lock or not pieces_lock.get("stages"):
+        raise FileNotFoundError(f"{pieces / 'dvc.lock'}: no collected stages to merge")
+    for folder, into in ((pieces, results), (pieces_figures, figures)):
+        for path in sorted(folder.rglob("*")) if folder.exists() else []:
+            relative = path.relative_to(folder)
+            if path.is_file() and str(relative) not in ("dvc.lock", "params.yaml",
+                                                       STAGE_TIMES):
+                (into / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, into / relative)
+    settings_text = (pieces / "params.yaml").read_text()
+    atomic_write_bytes(results / "params.yaml", settings_text.encode())
+    tables, figure_paths = collected_paths(yaml.safe_load(settings_text))
+    held = {source for source, target in tables.items()
+            if source not in ("dvc.lock", "params.yaml") and (results / target).exists()}
+    held |= {source for source in figure_paths if (figures / Path(source).name).exists()}
+    fresh = set(pieces_lock["stages"])
+    lock = merged_lock(pieces_lock, _read_yaml(results / "dvc.lock"), fresh)
+    lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
+    atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
+    earlier, merged = _read_json(results / STAGE_TIMES), _read_json(pieces / STAGE_TIMES)
+    described = lock["stages"]
+    made_at = {**stage_commits(earlier, described), **stage_commits(merged, fresh)}
+    record = {"machine": merged.get("machine") or earlier.get("machine"),
+              # a replaced entry's earlier time described the earlier run's output
+              "stages": {stage: t for stage, t in {
+                  **{stage: t for stage, t in earlier.get("stages", {}).items()
+                     if stage not in fresh}, **merged.get("stages", {})}.items()
+                  if stage in described},
+              "revisions": {stage: made_at[stage] for stage in described if made_at.get(stage)}}
+    atomic_write_bytes(results / STAGE_TIMES,
+                       (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode())
+    shutil.rmtree(pieces)
+    if pieces_figures.exists():
+        shutil.rmtree(pieces_figures)
+
+
 def run_machine(work: Path) -> dict:
     """This machine as the benchmarks record it (``bench.machine``: cores, CPU model,
     library versions), less the numba thread count (each stage sets its own), with the
@@ -513,6 +591,14 @@ def main(argv=None) -> int:
                              f"job's limit less {scheduler.STOP_GRACE_SECONDS:.0f} s for them to "
                              "stop; a later run continues")
     parser.add_argument("--collect-only", action="store_true")
+    parser.add_argument("--restore-scores", action="store_true",
+                        help="first copy the topic score records and reference topics collected "
+                             "under --results back into the work tree, for stages run with "
+                             "--single-item on a machine without the earlier pieces' fits")
+    parser.add_argument("--merge-into", nargs=2, type=Path, metavar=("RESULTS", "FIGURES"),
+                        help="merge the study collected in pieces under --results and --figures "
+                             "into these (e.g. results/paper figures/paper) and remove the "
+                             "pieces; nothing runs")
     parser.add_argument("--continue-chains", action="store_true",
                         help="inference stages rerun on their fits' own data (more sweeps, a "
                              "longer burn-in, newer code) continue the fits' chains instead of "
@@ -524,11 +610,17 @@ def main(argv=None) -> int:
         parser.error("--cluster and --jobs exclude each other: the cluster's workers decide how "
                      "many stages run at once")
 
+    if args.merge_into:
+        merge_pieces(args.results, args.figures, *args.merge_into)
+        return 0
     work = args.work_tree.resolve()
     if not args.collect_only:
         settings = merged_settings(args.profile, None if args.no_cuts else args.cuts)
         _work_tree(work)
         (work / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+        if args.restore_scores:
+            for path in restore_scores(work, args.results):
+                print(f"restored {path} from {args.results}", flush=True)
         stages, single = args.stages, args.single_item
         if args.diagnose:  # only these stages: the fits they diagnose are the earlier run's
             stages, single = list(DIAGNOSE_STAGES), True

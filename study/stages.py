@@ -51,6 +51,13 @@ FIGURES = ("figures/synthetic_communities.png", "figures/synthetic_topics.png",
            "figures/central_occupancy.png", "figures/appendix_fig2_two_geometric.png")
 
 
+#: the non-private fit's mean topics, which every other topic fit's score stage matches its
+#: topics to (``score_nonprivate_topics --reference-out``): collected beside the records, so
+#: that a study run in pieces scores a later piece's private fits without the non-private fit
+#: (``profiles/run.py --restore-scores``)
+REFERENCE_TOPICS = "nonprivate_topics.npy"
+
+
 def diagnosed_cases(settings: dict) -> list[tuple[str, str]]:
     """``(study, case)`` of each case the diagnosis stages of ``settings`` (a params file's
     content) diagnose: the methods its ``diagnose`` section names, and the topics' non-private
@@ -66,8 +73,9 @@ def collected_paths(settings: dict) -> tuple[dict, tuple]:
     """What is copied back (:data:`TABLES`, :data:`FIGURES`) with the case studies' tables
     and figures, whose names carry the data sets of ``settings`` (a params file's content),
     the score record of each topic fit the settings name (``score_*_topics``: a study run in
-    pieces keeps each piece's scores, its fits gone) and the diagnosis's table and trace figure
-    of each diagnosed case."""
+    pieces keeps each piece's scores, its fits gone) with the reference topics they were
+    matched to (:data:`REFERENCE_TOPICS`), and the diagnosis's table and trace figure of each
+    diagnosed case."""
     # imported here, not at the top: what reads only the stage groups above needs none of
     # the reports' pandas and plotting
     from study.reports import named_fits
@@ -91,6 +99,8 @@ def collected_paths(settings: dict) -> tuple[dict, tuple]:
                   f"eval/{network}_network_rows_cols.csv",
               **{f"results/eval/{topics}_topics/{fit}.json": f"eval/{topics}_topics/{fit}.json"
                  for fit in topic_fits},
+              **({f"results/eval/{topics}_topics/{REFERENCE_TOPICS}":
+                  f"eval/{topics}_topics/{REFERENCE_TOPICS}"} if topic_fits else {}),
               **{f"results/diagnostics/{study}_{case}.csv": f"diagnostics/{study}_{case}.csv"
                  for study, case in cases}, **TABLES}
     figures = (f"figures/{topics}_topics.png", f"figures/{topics}_topic_words.png",

@@ -1016,6 +1016,104 @@ def test_the_paper_run_leaves_out_a_table_no_entry_of_the_work_tree_s_lock_made(
         "score_private_topics@collapsed-1.0-0"]
 
 
+def test_a_piece_restores_the_collected_records_without_writing_through_a_cache_link(tmp_path):
+    """--restore-scores puts the collected records and reference topics back where the score
+    stages and the report read them; a file there that is a hard link to DVC's cache is
+    replaced, the cache's copy untouched; other collected tables stay where they are."""
+    runner = _profile_runner()
+    work, pieces = tmp_path / "work", tmp_path / "pieces"
+    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
+                **NO_PRIVATE_TOPIC_FITS,
+                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+    work.mkdir()
+    (work / "params.yaml").write_text(yaml.safe_dump(settings))
+    kept = pieces / "eval" / "enron_topics"
+    kept.mkdir(parents=True)
+    for name in ("collapsed_eps1.0_rep0.json", "nonprivate.json", "nonprivate_topics.npy"):
+        (kept / name).write_text(f"the piece's {name}")
+    (pieces / "eval" / "enron_topics.csv").write_text("an earlier report")
+    cache = tmp_path / "cache"
+    cache.write_text("the cache's reference")
+    scores = work / "results" / "eval" / "enron_topics"
+    scores.mkdir(parents=True)
+    (scores / "nonprivate_topics.npy").hardlink_to(cache)
+    restored = runner.restore_scores(work, pieces)
+    assert sorted(restored) == [f"results/eval/enron_topics/{name}" for name in (
+        "collapsed_eps1.0_rep0.json", "nonprivate.json", "nonprivate_topics.npy")]
+    assert (scores / "nonprivate_topics.npy").read_text() == "the piece's nonprivate_topics.npy"
+    assert cache.read_text() == "the cache's reference"
+    assert not (work / "results" / "eval" / "enron_topics.csv").exists()
+
+
+def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
+    """--merge-into: the pieces' files, lock entries, stage times and commits replace the same
+    ones of the results; an earlier run's entry of the study that describes nothing left is
+    dropped, the other studies' entries and times stay; the pieces are removed."""
+    runner = _profile_runner()
+    pieces, pieces_figures = tmp_path / "pieces", tmp_path / "pieces_figures"
+    results, figures = tmp_path / "results", tmp_path / "figures"
+    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
+                **NO_PRIVATE_TOPIC_FITS,
+                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+    record = "results/eval/enron_topics/collapsed_eps1.0_rep0.json"
+    fit = {"cmd": "infer new", "outs": [{"path": "results/fits/topics/collapsed_eps1.0_rep0",
+                                         "hash": "md5", "md5": "f2"}]}
+    score = {"cmd": "score", "deps": [{"path": "results/fits/topics/collapsed_eps1.0_rep0",
+                                       "hash": "md5", "md5": "f2"}],
+             "outs": [{"path": record, "hash": "md5", "md5": "r"}]}
+    report = {"cmd": "report", "deps": [{"path": record, "hash": "md5", "md5": "r"}],
+              "outs": [{"path": "results/eval/enron_topics.csv", "hash": "md5", "md5": "t2"}]}
+    (pieces / "eval" / "enron_topics").mkdir(parents=True)
+    (pieces / "eval" / "enron_topics" / "collapsed_eps1.0_rep0.json").write_text("{}")
+    (pieces / "eval" / "enron_topics.csv").write_text("the new table")
+    (pieces / "params.yaml").write_text(yaml.safe_dump(settings))
+    (pieces / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        "infer_private_topics@collapsed-1.0-0": fit, "score_private_topics@collapsed-1.0-0": score,
+        "report_topics": report}}))
+    new, old = "b" * 40, "a" * 40
+    (pieces / "stage_seconds.json").write_text(json.dumps({
+        "machine": {"revision": new}, "stages": {"infer_private_topics@collapsed-1.0-0": 9.0},
+        "revisions": dict.fromkeys(["infer_private_topics@collapsed-1.0-0",
+                                    "score_private_topics@collapsed-1.0-0", "report_topics"],
+                                   new)}))
+    pieces_figures.mkdir()
+    (pieces_figures / "enron_topics.png").write_text("the new figure")
+    # the results: the study made by an earlier run (its report read a fit that the pieces
+    # replaced, and a fit of a copy the settings no longer name), the network by another
+    old_fit = {"cmd": "infer old", "outs": [{"path": "results/fits/topics/collapsed_eps1.0_rep9",
+                                             "hash": "md5", "md5": "f9"}]}
+    network = {"cmd": "report network",
+               "outs": [{"path": "results/eval/enron_network.csv", "hash": "md5", "md5": "n"}]}
+    (results / "eval").mkdir(parents=True)
+    (results / "eval" / "enron_topics.csv").write_text("the old table")
+    (results / "eval" / "enron_network.csv").write_text("the network")
+    (results / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        "infer_private_topics@collapsed-1.0-9": old_fit, "report_topics": {"cmd": "old"},
+        "report_network": network}}))
+    (results / "stage_seconds.json").write_text(json.dumps({
+        "machine": {"revision": old}, "stages": {"report_topics": 5.0, "report_network": 1.0},
+        "revisions": {"report_topics": old, "report_network": old,
+                      "infer_private_topics@collapsed-1.0-9": old}}))
+    figures.mkdir()
+    runner.merge_pieces(pieces, pieces_figures, results, figures)
+    lock = yaml.safe_load((results / "dvc.lock").read_text())["stages"]
+    assert lock == {"report_topics": report, "report_network": network,
+                    "infer_private_topics@collapsed-1.0-0": fit,
+                    "score_private_topics@collapsed-1.0-0": score}
+    assert (results / "eval" / "enron_topics.csv").read_text() == "the new table"
+    assert (results / "eval" / "enron_topics" / "collapsed_eps1.0_rep0.json").exists()
+    assert (figures / "enron_topics.png").read_text() == "the new figure"
+    assert yaml.safe_load((results / "params.yaml").read_text()) == settings
+    times = json.loads((results / "stage_seconds.json").read_text())
+    assert times["stages"] == {"report_network": 1.0, "infer_private_topics@collapsed-1.0-0": 9.0}
+    assert times["revisions"] == {"report_topics": new, "report_network": old,
+                                  "infer_private_topics@collapsed-1.0-0": new,
+                                  "score_private_topics@collapsed-1.0-0": new}
+    assert not pieces.exists() and not pieces_figures.exists()
+    with pytest.raises(FileNotFoundError, match="no collected stages"):
+        runner.merge_pieces(pieces, pieces_figures, results, figures)
+
+
 def test_the_work_tree_links_its_outputs_to_the_cache_unless_told_otherwise(tmp_path):
     """A copy of every output beside the cache would hold the paper profile's fits twice: the
     runner sets a linking cache type in the work tree's local config, once, and keeps one the

@@ -37,7 +37,7 @@ def test_settings_without_data_sets_are_refused_naming_the_key():
 
 def test_each_topic_fit_s_score_record_is_collected_under_its_data_set():
     """A study run in pieces keeps each piece's scores: the record of every fit the settings
-    name, and no other."""
+    name, and no other, and the reference topics."""
     tables, _ = collected_paths(SETTINGS)
     records = {source: target for source, target in tables.items() if source.endswith(".json")
                and source.startswith("results/eval/")}
@@ -46,3 +46,6 @@ def test_each_topic_fit_s_score_record_is_collected_under_its_data_set():
             "nonprivate"]
     assert records == {f"results/eval/enron_topics/{fit}.json": f"eval/enron_topics/{fit}.json"
                        for fit in fits}
+    # and the reference topics they were matched to, which a later piece's scoring restores
+    assert tables["results/eval/enron_topics/nonprivate_topics.npy"] == (
+        "eval/enron_topics/nonprivate_topics.npy")
