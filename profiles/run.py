@@ -379,6 +379,14 @@ def merged_lock(work_lock: dict | None, committed_lock: dict | None, fresh: set[
     return {**base, "stages": stages}
 
 
+def held_outputs(tables: dict, figure_paths, results: Path, figures: Path) -> set[str]:
+    """The work-tree paths of the outputs among :func:`study.stages.collected_paths`
+    (``tables``, ``figure_paths``) that ``results`` and ``figures`` hold."""
+    held = {source for source, target in tables.items()
+            if source not in ("dvc.lock", "params.yaml") and (results / target).exists()}
+    return held | {source for source in figure_paths if (figures / Path(source).name).exists()}
+
+
 def describing_entries(stages: dict, held, lock: Path) -> dict:
     """The entries of ``stages`` (a lock's mapping) that describe an output the results hold
     (``held``: work-tree paths): those that made one and, transitively, those whose outputs
@@ -431,9 +439,7 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
         if (work / source).exists() and source not in stale:
             shutil.copyfile(work / source, figures / Path(source).name)
     # what results/ and figures/ hold now, this run's copies and earlier runs' alike
-    held = {source for source, target in tables.items()
-            if source not in ("dvc.lock", "params.yaml") and (results / target).exists()}
-    held |= {source for source in figure_paths if (figures / Path(source).name).exists()}
+    held = held_outputs(tables, figure_paths, results, figures)
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
     atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     collect_stage_seconds(results / "stage_seconds.json",
@@ -514,10 +520,7 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
                 shutil.copyfile(path, into / relative)
     settings_text = (pieces / "params.yaml").read_text()
     atomic_write_bytes(results / "params.yaml", settings_text.encode())
-    tables, figure_paths = collected_paths(yaml.safe_load(settings_text))
-    held = {source for source, target in tables.items()
-            if source not in ("dvc.lock", "params.yaml") and (results / target).exists()}
-    held |= {source for source in figure_paths if (figures / Path(source).name).exists()}
+    held = held_outputs(*collected_paths(yaml.safe_load(settings_text)), results, figures)
     fresh = set(pieces_lock["stages"])
     lock = merged_lock(pieces_lock, _read_yaml(results / "dvc.lock"), fresh)
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
