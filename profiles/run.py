@@ -505,12 +505,25 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     the same stages' entries (:func:`merged_lock`), and the entries that then describe nothing
     the results hold are dropped (:func:`describing_entries`: the earlier run's fits of the
     study, say); their stage times and commits replace the same stages' in
-    ``stage_seconds.json`` (a replaced entry keeps no earlier time). Merge once the pieces
-    hold the whole study, its report included: an earlier report's entry would read fits that
-    the pieces replaced (``python -m study.provenance paper`` says so)."""
+    ``stage_seconds.json`` (a replaced entry keeps no earlier time). The two must have run
+    under the same settings (``params.yaml``): each entry is checked against the pipeline at
+    them. Merge once the pieces hold the whole study, its report included: an earlier
+    report's entry would read fits that the pieces replaced (``python -m study.provenance
+    paper`` says so)."""
     pieces_lock = _read_yaml(pieces / "dvc.lock")
     if not pieces_lock or not pieces_lock.get("stages"):
         raise FileNotFoundError(f"{pieces / 'dvc.lock'}: no collected stages to merge")
+    # the results' other studies are checked against the pipeline at the results' settings,
+    # the pieces' stages at the pieces': merged, they must be the same
+    settings, earlier_settings = (_read_yaml(pieces / "params.yaml"),
+                                  _read_yaml(results / "params.yaml"))
+    if earlier_settings is not None and settings != earlier_settings:
+        differ = sorted(key for key in {*settings, *earlier_settings}
+                        if settings.get(key) != earlier_settings.get(key))
+        raise ValueError(f"{pieces / 'params.yaml'}: the pieces ran under other settings than "
+                         f"{results / 'params.yaml'} ({', '.join(differ)}): the merged lock would "
+                         "describe one of them under the other's pipeline; rerun the pieces' "
+                         "stages or the results' under one profile")
     for folder, into in ((pieces, results), (pieces_figures, figures)):
         for path in sorted(folder.rglob("*")) if folder.exists() else []:
             relative = path.relative_to(folder)
@@ -518,9 +531,7 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
                                                        STAGE_TIMES):
                 (into / relative).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, into / relative)
-    settings_text = (pieces / "params.yaml").read_text()
-    atomic_write_bytes(results / "params.yaml", settings_text.encode())
-    held = held_outputs(*collected_paths(yaml.safe_load(settings_text)), results, figures)
+    held = held_outputs(*collected_paths(settings), results, figures)
     fresh = set(pieces_lock["stages"])
     lock = merged_lock(pieces_lock, _read_yaml(results / "dvc.lock"), fresh)
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")

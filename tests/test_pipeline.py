@@ -1085,6 +1085,7 @@ def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
     network = {"cmd": "report network",
                "outs": [{"path": "results/eval/enron_network.csv", "hash": "md5", "md5": "n"}]}
     (results / "eval").mkdir(parents=True)
+    (results / "params.yaml").write_text("# the last run's\n" + yaml.safe_dump(settings))
     (results / "eval" / "enron_topics.csv").write_text("the old table")
     (results / "eval" / "enron_network.csv").write_text("the network")
     (results / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
@@ -1112,6 +1113,14 @@ def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
     assert not pieces.exists() and not pieces_figures.exists()
     with pytest.raises(FileNotFoundError, match="no collected stages"):
         runner.merge_pieces(pieces, pieces_figures, results, figures)
+    # pieces made under other settings than the results' are refused, nothing merged
+    pieces.mkdir()
+    (pieces / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        "report_topics": {"cmd": "another"}}}))
+    (pieces / "params.yaml").write_text(yaml.safe_dump({**settings, "topics": {"K": 5}}))
+    with pytest.raises(ValueError, match=r"other settings .*\(topics\)"):
+        runner.merge_pieces(pieces, pieces_figures, results, figures)
+    assert yaml.safe_load((results / "dvc.lock").read_text())["stages"]["report_topics"] == report
 
 
 def test_the_work_tree_links_its_outputs_to_the_cache_unless_told_otherwise(tmp_path):
