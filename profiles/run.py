@@ -524,18 +524,18 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
                          f"{results / 'params.yaml'} ({', '.join(differ)}): the merged lock would "
                          "describe one of them under the other's pipeline; rerun the pieces' "
                          "stages or the results' under one profile")
-    for folder, into in ((pieces, results), (pieces_figures, figures)):
-        for path in sorted(folder.rglob("*")) if folder.exists() else []:
-            relative = path.relative_to(folder)
-            if path.is_file() and str(relative) not in ("dvc.lock", "params.yaml",
-                                                       STAGE_TIMES):
-                (into / relative).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, into / relative)
-    held = held_outputs(*collected_paths(settings), results, figures)
+    # everything is worked out before anything is written: a refused merge changes nothing
+    copies = [(path, into / path.relative_to(folder))
+              for folder, into in ((pieces, results), (pieces_figures, figures))
+              for path in (sorted(folder.rglob("*")) if folder.exists() else [])
+              if path.is_file() and (folder is pieces_figures or str(path.relative_to(folder))
+                                     not in ("dvc.lock", "params.yaml", STAGE_TIMES))]
+    tables, figure_paths = collected_paths(settings)
+    held = (held_outputs(tables, figure_paths, results, figures)
+            | held_outputs(tables, figure_paths, pieces, pieces_figures))
     fresh = set(pieces_lock["stages"])
     lock = merged_lock(pieces_lock, _read_yaml(results / "dvc.lock"), fresh)
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
-    atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     earlier, merged = _read_json(results / STAGE_TIMES), _read_json(pieces / STAGE_TIMES)
     described = lock["stages"]
     made_at = {**stage_commits(earlier, described), **stage_commits(merged, fresh)}
@@ -546,6 +546,10 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
                      if stage not in fresh}, **merged.get("stages", {})}.items()
                   if stage in described},
               "revisions": {stage: made_at[stage] for stage in described if made_at.get(stage)}}
+    for source, target in copies:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     atomic_write_bytes(results / STAGE_TIMES,
                        (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode())
     shutil.rmtree(pieces)
