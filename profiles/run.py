@@ -74,6 +74,7 @@ from study.notebook import check_settings  # noqa: E402
 from study.provenance import live_stages, lock_entries, stage_commits  # noqa: E402
 from study.stages import (  # noqa: E402
     DIAGNOSE_STAGES,
+    REFERENCE_TOPICS,
     STAGES,
     SYNTHETIC_STAGES,
     collected_paths,
@@ -481,7 +482,18 @@ def restore_scores(work: Path, results: Path) -> list[str]:
 
     A file in their place is unlinked first, not written over: a DVC output there may be a hard
     link to DVC's cache (:data:`CACHE_TYPE`), which writing would change."""
-    tables, _ = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
+    settings = _read_yaml(work / "params.yaml")
+    collected = _read_yaml(results / "params.yaml")
+    if collected is None:
+        raise FileNotFoundError(f"{results / 'params.yaml'}: no collected settings; "
+                                "--results names the folder the pieces were collected into")
+    if settings != collected:
+        differ = sorted(key for key in {*settings, *collected}
+                        if settings.get(key) != collected.get(key))
+        raise ValueError(f"{work / 'params.yaml'}: the work tree runs under other settings than "
+                         f"the pieces collected under {results} ({', '.join(differ)}): their "
+                         "records and reference topics are not this run's")
+    tables, _ = collected_paths(settings)
     restored = []
     for source, target in tables.items():
         kept = results / target
@@ -510,14 +522,25 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     them. Merge once the pieces hold the whole study, its report included: an earlier
     report's entry would read fits that the pieces replaced (``python -m study.provenance
     paper`` says so)."""
+    pieces, pieces_figures, results, figures = (Path(path).resolve() for path in (
+        pieces, pieces_figures, results, figures))
+    for folder, into in ((pieces, results), (pieces_figures, figures)):
+        if folder == into or folder in into.parents or into in folder.parents:
+            raise ValueError(f"merge {folder} into {into}: the pieces and the results they "
+                             "complete must be separate folders (--results and --figures name "
+                             "the pieces, --merge-into the results)")
     pieces_lock = _read_yaml(pieces / "dvc.lock")
     if not pieces_lock or not pieces_lock.get("stages"):
         raise FileNotFoundError(f"{pieces / 'dvc.lock'}: no collected stages to merge")
+    lock_entries(pieces_lock["stages"], pieces / "dvc.lock")  # a malformed entry named here
+    if not (pieces / "params.yaml").exists() or not (results / "params.yaml").exists():
+        raise FileNotFoundError(f"{pieces / 'params.yaml'} and {results / 'params.yaml'}: both "
+                                "are needed, the settings the pieces and the results ran under")
     # the results' other studies are checked against the pipeline at the results' settings,
     # the pieces' stages at the pieces': merged, they must be the same
     settings, earlier_settings = (_read_yaml(pieces / "params.yaml"),
                                   _read_yaml(results / "params.yaml"))
-    if earlier_settings is not None and settings != earlier_settings:
+    if settings != earlier_settings:
         differ = sorted(key for key in {*settings, *earlier_settings}
                         if settings.get(key) != earlier_settings.get(key))
         raise ValueError(f"{pieces / 'params.yaml'}: the pieces ran under other settings than "
@@ -543,7 +566,9 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
               # a replaced entry's earlier time described the earlier run's output
               "stages": {stage: t for stage, t in {
                   **{stage: t for stage, t in earlier.get("stages", {}).items()
-                     if stage not in fresh}, **merged.get("stages", {})}.items()
+                     if stage not in fresh},
+                  **{stage: t for stage, t in merged.get("stages", {}).items()
+                     if stage in fresh}}.items()
                   if stage in described},
               "revisions": {stage: made_at[stage] for stage in described if made_at.get(stage)}}
     for source, target in copies:
@@ -629,6 +654,10 @@ def main(argv=None) -> int:
                      "many stages run at once")
 
     if args.merge_into:
+        if args.results == parser.get_default("results") \
+                or args.figures == parser.get_default("figures"):
+            parser.error("--merge-into: name the pieces with --results and --figures "
+                         "(e.g. results/paper/pieces figures/paper/pieces)")
         merge_pieces(args.results, args.figures, *args.merge_into)
         return 0
     work = args.work_tree.resolve()
@@ -637,8 +666,14 @@ def main(argv=None) -> int:
         _work_tree(work)
         (work / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
         if args.restore_scores:
-            for path in restore_scores(work, args.results):
+            restored = restore_scores(work, args.results)
+            for path in restored:
                 print(f"restored {path} from {args.results}", flush=True)
+            if not any(path.endswith("/" + REFERENCE_TOPICS) for path in restored):
+                parser.error(f"--restore-scores: {args.results} holds no {REFERENCE_TOPICS}, "
+                             "which the private fits' score stages read: collect it first "
+                             "(--collect-only in the work tree that made the non-private fit) "
+                             "or make that fit again without --restore-scores")
         stages, single = args.stages, args.single_item
         if args.diagnose:  # only these stages: the fits they diagnose are the earlier run's
             stages, single = list(DIAGNOSE_STAGES), True

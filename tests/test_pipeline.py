@@ -1029,6 +1029,7 @@ def test_a_piece_restores_the_collected_records_without_writing_through_a_cache_
     (work / "params.yaml").write_text(yaml.safe_dump(settings))
     kept = pieces / "eval" / "enron_topics"
     kept.mkdir(parents=True)
+    (pieces / "params.yaml").write_text("# collected\n" + yaml.safe_dump(settings))
     for name in ("collapsed_eps1.0_rep0.json", "nonprivate.json", "nonprivate_topics.npy"):
         (kept / name).write_text(f"the piece's {name}")
     (pieces / "eval" / "enron_topics.csv").write_text("an earlier report")
@@ -1043,6 +1044,10 @@ def test_a_piece_restores_the_collected_records_without_writing_through_a_cache_
     assert (scores / "nonprivate_topics.npy").read_text() == "the piece's nonprivate_topics.npy"
     assert cache.read_text() == "the cache's reference"
     assert not (work / "results" / "eval" / "enron_topics.csv").exists()
+    # records and reference of another run's settings are refused
+    (work / "params.yaml").write_text(yaml.safe_dump({**settings, "topics": {"K": 5}}))
+    with pytest.raises(ValueError, match=r"other settings .*\(topics\)"):
+        runner.restore_scores(work, pieces)
 
 
 def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
@@ -1113,6 +1118,10 @@ def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
     assert not pieces.exists() and not pieces_figures.exists()
     with pytest.raises(FileNotFoundError, match="no collected stages"):
         runner.merge_pieces(pieces, pieces_figures, results, figures)
+    # pieces that are the results, or inside them, are refused before anything is touched
+    with pytest.raises(ValueError, match="separate folders"):
+        runner.merge_pieces(results, figures, results / "pieces", figures / "pieces")
+    assert (results / "dvc.lock").exists() and figures.exists()
     # pieces made under other settings than the results' are refused, nothing merged
     pieces.mkdir()
     (pieces / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
