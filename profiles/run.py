@@ -380,11 +380,16 @@ def merged_lock(work_lock: dict | None, committed_lock: dict | None, fresh: set[
     return {**base, "stages": stages}
 
 
+#: what :func:`study.stages.collected_paths` names beside the outputs: the run's settings and
+#: lock, written by :func:`collect` itself
+RUN_RECORDS = ("dvc.lock", "params.yaml")
+
+
 def held_outputs(tables: dict, figure_paths, results: Path, figures: Path) -> set[str]:
     """The work-tree paths of the outputs among :func:`study.stages.collected_paths`
     (``tables``, ``figure_paths``) that ``results`` and ``figures`` hold."""
     held = {source for source, target in tables.items()
-            if source not in ("dvc.lock", "params.yaml") and (results / target).exists()}
+            if source not in RUN_RECORDS and (results / target).exists()}
     return held | {source for source in figure_paths if (figures / Path(source).name).exists()}
 
 
@@ -420,13 +425,13 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     made_here = lambda tree, stage: stage in made  # noqa: E731
     tables, figure_paths = collected_paths(yaml.safe_load((work / "params.yaml").read_text()))
     outputs = [path for path in [*tables, *figure_paths]
-               if path not in ("dvc.lock", "params.yaml")]
+               if path not in RUN_RECORDS]
     stale = stale_outputs(work, outputs, made_here)
     for path in sorted(stale):
         print(f"not collected: {path} (no run in {work} made it: its stage is not up to date "
               "there, or its output is the one the work tree's commit holds)", flush=True)
     for source, target in tables.items():
-        if source in ("dvc.lock", "params.yaml") or not (work / source).exists() \
+        if source in RUN_RECORDS or not (work / source).exists() \
                 or source in stale:
             continue
         (results / target).parent.mkdir(parents=True, exist_ok=True)
@@ -472,6 +477,11 @@ def collect_stage_seconds(path: Path, seconds: dict[str, float], described, work
     atomic_write_bytes(path, (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode())
 
 
+def differing_settings(settings: dict, other: dict) -> list[str]:
+    """The top-level keys of two ``params.yaml`` contents whose values differ, sorted."""
+    return sorted(key for key in {*settings, *other} if settings.get(key) != other.get(key))
+
+
 def restore_scores(work: Path, results: Path) -> list[str]:
     """Copy the topic fits' score records and reference topics collected under ``results`` (a
     study run in pieces: ``results/paper/pieces``) back to their places in the work tree, for
@@ -487,9 +497,7 @@ def restore_scores(work: Path, results: Path) -> list[str]:
     if collected is None:
         raise FileNotFoundError(f"{results / 'params.yaml'}: no collected settings; "
                                 "--results names the folder the pieces were collected into")
-    if settings != collected:
-        differ = sorted(key for key in {*settings, *collected}
-                        if settings.get(key) != collected.get(key))
+    if differ := differing_settings(settings, collected):
         raise ValueError(f"{work / 'params.yaml'}: the work tree runs under other settings than "
                          f"the pieces collected under {results} ({', '.join(differ)}): their "
                          "records and reference topics are not this run's")
@@ -540,9 +548,7 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     # the pieces' stages at the pieces': merged, they must be the same
     settings, earlier_settings = (_read_yaml(pieces / "params.yaml"),
                                   _read_yaml(results / "params.yaml"))
-    if settings != earlier_settings:
-        differ = sorted(key for key in {*settings, *earlier_settings}
-                        if settings.get(key) != earlier_settings.get(key))
+    if differ := differing_settings(settings, earlier_settings):
         raise ValueError(f"{pieces / 'params.yaml'}: the pieces ran under other settings than "
                          f"{results / 'params.yaml'} ({', '.join(differ)}): the merged lock would "
                          "describe one of them under the other's pipeline; rerun the pieces' "
@@ -552,7 +558,7 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
               for folder, into in ((pieces, results), (pieces_figures, figures))
               for path in (sorted(folder.rglob("*")) if folder.exists() else [])
               if path.is_file() and (folder is pieces_figures or str(path.relative_to(folder))
-                                     not in ("dvc.lock", "params.yaml", STAGE_TIMES))]
+                                     not in (*RUN_RECORDS, STAGE_TIMES))]
     tables, figure_paths = collected_paths(settings)
     held = (held_outputs(tables, figure_paths, results, figures)
             | held_outputs(tables, figure_paths, pieces, pieces_figures))
@@ -564,12 +570,9 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     made_at = {**stage_commits(earlier, described), **stage_commits(merged, fresh)}
     record = {"machine": merged.get("machine") or earlier.get("machine"),
               # a replaced entry's earlier time described the earlier run's output
-              "stages": {stage: t for stage, t in {
-                  **{stage: t for stage, t in earlier.get("stages", {}).items()
-                     if stage not in fresh},
-                  **{stage: t for stage, t in merged.get("stages", {}).items()
-                     if stage in fresh}}.items()
-                  if stage in described},
+              "stages": {stage: t for source, mine in ((earlier, False), (merged, True))
+                         for stage, t in source.get("stages", {}).items()
+                         if (stage in fresh) == mine and stage in described},
               "revisions": {stage: made_at[stage] for stage in described if made_at.get(stage)}}
     for source, target in copies:
         target.parent.mkdir(parents=True, exist_ok=True)
