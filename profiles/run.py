@@ -53,6 +53,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import yaml
@@ -71,12 +72,19 @@ from bench import code_revision, machine  # noqa: E402
 from lpp.formats.files import atomic_write_bytes  # noqa: E402
 from study import checkpoints  # noqa: E402
 from study.notebook import check_settings  # noqa: E402
-from study.provenance import live_stages, lock_entries, stage_commits  # noqa: E402
+from study.provenance import (  # noqa: E402
+    file_md5,
+    live_stages,
+    lock_entries,
+    stage_commits,
+    stale_readers,
+)
 from study.stages import (  # noqa: E402
     DIAGNOSE_STAGES,
     REFERENCE_TOPICS,
     STAGES,
     SYNTHETIC_STAGES,
+    TOPIC_SCORE_STAGES,
     collected_paths,
 )
 
@@ -447,9 +455,23 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     # what results/ and figures/ hold now, this run's copies and earlier runs' alike
     held = held_outputs(tables, figure_paths, results, figures)
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
+    for (reader, dependency), makers in stale_entries(lock["stages"], made,
+                                                      results / "dvc.lock").items():
+        print(f"stale: {reader} (an earlier run's entry) read {dependency}, which this run "
+              f"remade ({_first_of(makers, 1)}): run {reader} again", flush=True)
     atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     collect_stage_seconds(results / "stage_seconds.json",
                           recorded_stage_seconds(work, made_here), lock["stages"], work, made)
+
+
+def stale_entries(stages: dict, remade, lock: Path) -> dict[tuple[str, str], list[str]]:
+    """``{(reader, dependency): [makers]}``: the entries of ``stages`` (a lock's mapping; ``lock``
+    names it in errors) that read an output of the ``remade`` stages other than as their entries
+    record it (:func:`study.provenance.stale_readers`), with the stages that remade it."""
+    stale = defaultdict(list)
+    for reader, dependency, maker in stale_readers(lock_entries(stages, lock), remade):
+        stale[reader, dependency].append(maker)
+    return dict(stale)
 
 
 def collect_stage_seconds(path: Path, seconds: dict[str, float], described, work: Path,
@@ -490,8 +512,14 @@ def restore_scores(work: Path, results: Path) -> list[str]:
     non-private fit, and ``report_topics`` reads every record without any fit. The work-tree
     paths restored, under the settings of the work tree's ``params.yaml``.
 
-    A file in their place is unlinked first, not written over: a DVC output there may be a hard
-    link to DVC's cache (:data:`CACHE_TYPE`), which writing would change."""
+    What is restored is each output that the pieces' lock records for a score stage
+    (:data:`TOPIC_SCORE_STAGES`), checked against the hash recorded there. A file the work
+    tree's own run made (its stage timed in :data:`STAGE_TIMES`, the file the one its lock
+    records) is kept: collected later, it replaces the pieces' copy. Another file in its place
+    (the commit's own, the quick profile's) is unlinked first, not written over: a DVC output
+    there may be a hard link to DVC's cache (:data:`CACHE_TYPE`), which writing would change.
+    FileNotFoundError when the work tree then lacks the reference topics, which every private
+    fit's score stage reads."""
     settings = _read_yaml(work / "params.yaml")
     collected = _read_yaml(results / "params.yaml")
     if collected is None:
@@ -501,18 +529,44 @@ def restore_scores(work: Path, results: Path) -> list[str]:
         raise ValueError(f"{work / 'params.yaml'}: the work tree runs under other settings than "
                          f"the pieces collected under {results} ({', '.join(differ)}): their "
                          "records and reference topics are not this run's")
+    pieces_lock = results / "dvc.lock"
+    kept_entries = lock_entries((_read_yaml(pieces_lock) or {}).get("stages") or {}, pieces_lock)
+    work_lock = _read_yaml(work / "dvc.lock") or {}
+    own_stages = {stage: entry for stage, entry in (work_lock.get("stages") or {}).items()
+                  if stage in _read_json(work / STAGE_TIMES)}
+    own = {out.path: out.md5 for entry in lock_entries(own_stages, work / "dvc.lock").values()
+           for out in entry["outs"]}
     tables, _ = collected_paths(settings)
+
+    def made_here(path: str) -> bool:
+        return (work / path).is_file() and own.get(path) == file_md5(work / path)
+
     restored = []
-    for source, target in tables.items():
-        kept = results / target
-        if not source.startswith("results/eval/") or "_topics/" not in source \
-                or not kept.exists():
+    for stage, entry in kept_entries.items():
+        if stage.split("@")[0] not in TOPIC_SCORE_STAGES:
             continue
-        destination = work / source
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.unlink(missing_ok=True)
-        shutil.copyfile(kept, destination)
-        restored.append(source)
+        for out in entry["outs"]:
+            if out.path not in tables:
+                continue
+            kept = results / tables[out.path]
+            if not kept.is_file() or file_md5(kept) != out.md5:
+                raise ValueError(f"{kept}: {'not the file' if kept.is_file() else 'missing, but'} "
+                                 f"{pieces_lock} records {out.md5} for {stage}'s output "
+                                 f"{out.path}: collect that piece again")
+            if made_here(out.path):
+                continue
+            destination = work / out.path
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.unlink(missing_ok=True)
+            shutil.copyfile(kept, destination)
+            restored.append(out.path)
+    reference = f"results/eval/{settings['prepare_topics']['dataset']}_topics/{REFERENCE_TOPICS}"
+    if reference not in restored and not made_here(reference):
+        raise FileNotFoundError(f"{pieces_lock}: the pieces record no {REFERENCE_TOPICS} and no "
+                                f"run of the work tree made {reference}, which the private fits' "
+                                "score stages read: collect it first (--collect-only in the work "
+                                "tree that made the non-private fit) or make that fit again "
+                                "without --restore-scores")
     return restored
 
 
@@ -521,22 +575,26 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     ``--results``/``--figures`` its runs collected into) into the results it completes
     (``results``, ``figures``: ``results/paper``, ``figures/paper``), and remove the pieces.
 
-    Every file the pieces hold replaces the one of the same name; their lock entries replace
-    the same stages' entries (:func:`merged_lock`), and the entries that then describe nothing
-    the results hold are dropped (:func:`describing_entries`: the earlier run's fits of the
+    Every collected output the pieces hold (:func:`study.stages.collected_paths`) replaces the
+    one of the same name; their lock entries replace the same stages' entries
+    (:func:`merged_lock`), and the entries that then describe nothing the results hold are
+    dropped (:func:`describing_entries`: the earlier run's fits of the
     study, say); their stage times and commits replace the same stages' in
     ``stage_seconds.json`` (a replaced entry keeps no earlier time). The two must have run
     under the same settings (``params.yaml``): each entry is checked against the pipeline at
-    them. Merge once the pieces hold the whole study, its report included: an earlier
-    report's entry would read fits that the pieces replaced (``python -m study.provenance
-    paper`` says so)."""
+    them. Merge once the pieces hold the whole study, its report and diagnosis included: a
+    merge that would keep an entry which read an output the pieces replaced (the earlier
+    report reading the fits' folder, :func:`study.provenance.stale_readers`) is refused, as
+    are pieces holding a file that is no collected output (the merge removes the pieces)."""
     pieces, pieces_figures, results, figures = (Path(path).resolve() for path in (
         pieces, pieces_figures, results, figures))
     for folder, into in ((pieces, results), (pieces_figures, figures)):
-        if folder == into or folder in into.parents or into in folder.parents:
-            raise ValueError(f"merge {folder} into {into}: the pieces and the results they "
-                             "complete must be separate folders (--results and --figures name "
-                             "the pieces, --merge-into the results)")
+        # pieces inside the results are the usual place (results/paper/pieces); results
+        # inside the pieces (the two folders swapped) would go with the pieces' removal
+        if folder == into or folder in into.parents:
+            raise ValueError(f"merge {folder} into {into}: the results must not be the pieces "
+                             "or lie inside them, which the merge removes (--results and "
+                             "--figures name the pieces, --merge-into the results)")
     pieces_lock = _read_yaml(pieces / "dvc.lock")
     if not pieces_lock or not pieces_lock.get("stages"):
         raise FileNotFoundError(f"{pieces / 'dvc.lock'}: no collected stages to merge")
@@ -554,17 +612,29 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
                          "describe one of them under the other's pipeline; rerun the pieces' "
                          "stages or the results' under one profile")
     # everything is worked out before anything is written: a refused merge changes nothing
-    copies = [(path, into / path.relative_to(folder))
-              for folder, into in ((pieces, results), (pieces_figures, figures))
-              for path in (sorted(folder.rglob("*")) if folder.exists() else [])
-              if path.is_file() and (folder is pieces_figures or str(path.relative_to(folder))
-                                     not in (*RUN_RECORDS, STAGE_TIMES))]
     tables, figure_paths = collected_paths(settings)
+    copies = [(pieces / target, results / target) for source, target in tables.items()
+              if source not in RUN_RECORDS and (pieces / target).is_file()]
+    copies += [(pieces_figures / Path(source).name, figures / Path(source).name)
+               for source in figure_paths if (pieces_figures / Path(source).name).is_file()]
+    records = {pieces / name for name in (*RUN_RECORDS, STAGE_TIMES)}
+    named = {source for source, _ in copies} | records
+    strays = [path for folder in (pieces, pieces_figures) if folder.exists()
+              for path in sorted(folder.rglob("*")) if path.is_file() and path not in named]
+    if strays:
+        raise ValueError(f"{_first_of(strays, 1)}: not an output the pieces' settings collect, "
+                         "and the merge removes the pieces: move it out of them first")
     held = (held_outputs(tables, figure_paths, results, figures)
             | held_outputs(tables, figure_paths, pieces, pieces_figures))
     fresh = set(pieces_lock["stages"])
     lock = merged_lock(pieces_lock, _read_yaml(results / "dvc.lock"), fresh)
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
+    if stale := stale_entries(lock["stages"], fresh, results / "dvc.lock"):
+        raise ValueError(f"{results / 'dvc.lock'}: " + _first_of(
+            [f"{reader} read {dependency}, which the pieces remade ({_first_of(makers, 1)})"
+             for (reader, dependency), makers in stale.items()], separator="; ")
+            + ": their entries would describe what the pieces replaced; make those stages in "
+            "a piece too before the merge")
     earlier, merged = _read_json(results / STAGE_TIMES), _read_json(pieces / STAGE_TIMES)
     described = lock["stages"]
     made_at = {**stage_commits(earlier, described), **stage_commits(merged, fresh)}
@@ -583,6 +653,12 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     shutil.rmtree(pieces)
     if pieces_figures.exists():
         shutil.rmtree(pieces_figures)
+
+
+def _first_of(items, shown: int = 3, separator: str = ", ") -> str:
+    """The first ``shown`` of ``items`` and how many more, for an error message."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return separator.join(str(item) for item in items[:shown]) + more
 
 
 def run_machine(work: Path) -> dict:
@@ -669,14 +745,12 @@ def main(argv=None) -> int:
         _work_tree(work)
         (work / "params.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
         if args.restore_scores:
-            restored = restore_scores(work, args.results)
+            try:
+                restored = restore_scores(work, args.results)
+            except (OSError, ValueError) as error:
+                parser.error(f"--restore-scores: {error}")
             for path in restored:
                 print(f"restored {path} from {args.results}", flush=True)
-            if not any(path.endswith("/" + REFERENCE_TOPICS) for path in restored):
-                parser.error(f"--restore-scores: {args.results} holds no {REFERENCE_TOPICS}, "
-                             "which the private fits' score stages read: collect it first "
-                             "(--collect-only in the work tree that made the non-private fit) "
-                             "or make that fit again without --restore-scores")
         stages, single = args.stages, args.single_item
         if args.diagnose:  # only these stages: the fits they diagnose are the earlier run's
             stages, single = list(DIAGNOSE_STAGES), True

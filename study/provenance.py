@@ -561,6 +561,27 @@ def live_stages(entries, committed: dict[str, str]) -> tuple[set[str], list[tupl
     return live, mismatches
 
 
+def stale_readers(entries, remade) -> list[tuple[str, str, str]]:
+    """``(reader, dependency, maker)`` for each entry not in ``remade`` that read an output of
+    an entry in ``remade`` (the stages a run replaced) other than as that entry records it: the
+    output itself with another hash, or a folder holding it or a file inside it, whose hash a
+    lock cannot compare with the output's. The reader's entry describes what it read before
+    the run replaced it, so it must be remade too. :func:`live_stages` catches the first kind
+    in any lock; the folder kind is seen only where one knows which entries a run replaced
+    (a merge of pieces, a collect)."""
+    found = []
+    for reader, entry in entries.items():
+        if reader in remade:
+            continue
+        for dep in entry["deps"]:
+            for maker in sorted(remade):
+                for out in entries.get(maker, {}).get("outs", ()):
+                    if _related(dep.path, out.path) and not (
+                            dep.path == out.path and dep.md5 == out.md5):
+                        found.append((reader, dep.path, maker))
+    return found
+
+
 def source_dependencies(entries) -> dict[tuple[str, str | None], list[str]]:
     """``{(path, recorded md5): [stages]}`` of the dependencies no entry of the lock makes."""
     outs = [out.path for entry in entries.values() for out in entry["outs"]]

@@ -14,6 +14,9 @@ STAGES = ("prepare_topics", "prepare_network", "prepare_network_rows_cols", "pri
           "infer_nonprivate_network_rows_cols", "infer_private_network_rows_cols",
           "report_network_rows_cols", "infer_nonprivate_topics", "infer_private_topics",
           "score_nonprivate_topics", "score_private_topics", "score_vi_topics", "report_topics")
+#: the stages that write a topic fit's score record (and, the non-private fit's, the reference
+#: topics :data:`REFERENCE_TOPICS`): what a study run in pieces keeps of each fit
+TOPIC_SCORE_STAGES = ("score_nonprivate_topics", "score_private_topics", "score_vi_topics")
 #: the papers' synthetic experiments and the central-model comparison (``--synthetic``):
 #: independent of the case studies (central_hmm: about 6 minutes of one core at the paper's
 #: 10 splits and 200 sweeps, 22 HMM fits of about a second per split and data set)

@@ -1016,47 +1016,147 @@ def test_the_paper_run_leaves_out_a_table_no_entry_of_the_work_tree_s_lock_made(
         "score_private_topics@collapsed-1.0-0"]
 
 
+def _score_entry(stage: str, *outputs: Path, work_path=lambda path: path) -> dict:
+    """A lock entry of ``stage`` recording each of ``outputs`` with its md5."""
+    from study.provenance import file_md5
+
+    return {stage: {"cmd": "score", "outs": [
+        {"path": work_path(path), "hash": "md5", "md5": file_md5(path)} for path in outputs]}}
+
+
+def test_collect_names_a_kept_entry_that_read_what_the_run_remade(tmp_path, capsys):
+    """A run that remade a fit while the committed report (an earlier run's) read the fits'
+    folder leaves that report describing the fit it replaced; no hash in the lock shows it, so
+    the collect says which stage to run again."""
+    runner = _profile_runner()
+    work, results = tmp_path / "work", tmp_path / "results"
+    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
+                **NO_PRIVATE_TOPIC_FITS,
+                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+    record = "results/eval/enron_topics/collapsed_eps1.0_rep0.json"
+    (work / "results" / "eval" / "enron_topics").mkdir(parents=True)
+    (work / "params.yaml").write_text(yaml.safe_dump(settings))
+    (work / record).write_text("the new fit's record")
+    score = {"cmd": "score", "deps": [{"path": "results/fits/topics/collapsed_eps1.0_rep0",
+                                       "hash": "md5", "md5": "new.dir"}],
+             "outs": [{"path": record, "hash": "md5", "md5": "r"}]}
+    (work / "dvc.lock").write_text(yaml.safe_dump(
+        {"schema": "2.0", "stages": {"score_private_topics@collapsed-1.0-0": score}}))
+    (work / runner.STAGE_TIMES).write_text(json.dumps({"score_private_topics@collapsed-1.0-0": 9}))
+    report = {"cmd": "report", "deps": [{"path": "results/eval/enron_topics", "hash": "md5",
+                                         "md5": "records.dir"}],
+              "outs": [{"path": "results/eval/enron_topics.csv", "hash": "md5", "md5": "t"}]}
+    (results / "eval").mkdir(parents=True)
+    (results / "eval" / "enron_topics.csv").write_text("the old report")
+    (results / "dvc.lock").write_text(yaml.safe_dump(
+        {"schema": "2.0", "stages": {"report_topics": report}}))
+    runner.collect(work, results, tmp_path / "figures", up_to_date=lambda tree, stage: True,
+                   pipeline={"score_private_topics@collapsed-1.0-0", "report_topics"})
+    out = capsys.readouterr().out
+    assert ("stale: report_topics (an earlier run's entry) read results/eval/enron_topics, which "
+            "this run remade (score_private_topics@collapsed-1.0-0): run report_topics again"
+            ) in out
+
+
 def test_a_piece_restores_the_collected_records_without_writing_through_a_cache_link(tmp_path):
-    """--restore-scores puts the collected records and reference topics back where the score
-    stages and the report read them; a file there that is a hard link to DVC's cache is
-    replaced, the cache's copy untouched; other collected tables stay where they are."""
+    """--restore-scores puts the outputs that the pieces' lock records for score stages back
+    where the score stages and the report read them; a file there that is a hard link to DVC's
+    cache is replaced, the cache's copy untouched; a record the work tree's own run made is
+    kept; other collected tables stay where they are."""
     runner = _profile_runner()
     work, pieces = tmp_path / "work", tmp_path / "pieces"
     settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
                 **NO_PRIVATE_TOPIC_FITS,
-                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+                "topics": {"methods": ["collapsed"], "replicates": [0, 1]}}
     work.mkdir()
     (work / "params.yaml").write_text(yaml.safe_dump(settings))
     kept = pieces / "eval" / "enron_topics"
     kept.mkdir(parents=True)
     (pieces / "params.yaml").write_text("# collected\n" + yaml.safe_dump(settings))
-    for name in ("collapsed_eps1.0_rep0.json", "nonprivate.json", "nonprivate_topics.npy"):
+    names = ("collapsed_eps1.0_rep0.json", "collapsed_eps1.0_rep1.json", "nonprivate.json",
+             "nonprivate_topics.npy")
+    for name in names:
         (kept / name).write_text(f"the piece's {name}")
     (pieces / "eval" / "enron_topics.csv").write_text("an earlier report")
+    in_work = lambda path: f"results/eval/enron_topics/{path.name}"  # noqa: E731
+    (pieces / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        **_score_entry("score_nonprivate_topics", kept / "nonprivate.json",
+                       kept / "nonprivate_topics.npy", work_path=in_work),
+        **_score_entry("score_private_topics@collapsed-1.0-0", kept / names[0],
+                       work_path=in_work),
+        **_score_entry("score_private_topics@collapsed-1.0-1", kept / names[1],
+                       work_path=in_work),
+        **_score_entry("report_topics", pieces / "eval" / "enron_topics.csv",
+                       work_path=lambda path: "results/eval/enron_topics.csv")}}))
     cache = tmp_path / "cache"
     cache.write_text("the cache's reference")
     scores = work / "results" / "eval" / "enron_topics"
     scores.mkdir(parents=True)
     (scores / "nonprivate_topics.npy").hardlink_to(cache)
+    # the work tree's own run made copy 1's record (timed, and the file its lock records)
+    (scores / names[1]).write_text("the work tree's own record")
+    (work / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": _score_entry(
+        "score_private_topics@collapsed-1.0-1", scores / names[1], work_path=in_work)}))
+    (work / runner.STAGE_TIMES).write_text(json.dumps(
+        {"score_private_topics@collapsed-1.0-1": 400.0}))
     restored = runner.restore_scores(work, pieces)
     assert sorted(restored) == [f"results/eval/enron_topics/{name}" for name in (
-        "collapsed_eps1.0_rep0.json", "nonprivate.json", "nonprivate_topics.npy")]
+        names[0], "nonprivate.json", "nonprivate_topics.npy")]
     assert (scores / "nonprivate_topics.npy").read_text() == "the piece's nonprivate_topics.npy"
     assert cache.read_text() == "the cache's reference"
+    assert (scores / names[1]).read_text() == "the work tree's own record"
     assert not (work / "results" / "eval" / "enron_topics.csv").exists()
+    # a collected record that is not the file the pieces' lock records is refused, named
+    (kept / names[0]).write_text("changed since it was collected")
+    with pytest.raises(ValueError, match=f"{names[0]}: not the file .* collect that piece"):
+        runner.restore_scores(work, pieces)
+    (kept / names[0]).write_text(f"the piece's {names[0]}")
     # records and reference of another run's settings are refused
     (work / "params.yaml").write_text(yaml.safe_dump({**settings, "topics": {"K": 5}}))
     with pytest.raises(ValueError, match=r"other settings .*\(topics\)"):
         runner.restore_scores(work, pieces)
 
 
+def test_a_piece_without_the_reference_topics_stops_before_any_stage(tmp_path, capsys):
+    """Pieces that record no reference topics (the non-private fit's piece not collected yet)
+    leave a fresh work tree without what every private fit's score stage reads: the run stops
+    with the reason before a stage runs, rather than score against another reference."""
+    runner = _profile_runner()
+    work, pieces = tmp_path / "work", tmp_path / "pieces"
+    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
+                **NO_PRIVATE_TOPIC_FITS,
+                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+    kept = pieces / "eval" / "enron_topics"
+    kept.mkdir(parents=True)
+    (pieces / "params.yaml").write_text(yaml.safe_dump(settings))
+    (kept / "collapsed_eps1.0_rep0.json").write_text("a record")
+    (pieces / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": _score_entry(
+        "score_private_topics@collapsed-1.0-0", kept / "collapsed_eps1.0_rep0.json",
+        work_path=lambda path: f"results/eval/enron_topics/{path.name}")}))
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(yaml.safe_dump(settings))
+    ran = []
+    runner._work_tree = lambda path: path.mkdir(exist_ok=True)
+    runner.merged_settings = lambda profile, cuts: settings
+    runner.run_stages = lambda *args, **kwargs: ran.append(args)
+    with pytest.raises(SystemExit):
+        runner.main(["--work-tree", str(work), "--results", str(pieces), "--figures",
+                     str(tmp_path / "figures"), "--restore-scores", "--single-item",
+                     "--stages", "score_private_topics@collapsed-1.0-0"])
+    error = " ".join(capsys.readouterr().err.split())  # argparse wraps its message
+    assert "--restore-scores:" in error and "record no nonprivate_topics.npy" in error
+    assert "results/eval/enron_topics/nonprivate_topics.npy" in error
+    assert not ran
+
+
 def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
     """--merge-into: the pieces' files, lock entries, stage times and commits replace the same
     ones of the results; an earlier run's entry of the study that describes nothing left is
-    dropped, the other studies' entries and times stay; the pieces are removed."""
+    dropped, the other studies' entries and times stay; the pieces, collected inside the
+    results as the documentation has them, are removed."""
     runner = _profile_runner()
-    pieces, pieces_figures = tmp_path / "pieces", tmp_path / "pieces_figures"
     results, figures = tmp_path / "results", tmp_path / "figures"
+    pieces, pieces_figures = results / "pieces", figures / "pieces"
     settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
                 **NO_PRIVATE_TOPIC_FITS,
                 "topics": {"methods": ["collapsed"], "replicates": [0]}}
@@ -1081,7 +1181,7 @@ def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
         "revisions": dict.fromkeys(["infer_private_topics@collapsed-1.0-0",
                                     "score_private_topics@collapsed-1.0-0", "report_topics"],
                                    new)}))
-    pieces_figures.mkdir()
+    pieces_figures.mkdir(parents=True)
     (pieces_figures / "enron_topics.png").write_text("the new figure")
     # the results: the study made by an earlier run (its report read a fit that the pieces
     # replaced, and a fit of a copy the settings no longer name), the network by another
@@ -1100,7 +1200,6 @@ def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
         "machine": {"revision": old}, "stages": {"report_topics": 5.0, "report_network": 1.0},
         "revisions": {"report_topics": old, "report_network": old,
                       "infer_private_topics@collapsed-1.0-9": old}}))
-    figures.mkdir()
     runner.merge_pieces(pieces, pieces_figures, results, figures)
     lock = yaml.safe_load((results / "dvc.lock").read_text())["stages"]
     assert lock == {"report_topics": report, "report_network": network,
@@ -1118,8 +1217,9 @@ def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
     assert not pieces.exists() and not pieces_figures.exists()
     with pytest.raises(FileNotFoundError, match="no collected stages"):
         runner.merge_pieces(pieces, pieces_figures, results, figures)
-    # pieces that are the results, or inside them, are refused before anything is touched
-    with pytest.raises(ValueError, match="separate folders"):
+    # results inside the pieces (the two swapped), which the merge would remove, are refused
+    # before anything is touched
+    with pytest.raises(ValueError, match="must not be the pieces or lie inside them"):
         runner.merge_pieces(results, figures, results / "pieces", figures / "pieces")
     assert (results / "dvc.lock").exists() and figures.exists()
     # pieces made under other settings than the results' are refused, nothing merged
@@ -1130,6 +1230,49 @@ def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
     with pytest.raises(ValueError, match=r"other settings .*\(topics\)"):
         runner.merge_pieces(pieces, pieces_figures, results, figures)
     assert yaml.safe_load((results / "dvc.lock").read_text())["stages"]["report_topics"] == report
+
+
+def test_a_merge_that_would_keep_a_stale_entry_or_lose_a_file_is_refused(tmp_path):
+    """Pieces that remade a fit but not the report that read the fits' folder would leave the
+    report's entry describing the fit they replaced, which no hash in the lock reveals: the
+    merge names the report and changes nothing. A file under the pieces that is no collected
+    output, which the merge's removal of the pieces would lose, is refused too."""
+    runner = _profile_runner()
+    results, figures = tmp_path / "results", tmp_path / "figures"
+    pieces, pieces_figures = results / "pieces", figures / "pieces"
+    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
+                **NO_PRIVATE_TOPIC_FITS,
+                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+    fit_path = "results/fits/topics/collapsed_eps1.0_rep0"
+    fit = lambda md5: {"cmd": "infer", "outs": [  # noqa: E731
+        {"path": fit_path, "hash": "md5", "md5": md5}]}
+    report = {"cmd": "report", "deps": [{"path": "results/fits/topics", "hash": "md5",
+                                         "md5": "folder.dir"}],
+              "outs": [{"path": "results/eval/enron_topics.csv", "hash": "md5", "md5": "t"}]}
+    for folder, stages in ((results, {"infer_private_topics@collapsed-1.0-0": fit("old"),
+                                      "report_topics": report}),
+                           (pieces, {"infer_private_topics@collapsed-1.0-0": fit("new")})):
+        (folder / "eval").mkdir(parents=True)
+        (folder / "params.yaml").write_text(yaml.safe_dump(settings))
+        (folder / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": stages}))
+    (results / "eval" / "enron_topics.csv").write_text("the report of the old fit")
+    before = (results / "dvc.lock").read_text()
+    with pytest.raises(ValueError, match="report_topics read results/fits/topics, which the "
+                                         r"pieces remade \(infer_private_topics@collapsed-1.0-0\)"):
+        runner.merge_pieces(pieces, pieces_figures, results, figures)
+    assert (results / "dvc.lock").read_text() == before and pieces.exists()
+    # with the report remade in the pieces, a stray file under them is still refused
+    (pieces / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        "infer_private_topics@collapsed-1.0-0": fit("new"), "report_topics": report}}))
+    (pieces / "eval" / "enron_topics.csv").write_text("the report of the new fit")
+    (pieces / "eval" / "notes.txt").write_text("someone's notes")
+    with pytest.raises(ValueError, match=r"notes\.txt: not an output the pieces' settings "):
+        runner.merge_pieces(pieces, pieces_figures, results, figures)
+    assert (results / "dvc.lock").read_text() == before
+    (pieces / "eval" / "notes.txt").unlink()
+    runner.merge_pieces(pieces, pieces_figures, results, figures)
+    assert (results / "eval" / "enron_topics.csv").read_text() == "the report of the new fit"
+    assert not pieces.exists()
 
 
 def test_the_work_tree_links_its_outputs_to_the_cache_unless_told_otherwise(tmp_path):

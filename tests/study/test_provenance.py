@@ -381,3 +381,26 @@ def test_the_study_in_pieces_is_what_its_lock_describes():
     report = pv.check_provenance(ROOT, pv.pieces_layout(ROOT))
     assert report.ok, pv.format_report(report, ROOT)
     assert sum(map(len, report.made_at.values())) == report.entries
+
+
+def test_a_reader_of_a_remade_output_is_stale_unless_it_read_that_very_output():
+    """stale_readers: an entry kept from an earlier run that read a remade output under another
+    hash, through a folder holding it, or through a file inside it is stale; one that read it
+    with the hash the remade entry records, or that was remade itself, is not."""
+    def item(path, md5):
+        return {"path": path, "hash": "md5", "md5": md5}
+
+    fit = "results/fits/topics/collapsed_eps1.0_rep0"
+    entries = pv.lock_entries({
+        "infer": {"outs": [item(fit, "new.dir")]},
+        "same": {"deps": [item(fit, "new.dir")]},
+        "another_hash": {"deps": [item(fit, "old.dir")]},
+        "folder": {"deps": [item("results/fits/topics", "all.dir")]},
+        "inside": {"deps": [item(fit + "/topics.npy", "t")]},
+        "unrelated": {"deps": [item("results/fits/topics/naive_eps1.0_rep0", "n.dir")]},
+        "remade_reader": {"deps": [item("results/fits/topics", "all.dir")]},
+    }, Path("dvc.lock"))
+    stale = pv.stale_readers(entries, {"infer", "remade_reader"})
+    assert stale == [("another_hash", fit, "infer"), ("folder", "results/fits/topics", "infer"),
+                     ("inside", fit + "/topics.npy", "infer")]
+    assert pv.stale_readers(entries, set()) == []
