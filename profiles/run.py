@@ -447,29 +447,46 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
     results.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(results / "params.yaml",
                        (PARAMS_HEADER + (work / "params.yaml").read_text()).encode())
-    lock = merged_lock(work_lock, _read_yaml(results / "dvc.lock"), made, pipeline)
+    committed = _read_yaml(results / "dvc.lock")
+    lock = merged_lock(work_lock, committed, made, pipeline)
     figures.mkdir(parents=True, exist_ok=True)
     for source in figure_paths:
         if (work / source).exists() and source not in stale:
             shutil.copyfile(work / source, figures / Path(source).name)
     # what results/ and figures/ hold now, this run's copies and earlier runs' alike
     held = held_outputs(tables, figure_paths, results, figures)
-    lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
-    for (reader, dependency), makers in stale_entries(lock["stages"], made,
+    remade = replaced_stages(lock["stages"], (committed or {}).get("stages") or {}, made)
+    for (reader, dependency), makers in stale_entries(lock["stages"], remade, made,
                                                       results / "dvc.lock").items():
-        print(f"stale: {reader} (an earlier run's entry) read {dependency}, which this run "
-              f"remade ({_first_of(makers, 1)}): run {reader} again", flush=True)
+        if lock["stages"].pop(reader, None) is not None:
+            print(f"stale: {reader} (an earlier run's entry) read {dependency}, which this run "
+                  f"remade ({_first_of(makers, 1)}): its entry is dropped, so `python -m "
+                  f"study.provenance` fails on its output until {reader} runs again",
+                  flush=True)
+    lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
     atomic_write_bytes(results / "dvc.lock", yaml.safe_dump(lock, sort_keys=False).encode())
     collect_stage_seconds(results / "stage_seconds.json",
                           recorded_stage_seconds(work, made_here), lock["stages"], work, made)
 
 
-def stale_entries(stages: dict, remade, lock: Path) -> dict[tuple[str, str], list[str]]:
+def replaced_stages(stages: dict, earlier: dict, among) -> set[str]:
+    """Those of the stages ``among`` whose entry in ``stages`` (a lock's mapping) records other
+    outputs than their entry in ``earlier`` (the lock before a collect or merge), or that
+    ``earlier`` lacks: a stage made again to the same bytes replaced nothing."""
+    def outputs(entry):
+        return sorted((out.get("path"), out.get("md5")) for out in (entry or {}).get("outs") or [])
+
+    return {stage for stage in among if stage in stages
+            and (stage not in earlier or outputs(stages[stage]) != outputs(earlier[stage]))}
+
+
+def stale_entries(stages: dict, remade, current, lock: Path) -> dict[tuple[str, str], list[str]]:
     """``{(reader, dependency): [makers]}``: the entries of ``stages`` (a lock's mapping; ``lock``
-    names it in errors) that read an output of the ``remade`` stages other than as their entries
-    record it (:func:`study.provenance.stale_readers`), with the stages that remade it."""
+    names it in errors), other than the ``current`` ones, that read an output of the ``remade``
+    stages other than as their entries record it (:func:`study.provenance.stale_readers`),
+    with the stages that remade it."""
     stale = defaultdict(list)
-    for reader, dependency, maker in stale_readers(lock_entries(stages, lock), remade):
+    for reader, dependency, maker in stale_readers(lock_entries(stages, lock), remade, current):
         stale[reader, dependency].append(maker)
     return dict(stale)
 
@@ -513,12 +530,13 @@ def restore_scores(work: Path, results: Path) -> list[str]:
     paths restored, under the settings of the work tree's ``params.yaml``.
 
     What is restored is each output that the pieces' lock records for a score stage
-    (:data:`TOPIC_SCORE_STAGES`), checked against the hash recorded there. A file the work
-    tree's own run made (its stage timed in :data:`STAGE_TIMES`, the file the one its lock
-    records) is kept: collected later, it replaces the pieces' copy. Another file in its place
-    (the commit's own, the quick profile's) is unlinked first, not written over: a DVC output
-    there may be a hard link to DVC's cache (:data:`CACHE_TYPE`), which writing would change.
-    FileNotFoundError when the work tree then lacks the reference topics, which every private
+    (:data:`TOPIC_SCORE_STAGES`), checked against the hash recorded there; a file in its place
+    with those bytes already stays. Another file there is unlinked first, not written over (a
+    DVC output may be a hard link to DVC's cache, :data:`CACHE_TYPE`, which writing would
+    change), unless the work tree's own run made it (its stage timed in :data:`STAGE_TIMES`,
+    the file the one its lock records): that is refused, for the pieces do not hold it yet
+    (``--collect-only`` first). Everything is checked before anything is copied.
+    FileNotFoundError when the work tree would lack the reference topics, which every private
     fit's score stage reads."""
     settings = _read_yaml(work / "params.yaml")
     collected = _read_yaml(results / "params.yaml")
@@ -530,18 +548,18 @@ def restore_scores(work: Path, results: Path) -> list[str]:
                          f"the pieces collected under {results} ({', '.join(differ)}): their "
                          "records and reference topics are not this run's")
     pieces_lock = results / "dvc.lock"
+    if not pieces_lock.is_file():
+        raise FileNotFoundError(f"{pieces_lock}: no collected lock, which names the records to "
+                                "restore and their hashes")
     kept_entries = lock_entries((_read_yaml(pieces_lock) or {}).get("stages") or {}, pieces_lock)
-    work_lock = _read_yaml(work / "dvc.lock") or {}
-    own_stages = {stage: entry for stage, entry in (work_lock.get("stages") or {}).items()
-                  if stage in _read_json(work / STAGE_TIMES)}
+    timed = _read_json(work / STAGE_TIMES)
+    own_stages = {stage: entry for stage, entry in
+                  ((_read_yaml(work / "dvc.lock") or {}).get("stages") or {}).items()
+                  if stage in timed}
     own = {out.path: out.md5 for entry in lock_entries(own_stages, work / "dvc.lock").values()
            for out in entry["outs"]}
     tables, _ = collected_paths(settings)
-
-    def made_here(path: str) -> bool:
-        return (work / path).is_file() and own.get(path) == file_md5(work / path)
-
-    restored = []
+    wanted, copies = set(), []
     for stage, entry in kept_entries.items():
         if stage.split("@")[0] not in TOPIC_SCORE_STAGES:
             continue
@@ -550,24 +568,33 @@ def restore_scores(work: Path, results: Path) -> list[str]:
                 continue
             kept = results / tables[out.path]
             if not kept.is_file() or file_md5(kept) != out.md5:
-                raise ValueError(f"{kept}: {'not the file' if kept.is_file() else 'missing, but'} "
-                                 f"{pieces_lock} records {out.md5} for {stage}'s output "
-                                 f"{out.path}: collect that piece again")
-            if made_here(out.path):
-                continue
+                raise ValueError(f"{kept}: {'changed since' if kept.is_file() else 'missing, but'}"
+                                 f" {pieces_lock} records it ({stage}'s output {out.path}, md5 "
+                                 f"{out.md5}): check it out from git as it was collected")
+            wanted.add(out.path)
             destination = work / out.path
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.unlink(missing_ok=True)
-            shutil.copyfile(kept, destination)
-            restored.append(out.path)
+            found = file_md5(destination) if destination.is_file() else None
+            if found == out.md5:
+                continue
+            if found is not None and own.get(out.path) == found:
+                raise ValueError(f"{destination}: the work tree's own run made it, and the pieces "
+                                 f"under {results} hold another (md5 {out.md5}): collect the "
+                                 "work tree first (--collect-only), or remove the file to take "
+                                 "the pieces' copy")
+            copies.append((kept, destination, out.path))
     reference = f"results/eval/{settings['prepare_topics']['dataset']}_topics/{REFERENCE_TOPICS}"
-    if reference not in restored and not made_here(reference):
+    if reference in tables and reference not in wanted and not (
+            (work / reference).is_file() and own.get(reference) == file_md5(work / reference)):
         raise FileNotFoundError(f"{pieces_lock}: the pieces record no {REFERENCE_TOPICS} and no "
                                 f"run of the work tree made {reference}, which the private fits' "
                                 "score stages read: collect it first (--collect-only in the work "
                                 "tree that made the non-private fit) or make that fit again "
                                 "without --restore-scores")
-    return restored
+    for kept, destination, _ in copies:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.unlink(missing_ok=True)
+        shutil.copyfile(kept, destination)
+    return [path for _, _, path in copies]
 
 
 def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Path) -> None:
@@ -588,13 +615,14 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     are pieces holding a file that is no collected output (the merge removes the pieces)."""
     pieces, pieces_figures, results, figures = (Path(path).resolve() for path in (
         pieces, pieces_figures, results, figures))
-    for folder, into in ((pieces, results), (pieces_figures, figures)):
+    for folder in (pieces, pieces_figures):
         # pieces inside the results are the usual place (results/paper/pieces); results
         # inside the pieces (the two folders swapped) would go with the pieces' removal
-        if folder == into or folder in into.parents:
-            raise ValueError(f"merge {folder} into {into}: the results must not be the pieces "
-                             "or lie inside them, which the merge removes (--results and "
-                             "--figures name the pieces, --merge-into the results)")
+        for into in (results, figures):
+            if folder == into or folder in into.parents:
+                raise ValueError(f"merge {folder} into {into}: the results must not be the "
+                                 "pieces or lie inside them, which the merge removes (--results "
+                                 "and --figures name the pieces, --merge-into the results)")
     pieces_lock = _read_yaml(pieces / "dvc.lock")
     if not pieces_lock or not pieces_lock.get("stages"):
         raise FileNotFoundError(f"{pieces / 'dvc.lock'}: no collected stages to merge")
@@ -627,9 +655,11 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     held = (held_outputs(tables, figure_paths, results, figures)
             | held_outputs(tables, figure_paths, pieces, pieces_figures))
     fresh = set(pieces_lock["stages"])
-    lock = merged_lock(pieces_lock, _read_yaml(results / "dvc.lock"), fresh)
+    earlier_lock = _read_yaml(results / "dvc.lock")
+    lock = merged_lock(pieces_lock, earlier_lock, fresh)
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
-    if stale := stale_entries(lock["stages"], fresh, results / "dvc.lock"):
+    remade = replaced_stages(lock["stages"], (earlier_lock or {}).get("stages") or {}, fresh)
+    if stale := stale_entries(lock["stages"], remade, fresh, results / "dvc.lock"):
         raise ValueError(f"{results / 'dvc.lock'}: " + _first_of(
             [f"{reader} read {dependency}, which the pieces remade ({_first_of(makers, 1)})"
              for (reader, dependency), makers in stale.items()], separator="; ")
@@ -737,7 +767,10 @@ def main(argv=None) -> int:
                 or args.figures == parser.get_default("figures"):
             parser.error("--merge-into: name the pieces with --results and --figures "
                          "(e.g. results/paper/pieces figures/paper/pieces)")
-        merge_pieces(args.results, args.figures, *args.merge_into)
+        try:
+            merge_pieces(args.results, args.figures, *args.merge_into)
+        except (OSError, ValueError, yaml.YAMLError) as error:
+            parser.error(f"--merge-into: {error}")
         return 0
     work = args.work_tree.resolve()
     if not args.collect_only:
@@ -747,7 +780,7 @@ def main(argv=None) -> int:
         if args.restore_scores:
             try:
                 restored = restore_scores(work, args.results)
-            except (OSError, ValueError) as error:
+            except (OSError, ValueError, yaml.YAMLError) as error:
                 parser.error(f"--restore-scores: {error}")
             for path in restored:
                 print(f"restored {path} from {args.results}", flush=True)

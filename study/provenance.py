@@ -561,23 +561,26 @@ def live_stages(entries, committed: dict[str, str]) -> tuple[set[str], list[tupl
     return live, mismatches
 
 
-def stale_readers(entries, remade) -> list[tuple[str, str, str]]:
-    """``(reader, dependency, maker)`` for each entry not in ``remade`` that read an output of
-    an entry in ``remade`` (the stages a run replaced) other than as that entry records it: the
-    output itself with another hash, or a folder holding it or a file inside it, whose hash a
-    lock cannot compare with the output's. The reader's entry describes what it read before
-    the run replaced it, so it must be remade too. :func:`live_stages` catches the first kind
-    in any lock; the folder kind is seen only where one knows which entries a run replaced
-    (a merge of pieces, a collect)."""
+def stale_readers(entries, remade, current=None) -> list[tuple[str, str, str]]:
+    """``(reader, dependency, maker)`` for each entry not in ``current`` (the stages a run made,
+    consistent with each other; ``remade`` by default) that read an output of an entry in
+    ``remade`` (those of them that replaced an output) other than as that entry records it:
+    the output itself with another hash or none, or a folder holding it or a file inside it,
+    whose hash a lock cannot compare with the output's. The reader's entry describes what it
+    read before the run replaced it, so it must be remade too. :func:`live_stages` catches the
+    first kind in any lock; the folder kind is seen only where one knows which entries a run
+    replaced (a merge of pieces, a collect)."""
+    current = set(remade if current is None else current)
     found = []
     for reader, entry in entries.items():
-        if reader in remade:
+        if reader in current:
             continue
         for dep in entry["deps"]:
             for maker in sorted(remade):
                 for out in entries.get(maker, {}).get("outs", ()):
                     if _related(dep.path, out.path) and not (
-                            dep.path == out.path and dep.md5 == out.md5):
+                            dep.path == out.path and dep.md5 is not None
+                            and dep.md5 == out.md5):
                         found.append((reader, dep.path, maker))
     return found
 

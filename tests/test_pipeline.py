@@ -1024,10 +1024,12 @@ def _score_entry(stage: str, *outputs: Path, work_path=lambda path: path) -> dic
         {"path": work_path(path), "hash": "md5", "md5": file_md5(path)} for path in outputs]}}
 
 
-def test_collect_names_a_kept_entry_that_read_what_the_run_remade(tmp_path, capsys):
-    """A run that remade a fit while the committed report (an earlier run's) read the fits'
-    folder leaves that report describing the fit it replaced; no hash in the lock shows it, so
-    the collect says which stage to run again."""
+def test_collect_drops_a_kept_entry_that_read_what_the_run_remade(tmp_path, capsys):
+    """A run that remade a record while the committed report (an earlier run's) read the
+    records' folder leaves that report describing the record it replaced; no hash in the lock
+    shows it, so the collect drops the report's entry (the provenance check then fails on the
+    report until it runs again) and says so. A stage made again to the same bytes replaced
+    nothing."""
     runner = _profile_runner()
     work, results = tmp_path / "work", tmp_path / "results"
     settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
@@ -1052,17 +1054,28 @@ def test_collect_names_a_kept_entry_that_read_what_the_run_remade(tmp_path, caps
         {"schema": "2.0", "stages": {"report_topics": report}}))
     runner.collect(work, results, tmp_path / "figures", up_to_date=lambda tree, stage: True,
                    pipeline={"score_private_topics@collapsed-1.0-0", "report_topics"})
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
     assert ("stale: report_topics (an earlier run's entry) read results/eval/enron_topics, which "
-            "this run remade (score_private_topics@collapsed-1.0-0): run report_topics again"
-            ) in out
+            "this run remade (score_private_topics@collapsed-1.0-0): its entry is dropped") in out
+    lock = yaml.safe_load((results / "dvc.lock").read_text())["stages"]
+    assert list(lock) == ["score_private_topics@collapsed-1.0-0"]
+    # collected again, the record it already holds replaced nothing: the report made since
+    # from it is not stale
+    report["deps"] = [{"path": "results/eval/enron_topics", "hash": "md5", "md5": "new.dir"}]
+    (results / "dvc.lock").write_text(yaml.safe_dump(
+        {"schema": "2.0", "stages": {**lock, "report_topics": report}}))
+    runner.collect(work, results, tmp_path / "figures", up_to_date=lambda tree, stage: True,
+                   pipeline={"score_private_topics@collapsed-1.0-0", "report_topics"})
+    assert "stale:" not in capsys.readouterr().out
+    assert "report_topics" in yaml.safe_load((results / "dvc.lock").read_text())["stages"]
 
 
 def test_a_piece_restores_the_collected_records_without_writing_through_a_cache_link(tmp_path):
     """--restore-scores puts the outputs that the pieces' lock records for score stages back
     where the score stages and the report read them; a file there that is a hard link to DVC's
-    cache is replaced, the cache's copy untouched; a record the work tree's own run made is
-    kept; other collected tables stay where they are."""
+    cache is replaced, the cache's copy untouched; one with the pieces' bytes stays; a record
+    the work tree's own run made that the pieces do not hold stops the restore before it copies
+    anything; other collected tables stay where they are."""
     runner = _profile_runner()
     work, pieces = tmp_path / "work", tmp_path / "pieces"
     settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
@@ -1093,22 +1106,37 @@ def test_a_piece_restores_the_collected_records_without_writing_through_a_cache_
     scores = work / "results" / "eval" / "enron_topics"
     scores.mkdir(parents=True)
     (scores / "nonprivate_topics.npy").hardlink_to(cache)
-    # the work tree's own run made copy 1's record (timed, and the file its lock records)
+    # the work tree's own run made copy 1's record (timed, the file its lock records): the
+    # pieces hold another, so the restore stops before copying anything
     (scores / names[1]).write_text("the work tree's own record")
     (work / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": _score_entry(
         "score_private_topics@collapsed-1.0-1", scores / names[1], work_path=in_work)}))
     (work / runner.STAGE_TIMES).write_text(json.dumps(
         {"score_private_topics@collapsed-1.0-1": 400.0}))
+    with pytest.raises(ValueError, match=f"{names[1]}: the work tree's own run made it.*"
+                                         "--collect-only"):
+        runner.restore_scores(work, pieces)
+    assert not (scores / names[0]).exists()
+    # the same file, collected into the pieces, stays as it is
+    (kept / names[1]).write_text("the work tree's own record")
+    (pieces / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        **yaml.safe_load((pieces / "dvc.lock").read_text())["stages"],
+        **_score_entry("score_private_topics@collapsed-1.0-1", kept / names[1],
+                       work_path=in_work)}}))
     restored = runner.restore_scores(work, pieces)
     assert sorted(restored) == [f"results/eval/enron_topics/{name}" for name in (
         names[0], "nonprivate.json", "nonprivate_topics.npy")]
     assert (scores / "nonprivate_topics.npy").read_text() == "the piece's nonprivate_topics.npy"
     assert cache.read_text() == "the cache's reference"
-    assert (scores / names[1]).read_text() == "the work tree's own record"
+    assert (scores / names[0]).read_text() == f"the piece's {names[0]}"
     assert not (work / "results" / "eval" / "enron_topics.csv").exists()
+    # a timed stage whose file is not the one its lock records (the commit's, checked out over
+    # it) made nothing there: the pieces' copy replaces it
+    (scores / names[1]).write_text("the quick profile's record")
+    assert runner.restore_scores(work, pieces) == [f"results/eval/enron_topics/{names[1]}"]
     # a collected record that is not the file the pieces' lock records is refused, named
     (kept / names[0]).write_text("changed since it was collected")
-    with pytest.raises(ValueError, match=f"{names[0]}: not the file .* collect that piece"):
+    with pytest.raises(ValueError, match=f"{names[0]}: changed since .* records it"):
         runner.restore_scores(work, pieces)
     (kept / names[0]).write_text(f"the piece's {names[0]}")
     # records and reference of another run's settings are refused
@@ -1221,6 +1249,8 @@ def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
     # before anything is touched
     with pytest.raises(ValueError, match="must not be the pieces or lie inside them"):
         runner.merge_pieces(results, figures, results / "pieces", figures / "pieces")
+    with pytest.raises(ValueError, match="must not be the pieces or lie inside them"):
+        runner.merge_pieces(pieces, pieces_figures, results, pieces / "figures")
     assert (results / "dvc.lock").exists() and figures.exists()
     # pieces made under other settings than the results' are refused, nothing merged
     pieces.mkdir()
@@ -1257,6 +1287,16 @@ def test_a_merge_that_would_keep_a_stale_entry_or_lose_a_file_is_refused(tmp_pat
         (folder / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": stages}))
     (results / "eval" / "enron_topics.csv").write_text("the report of the old fit")
     before = (results / "dvc.lock").read_text()
+    # pieces that made the fit again to the same bytes replaced nothing the report read
+    (pieces / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        "infer_private_topics@collapsed-1.0-0": fit("old")}}))
+    runner.merge_pieces(pieces, pieces_figures, results, figures)
+    assert "report_topics" in yaml.safe_load((results / "dvc.lock").read_text())["stages"]
+    (results / "dvc.lock").write_text(before)
+    (pieces / "eval").mkdir(parents=True)
+    (pieces / "params.yaml").write_text(yaml.safe_dump(settings))
+    (pieces / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        "infer_private_topics@collapsed-1.0-0": fit("new")}}))
     with pytest.raises(ValueError, match="report_topics read results/fits/topics, which the "
                                          r"pieces remade \(infer_private_topics@collapsed-1.0-0\)"):
         runner.merge_pieces(pieces, pieces_figures, results, figures)

@@ -385,8 +385,8 @@ def test_the_study_in_pieces_is_what_its_lock_describes():
 
 def test_a_reader_of_a_remade_output_is_stale_unless_it_read_that_very_output():
     """stale_readers: an entry kept from an earlier run that read a remade output under another
-    hash, through a folder holding it, or through a file inside it is stale; one that read it
-    with the hash the remade entry records, or that was remade itself, is not."""
+    hash or none, through a folder holding it, or through a file inside it is stale; one that
+    read it with the hash the remade entry records, or that the same run made, is not."""
     def item(path, md5):
         return {"path": path, "hash": "md5", "md5": md5}
 
@@ -398,9 +398,12 @@ def test_a_reader_of_a_remade_output_is_stale_unless_it_read_that_very_output():
         "folder": {"deps": [item("results/fits/topics", "all.dir")]},
         "inside": {"deps": [item(fit + "/topics.npy", "t")]},
         "unrelated": {"deps": [item("results/fits/topics/naive_eps1.0_rep0", "n.dir")]},
-        "remade_reader": {"deps": [item("results/fits/topics", "all.dir")]},
+        "no_hash": {"deps": [{"path": fit}]},
+        "made_with_it": {"deps": [item("results/fits/topics", "all.dir")]},
     }, Path("dvc.lock"))
-    stale = pv.stale_readers(entries, {"infer", "remade_reader"})
+    stale = pv.stale_readers(entries, {"infer"}, current={"infer", "made_with_it"})
     assert stale == [("another_hash", fit, "infer"), ("folder", "results/fits/topics", "infer"),
-                     ("inside", fit + "/topics.npy", "infer")]
+                     ("inside", fit + "/topics.npy", "infer"), ("no_hash", fit, "infer")]
+    assert ("made_with_it", "results/fits/topics", "infer") in pv.stale_readers(
+        entries, {"infer"})
     assert pv.stale_readers(entries, set()) == []
