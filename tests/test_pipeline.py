@@ -833,6 +833,14 @@ NO_PRIVATE_TOPIC_FITS = {"privacy": {"levels": [1.0]},
                          "vi_topics": {"methods": [], "replicates": []}}
 
 
+def _collapsed_topic_settings(replicates=(0,)) -> dict:
+    """Settings that name the Enron data sets and only the collapsed topic fits at ε/N = 1 of
+    ``replicates``, besides the non-private fit."""
+    return {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
+            **NO_PRIVATE_TOPIC_FITS,
+            "topics": {"methods": ["collapsed"], "replicates": list(replicates)}}
+
+
 def test_the_paper_run_leaves_out_outputs_of_stages_that_are_not_up_to_date(tmp_path):
     """A work tree moved to another commit holds the quick profile's committed tables where
     its own stood until its report stages run again: collect must not copy those."""
@@ -993,9 +1001,7 @@ def test_the_paper_run_leaves_out_a_table_no_entry_of_the_work_tree_s_lock_made(
     work, results = tmp_path / "work", tmp_path / "results"
     (work / "results" / "eval" / "enron_topics").mkdir(parents=True)
     names = ["collapsed_eps1.0_rep0", "collapsed_eps1.0_rep1"]
-    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
-                **NO_PRIVATE_TOPIC_FITS,
-                "topics": {"methods": ["collapsed"], "replicates": [0, 1]}}
+    settings = _collapsed_topic_settings(replicates=(0, 1))
     (work / "params.yaml").write_text(yaml.safe_dump(settings))
     records = [f"results/eval/enron_topics/{name}.json" for name in names]
     assert set(records) <= set(runner.collected_paths(settings)[0])
@@ -1032,9 +1038,7 @@ def test_collect_drops_a_kept_entry_that_read_what_the_run_remade(tmp_path, caps
     nothing."""
     runner = _profile_runner()
     work, results = tmp_path / "work", tmp_path / "results"
-    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
-                **NO_PRIVATE_TOPIC_FITS,
-                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+    settings = _collapsed_topic_settings()
     record = "results/eval/enron_topics/collapsed_eps1.0_rep0.json"
     (work / "results" / "eval" / "enron_topics").mkdir(parents=True)
     (work / "params.yaml").write_text(yaml.safe_dump(settings))
@@ -1078,9 +1082,7 @@ def test_a_piece_restores_the_collected_records_without_writing_through_a_cache_
     anything; other collected tables stay where they are."""
     runner = _profile_runner()
     work, pieces = tmp_path / "work", tmp_path / "pieces"
-    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
-                **NO_PRIVATE_TOPIC_FITS,
-                "topics": {"methods": ["collapsed"], "replicates": [0, 1]}}
+    settings = _collapsed_topic_settings(replicates=(0, 1))
     work.mkdir()
     (work / "params.yaml").write_text(yaml.safe_dump(settings))
     kept = pieces / "eval" / "enron_topics"
@@ -1151,9 +1153,7 @@ def test_a_piece_without_the_reference_topics_stops_before_any_stage(tmp_path, c
     with the reason before a stage runs, rather than score against another reference."""
     runner = _profile_runner()
     work, pieces = tmp_path / "work", tmp_path / "pieces"
-    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
-                **NO_PRIVATE_TOPIC_FITS,
-                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+    settings = _collapsed_topic_settings()
     kept = pieces / "eval" / "enron_topics"
     kept.mkdir(parents=True)
     (pieces / "params.yaml").write_text(yaml.safe_dump(settings))
@@ -1185,9 +1185,7 @@ def test_the_finished_pieces_merge_into_the_results_they_complete(tmp_path):
     runner = _profile_runner()
     results, figures = tmp_path / "results", tmp_path / "figures"
     pieces, pieces_figures = results / "pieces", figures / "pieces"
-    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
-                **NO_PRIVATE_TOPIC_FITS,
-                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+    settings = _collapsed_topic_settings()
     record = "results/eval/enron_topics/collapsed_eps1.0_rep0.json"
     fit = {"cmd": "infer new", "outs": [{"path": "results/fits/topics/collapsed_eps1.0_rep0",
                                          "hash": "md5", "md5": "f2"}]}
@@ -1270,9 +1268,7 @@ def test_a_merge_that_would_keep_a_stale_entry_or_lose_a_file_is_refused(tmp_pat
     runner = _profile_runner()
     results, figures = tmp_path / "results", tmp_path / "figures"
     pieces, pieces_figures = results / "pieces", figures / "pieces"
-    settings = {"prepare_topics": {"dataset": "enron"}, "prepare_network": {"dataset": "enron"},
-                **NO_PRIVATE_TOPIC_FITS,
-                "topics": {"methods": ["collapsed"], "replicates": [0]}}
+    settings = _collapsed_topic_settings()
     fit_path = "results/fits/topics/collapsed_eps1.0_rep0"
     fit = lambda md5: {"cmd": "infer", "outs": [  # noqa: E731
         {"path": fit_path, "hash": "md5", "md5": md5}]}
