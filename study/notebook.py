@@ -53,8 +53,12 @@ from study.cpu_pinning import pin_numeric_kernels
 
 PARAMS_FILE = "params.yaml"
 PIPELINE_FILE = "dvc.yaml"
-#: how long a kernel asked to shut down may take to exit before it is interrupted
-QUIET_SHUTDOWN_SECONDS = 3.0
+#: how long a kernel asked to shut down may take to exit before it is interrupted: an idle
+#: kernel exits at once, but on a loaded machine (a test suite beside a paper-scale run) its
+#: exit took more than 3 s, and a kernel interrupted while it exits prints ZeroMQ and asyncio
+#: tracebacks; Ctrl-C and profiles/run.py's --stop-after signal the kernel's process group, so
+#: a kernel that is still running a cell here is rare, and waits this long at most
+QUIET_SHUTDOWN_SECONDS = 15.0
 #: a tqdm text frame: ``desc: 50%|#####     | 150/300 [00:20<00:20,  7.3it/s, extra]``, or
 #: ``desc: 150it [00:20,  7.3it/s]`` when the total is unknown
 _TQDM_FRAME = re.compile(
