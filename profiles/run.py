@@ -74,6 +74,7 @@ from study import checkpoints  # noqa: E402
 from study.notebook import check_settings  # noqa: E402
 from study.provenance import (  # noqa: E402
     file_md5,
+    first_of,
     live_stages,
     lock_entries,
     stage_commits,
@@ -460,7 +461,7 @@ def collect(work: Path, results: Path, figures: Path, up_to_date=None,
                                                       results / "dvc.lock").items():
         if lock["stages"].pop(reader, None) is not None:
             print(f"stale: {reader} (an earlier run's entry) read {dependency}, which this run "
-                  f"remade ({_first_of(makers, 1)}): its entry is dropped, so `python -m "
+                  f"remade ({first_of(makers, 1)}): its entry is dropped, so `python -m "
                   f"study.provenance` fails on its output until {reader} runs again",
                   flush=True)
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
@@ -558,6 +559,10 @@ def restore_scores(work: Path, results: Path) -> list[str]:
                   if stage in timed}
     own = {out.path: out.md5 for entry in lock_entries(own_stages, work / "dvc.lock").values()
            for out in entry["outs"]}
+
+    def made_by_own_run(path: str, md5: str | None) -> bool:
+        return md5 is not None and own.get(path) == md5
+
     tables, _ = collected_paths(settings)
     wanted, copies = set(), []
     for stage, entry in kept_entries.items():
@@ -576,15 +581,15 @@ def restore_scores(work: Path, results: Path) -> list[str]:
             found = file_md5(destination) if destination.is_file() else None
             if found == out.md5:
                 continue
-            if found is not None and own.get(out.path) == found:
+            if made_by_own_run(out.path, found):
                 raise ValueError(f"{destination}: the work tree's own run made it, and the pieces "
                                  f"under {results} hold another (md5 {out.md5}): collect the "
                                  "work tree first (--collect-only), or remove the file to take "
                                  "the pieces' copy")
             copies.append((kept, destination, out.path))
     reference = f"results/eval/{settings['prepare_topics']['dataset']}_topics/{REFERENCE_TOPICS}"
-    if reference in tables and reference not in wanted and not (
-            (work / reference).is_file() and own.get(reference) == file_md5(work / reference)):
+    if reference in tables and reference not in wanted and not made_by_own_run(
+            reference, file_md5(work / reference) if (work / reference).is_file() else None):
         raise FileNotFoundError(f"{pieces_lock}: the pieces record no {REFERENCE_TOPICS} and no "
                                 f"run of the work tree made {reference}, which the private fits' "
                                 "score stages read: collect it first (--collect-only in the work "
@@ -650,7 +655,7 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     strays = [path for folder in (pieces, pieces_figures) if folder.exists()
               for path in sorted(folder.rglob("*")) if path.is_file() and path not in named]
     if strays:
-        raise ValueError(f"{_first_of(strays, 1)}: not an output the pieces' settings collect, "
+        raise ValueError(f"{first_of(strays, 1)}: not an output the pieces' settings collect, "
                          "and the merge removes the pieces: move it out of them first")
     held = (held_outputs(tables, figure_paths, results, figures)
             | held_outputs(tables, figure_paths, pieces, pieces_figures))
@@ -660,8 +665,8 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     lock["stages"] = describing_entries(lock["stages"], held, results / "dvc.lock")
     remade = replaced_stages(lock["stages"], (earlier_lock or {}).get("stages") or {}, fresh)
     if stale := stale_entries(lock["stages"], remade, fresh, results / "dvc.lock"):
-        raise ValueError(f"{results / 'dvc.lock'}: " + _first_of(
-            [f"{reader} read {dependency}, which the pieces remade ({_first_of(makers, 1)})"
+        raise ValueError(f"{results / 'dvc.lock'}: " + first_of(
+            [f"{reader} read {dependency}, which the pieces remade ({first_of(makers, 1)})"
              for (reader, dependency), makers in stale.items()], separator="; ")
             + ": their entries would describe what the pieces replaced; make those stages in "
             "a piece too before the merge")
@@ -683,12 +688,6 @@ def merge_pieces(pieces: Path, pieces_figures: Path, results: Path, figures: Pat
     shutil.rmtree(pieces)
     if pieces_figures.exists():
         shutil.rmtree(pieces_figures)
-
-
-def _first_of(items, shown: int = 3, separator: str = ", ") -> str:
-    """The first ``shown`` of ``items`` and how many more, for an error message."""
-    more = f" and {len(items) - shown} more" if len(items) > shown else ""
-    return separator.join(str(item) for item in items[:shown]) + more
 
 
 def run_machine(work: Path) -> dict:

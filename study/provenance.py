@@ -663,9 +663,14 @@ def code_violations(repo: Path, layout: Layout, wanted, match: CodeMatch, newest
     return violations
 
 
+def first_of(items, shown: int = 3, separator: str = ", ") -> str:
+    """The first ``shown`` of ``items`` and how many more, for an error message."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return separator.join(str(item) for item in items[:shown]) + more
+
+
 def _stage_list(stages: list[str], shown: int = 3) -> str:
-    more = f" and {len(stages) - shown} more" if len(stages) > shown else ""
-    return ("stage " if len(stages) == 1 else "stages ") + ", ".join(stages[:shown]) + more
+    return ("stage " if len(stages) == 1 else "stages ") + first_of(stages, shown)
 
 
 def stage_commits(record: dict | None, stages) -> dict[str, str | None]:
