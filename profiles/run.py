@@ -560,6 +560,9 @@ def restore_scores(work: Path, results: Path) -> list[str]:
     own = {out.path: out.md5 for entry in lock_entries(own_stages, work / "dvc.lock").values()
            for out in entry["outs"]}
 
+    def md5_at(path: str) -> str | None:
+        return file_md5(work / path) if (work / path).is_file() else None
+
     def made_by_own_run(path: str, md5: str | None) -> bool:
         return md5 is not None and own.get(path) == md5
 
@@ -578,7 +581,7 @@ def restore_scores(work: Path, results: Path) -> list[str]:
                                  f"{out.md5}): check it out from git as it was collected")
             wanted.add(out.path)
             destination = work / out.path
-            found = file_md5(destination) if destination.is_file() else None
+            found = md5_at(out.path)
             if found == out.md5:
                 continue
             if made_by_own_run(out.path, found):
@@ -588,8 +591,8 @@ def restore_scores(work: Path, results: Path) -> list[str]:
                                  "the pieces' copy")
             copies.append((kept, destination, out.path))
     reference = f"results/eval/{settings['prepare_topics']['dataset']}_topics/{REFERENCE_TOPICS}"
-    if reference in tables and reference not in wanted and not made_by_own_run(
-            reference, file_md5(work / reference) if (work / reference).is_file() else None):
+    if (reference in tables and reference not in wanted
+            and not made_by_own_run(reference, md5_at(reference))):
         raise FileNotFoundError(f"{pieces_lock}: the pieces record no {REFERENCE_TOPICS} and no "
                                 f"run of the work tree made {reference}, which the private fits' "
                                 "score stages read: collect it first (--collect-only in the work "
