@@ -356,15 +356,14 @@ def _followed(case, column):
 
 
 def _farthest_apart(case):
-    """The followed rate of a case whose chains lie farthest apart: its name and its chain
-    means, largest first."""
+    """The followed rate of a case whose chains lie farthest apart: its chain means, largest
+    first, then its name."""
     def read(t):
         rows = t[t.case.str.contains(case, regex=False) & t.quantity.str.startswith("mu[")]
         row = rows.loc[rows.separation.idxmax()]
-        return [row.quantity, *sorted((float(v) for v in row.chain_means.split(";")),
-                                      reverse=True)]
+        return [*sorted((float(v) for v in row.chain_means.split(";")), reverse=True),
+                row.quantity]
     return read
-
 
 
 _TOPIC = "topics collapsed"
@@ -413,7 +412,7 @@ _CONVERGENCE = (
           lambda t: [*diagnosed(_TOPIC, "log_joint", "r_hat")(t),
                      *diagnosed(_TOPIC, "total_rate", "r_hat")(t),
                      *_extremes(chain_means(_TOPIC, "total_rate"))(t),
-                     *(lambda far: [*far[1:], f"{far[0]}"])(_farthest_apart(_TOPIC)(t)),
+                     *_farthest_apart(_TOPIC)(t),
                      *diagnosed(_NONPRIVATE_TOPIC, "total_rate", "r_hat")(t),
                      *diagnosed(_NONPRIVATE_TOPIC, "log_joint", "r_hat")(t),
                      *_extremes(_followed(_NONPRIVATE_TOPIC, "r_hat"))(t)]),
@@ -1106,9 +1105,9 @@ _RESULTS_CONVERGENCE = (
                      *diagnosed(_NETWORK_CASE, "total_rate", "r_hat")(t),
                      *diagnosed(_NETWORK_CASE, "log_joint", "r_hat")(t),
                      *diagnosed(_NETWORK_CASE, "log_joint", "verdict")(t)], rel_tol=0.02),
-    Quote(RESULTS, "third chain, drifts on the log joint (R-hat {1.84}) and the total rate ({2.10}), "
-          "and the non-private fit's six chains agree on the total rate (R-hat {1.00}) but drift "
-          "apart on the log joint ({1.64})", PAPER_DIAGNOSE,
+    Quote(RESULTS, "third chain, drifts on the log joint (R-hat {1.84}) and the total rate "
+          "({2.10}), and the non-private fit's six chains agree on the total rate (R-hat {1.00}) "
+          "but drift apart on the log joint ({1.64})", PAPER_DIAGNOSE,
           lambda t: [*diagnosed(_TOPIC, "log_joint", "r_hat")(t),
                      *diagnosed(_TOPIC, "total_rate", "r_hat")(t),
                      *diagnosed(_NONPRIVATE_TOPIC, "total_rate", "r_hat")(t),
